@@ -1,0 +1,74 @@
+-- Lifecycle: a recording starts in a live session.
+
+create or replace function messenger.recording_started(
+    p_recording_id uuid,
+    p_session_kind text,
+    p_session_id uuid,
+    p_media_type text,
+    p_trigger text
+)
+returns void
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+declare
+    v_ended_at timestamptz;
+    v_found boolean;
+begin
+    if p_session_kind = 'Direct' then
+        select true, s.ended_at into v_found, v_ended_at
+        from messenger.call_sessions as s where s.id = p_session_id;
+    elsif p_session_kind = 'Conference' then
+        select true, s.ended_at into v_found, v_ended_at
+        from messenger.conference_sessions as s where s.id = p_session_id;
+    else
+        raise exception using
+            errcode = 'RF001',
+            message = format(
+                'recording_started: p_session_kind must be Direct or Conference, got %s',
+                coalesce(p_session_kind, 'NULL')
+            );
+    end if;
+    if v_found is null then
+        raise exception using
+            errcode = 'RF004',
+            message = format('recording_started: no %s session %s', p_session_kind, p_session_id);
+    end if;
+    if v_ended_at is not null then
+        raise exception using
+            errcode = 'RF007',
+            message = format('recording_started: session %s has already ended', p_session_id);
+    end if;
+
+    -- A repeated start of the same recording is a no-op.
+    if exists (select from messenger.call_recordings as r where r.id = p_recording_id) then
+        return;
+    end if;
+
+    begin
+        insert into messenger.call_recordings (
+            id, session_kind, session_id, media_type, trigger, status, started_at
+        )
+        values (
+            p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording', now()
+        );
+    exception when unique_violation then
+        raise exception using
+            errcode = 'RF007',
+            message = format(
+                'recording_started: session %s already has an active recording', p_session_id
+            ),
+            hint = 'ix_recording_active allows one non-terminal recording per session.';
+    end;
+end
+$$;
+
+comment on function messenger.recording_started(uuid, text, uuid, text, text) is
+'Lifecycle (messenger service): inserts the recording in status Recording, started_at = now(). '
+'No finalize row yet: one is opened when the recording or its session ends. Idempotent by '
+'RecordingId. RF001 bad session kind, RF004 unknown session, RF007 session ended or another '
+'non-terminal recording in it (ix_recording_active); CHECK violations for bad media type/trigger.';
+
+revoke all on function messenger.recording_started(uuid, text, uuid, text, text) from public;

@@ -1,0 +1,79 @@
+-- Lifecycle: a call or conference ends; its active recording enters asynchronous finalization.
+
+create or replace function messenger.session_ended(
+    p_session_kind text,
+    p_session_id uuid,
+    p_sla_timeout interval default '30 minutes'
+)
+returns uuid
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+declare
+    v_ended_at timestamptz;
+    v_rec messenger.call_recordings%rowtype;
+begin
+    if p_sla_timeout is null or p_sla_timeout <= interval '0' then
+        raise exception using
+            errcode = 'RF001',
+            message = format('session_ended: p_sla_timeout must be > 0, got %s', p_sla_timeout);
+    end if;
+
+    if p_session_kind = 'Direct' then
+        update messenger.call_sessions as s
+        set ended_at = coalesce(s.ended_at, now())
+        where s.id = p_session_id
+        returning s.ended_at into v_ended_at;
+    elsif p_session_kind = 'Conference' then
+        update messenger.conference_sessions as s
+        set ended_at = coalesce(s.ended_at, now())
+        where s.id = p_session_id
+        returning s.ended_at into v_ended_at;
+    else
+        raise exception using
+            errcode = 'RF001',
+            message = format(
+                'session_ended: p_session_kind must be Direct or Conference, got %s',
+                coalesce(p_session_kind, 'NULL')
+            );
+    end if;
+    if v_ended_at is null then
+        raise exception using
+            errcode = 'RF004',
+            message = format('session_ended: no %s session %s', p_session_kind, p_session_id);
+    end if;
+
+    select r.* into v_rec from messenger.call_recordings as r
+    where r.session_kind = p_session_kind
+        and r.session_id = p_session_id
+        and r.status in ('Pending', 'Recording', 'Uploading')
+    for update;
+    if not found then
+        return null;
+    end if;
+
+    if v_rec.status = 'Recording' then
+        update messenger.call_recordings as r
+        set status = 'Uploading',
+            ended_at = coalesce(r.ended_at, v_ended_at),
+            version = r.version + 1,
+            updated_at = now()
+        where r.id = v_rec.id;
+    end if;
+
+    perform recording_finalize.schedule_finalize(
+        v_rec.id, v_rec.session_kind, v_rec.session_id, v_ended_at + p_sla_timeout
+    );
+    return v_rec.id;
+end
+$$;
+
+comment on function messenger.session_ended(text, uuid, interval) is
+'Lifecycle (messenger service): sets the session''s ended_at (kept if already set); its '
+'non-terminal recording, if any, goes Recording -> Uploading and gets its finalize row due at '
+'ended_at + p_sla_timeout (an untried row is re-timed). Returns that recording''s id or NULL. '
+'Idempotent. RF001 bad kind or SLA, RF004 unknown session.';
+
+revoke all on function messenger.session_ended(text, uuid, interval) from public;

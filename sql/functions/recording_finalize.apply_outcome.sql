@@ -1,0 +1,194 @@
+-- Records the file-storage verdict of one claimed row: transition, finalize row and outboxes at once.
+
+create or replace function recording_finalize.apply_outcome(
+    p_recording_id uuid,
+    p_claim_token uuid,
+    p_outcome text,
+    p_file_id text default null,
+    p_size_bytes bigint default null,
+    p_duration_seconds integer default null,
+    p_format text default null,
+    p_error text default null,
+    p_max_attempts integer default 8,
+    p_topic text default 'pin.messenger.call-recording-available.v1'
+)
+returns table (result text, finalize_status text, attempts integer)
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+    v_rec messenger.call_recordings%rowtype;
+    v_row messenger.recording_finalize_attempts%rowtype;
+    -- last_error holds an error class and code: never a URL, never more than the column takes.
+    v_error text := left(
+        regexp_replace(
+            coalesce(p_error, ''), '[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]]*', '<url>', 'g'
+        ),
+        400
+    );
+begin
+    if p_outcome is null
+        or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
+        raise exception using
+            errcode = 'RF001',
+            message = format(
+                'apply_outcome: p_outcome must be found, missing, transient, invalid_metadata or '
+                'config_error, got %s', coalesce(p_outcome, 'NULL')
+            );
+    end if;
+    if p_max_attempts is null or p_max_attempts < 1 then
+        raise exception using
+            errcode = 'RF001',
+            message = format('apply_outcome: p_max_attempts must be > 0, got %s', p_max_attempts);
+    end if;
+
+    -- Lock order everywhere: the recording, then its finalize row (as the ingest callback does).
+    select r.* into v_rec from messenger.call_recordings as r
+    where r.id = p_recording_id
+    for update;
+
+    select f.* into v_row from messenger.recording_finalize_attempts as f
+    where f.recording_id = p_recording_id
+    for update;
+
+    -- Another runner re-claimed the row, or it was settled meanwhile: this verdict is stale.
+    if not found or v_row.status <> 'Pending' or v_row.claim_token is distinct from p_claim_token
+        or p_claim_token is null then
+        result := 'stale';
+        finalize_status := v_row.status;
+        attempts := v_row.attempts;
+        return next;
+        return;
+    end if;
+
+    if v_rec.id is null then
+        update messenger.recording_finalize_attempts as f
+        set status = 'Quarantined',
+            last_error = 'RecordingNotFound: no call_recordings row with this id',
+            claim_token = null,
+            updated_at = now()
+        where f.id = v_row.id;
+        result := 'quarantined';
+        finalize_status := 'Quarantined';
+        attempts := v_row.attempts;
+        return next;
+        return;
+    end if;
+
+    -- Version guard: a terminal recording is never rewritten (the ingest callback won the race).
+    if v_rec.status in ('Available', 'Failed') then
+        if v_rec.status = 'Available' then
+            perform recording_finalize.enqueue_available(v_rec.id, p_topic);
+        end if;
+        update messenger.recording_finalize_attempts as f
+        set status = 'Done', claim_token = null, updated_at = now()
+        where f.id = v_row.id;
+        result := 'terminal';
+        finalize_status := 'Done';
+        attempts := v_row.attempts;
+        return next;
+        return;
+    end if;
+
+    if p_outcome = 'found' then
+        perform recording_finalize.transition_available(
+            p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format, p_topic
+        );
+        update messenger.recording_finalize_attempts as f
+        set status = 'Done', claim_token = null, last_error = null, updated_at = now()
+        where f.id = v_row.id;
+        result := 'reconciled';
+        finalize_status := 'Done';
+
+    elsif p_outcome = 'missing' then
+        update messenger.call_recordings as r
+        set status = 'Failed',
+            failure_reason = 'Timeout',
+            failed_at = now(),
+            ended_at = coalesce(r.ended_at, now()),
+            version = r.version + 1,
+            updated_at = now()
+        where r.id = p_recording_id;
+        insert into messenger.realtime_outbox (kind, session_kind, session_id, reference_id, payload)
+        values (
+            'RecordingFailed', v_rec.session_kind, v_rec.session_id, v_rec.id,
+            jsonb_build_object('recordingId', v_rec.id, 'status', 'Failed', 'reason', 'Timeout')
+        )
+        on conflict (reference_id, kind)
+        where kind in ('RecordingAvailable', 'RecordingFailed')
+        do nothing;
+        update messenger.recording_finalize_attempts as f
+        set status = 'Done',
+            claim_token = null,
+            last_error = 'Timeout: no object in file storage after the SLA',
+            updated_at = now()
+        where f.id = v_row.id;
+        result := 'failed';
+        finalize_status := 'Done';
+
+    elsif p_outcome = 'transient' then
+        -- next_attempt_at was already pushed by the claim; only quarantine is decided here.
+        update messenger.recording_finalize_attempts as f
+        set status = case when f.attempts >= p_max_attempts then 'Quarantined' else 'Pending' end,
+            claim_token = null,
+            last_error = 'Transient: ' || coalesce(nullif(v_error, ''), 'unspecified'),
+            updated_at = now()
+        where f.id = v_row.id
+        returning f.status into finalize_status;
+        result := case when finalize_status = 'Quarantined' then 'quarantined' else 'backoff' end;
+
+    elsif p_outcome = 'invalid_metadata' then
+        update messenger.recording_finalize_attempts as f
+        set status = 'Quarantined',
+            claim_token = null,
+            last_error = 'InvalidMetadata: ' || coalesce(nullif(v_error, ''), 'unspecified'),
+            updated_at = now()
+        where f.id = v_row.id;
+        result := 'quarantined';
+        finalize_status := 'Quarantined';
+
+    else  -- config_error: the deployment is wrong, not the recording; give the attempt back.
+        update messenger.recording_finalize_attempts as f
+        set attempts = greatest(f.attempts - 1, 0),
+            next_attempt_at = now(),
+            claim_token = null,
+            last_error = 'ConfigError: ' || coalesce(nullif(v_error, ''), 'unspecified'),
+            updated_at = now()
+        where f.id = v_row.id;
+        result := 'released';
+        finalize_status := 'Pending';
+        attempts := greatest(v_row.attempts - 1, 0);
+        return next;
+        return;
+    end if;
+
+    attempts := v_row.attempts;
+    return next;
+end
+$$;
+
+comment on function recording_finalize.apply_outcome(
+    uuid, uuid, text, text, bigint, integer, text, text, integer, text
+) is
+'One call, one transaction per reconciled row. p_outcome: '
+'found - recording -> Available with the adopted metadata, event + realtime RecordingAvailable, '
+'row Done (RF002 if the metadata is unusable); '
+'missing - recording -> Failed (Timeout), realtime RecordingFailed, row Done; '
+'transient - row stays Pending on the backoff set at claim, Quarantined once attempts >= '
+'p_max_attempts; invalid_metadata - row Quarantined, recording untouched; '
+'config_error - the attempt is given back and the row is due again. '
+'result is reconciled | failed | backoff | quarantined | released, or a no-op: stale (the claim '
+'token no longer matches: another runner re-claimed or settled the row) and terminal (the '
+'recording is already Available/Failed: never rewritten; row closed). p_error is stored as '
+'last_error with URLs masked. Locks the recording, then the finalize row. RF001 for an unknown '
+'outcome. Worker API (SECURITY DEFINER).';
+
+revoke all on function recording_finalize.apply_outcome(
+    uuid, uuid, text, text, bigint, integer, text, text, integer, text
+) from public;
+grant execute on function recording_finalize.apply_outcome(
+    uuid, uuid, text, text, bigint, integer, text, text, integer, text
+) to recording_finalize_worker;

@@ -1,0 +1,215 @@
+-- Claims one batch of due finalize rows and settles every row that needs no file-storage check.
+
+create or replace function recording_finalize.claim_due(
+    p_batch_size integer default 100,
+    p_max_attempts integer default 8,
+    p_sla_timeout interval default '30 minutes',
+    p_backoff_base interval default '1 minute',
+    p_backoff_factor double precision default 2.0,
+    p_backoff_cap interval default '15 minutes',
+    p_backoff_jitter double precision default 0.1,
+    p_topic text default 'pin.messenger.call-recording-available.v1'
+)
+returns table (
+    recording_id uuid,
+    session_kind text,
+    session_id uuid,
+    action text,
+    attempts integer,
+    claim_token uuid,
+    recording_version integer,
+    detail text
+)
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+    v_row messenger.recording_finalize_attempts%rowtype;
+    v_rec messenger.call_recordings%rowtype;
+    v_session_found boolean;
+    v_session_ended_at timestamptz;
+    v_token uuid;
+begin
+    if p_batch_size is null or p_batch_size not between 1 and 10000 then
+        raise exception using
+            errcode = 'RF001',
+            message = format('claim_due: p_batch_size must be 1..10000, got %s', p_batch_size);
+    end if;
+    if p_max_attempts is null or p_max_attempts < 1 then
+        raise exception using
+            errcode = 'RF001',
+            message = format('claim_due: p_max_attempts must be > 0, got %s', p_max_attempts);
+    end if;
+    if p_sla_timeout is null or p_sla_timeout <= interval '0' then
+        raise exception using
+            errcode = 'RF001',
+            message = format('claim_due: p_sla_timeout must be > 0, got %s', p_sla_timeout);
+    end if;
+    -- Validates the backoff settings up front, before any row is touched.
+    perform recording_finalize.backoff_delay(
+        1, p_backoff_base, p_backoff_factor, p_backoff_cap, p_backoff_jitter
+    );
+
+    -- A plain SELECT ... FOR UPDATE SKIP LOCKED LIMIT n locks exactly the rows it returns, so a
+    -- second runner (or a failover overlap) gets a disjoint batch.
+    for v_row in
+        select f.*
+        from messenger.recording_finalize_attempts as f
+        where f.status = 'Pending' and f.next_attempt_at <= now()
+        order by f.next_attempt_at
+        limit p_batch_size
+        for update skip locked
+    loop
+        recording_id := v_row.recording_id;
+        session_kind := v_row.session_kind;
+        session_id := v_row.session_id;
+        attempts := v_row.attempts;
+        claim_token := null;
+        recording_version := null;
+        detail := null;
+
+        -- Never wait for a recording: one locked by an in-flight ingest callback is skipped and
+        -- its row, untouched, stays due for the next claim.
+        select r.* into v_rec
+        from messenger.call_recordings as r
+        where r.id = v_row.recording_id
+        for update skip locked;
+        if not found then
+            continue when exists (
+                select from messenger.call_recordings as r where r.id = v_row.recording_id
+            );
+            update messenger.recording_finalize_attempts as f
+            set status = 'Quarantined',
+                last_error = 'RecordingNotFound: no call_recordings row with this id',
+                claim_token = null,
+                updated_at = now()
+            where f.id = v_row.id;
+            action := 'quarantined';
+            detail := 'RecordingNotFound';
+            return next;
+            continue;
+        end if;
+
+        recording_version := v_rec.version;
+
+        -- Terminal recordings only need their row closed; an Available one without its event is
+        -- the republish phase, settled right here without a round trip to the driver.
+        if v_rec.status in ('Available', 'Failed') then
+            if v_rec.status = 'Available'
+                and recording_finalize.enqueue_available(v_rec.id, p_topic) then
+                action := 'republished';
+            else
+                action := 'closed';
+            end if;
+            update messenger.recording_finalize_attempts as f
+            set status = 'Done',
+                attempts = f.attempts + 1,
+                claim_token = null,
+                updated_at = now()
+            where f.id = v_row.id;
+            attempts := v_row.attempts + 1;
+            detail := v_rec.status;
+            return next;
+            continue;
+        end if;
+
+        if v_rec.session_kind = 'Direct' then
+            select true, s.ended_at into v_session_found, v_session_ended_at
+            from messenger.call_sessions as s where s.id = v_rec.session_id;
+        else
+            select true, s.ended_at into v_session_found, v_session_ended_at
+            from messenger.conference_sessions as s where s.id = v_rec.session_id;
+        end if;
+        if v_session_found is null then
+            update messenger.recording_finalize_attempts as f
+            set status = 'Quarantined',
+                last_error = format(
+                    'SessionNotFound: no %s session %s', v_rec.session_kind, v_rec.session_id
+                ),
+                claim_token = null,
+                updated_at = now()
+            where f.id = v_row.id;
+            action := 'quarantined';
+            detail := 'SessionNotFound';
+            return next;
+            continue;
+        end if;
+
+        -- Not ours yet: the happy path still has its SLA. No attempt is counted.
+        if v_session_ended_at is null or v_session_ended_at + p_sla_timeout > now() then
+            update messenger.recording_finalize_attempts as f
+            set next_attempt_at = coalesce(v_session_ended_at, now()) + p_sla_timeout,
+                updated_at = now()
+            where f.id = v_row.id;
+            action := 'deferred';
+            detail := case when v_session_ended_at is null
+                then 'SessionNotEnded' else 'WithinSla' end;
+            return next;
+            continue;
+        end if;
+
+        -- Pre-increment happened on every earlier claim, so a row that crashed the worker each
+        -- time arrives here exhausted and is quarantined instead of handed out again.
+        if v_row.attempts >= p_max_attempts then
+            update messenger.recording_finalize_attempts as f
+            set status = 'Quarantined',
+                last_error = left(
+                    format(
+                        'MaxAttemptsExceeded: %s attempts; last error: %s',
+                        v_row.attempts, coalesce(v_row.last_error, 'none recorded')
+                    ),
+                    512
+                ),
+                claim_token = null,
+                updated_at = now()
+            where f.id = v_row.id;
+            action := 'quarantined';
+            detail := 'MaxAttemptsExceeded';
+            return next;
+            continue;
+        end if;
+
+        v_token := gen_random_uuid();
+        update messenger.recording_finalize_attempts as f
+        set attempts = f.attempts + 1,
+            next_attempt_at = now() + recording_finalize.backoff_delay(
+                f.attempts + 1, p_backoff_base, p_backoff_factor, p_backoff_cap, p_backoff_jitter
+            ),
+            claim_token = v_token,
+            claimed_at = now(),
+            updated_at = now()
+        where f.id = v_row.id;
+        action := 'reconcile';
+        attempts := v_row.attempts + 1;
+        claim_token := v_token;
+        detail := v_rec.status;
+        return next;
+    end loop;
+end
+$$;
+
+comment on function recording_finalize.claim_due(
+    integer, integer, interval, interval, double precision, interval, double precision, text
+) is
+'One call per batch. Locks up to p_batch_size Pending rows with next_attempt_at <= now() in '
+'next_attempt_at order (FOR UPDATE SKIP LOCKED; a recording locked by an in-flight ingest '
+'callback is skipped too) and returns one row per claimed row with its action: '
+'reconcile - the driver must HEAD the object and call apply_outcome with claim_token; '
+'attempts was incremented and next_attempt_at = now() + backoff_delay(attempts) before the '
+'check (pre-increment, so a crash loop still ends in quarantine). '
+'republished - recording Available without its event: event + realtime row enqueued, row Done. '
+'closed - recording already Failed, or Available with its event: row Done. '
+'deferred - session not ended, or ended less than p_sla_timeout ago: re-timed, attempt not '
+'counted. quarantined - attempts >= p_max_attempts, or the recording/session does not exist. '
+'Raises RF001 for out-of-range settings (batch 1..10000, max attempts > 0, SLA > 0, backoff '
+'as backoff_delay). Never waits on a lock. Worker API (SECURITY DEFINER).';
+
+revoke all on function recording_finalize.claim_due(
+    integer, integer, interval, interval, double precision, interval, double precision, text
+) from public;
+grant execute on function recording_finalize.claim_due(
+    integer, integer, interval, interval, double precision, interval, double precision, text
+) to recording_finalize_worker;

@@ -1,0 +1,19 @@
+-- Renders a timestamp for the event payload: ISO-8601 in UTC, independent of the session's TimeZone.
+
+create or replace function recording_finalize.iso_utc(p_at timestamptz)
+returns text
+language sql
+immutable
+parallel safe
+strict
+set search_path = ''
+as $$
+    select pg_catalog.to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+$$;
+
+comment on function recording_finalize.iso_utc(timestamptz) is
+'ISO-8601 UTC text with microseconds and a Z suffix, e.g. 2026-11-30T09:14:34.123456Z. '
+'Both the happy path and the safety net render payload timestamps through it, so their '
+'messages are byte-compatible whatever the connection''s TimeZone. NULL in, NULL out.';
+
+revoke all on function recording_finalize.iso_utc(timestamptz) from public;
