@@ -1,4 +1,4 @@
--- Records the file-storage verdict of one claimed row: transition, finalize row and outboxes at once.
+-- Records the S3 verdict of one claimed row: transition, finalize row and outboxes at once.
 
 create or replace function recording_finalize.apply_outcome(
     p_recording_id uuid,

@@ -1,4 +1,4 @@
--- Renders a timestamp for the event payload: ISO-8601 in UTC, independent of the session's TimeZone.
+-- Renders a payload timestamp: ISO-8601 UTC, independent of the session TimeZone.
 
 create or replace function recording_finalize.iso_utc(p_at timestamptz)
 returns text

@@ -2,6 +2,7 @@
 -- Forward-only: never edit this file once it has landed; add a new migration instead.
 
 set local lock_timeout = '5s';
+set local statement_timeout = '5min';
 
 create schema if not exists messenger;
 create schema if not exists recording_finalize;

@@ -2,6 +2,7 @@
 -- The role is cluster-wide, so it is created only when missing.
 
 set local lock_timeout = '5s';
+set local statement_timeout = '5min';
 
 do $$
 begin

@@ -1,0 +1,59 @@
+# recording-finalize-retry — every entry point a newcomer, an operator or CI needs.
+# `make test` and `make demo` install what they need (apt packages, .venv) and start the local
+# stack (PostgreSQL 15, SeaweedFS S3, Tansu Kafka) on free loopback ports themselves.
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STACK_DIR ?= .stack/dev
+
+.PHONY: help bootstrap test test-sql test-py test-alerts lint check demo bench chaos \
+        stack-up stack-down migrate status clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
+
+bootstrap:  ## install apt packages and the Python environment (idempotent)
+	@bash scripts/bootstrap.sh
+
+test: bootstrap  ## the whole suite on a throwaway local stack: pgTAP, pytest, promtool
+	@bash scripts/test.sh all
+
+test-sql: bootstrap  ## only the pgTAP suite
+	@bash scripts/test.sh sql
+
+test-py: bootstrap  ## only the pytest suite (PYTEST_ARGS='-k name' to filter)
+	@bash scripts/test.sh py
+
+test-alerts: bootstrap  ## only the promtool unit tests of deploy/alerts.yml
+	@bash scripts/test.sh alerts
+
+lint: bootstrap  ## sqlfluff, squawk, plpgsql_check, ruff, mypy --strict, promtool check
+	@bash scripts/lint.sh
+
+check: lint test  ## everything CI runs
+
+demo: bootstrap  ## the safety net at work on the embedded stack, with a verdict (about 3 min)
+	@bash scripts/demo.sh
+
+bench: bootstrap  ## end-to-end throughput against peers, round trips, cost growth
+	@bash scripts/bench.sh
+
+chaos: bootstrap  ## fault-injection suite against the real local stack
+	@bash scripts/chaos.sh
+
+stack-up: bootstrap  ## start a local stack in $(STACK_DIR) and print how to use it
+	@$(PY) tools/stack.py up --dir $(STACK_DIR)
+	@echo "source $(STACK_DIR)/env   # then: recording-finalize migrate; recording-finalize run-once"
+
+stack-down:  ## stop every local stack this checkout started (safe to repeat)
+	@for d in .stack/*/; do [ -f "$$d/state.json" ] && python3 tools/stack.py down --dir "$$d"; done; true
+
+migrate: bootstrap  ## apply migrations and functions to $$DATABASE_URL
+	@$(VENV)/bin/recording-finalize migrate
+
+status: bootstrap  ## backlog, quarantine and publish backlog of $$DATABASE_URL
+	@$(VENV)/bin/recording-finalize status
+
+clean: stack-down  ## remove the virtualenv, caches and local stack data
+	rm -rf $(VENV) .stack out .pytest_cache .mypy_cache .ruff_cache

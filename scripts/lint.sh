@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make lint: static checks that need no running service. plpgsql_check needs a database, so it
+# runs inside the pgTAP suite (tests/sql/_schema/plpgsql_check.sql) as part of make test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=.venv/bin
+failed=()
+step() { local name=$1; shift; echo "== $name"; "$@" || failed+=("$name"); }
+
+step sqlfluff "$bin/sqlfluff" lint sql
+step squawk "$bin/squawk" sql/migrations/*.sql
+step ruff "$bin/ruff" check driver tests/py tools bench
+step mypy "$bin/mypy" --strict driver
+step promtool promtool check rules deploy/alerts.yml
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "lint FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "lint clean"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# make test: start a throwaway local stack, run the suites against it, always tear it down.
+# Usage: scripts/test.sh all|sql|py|alerts
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+PY=.venv/bin/python
+STACK_DIR=.stack/test
+
+failed=()
+run_alerts() {
+    echo "== promtool: deploy/alerts.yml"
+    promtool check rules deploy/alerts.yml && promtool test rules deploy/alerts.test.yml \
+        || failed+=(alerts)
+}
+
+if [ "$what" = alerts ]; then
+    run_alerts
+    [ ${#failed[@]} -eq 0 ] || { echo "FAILED: ${failed[*]}"; exit 1; }
+    exit 0
+fi
+
+# A stack left behind by an interrupted run is stopped first; ours is stopped on any exit.
+[ -f "$STACK_DIR/state.json" ] && "$PY" tools/stack.py down --dir "$STACK_DIR" >/dev/null 2>&1 || true
+trap '"$PY" tools/stack.py down --dir "$STACK_DIR" >/dev/null 2>&1 || true' EXIT INT TERM
+echo "== starting the local stack (PostgreSQL 15, SeaweedFS, Tansu)"
+"$PY" tools/stack.py up --dir "$STACK_DIR"
+# shellcheck disable=SC1091
+source "$STACK_DIR/env"
+
+run_sql() {
+    echo "== pgTAP: tests/sql"
+    local db=rfr_pgtap
+    psql -q -v ON_ERROR_STOP=1 -d postgres -c "drop database if exists $db" \
+        -c "create database $db"
+    DATABASE_URL="${DATABASE_URL%/*}/$db" .venv/bin/recording-finalize migrate >/dev/null
+    psql -q -v ON_ERROR_STOP=1 -d "$db" \
+        -c "create extension if not exists pgtap" \
+        -c "create extension if not exists dblink" \
+        -c "create extension if not exists plpgsql_check" \
+        -f tests/sql/fixtures/fixtures.psql >/dev/null
+    pg_prove --ext .sql --recurse -d "$db" tests/sql || failed+=(pgtap)
+}
+
+run_py() {
+    echo "== pytest: tests/py"
+    local rc=0
+    RFR_STACK_DIR="$STACK_DIR" .venv/bin/python -m pytest ${PYTEST_ARGS:-} || rc=$?
+    # Exit 5 means no test ran: that is a failure here, never a pass.
+    [ "$rc" -eq 0 ] || failed+=(pytest)
+}
+
+case "$what" in
+    sql) run_sql ;;
+    py) run_py ;;
+    all) run_sql; run_py; run_alerts ;;
+    *) echo "usage: scripts/test.sh all|sql|py|alerts" >&2; exit 2 ;;
+esac
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "all suites passed: $what"
