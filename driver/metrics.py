@@ -1,0 +1,225 @@
+"""Prometheus metrics of the safety net and the ``/metrics`` endpoint.
+
+Every metric lives in the ``CollectorRegistry`` of one ``Metrics`` object (never the global
+registry), so a test can build as many as it likes. The exposed names are exactly the ones in
+``docs/driver-design.md``; a prometheus_client ``Counter`` appends ``_total`` on exposition, so the
+counters are declared without it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+    start_http_server,
+)
+
+# The ``…_created`` companion series of counters and histograms only clutter the scrape; this
+# process owns its prometheus_client, so it switches them off once, for all its registries.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
+
+PREFIX = "messenger_recording_finalize"
+
+#: The values of the ``result`` label of ``…_cycles_total``; all are exposed from the start, at 0.
+CYCLE_RESULTS = ("ok", "skipped", "config_error", "error", "disabled")
+
+#: Cycle durations: a healthy cycle takes well under a second, MaxRunDuration defaults to 3 min.
+CYCLE_DURATION_BUCKETS = (
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+    180.0,
+    300.0,
+)
+
+
+class StatsLike(Protocol):
+    """What ``update_from_stats`` reads: the columns of ``recording_finalize.stats()``."""
+
+    @property
+    def backlog(self) -> int: ...
+
+    @property
+    def oldest_age_seconds(self) -> float: ...
+
+    @property
+    def quarantined(self) -> int: ...
+
+    @property
+    def publish_backlog(self) -> int: ...
+
+    @property
+    def oldest_unpublished_age_seconds(self) -> float: ...
+
+
+class Metrics:
+    """The worker's metrics, registered in their own registry.
+
+    Attribute names follow the exposed names without the ``messenger_recording_finalize_``
+    prefix, so ``metrics.reconciled_total.inc()`` moves
+    ``messenger_recording_finalize_reconciled_total``.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self._clock = clock
+        self._server: WSGIServer | None = None
+        self._server_thread: threading.Thread | None = None
+        r = self.registry
+
+        # Gauges, refreshed from recording_finalize.stats() at the end of every cycle.
+        self.backlog = Gauge(
+            f"{PREFIX}_backlog", "Pending finalize rows (recording_finalize_attempts).", registry=r
+        )
+        self.oldest_age_seconds = Gauge(
+            f"{PREFIX}_oldest_age_seconds",
+            "now() - min(created_at) of the Pending finalize rows; 0 when there are none.",
+            registry=r,
+        )
+        self.quarantined_rows = Gauge(
+            f"{PREFIX}_quarantined_rows",
+            "Quarantined finalize rows waiting for an operator (runbook: requeue).",
+            registry=r,
+        )
+        self.publish_backlog = Gauge(
+            f"{PREFIX}_publish_backlog",
+            "Unpublished integration-outbox rows of the worker's topic.",
+            registry=r,
+        )
+        self.oldest_unpublished_age_seconds = Gauge(
+            f"{PREFIX}_oldest_unpublished_age_seconds",
+            "Age of the oldest unpublished integration-outbox row of the topic; 0 when none.",
+            registry=r,
+        )
+        self.last_success_timestamp_seconds = Gauge(
+            f"{PREFIX}_last_success_timestamp_seconds",
+            "Unix time of the last successful cycle; the process start time until the first one.",
+            registry=r,
+        )
+        # Starting at the process start (not at 0) lets the "no successful run" alert fire for a
+        # worker that never succeeds, two intervals after it started, and never at start-up.
+        self.last_success_timestamp_seconds.set(self._clock())
+
+        # Counters: declared without _total, exposed with it.
+        self.reconciled_total = Counter(
+            f"{PREFIX}_reconciled",
+            "Recordings the safety net found in file storage and moved to Available.",
+            registry=r,
+        )
+        self.failed_total = Counter(
+            f"{PREFIX}_failed",
+            "Recordings the safety net moved to Failed (binary missing after the SLA: Timeout).",
+            registry=r,
+        )
+        self.republished_total = Counter(
+            f"{PREFIX}_republished",
+            "Available recordings whose lost integration event was enqueued again.",
+            registry=r,
+        )
+        self.quarantined_total = Counter(
+            f"{PREFIX}_quarantined",
+            "Finalize rows moved to Quarantined (attempts exhausted or unusable metadata).",
+            registry=r,
+        )
+        self.published_total = Counter(
+            f"{PREFIX}_published",
+            "Outbox messages the broker acknowledged and the relay marked published.",
+            registry=r,
+        )
+        self.publish_failures_total = Counter(
+            f"{PREFIX}_publish_failures",
+            "Outbox messages whose delivery failed; they stay unpublished and are retried.",
+            registry=r,
+        )
+        self.config_errors_total = Counter(
+            f"{PREFIX}_config_errors",
+            "Cycles stopped by a configuration failure (missing bucket, access denied).",
+            registry=r,
+        )
+        self.cycles_total = Counter(
+            f"{PREFIX}_cycles",
+            "Cycles by result: ok, skipped (lock busy), config_error, error, disabled.",
+            ["result"],
+            registry=r,
+        )
+        for result in CYCLE_RESULTS:
+            self.cycles_total.labels(result=result)
+        self.cycle_duration_seconds = Histogram(
+            f"{PREFIX}_cycle_duration_seconds",
+            "Wall time of a cycle, lock to unlock.",
+            buckets=CYCLE_DURATION_BUCKETS,
+            registry=r,
+        )
+
+    def update_from_stats(self, stats: StatsLike) -> None:
+        """Sets the gauges from one ``recording_finalize.stats()`` row."""
+        self.backlog.set(stats.backlog)
+        self.oldest_age_seconds.set(stats.oldest_age_seconds)
+        self.quarantined_rows.set(stats.quarantined)
+        self.publish_backlog.set(stats.publish_backlog)
+        self.oldest_unpublished_age_seconds.set(stats.oldest_unpublished_age_seconds)
+
+    def observe_cycle(self, result: str, duration_seconds: float) -> None:
+        """Counts a finished cycle; an ``ok`` one also moves the last-success timestamp."""
+        if result not in CYCLE_RESULTS:
+            raise ValueError(f"unknown cycle result {result!r}; expected one of {CYCLE_RESULTS}")
+        self.cycles_total.labels(result=result).inc()
+        self.cycle_duration_seconds.observe(duration_seconds)
+        if result == "ok":
+            self.mark_success()
+
+    def mark_success(self) -> None:
+        """Records a successful cycle now."""
+        self.last_success_timestamp_seconds.set(self._clock())
+
+    def render(self) -> bytes:
+        """The registry in the Prometheus text exposition format."""
+        return generate_latest(self.registry)
+
+    def start_server(self, port: int, addr: str = "0.0.0.0") -> int | None:
+        """Serves ``/metrics`` on ``addr:port`` from a daemon thread; port 0 disables it.
+
+        The default address binds all interfaces, which is what a scraping sidecar needs; tests
+        pass ``127.0.0.1``. Returns the port served, or None when disabled.
+        """
+        if port == 0:
+            return None
+        if not 0 < port < 65536:
+            raise ValueError(f"metrics port must be 0 (disabled) or 1..65535, got {port}")
+        if self._server is not None:
+            raise RuntimeError("the metrics server is already running")
+        server, thread = start_http_server(port, addr=addr, registry=self.registry)
+        self._server, self._server_thread = server, thread
+        return int(server.server_address[1])
+
+    def stop_server(self) -> None:
+        """Stops the ``/metrics`` server, if one runs."""
+        server, thread = self._server, self._server_thread
+        self._server = self._server_thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
