@@ -1,0 +1,67 @@
+-- apply_outcome(missing): no binary after the SLA - Failed/Timeout, RecordingFailed, no event.
+begin;
+select plan(9);
+
+select tests.clean_slate();
+select tests.make_stuck('Conference') as rec \gset
+select claim_token as token from tests.claim() \gset
+
+create temp table applied as
+select * from recording_finalize.apply_outcome(:'rec', :'token', 'missing');
+
+select results_eq(
+    'select result, finalize_status, attempts from applied',
+    $$values ('failed', 'Done', 1)$$,
+    'missing: failed, row Done'
+);
+select results_eq(
+    format(
+        $$select status, failure_reason, failed_at, version, file_id
+        from messenger.call_recordings where id = %L$$,
+        :'rec'
+    ),
+    $$values ('Failed'::varchar, 'Timeout'::varchar, now(), 2, null::text)$$,
+    'the recording is Failed with FailureReason Timeout, failed_at now, version bumped'
+);
+select results_eq(
+    format(
+        $$select status, claim_token, last_error from messenger.recording_finalize_attempts
+        where recording_id = %L$$,
+        :'rec'
+    ),
+    $$values ('Done'::varchar, null::uuid,
+        'Timeout: no object in file storage after the SLA'::varchar)$$,
+    'the finalize row is Done (terminal) and says why'
+);
+select is(
+    tests.realtime_count(:'rec', 'RecordingFailed'), 1::bigint,
+    'a realtime RecordingFailed row is written'
+);
+select results_eq(
+    'select kind, session_kind, session_id, reference_id from messenger.realtime_outbox',
+    format(
+        $$select 'RecordingFailed'::varchar, session_kind, session_id, id
+        from messenger.call_recordings where id = %L$$,
+        :'rec'
+    ),
+    'the RecordingFailed row is routed to the recording''s session'
+);
+select is(
+    (select payload ->> 'reason' from messenger.realtime_outbox), 'Timeout',
+    'the realtime payload carries the reason'
+);
+select is(
+    (select count(*) from messenger.integration_outbox), 0::bigint,
+    'a failure has no integration event'
+);
+select is(
+    tests.realtime_count(:'rec', 'RecordingAvailable'), 0::bigint,
+    'no RecordingAvailable row'
+);
+select is(
+    (select count(*) from tests.claim()), 0::bigint,
+    'the failed recording is never claimed again'
+);
+
+select * from finish();
+rollback;
