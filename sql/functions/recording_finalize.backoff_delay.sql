@@ -16,7 +16,7 @@ as $$
 declare
     v_base_s double precision := extract(epoch from p_base);
     v_cap_s double precision := extract(epoch from p_cap);
-    v_exponent integer := p_attempts - 1;
+    v_exponent integer;
     v_delay_s double precision;
 begin
     if p_attempts is null or p_attempts < 1 then
@@ -46,6 +46,9 @@ begin
             message = format('backoff_delay: p_jitter must be in [0, 1), got %s', p_jitter);
     end if;
 
+    -- Only now: p_attempts - 1 would overflow for the smallest integer before the check above.
+    v_exponent := p_attempts - 1;
+
     -- Compare in log space so the exponent is capped before power() runs: base * factor^(n-1)
     -- would overflow double precision (and timestamptz long before) for large n.
     if v_exponent * ln(p_factor) < ln(v_cap_s / v_base_s) then
@@ -67,7 +70,8 @@ comment on function recording_finalize.backoff_delay(
 ) is
 'delay(n) = min(cap, base * factor^(n-1)) * U(1 - jitter, 1 + jitter), n = attempts after the '
 'claim''s increment (>= 1). jitter = 0 makes it exact. The exponent is capped in log space, so '
-'any n is safe. Raises RF001 when base <= 0, factor < 1, cap < base or jitter outside [0, 1). '
+'any n is safe. Raises RF001 when attempts < 1, base <= 0, factor < 1 (or not finite), '
+'cap < base or jitter outside [0, 1). '
 'Volatile (random) but reads no table.';
 
 revoke all on function recording_finalize.backoff_delay(
