@@ -1,0 +1,424 @@
+"""The ``recording-finalize`` console script: migrate, run, run-once, requeue, status.
+
+Exit codes: 0 success, 2 bad configuration or usage (nothing was touched), 1 failure.
+The configuration is validated before anything connects; overriding flags win over the
+environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from driver import logs, queries, tracing
+from driver.config import VARIABLE_BY_NAME, VARIABLES, ConfigError, Settings, load_settings
+from driver.config import require_kafka as _require_kafka
+from driver.errors import SqlState, describe, sqlstate
+
+PROG = "recording-finalize"
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+DESCRIPTION = """\
+Safety net of the messenger service: drives call recordings stuck in Recording/Uploading to
+Available or Failed (checking the binary in S3), republishes lost call-recording-available
+events, and relays the integration outbox to Kafka.
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  success
+  2  bad configuration or usage (the message names the variable and its rule);
+     nothing was connected to
+  1  failure"""
+
+# Which variables each command reads (all of them are validated, whatever the command).
+_DB = ["DATABASE_URL"]
+_CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
+_COMMAND_VARIABLES = {
+    "migrate": [*_DB, "RFR_SQL_DIR"],
+    "run": _CYCLE,
+    "run-once": _CYCLE,
+    "requeue": _DB,
+    "status": [*_DB, "RFR_TOPIC"],
+}
+# Flags that override variables, per command (the rest of the variables are env-only there).
+_COMMAND_FLAGS = {
+    "migrate": ["RFR_SQL_DIR"],
+    "run": [v.name for v in VARIABLES if v.flag and v.name != "RFR_SQL_DIR"],
+    "run-once": [v.name for v in VARIABLES if v.flag and v.name not in ("RFR_SQL_DIR",
+                                                                         "RFR_METRICS_PORT")],
+    "requeue": [],
+    "status": ["RFR_TOPIC"],
+}
+
+
+def _environment_help(command: str) -> str:
+    lines = ["environment (a flag, where listed, overrides its variable):"]
+    for name in _COMMAND_VARIABLES[command]:
+        spec = VARIABLE_BY_NAME[name]
+        default = "unset" if spec.default is None else spec.default
+        lines.append(f"  {name}  (default: {default})")
+        lines.append(f"      {spec.help}; {spec.rule}")
+    if command != "migrate":
+        lines.append("  OTEL_*  standard OpenTelemetry variables; spans are exported only when "
+                     "they ask for it")
+    return "\n".join(lines)
+
+
+def _epilog(command: str, extra: str = "") -> str:
+    parts = [extra.rstrip()] if extra else []
+    parts += [_environment_help(command), EXIT_CODES]
+    return "\n\n".join(parts)
+
+
+COMMANDS = {
+    "migrate": (
+        "create or upgrade the database schema and (re)apply the SQL functions",
+        "Applies the versioned migrations of sql/migrations (tracked by yoyo-migrations in\n"
+        "_yoyo_migration), then re-applies every sql/functions/*.sql in name order, each in its\n"
+        "own transaction. Idempotent: run it on every deploy. Connect as the schema owner.",
+        "exit 1: a migration or function file failed (the files before it stay applied).",
+    ),
+    "run": (
+        "the long-running sidecar: a cycle every polling interval, relay, /metrics",
+        "Runs a cycle every RFR_POLLING_INTERVAL (never two at once): takes the single-runner\n"
+        "lock (busy: skip the tick), claims due rows, checks each recording's binary in S3,\n"
+        "records the outcome, relays the outbox to Kafka and refreshes the gauges. Serves\n"
+        "Prometheus metrics on RFR_METRICS_PORT (0 disables). A failed cycle is logged, counted\n"
+        "and retried on the next tick; a lost database connection is re-established.\n"
+        "SIGTERM/SIGINT: the current row is finished or left untouched, the lock released,\n"
+        "exit 0.",
+        "exit 1: the worker could not start (e.g. the metrics port is taken).",
+    ),
+    "run-once": (
+        "one full cycle and a relay drain; prints the cycle summary as JSON",
+        "Runs one cycle exactly as `run` does (lock, claim, S3 checks, outcomes, relay drain,\n"
+        "gauges) and prints its summary as one JSON object on stdout: jobRunId, asOf, claimed,\n"
+        "reconciled, failed, republished, closed, deferred, quarantined, backoff, stale,\n"
+        "terminal, released, configError, published, durationMs, skipped (lock busy),\n"
+        "disabled, stopped, error.",
+        "exit 0: the cycle ran, was skipped (another runner holds the lock) or is disabled.\n"
+        "exit 1: the cycle failed (database/relay error, or a storage configuration error).",
+    ),
+    "requeue": (
+        "runbook: hand a quarantined recording back to the worker",
+        "Moves the finalize row of RECORDING_ID from Quarantined to Pending with attempts = 0,\n"
+        "due now; its last_error is kept. Look at `status` first.",
+        "exit 1: no finalize row for RECORDING_ID, or the row is not Quarantined.\n"
+        "exit 2: RECORDING_ID is not a UUID.",
+    ),
+    "status": (
+        "backlog, oldest age, publish backlog and the quarantined rows",
+        "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
+        "row, quarantined rows, unpublished events) and the quarantined rows with their last\n"
+        "error: a table, or one JSON object with --json.",
+        "",
+    ),
+}
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32, width=100)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=DESCRIPTION,
+        epilog="Run `recording-finalize COMMAND --help` for a command's variables and flags.\n\n"
+        + EXIT_CODES,
+        formatter_class=_Formatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (summary, description, exits) in COMMANDS.items():
+        cmd = sub.add_parser(
+            name, help=summary, description=description, epilog=_epilog(name, exits),
+            formatter_class=_Formatter,
+        )
+        if name == "requeue":
+            cmd.add_argument("recording_id", metavar="RECORDING_ID",
+                             help="the recording's UUID")
+        if name in ("requeue", "status"):
+            cmd.add_argument("--json", action="store_true",
+                             help="print one JSON object instead of text")
+        if name == "status":
+            cmd.add_argument("--limit", type=int, default=50, metavar="N",
+                             help="list at most N quarantined rows (1..10000, default 50)")
+        for variable in _COMMAND_FLAGS[name]:
+            spec = VARIABLE_BY_NAME[variable]
+            flag = spec.flag or "--sql-dir"
+            cmd.add_argument(flag, dest=variable, metavar="VALUE", default=None,
+                             help=f"overrides {variable}")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {
+        name: value for name in _COMMAND_FLAGS[args.command]
+        if (value := getattr(args, name, None)) is not None
+    }
+    settings = load_settings(os.environ, overrides)
+    if args.command in ("run", "run-once"):
+        _require_kafka(settings)
+        tracing.configure(os.environ)
+    return settings
+
+
+def _fail(message: str, code: int = EXIT_FAILURE) -> int:
+    print(f"{PROG}: {logs.redact(message)}", file=sys.stderr, flush=True)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    recording_id: UUID | None = None
+    if args.command == "requeue":
+        try:
+            recording_id = UUID(args.recording_id)
+        except ValueError:
+            return _fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
+    if args.command == "status" and not 1 <= args.limit <= 10000:
+        return _fail(f"--limit must be an integer in 1..10000; got {args.limit}", EXIT_USAGE)
+    try:
+        settings = _settings(args)
+    except (ConfigError, tracing.TracingConfigError) as err:
+        return _fail(f"configuration error: {err}", EXIT_USAGE)
+    logs.add_secrets(settings.secrets())
+
+    handlers: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
+        "migrate": _migrate,
+        "run": _run,
+        "run-once": _run_once,
+        "status": _status,
+    }
+    try:
+        if recording_id is not None:
+            return _requeue(recording_id, settings, as_json=args.json)
+        return handlers[args.command](args, settings)
+    except psycopg.Error as err:
+        return _fail(f"database error: {describe(err)}: {err}")
+
+
+def _migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from yoyo.exceptions import LockTimeout
+
+    from driver.migrate import MissingSqlError, migrate
+
+    try:
+        result = migrate(settings)
+    except MissingSqlError as err:
+        return _fail(str(err), EXIT_USAGE)
+    except LockTimeout:
+        return _fail("another migrate holds the migration lock (yoyo_lock); try again")
+    logs.log("migrated", applied=result.applied, functions=len(result.functions))
+    print(f"migrations applied: {len(result.applied)}"
+          + (f" ({', '.join(result.applied)})" if result.applied else " (up to date)"))
+    print(f"function files applied: {len(result.functions)}")
+    return EXIT_OK
+
+
+class _Worker:
+    """The objects a cycle needs, built once; ``close()`` releases them."""
+
+    def __init__(self, settings: Settings) -> None:
+        from driver.cycle import Context
+        from driver.db import open_pool
+        from driver.metrics import Metrics
+        from driver.relay import Relay
+        from driver.storage import Storage
+
+        self.metrics = Metrics()
+        self.pool = open_pool(settings)
+        self.relay = Relay(settings, self.pool, self.metrics, logs.log)
+        self.context = Context(
+            settings=settings, pool=self.pool, storage=Storage(settings),
+            metrics=self.metrics, relay=self.relay,
+        )
+
+    def close(self) -> None:
+        self.relay.close()
+        self.pool.close()
+        self.metrics.stop_server()
+        tracing.shutdown()
+
+
+def _install_stop(stop: threading.Event) -> None:
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if not stop.is_set():
+            logs.log("stop requested", signal=signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def _safe_settings(settings: Settings) -> dict[str, Any]:
+    """The configuration as the start-up log line shows it: no secrets, no URLs."""
+    return {
+        "bucket": settings.s3_bucket,
+        "keyTemplate": settings.s3_key_template,
+        "topic": settings.topic,
+        "recordingsEnabled": settings.recordings_enabled,
+        "pollingIntervalS": settings.polling_interval,
+        "batchSize": settings.batch_size,
+        "maxAttempts": settings.max_attempts,
+        "finalizeSlaTimeoutS": settings.finalize_sla_timeout,
+        "lockTtlS": settings.lock_ttl,
+        "maxRunDurationS": settings.max_run_duration,
+        "s3TimeoutS": settings.s3_timeout,
+        "s3Concurrency": settings.s3_concurrency,
+        "metricsPort": settings.metrics_port,
+    }
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from driver.cycle import run_loop
+
+    stop = threading.Event()
+    _install_stop(stop)
+    worker = _Worker(settings)
+    try:
+        try:
+            port = worker.metrics.start_server(settings.metrics_port)
+        except OSError as err:
+            return _fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
+        logs.log("worker started", metricsPort=port, **_safe_settings(settings))
+        if not settings.recordings_enabled:
+            logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
+                     "idles, touches no recording and publishes nothing")
+        run_loop(worker.context, stop)
+        logs.log("worker stopped")
+        return EXIT_OK
+    finally:
+        worker.close()
+
+
+def _run_once(args: argparse.Namespace, settings: Settings) -> int:
+    from driver.cycle import run_cycle
+
+    stop = threading.Event()
+    _install_stop(stop)
+    worker = _Worker(settings)
+    try:
+        summary = run_cycle(worker.context, stop)
+    finally:
+        worker.close()
+    result = summary.to_dict()
+    result["stopped"] = stop.is_set()
+    print(json.dumps(result, separators=(",", ":")), flush=True)
+    return EXIT_OK if summary.ok else EXIT_FAILURE
+
+
+def _requeue(recording_id: UUID, settings: Settings, as_json: bool) -> int:
+    try:
+        with _connect(settings) as conn:
+            row = queries.requeue(conn, recording_id)
+    except psycopg.Error as err:
+        state = sqlstate(err)
+        if state == SqlState.FINALIZE_ROW_NOT_FOUND:
+            return _fail(f"requeue: recording {recording_id} has no finalize row (RF005)")
+        if state == SqlState.NOT_QUARANTINED:
+            return _fail(f"requeue: the finalize row of recording {recording_id} is not "
+                         "Quarantined (RF006); only quarantined rows are re-enqueued")
+        raise
+    logs.log("recording requeued", recordingId=row.recording_id)
+    if as_json:
+        print(json.dumps({
+            "recordingId": str(row.recording_id),
+            "status": row.status,
+            "attempts": row.attempts,
+            "nextAttemptAt": _iso(row.next_attempt_at),
+            "lastError": row.last_error,
+        }, separators=(",", ":")))
+    else:
+        print(f"requeued {row.recording_id}: status {row.status}, attempts {row.attempts}, "
+              f"due {_iso(row.next_attempt_at)}")
+        print(f"last error (kept): {row.last_error or '-'}")
+    return EXIT_OK
+
+
+def _status(args: argparse.Namespace, settings: Settings) -> int:
+    with _connect(settings) as conn:
+        stats = queries.stats(conn, settings.topic)
+        rows = queries.quarantined_rows(conn, args.limit)
+    if args.json:
+        print(json.dumps({
+            "backlog": stats.backlog,
+            "due": stats.due,
+            "oldestAgeSeconds": stats.oldest_age_seconds,
+            "quarantined": stats.quarantined,
+            "publishBacklog": stats.publish_backlog,
+            "oldestUnpublishedAgeSeconds": stats.oldest_unpublished_age_seconds,
+            "quarantinedRows": [
+                {
+                    "recordingId": str(r.recording_id),
+                    "sessionKind": r.session_kind,
+                    "sessionId": str(r.session_id),
+                    "attempts": r.attempts,
+                    "lastError": r.last_error,
+                    "quarantinedAt": _iso(r.quarantined_at),
+                }
+                for r in rows
+            ],
+        }, separators=(",", ":")))
+        return EXIT_OK
+    print(f"backlog (Pending rows)        {stats.backlog}")
+    print(f"due now                       {stats.due}")
+    print(f"oldest Pending row            {_age(stats.oldest_age_seconds)}")
+    print(f"quarantined rows              {stats.quarantined}")
+    print(f"publish backlog               {stats.publish_backlog}")
+    print(f"oldest unpublished event      {_age(stats.oldest_unpublished_age_seconds)}")
+    if rows:
+        print()
+        print(f"quarantined (oldest first, {len(rows)} of {stats.quarantined}):")
+        header = ("RECORDING_ID", "KIND", "ATTEMPTS", "QUARANTINED_AT", "LAST_ERROR")
+        table = [header] + [
+            (str(r.recording_id), r.session_kind, str(r.attempts), _iso(r.quarantined_at),
+             r.last_error or "-")
+            for r in rows
+        ]
+        widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
+        for line in table:
+            cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+            print("  ".join([*cells, line[-1]]))
+    return EXIT_OK
+
+
+def _connect(settings: Settings) -> psycopg.Connection[Any]:
+    from driver.db import connect
+
+    return connect(settings)
+
+
+def _iso(value: datetime | None) -> str:
+    """UTC ISO-8601, whatever the session's TimeZone."""
+    if value is None:
+        return "-"
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _age(seconds: float) -> str:
+    total = int(seconds)
+    if total == 0:
+        return "-"
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return (f"{hours}h " if hours else "") + (f"{minutes}m " if hours or minutes else "") \
+        + f"{secs}s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

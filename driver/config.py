@@ -1,0 +1,452 @@
+"""Configuration: the environment (and CLI overrides) validated once into a frozen ``Settings``.
+
+Nothing else in the driver reads the environment. Every variable is listed in ``VARIABLES``
+with its default and rule; the CLI builds its ``--help`` text and its override flags from it.
+A bad value raises ``ConfigError`` naming the variable and the rule — before anything connects.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+DEFAULT_TOPIC = "pin.messenger.call-recording-available.v1"
+DEFAULT_LOCK_KEY = 5928001741300501
+DEFAULT_SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_RULE = "a duration (a number of seconds, or a number with ms/s/m/h: 90, 250ms, 5m, 1h)"
+# PostgreSQL's idle_session_timeout takes at most 2^31-1 ms (~24.8 days).
+_MAX_LOCK_TTL_S = 24 * 3600.0
+_MAX_DURATION_S = 366 * 24 * 3600.0
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+_KEY_FIELDS = ("recording_id", "session_id", "session_kind")
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_INT32_MAX = 2**31 - 1
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable: its default (None = unset), the rule, and its CLI flag."""
+
+    name: str
+    default: str | None
+    rule: str
+    help: str
+    flag: str | None = None
+    secret: bool = False
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("DATABASE_URL", None, "a libpq URL (postgresql://user:password@host:port/dbname)",
+             "the database (the worker's login role); its password is never printed",
+             secret=True),
+    Variable("S3_ENDPOINT_URL", None, "unset (AWS) or an http(s):// URL",
+             "S3 endpoint; when set, path-style addressing is used"),
+    Variable("AWS_ACCESS_KEY_ID", None, "optional", "S3 credentials (else the AWS default chain)"),
+    Variable("AWS_SECRET_ACCESS_KEY", None, "optional", "S3 secret key", secret=True),
+    Variable("AWS_SESSION_TOKEN", None, "optional", "S3 session token", secret=True),
+    Variable("AWS_REGION", None, "optional", "S3 region (else AWS_DEFAULT_REGION, us-east-1)"),
+    Variable("AWS_DEFAULT_REGION", "us-east-1", "a region name", "S3 region"),
+    Variable("RFR_S3_BUCKET", "call-recordings", "an S3 bucket name (3-63 of a-z 0-9 . -)",
+             "the bucket of category CALL_RECORDINGS", "--bucket"),
+    Variable("RFR_S3_KEY_TEMPLATE", "recordings/{recording_id}",
+             "a key using only {recording_id}, {session_id}, {session_kind}, "
+             "with {recording_id} or {session_id}",
+             "where the recorder puts a recording's binary", "--key-template"),
+    Variable("RFR_S3_TIMEOUT", "10s", f"{_DURATION_RULE}, > 0 and < RFR_LOCK_TTL / 2",
+             "per-row limit on the S3 check", "--s3-timeout"),
+    Variable("RFR_S3_CONCURRENCY", "16", "an integer in 1..256",
+             "S3 checks in flight at once", "--s3-concurrency"),
+    Variable("KAFKA_BOOTSTRAP_SERVERS", None,
+             "host:port[,host:port...] (required by run, run-once)",
+             "the Kafka brokers"),
+    Variable("KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", "one of " + ", ".join(_SECURITY_PROTOCOLS),
+             "Kafka security protocol"),
+    Variable("KAFKA_SASL_MECHANISM", None, "one of " + ", ".join(_SASL_MECHANISMS)
+             + "; required with SASL_*", "Kafka SASL mechanism"),
+    Variable("KAFKA_SASL_USERNAME", None, "required with SASL_*", "Kafka SASL user"),
+    Variable("KAFKA_SASL_PASSWORD", None, "required with SASL_*", "Kafka SASL password",
+             secret=True),
+    Variable("RFR_TOPIC", DEFAULT_TOPIC, "a Kafka topic name (1-249 of A-Z a-z 0-9 . _ -)",
+             "the topic of call-recording-available", "--topic"),
+    Variable("RFR_RELAY_BATCH_SIZE", "500", "an integer in 1..10000",
+             "outbox rows per relay batch", "--relay-batch-size"),
+    Variable("RECORDINGS_ENABLED", "true", "true or false (also 1/0, yes/no, on/off)",
+             "feature flag; false: the worker idles and says so", "--recordings-enabled"),
+    Variable("RFR_POLLING_INTERVAL", "60s", f"{_DURATION_RULE}, > 0",
+             "time between cycle starts (run)", "--polling-interval"),
+    Variable("RFR_BATCH_SIZE", "100", "an integer in 1..10000",
+             "finalize rows per claim", "--batch-size"),
+    Variable("RFR_MAX_ATTEMPTS", "8", f"an integer in 1..{_INT32_MAX}",
+             "attempts before a row is quarantined", "--max-attempts"),
+    Variable("RFR_FINALIZE_SLA_TIMEOUT", "30m", f"{_DURATION_RULE}, > 0",
+             "how long after its session ends the happy path owns a recording",
+             "--finalize-sla-timeout"),
+    Variable("RFR_BACKOFF_BASE", "1m", f"{_DURATION_RULE}, > 0", "first retry delay",
+             "--backoff-base"),
+    Variable("RFR_BACKOFF_FACTOR", "2.0", "a finite number >= 1", "retry delay growth",
+             "--backoff-factor"),
+    Variable("RFR_BACKOFF_CAP", "15m", f"{_DURATION_RULE}, >= RFR_BACKOFF_BASE",
+             "longest retry delay", "--backoff-cap"),
+    Variable("RFR_BACKOFF_JITTER", "0.1", "a number with 0 <= jitter < 1",
+             "retry delay jitter fraction", "--backoff-jitter"),
+    Variable("RFR_LOCK_TTL", "5m", f"{_DURATION_RULE}, > RFR_MAX_RUN_DURATION, at most 24h",
+             "the single-runner lock's lifetime; a cycle never runs past it", "--lock-ttl"),
+    Variable("RFR_MAX_RUN_DURATION", "3m", f"{_DURATION_RULE}, > 0 and < RFR_LOCK_TTL",
+             "claiming stops after this long in a cycle", "--max-run-duration"),
+    Variable("RFR_LOCK_KEY", str(DEFAULT_LOCK_KEY), "a 64-bit signed integer",
+             "the advisory lock key of the single-runner lock", "--lock-key"),
+    Variable("RFR_METRICS_PORT", "9464", "an integer in 0..65535 (0 disables /metrics)",
+             "the /metrics port (run)", "--metrics-port"),
+    Variable("RFR_SQL_DIR", None, "a directory holding migrations/ and functions/",
+             "the SQL tree for migrate (default: the package's sql/)"),
+)
+
+VARIABLE_BY_NAME = {v.name: v for v in VARIABLES}
+
+
+class ConfigError(ValueError):
+    """A variable breaks its rule. The message names the variable and the rule."""
+
+    def __init__(self, variable: str, rule: str, value: str | None, source: str = "") -> None:
+        self.variable = variable
+        self.rule = rule
+        self.value = value
+        where = f"{variable} ({source})" if source else variable
+        if value is None:
+            super().__init__(f"{where} is not set; it must be {rule}")
+        else:
+            super().__init__(f"{where} must be {rule}; got {_shown(variable, value)!r}")
+
+
+def _shown(variable: str, value: str) -> str:
+    """What an error message may repeat of a value: secrets are masked, URLs lose the password."""
+    spec = VARIABLE_BY_NAME.get(variable)
+    if spec is not None and spec.secret and variable != "DATABASE_URL":
+        return "***"
+    if variable == "DATABASE_URL":
+        return mask_dsn(value)
+    return value if len(value) <= 200 else value[:200] + "…"
+
+
+def mask_dsn(dsn: str) -> str:
+    """``dsn`` with its password replaced by ``***`` (URL form, keyword form or query string)."""
+    masked = re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", dsn)
+    masked = re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", r"\1***", masked)
+    return masked
+
+
+def dsn_password(dsn: str) -> str | None:
+    """The password inside ``dsn``, so the logger can mask it wherever it appears."""
+    try:
+        password = conninfo_to_dict(dsn).get("password")
+    except psycopg.Error:
+        return None
+    return str(password) if password else None
+
+
+def parse_duration(text: str) -> float:
+    """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds. ValueError otherwise."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"not a duration: {text!r}")
+    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+    if not math.isfinite(seconds):
+        raise ValueError(f"not a finite duration: {text!r}")
+    return seconds
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated configuration. Durations are in seconds."""
+
+    database_url: str = field(repr=False)
+    s3_endpoint_url: str | None
+    s3_region: str
+    aws_access_key_id: str | None = field(repr=False)
+    aws_secret_access_key: str | None = field(repr=False)
+    aws_session_token: str | None = field(repr=False)
+    s3_bucket: str
+    s3_key_template: str
+    s3_timeout: float
+    s3_concurrency: int
+    kafka_bootstrap_servers: str | None
+    kafka_security_protocol: str
+    kafka_sasl_mechanism: str | None
+    kafka_sasl_username: str | None
+    kafka_sasl_password: str | None = field(repr=False)
+    topic: str
+    relay_batch_size: int
+    recordings_enabled: bool
+    polling_interval: float
+    batch_size: int
+    max_attempts: int
+    finalize_sla_timeout: float
+    backoff_base: float
+    backoff_factor: float
+    backoff_cap: float
+    backoff_jitter: float
+    lock_ttl: float
+    max_run_duration: float
+    lock_key: int
+    metrics_port: int
+    sql_dir: Path
+
+    def secrets(self) -> list[str]:
+        """Values the logger must mask: passwords and keys, also as they appear URL-quoted."""
+        values = [self.aws_secret_access_key, self.aws_session_token, self.kafka_sasl_password]
+        password = dsn_password(self.database_url)
+        if password:
+            values += [password, quote(password, safe=""), quote(password)]
+        return [v for v in values if v]
+
+    @property
+    def safe_database_url(self) -> str:
+        return mask_dsn(self.database_url)
+
+
+class _Reader:
+    """Reads one variable at a time from the overrides, then the environment, then the default."""
+
+    def __init__(self, environ: Mapping[str, str], overrides: Mapping[str, str]) -> None:
+        self.environ = environ
+        self.overrides = overrides
+
+    def raw(self, name: str) -> tuple[str | None, str]:
+        spec = VARIABLE_BY_NAME[name]
+        if name in self.overrides:
+            return self.overrides[name], spec.flag or "flag"
+        value = self.environ.get(name)
+        if value is None or value.strip() == "":
+            return spec.default, ""
+        return value.strip(), ""
+
+    def fail(
+        self, name: str, value: str | None, source: str, rule: str | None = None
+    ) -> ConfigError:
+        return ConfigError(name, rule or VARIABLE_BY_NAME[name].rule, value, source)
+
+    def text(self, name: str) -> str | None:
+        return self.raw(name)[0]
+
+    def integer(self, name: str, low: int, high: int) -> int:
+        value, source = self.raw(name)
+        if value is None or not re.fullmatch(r"[+-]?[0-9]+", value.strip()):
+            raise self.fail(name, value, source)
+        number = int(value)
+        if not low <= number <= high:
+            raise self.fail(name, value, source)
+        return number
+
+    def number(self, name: str, low: float, high: float, high_open: bool = False) -> float:
+        value, source = self.raw(name)
+        try:
+            number = float(value) if value is not None else math.nan
+        except ValueError:
+            number = math.nan
+        ok = math.isfinite(number) and low <= number and (
+            number < high if high_open else number <= high
+        )
+        if not ok:
+            raise self.fail(name, value, source)
+        return number
+
+    def duration(self, name: str, high: float = _MAX_DURATION_S) -> float:
+        value, source = self.raw(name)
+        try:
+            seconds = parse_duration(value) if value is not None else 0.0
+        except ValueError:
+            seconds = 0.0
+        if not 0 < seconds <= high:
+            raise self.fail(name, value, source)
+        return seconds
+
+    def boolean(self, name: str) -> bool:
+        value, source = self.raw(name)
+        lowered = (value or "").strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise self.fail(name, value, source)
+
+
+def _check_database_url(r: _Reader) -> str:
+    value, source = r.raw("DATABASE_URL")
+    if value is None:
+        raise r.fail("DATABASE_URL", value, source)
+    if urlsplit(value).scheme not in ("postgresql", "postgres"):
+        raise r.fail("DATABASE_URL", value, source)
+    try:
+        conninfo_to_dict(value)
+    except psycopg.Error as exc:
+        # libpq's own parser: the same one that will connect later, so no surprises then.
+        raise r.fail("DATABASE_URL", value, source) from exc
+    return value
+
+
+def _check_endpoint(r: _Reader) -> str | None:
+    value, source = r.raw("S3_ENDPOINT_URL")
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise r.fail("S3_ENDPOINT_URL", value, source)
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise r.fail("S3_ENDPOINT_URL", value, source) from exc
+    return value
+
+
+def _check_key_template(r: _Reader) -> str:
+    value, source = r.raw("RFR_S3_KEY_TEMPLATE")
+    if not value:
+        raise r.fail("RFR_S3_KEY_TEMPLATE", value, source)
+    try:
+        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(value)
+                  if f is not None]
+    except ValueError as exc:
+        raise r.fail("RFR_S3_KEY_TEMPLATE", value, source) from exc
+    names = {f for f, _, _ in fields}
+    if (
+        not names <= set(_KEY_FIELDS)
+        or not {"recording_id", "session_id"} & names
+        or any(spec or conv for _, spec, conv in fields)
+        or value.startswith("/")
+    ):
+        raise r.fail("RFR_S3_KEY_TEMPLATE", value, source)
+    return value
+
+
+def _check_bootstrap(r: _Reader) -> str | None:
+    value, source = r.raw("KAFKA_BOOTSTRAP_SERVERS")
+    if value is None:
+        return None
+    for server in value.split(","):
+        host, sep, port = server.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise r.fail("KAFKA_BOOTSTRAP_SERVERS", value, source)
+    return value
+
+
+def _check_kafka_security(r: _Reader) -> tuple[str, str | None, str | None, str | None]:
+    protocol, source = r.raw("KAFKA_SECURITY_PROTOCOL")
+    protocol = (protocol or "").upper()
+    if protocol not in _SECURITY_PROTOCOLS:
+        raise r.fail("KAFKA_SECURITY_PROTOCOL", protocol, source)
+    mechanism, source = r.raw("KAFKA_SASL_MECHANISM")
+    username = r.text("KAFKA_SASL_USERNAME")
+    password = r.text("KAFKA_SASL_PASSWORD")
+    if mechanism is not None:
+        mechanism = mechanism.upper()
+        if mechanism not in _SASL_MECHANISMS:
+            raise r.fail("KAFKA_SASL_MECHANISM", mechanism, source)
+    if protocol.startswith("SASL_"):
+        for name, value in (
+            ("KAFKA_SASL_MECHANISM", mechanism),
+            ("KAFKA_SASL_USERNAME", username),
+            ("KAFKA_SASL_PASSWORD", password),
+        ):
+            if value is None:
+                raise r.fail(name, None, "", f"set when KAFKA_SECURITY_PROTOCOL is {protocol}")
+    return protocol, mechanism, username, password
+
+
+def _check_sql_dir(r: _Reader) -> Path:
+    value, source = r.raw("RFR_SQL_DIR")
+    if value is None:
+        return DEFAULT_SQL_DIR
+    path = Path(value).expanduser()
+    if not (path / "migrations").is_dir() or not (path / "functions").is_dir():
+        raise r.fail("RFR_SQL_DIR", value, source)
+    return path.resolve()
+
+
+def load_settings(
+    environ: Mapping[str, str], overrides: Mapping[str, str] | None = None
+) -> Settings:
+    """Validates ``environ`` (overridden by ``overrides``, keyed by variable name).
+
+    Raises ``ConfigError`` for the first variable that breaks its rule. Touches nothing outside
+    this process: no connection, no file but the ``RFR_SQL_DIR`` check.
+    """
+    r = _Reader(environ, overrides or {})
+
+    bucket = r.text("RFR_S3_BUCKET") or ""
+    if not _BUCKET.match(bucket) or ".." in bucket:
+        raise r.fail("RFR_S3_BUCKET", bucket, r.raw("RFR_S3_BUCKET")[1])
+    topic = r.text("RFR_TOPIC") or ""
+    if not _TOPIC.match(topic) or topic in (".", ".."):
+        raise r.fail("RFR_TOPIC", topic, r.raw("RFR_TOPIC")[1])
+
+    backoff_base = r.duration("RFR_BACKOFF_BASE")
+    backoff_cap = r.duration("RFR_BACKOFF_CAP")
+    if backoff_cap < backoff_base:
+        raise r.fail("RFR_BACKOFF_CAP", r.text("RFR_BACKOFF_CAP"), r.raw("RFR_BACKOFF_CAP")[1])
+    lock_ttl = r.duration("RFR_LOCK_TTL", high=_MAX_LOCK_TTL_S)
+    max_run = r.duration("RFR_MAX_RUN_DURATION")
+    if lock_ttl <= max_run:
+        raise r.fail("RFR_LOCK_TTL", r.text("RFR_LOCK_TTL"), r.raw("RFR_LOCK_TTL")[1])
+    s3_timeout = r.duration("RFR_S3_TIMEOUT")
+    # An S3 check must end well inside the lock's lifetime, or a slow check could outlive it.
+    if s3_timeout >= lock_ttl / 2:
+        raise r.fail("RFR_S3_TIMEOUT", r.text("RFR_S3_TIMEOUT"), r.raw("RFR_S3_TIMEOUT")[1])
+    protocol, mechanism, username, password = _check_kafka_security(r)
+
+    return Settings(
+        database_url=_check_database_url(r),
+        s3_endpoint_url=_check_endpoint(r),
+        s3_region=r.text("AWS_REGION") or r.text("AWS_DEFAULT_REGION") or "us-east-1",
+        aws_access_key_id=r.text("AWS_ACCESS_KEY_ID"),
+        aws_secret_access_key=r.text("AWS_SECRET_ACCESS_KEY"),
+        aws_session_token=r.text("AWS_SESSION_TOKEN"),
+        s3_bucket=bucket,
+        s3_key_template=_check_key_template(r),
+        s3_timeout=s3_timeout,
+        s3_concurrency=r.integer("RFR_S3_CONCURRENCY", 1, 256),
+        kafka_bootstrap_servers=_check_bootstrap(r),
+        kafka_security_protocol=protocol,
+        kafka_sasl_mechanism=mechanism,
+        kafka_sasl_username=username,
+        kafka_sasl_password=password,
+        topic=topic,
+        relay_batch_size=r.integer("RFR_RELAY_BATCH_SIZE", 1, 10000),
+        recordings_enabled=r.boolean("RECORDINGS_ENABLED"),
+        polling_interval=r.duration("RFR_POLLING_INTERVAL"),
+        batch_size=r.integer("RFR_BATCH_SIZE", 1, 10000),
+        max_attempts=r.integer("RFR_MAX_ATTEMPTS", 1, _INT32_MAX),
+        finalize_sla_timeout=r.duration("RFR_FINALIZE_SLA_TIMEOUT"),
+        backoff_base=backoff_base,
+        backoff_factor=r.number("RFR_BACKOFF_FACTOR", 1.0, math.inf, high_open=True),
+        backoff_cap=backoff_cap,
+        backoff_jitter=r.number("RFR_BACKOFF_JITTER", 0.0, 1.0, high_open=True),
+        lock_ttl=lock_ttl,
+        max_run_duration=max_run,
+        lock_key=r.integer("RFR_LOCK_KEY", *_INT64),
+        metrics_port=r.integer("RFR_METRICS_PORT", 0, 65535),
+        sql_dir=_check_sql_dir(r),
+    )
+
+
+def require_kafka(settings: Settings) -> None:
+    """run and run-once publish: they need the brokers."""
+    if not settings.kafka_bootstrap_servers:
+        raise ConfigError("KAFKA_BOOTSTRAP_SERVERS", VARIABLE_BY_NAME[
+            "KAFKA_BOOTSTRAP_SERVERS"].rule, None)
+

@@ -1,0 +1,441 @@
+"""One cycle of the safety net: lock → claim → check → apply (until done) → relay → gauges.
+
+No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own
+(autocommit), the HEADs run in a bounded thread pool, and each verdict is applied by one
+``apply_outcome`` statement — its own short transaction — from this thread.
+
+Three things stop a cycle early. The stop event (SIGTERM/SIGINT) is checked before every
+storage call and between rows: the row being applied is applied whole or not at all, the rows
+not yet checked keep the backoff their claim set. ``RFR_MAX_RUN_DURATION`` ends claiming. And a
+client-side deadline at the lock TTL: past it the server may already have ended the lock's
+session (``idle_session_timeout``) and another runner may own the rows, so nothing more is
+written — any stale verdict would be a no-op anyway, thanks to the claim token.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+from uuid import uuid4
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from driver import queries, tracing
+from driver.config import Settings
+from driver.db import RunnerLock
+from driver.errors import SqlState, describe, sqlstate
+from driver.logs import log
+from driver.metrics import Metrics
+from driver.queries import AppliedResult, ClaimedRow
+from driver.storage import (
+    CONFIG_ERROR,
+    FOUND,
+    INVALID_METADATA,
+    Storage,
+    StorageConfigError,
+    Verdict,
+)
+
+# Stop writing this long before the lock TTL runs out: the server's clock and ours differ a bit.
+LOCK_MARGIN_S = 1.0
+# How often the apply loop wakes up to look at the stop event while HEADs are in flight.
+POLL_S = 0.2
+
+
+class RelayResultLike(Protocol):
+    @property
+    def published(self) -> int: ...
+
+
+class RelayLike(Protocol):
+    def drain(self, deadline: float, stop: threading.Event) -> RelayResultLike: ...
+
+
+@dataclass
+class Context:
+    """What a cycle works with; built once by the CLI and shared by every cycle."""
+
+    settings: Settings
+    pool: ConnectionPool[psycopg.Connection[Any]]
+    storage: Storage
+    metrics: Metrics
+    relay: RelayLike | None = None
+
+
+@dataclass
+class CycleSummary:
+    """What one cycle did; ``to_json()`` is what ``run-once`` prints."""
+
+    job_run_id: str
+    as_of: datetime
+    claimed: int = 0
+    reconciled: int = 0
+    failed: int = 0
+    republished: int = 0
+    closed: int = 0
+    deferred: int = 0
+    quarantined: int = 0
+    backoff: int = 0
+    stale: int = 0
+    terminal: int = 0
+    released: int = 0
+    config_error: bool = False
+    published: int = 0
+    duration_ms: int = 0
+    skipped: bool = False
+    disabled: bool = False
+    error: str | None = None
+
+    @property
+    def result(self) -> str:
+        """The ``result`` label of ``…_cycles_total``."""
+        if self.disabled:
+            return "disabled"
+        if self.skipped:
+            return "skipped"
+        if self.error is not None:
+            return "error"
+        if self.config_error:
+            return "config_error"
+        return "ok"
+
+    @property
+    def ok(self) -> bool:
+        """False when the cycle failed (an error or a configuration failure)."""
+        return self.result in ("ok", "skipped", "disabled")
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "claimed": self.claimed,
+            "reconciled": self.reconciled,
+            "failed": self.failed,
+            "republished": self.republished,
+            "closed": self.closed,
+            "deferred": self.deferred,
+            "quarantined": self.quarantined,
+            "backoff": self.backoff,
+            "stale": self.stale,
+            "terminal": self.terminal,
+            "released": self.released,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "jobRunId": self.job_run_id,
+            "asOf": self.as_of.isoformat().replace("+00:00", "Z"),
+            **self.counts(),
+            "configError": self.config_error,
+            "published": self.published,
+            "durationMs": self.duration_ms,
+            "skipped": self.skipped,
+            "disabled": self.disabled,
+            "error": self.error,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+
+class _Deadline(Exception):
+    """The cycle reached the lock TTL; it stops writing."""
+
+
+def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
+    """Runs one cycle and returns its summary; never raises for a failed cycle (the summary's
+    ``error`` says what failed, the metrics and the log count it)."""
+    started = time.monotonic()
+    summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC))
+    if not ctx.settings.recordings_enabled:
+        summary.disabled = True
+        log("cycle idle", jobRunId=summary.job_run_id,
+            message="recordings are disabled (RECORDINGS_ENABLED=false): the worker idles")
+    else:
+        try:
+            with RunnerLock(ctx.settings) as lock:
+                if not lock.acquired:
+                    summary.skipped = True
+                    log("cycle skipped", jobRunId=summary.job_run_id,
+                        reason="another runner holds the lock")
+                else:
+                    with tracing.cycle_span(summary.job_run_id):
+                        _locked_cycle(ctx, stop, summary, started)
+        except _Deadline:
+            summary.error = "LockTtlExceeded"
+            log("cycle aborted", level="error", jobRunId=summary.job_run_id,
+                message="the cycle ran into the lock TTL and stopped writing",
+                lockTtlSeconds=ctx.settings.lock_ttl)
+        except Exception as err:  # noqa: BLE001 - the cycle boundary: log, count, retry next tick
+            summary.error = describe(err)
+            fields: dict[str, Any] = {"error": describe(err), "detail": str(err)}
+            log("cycle failed", level="error", jobRunId=summary.job_run_id,
+                **fields, **summary.counts())
+    elapsed = time.monotonic() - started
+    summary.duration_ms = round(elapsed * 1000)
+    ctx.metrics.observe_cycle(summary.result, elapsed)
+    if not (summary.skipped or summary.disabled or summary.error):
+        log("cycle completed", jobRunId=summary.job_run_id, result=summary.result,
+            **summary.counts(), published=summary.published, durationMs=summary.duration_ms)
+    return summary
+
+
+def run_loop(ctx: Context, stop: threading.Event) -> None:
+    """``run``: a cycle every polling interval until stopped. Cycles never overlap: the next
+    one starts an interval after the previous one started, or at once if it overran."""
+    while not stop.is_set():
+        tick = time.monotonic()
+        run_cycle(ctx, stop)
+        stop.wait(max(0.0, tick + ctx.settings.polling_interval - time.monotonic()))
+
+
+def _locked_cycle(
+    ctx: Context, stop: threading.Event, summary: CycleSummary, started: float
+) -> None:
+    settings = ctx.settings
+    lock_deadline = started + settings.lock_ttl - LOCK_MARGIN_S
+    log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
+
+    try:
+        bucket_confirmed = ctx.storage.check_bucket()
+    except StorageConfigError as err:
+        _config_error(ctx, summary, err.code)
+    else:
+        if not bucket_confirmed:
+            log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
+                message="the bucket could not be confirmed: no row fails, rows back off")
+        with ctx.pool.connection() as conn:
+            _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
+
+    if ctx.relay is not None and not stop.is_set():
+        summary.published = ctx.relay.drain(lock_deadline, stop).published
+    with ctx.pool.connection() as conn:
+        ctx.metrics.update_from_stats(queries.stats(conn, settings.topic))
+
+
+def _claim_loop(
+    ctx: Context,
+    conn: queries.Connection,
+    stop: threading.Event,
+    summary: CycleSummary,
+    started: float,
+    lock_deadline: float,
+    bucket_confirmed: bool,
+) -> None:
+    settings = ctx.settings
+    claim_until = started + settings.max_run_duration
+    while not stop.is_set():
+        if time.monotonic() >= claim_until:
+            log("max run duration reached", jobRunId=summary.job_run_id,
+                message="claiming stops; the rest waits for the next cycle")
+            return
+        rows = queries.claim_due(conn, settings)
+        if not rows:
+            return
+        summary.claimed += len(rows)
+        actions = Counter(row.action for row in rows)
+        log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows), actions=dict(actions))
+        _settled_at_claim(ctx, rows, summary)
+
+        reconcile = [row for row in rows if row.action == "reconcile"]
+        if reconcile:
+            if not bucket_confirmed:
+                try:
+                    bucket_confirmed = ctx.storage.check_bucket()
+                except StorageConfigError as err:
+                    _release_all(ctx, conn, reconcile, err.code, summary, lock_deadline)
+                    _config_error(ctx, summary, err.code)
+                    return
+            if not _check_and_apply(
+                ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline
+            ):
+                return
+        # A short batch means nothing else was due when it was claimed: done for this cycle
+        # (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next one).
+        if len(rows) < settings.batch_size:
+            return
+
+
+def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummary) -> None:
+    """Counts and logs the rows claim_due settled itself (no S3 check needed)."""
+    for row in rows:
+        rid = row.recording_id
+        if row.action == "republished":
+            summary.republished += 1
+            ctx.metrics.republished_total.inc()
+            log("recording republished", jobRunId=summary.job_run_id, recordingId=rid)
+        elif row.action == "quarantined":
+            summary.quarantined += 1
+            ctx.metrics.quarantined_total.inc()
+            log("recording quarantined", level="warning", jobRunId=summary.job_run_id,
+                recordingId=rid, attempts=row.attempts, reason=row.detail)
+        elif row.action == "closed":
+            summary.closed += 1
+        elif row.action == "deferred":
+            summary.deferred += 1
+        else:
+            continue
+        with tracing.attempt_span(str(rid), row.action, row.attempts):
+            pass  # settled inside claim_due: the span marks the attempt, it has no work of its own
+
+
+def _check_and_apply(
+    ctx: Context,
+    conn: queries.Connection,
+    rows: list[ClaimedRow],
+    bucket_confirmed: bool,
+    stop: threading.Event,
+    summary: CycleSummary,
+    lock_deadline: float,
+) -> bool:
+    """HEADs ``rows`` with bounded concurrency and applies each verdict as it arrives.
+
+    Returns False when the cycle must stop (stop requested, configuration failure).
+    """
+    settings = ctx.settings
+    config_failed = threading.Event()
+
+    def check(row: ClaimedRow) -> tuple[Verdict | None, float]:
+        # Checked before every storage call: a stop, a configuration failure of another row,
+        # or a check that could not finish before the lock TTL means no call at all.
+        if stop.is_set() or config_failed.is_set():
+            return None, 0.0
+        if time.monotonic() + settings.s3_timeout > lock_deadline:
+            return None, 0.0
+        t0 = time.monotonic()
+        verdict = ctx.storage.check(row, bucket_confirmed)
+        return verdict, time.monotonic() - t0
+
+    executor = ThreadPoolExecutor(
+        max_workers=min(settings.s3_concurrency, len(rows)), thread_name_prefix="s3-check"
+    )
+    futures: dict[Future[tuple[Verdict | None, float]], ClaimedRow] = {
+        executor.submit(check, row): row for row in rows
+    }
+    unapplied = dict.fromkeys(futures.values(), True)
+    try:
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                if stop.is_set():
+                    return False
+                row = futures[future]
+                verdict, check_s = future.result()
+                if verdict is None:
+                    continue  # not checked: the claim's backoff stands
+                if verdict.outcome == CONFIG_ERROR:
+                    config_failed.set()
+                    left = [r for r in rows if unapplied.get(r)]
+                    _release_all(ctx, conn, left, verdict.error or "ConfigError", summary,
+                                 lock_deadline)
+                    _config_error(ctx, summary, verdict.error or "ConfigError")
+                    return False
+                _apply(ctx, conn, row, verdict, summary, lock_deadline, check_s)
+                unapplied.pop(row, None)
+            if stop.is_set():
+                return False
+        return not stop.is_set()
+    finally:
+        # Checks still in flight end on their own (bounded by the S3 timeouts); their
+        # verdicts are dropped, and the rows keep the backoff set at claim.
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _check_deadline(lock_deadline: float) -> None:
+    if time.monotonic() >= lock_deadline:
+        raise _Deadline
+
+
+def _apply(
+    ctx: Context,
+    conn: queries.Connection,
+    row: ClaimedRow,
+    verdict: Verdict,
+    summary: CycleSummary,
+    lock_deadline: float,
+    check_s: float = 0.0,
+) -> AppliedResult:
+    _check_deadline(lock_deadline)
+    with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
+        try:
+            result = queries.apply_outcome(conn, row, verdict, ctx.settings)
+        except psycopg.Error as err:
+            if verdict.outcome != FOUND or sqlstate(err) != SqlState.INVALID_FILE_METADATA:
+                raise
+            # The database refused the metadata (RF002): the binary exists but is unusable.
+            reason = err.diag.message_primary or "unusable file metadata"
+            verdict = Verdict(INVALID_METADATA, error=reason)
+            result = queries.apply_outcome(conn, row, verdict, ctx.settings)
+        span.set_attribute("outcome", verdict.outcome)
+        span.set_attribute("result", result.result)
+        span.set_attribute("check_ms", round(check_s * 1000))
+    _record(ctx, row, verdict, result, summary)
+    return result
+
+
+def _record(
+    ctx: Context, row: ClaimedRow, verdict: Verdict, result: AppliedResult, summary: CycleSummary
+) -> None:
+    """Counts and logs one applied verdict by the database's answer (not by our guess)."""
+    job = summary.job_run_id
+    rid = row.recording_id
+    attempts = result.attempts if result.attempts is not None else row.attempts
+    if result.result == "reconciled":
+        summary.reconciled += 1
+        ctx.metrics.reconciled_total.inc()
+        log("recording reconciled", jobRunId=job, recordingId=rid, sessionId=row.session_id,
+            fileId=verdict.file_id, attempts=attempts)
+    elif result.result == "failed":
+        summary.failed += 1
+        ctx.metrics.failed_total.inc()
+        log("recording failed", level="warning", jobRunId=job, recordingId=rid,
+            sessionId=row.session_id, failureReason="Timeout", attempts=attempts)
+    elif result.result == "backoff":
+        summary.backoff += 1
+        log("recording backoff", jobRunId=job, recordingId=rid, attempts=attempts,
+            error=verdict.error)
+    elif result.result == "quarantined":
+        summary.quarantined += 1
+        ctx.metrics.quarantined_total.inc()
+        reason = verdict.error if verdict.outcome == INVALID_METADATA else (
+            f"MaxAttemptsExceeded: {verdict.error}")
+        log("recording quarantined", level="warning", jobRunId=job, recordingId=rid,
+            attempts=attempts, reason=reason)
+    elif result.result == "released":
+        summary.released += 1
+    elif result.result == "terminal":
+        summary.terminal += 1
+        log("recording already terminal", jobRunId=job, recordingId=rid,
+            message="the version guard left it alone")
+    elif result.result == "stale":
+        summary.stale += 1
+        log("stale claim", jobRunId=job, recordingId=rid,
+            message="another runner re-claimed or settled the row")
+
+
+def _release_all(
+    ctx: Context,
+    conn: queries.Connection,
+    rows: list[ClaimedRow],
+    code: str,
+    summary: CycleSummary,
+    lock_deadline: float,
+) -> None:
+    """A configuration failure: the rows get their attempt back and are due again."""
+    verdict = Verdict(CONFIG_ERROR, error=code)
+    for row in rows:
+        _apply(ctx, conn, row, verdict, summary, lock_deadline)
+
+
+def _config_error(ctx: Context, summary: CycleSummary, code: str) -> None:
+    summary.config_error = True
+    ctx.metrics.config_errors_total.inc()
+    log("config error", level="error", jobRunId=summary.job_run_id,
+        message="file storage refused the bucket: cycle stopped, no attempt counted",
+        bucket=ctx.settings.s3_bucket, error=code)

@@ -1,0 +1,119 @@
+"""Database connections: a small pool for the work, a dedicated connection for the lock.
+
+Every connection carries ``application_name=recording-finalize`` and an
+``idle_in_transaction_session_timeout``. The single-runner lock is a session advisory lock, so
+it lives on its own unpooled connection whose ``idle_session_timeout`` equals the lock TTL: a
+paused or hung holder loses the lock on the server's side instead of holding it forever.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool
+
+from driver import queries
+from driver.config import Settings
+from driver.errors import describe
+from driver.logs import log
+
+APPLICATION_NAME = "recording-finalize"
+# Connections used one at a time by the cycle, then by the relay; a little headroom for both.
+POOL_MAX_SIZE = 4
+# How long a caller waits for a pooled connection (or for the server to accept one).
+POOL_TIMEOUT_S = 10.0
+CONNECT_TIMEOUT_S = 10
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def conninfo(settings: Settings, *, idle_session_timeout_s: float | None = None) -> str:
+    """``DATABASE_URL`` plus the session settings the worker needs, as a libpq conninfo.
+
+    Options already in the URL are kept; ours are appended (a later ``-c`` wins in PostgreSQL).
+    """
+    params: dict[str, Any] = conninfo_to_dict(settings.database_url)
+    timeouts = {"idle_in_transaction_session_timeout": _ms(settings.lock_ttl)}
+    if idle_session_timeout_s is not None:
+        timeouts["idle_session_timeout"] = _ms(idle_session_timeout_s)
+    options = " ".join(f"-c {name}={value}" for name, value in timeouts.items())
+    params["options"] = f"{params['options']} {options}" if params.get("options") else options
+    params["application_name"] = APPLICATION_NAME
+    params.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
+    # Keepalives notice a peer that vanished from the network (not a hung one: see cycle.py).
+    params.setdefault("keepalives", "1")
+    params.setdefault("keepalives_idle", "30")
+    params.setdefault("keepalives_interval", "10")
+    params.setdefault("keepalives_count", "3")
+    return make_conninfo("", **params)
+
+
+def connect(settings: Settings) -> psycopg.Connection[Any]:
+    """One autocommit connection (status, requeue): every statement is its own transaction."""
+    return psycopg.connect(conninfo(settings), autocommit=True)
+
+
+def open_pool(settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
+    """The work pool: autocommit connections, checked before each use, so a connection broken
+    by a database restart is replaced on the next cycle without anyone stepping in."""
+    return ConnectionPool(
+        conninfo(settings),
+        min_size=1,
+        max_size=POOL_MAX_SIZE,
+        kwargs={"autocommit": True},
+        check=ConnectionPool.check_connection,
+        timeout=POOL_TIMEOUT_S,
+        name="recording-finalize",
+        open=True,
+    )
+
+
+class RunnerLock:
+    """The single-runner lock for one cycle, on a dedicated connection.
+
+    ``with RunnerLock(settings) as lock:`` — ``lock.acquired`` tells whether this process runs
+    the cycle; leaving the block unlocks and closes the connection (closing alone releases a
+    session lock too, so a failed unlock is only logged).
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._conn: psycopg.Connection[Any] | None = None
+        self.acquired = False
+
+    def __enter__(self) -> RunnerLock:
+        self._conn = psycopg.connect(
+            conninfo(self._settings, idle_session_timeout_s=self._settings.lock_ttl),
+            autocommit=True,
+        )
+        try:
+            self.acquired = queries.try_lock_runner(self._conn, self._settings.lock_key)
+        except BaseException:
+            self._conn.close()
+            self._conn = None
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            if self.acquired and not conn.closed:
+                queries.unlock_runner(conn, self._settings.lock_key)
+        except psycopg.Error as err:
+            # The server may have ended the session (idle_session_timeout): the lock is gone.
+            log("runner lock connection lost", level="warning", error=describe(err))
+        finally:
+            conn.close()
+            self.acquired = False

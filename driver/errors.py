@@ -1,0 +1,41 @@
+"""The ``RF`` SQLSTATE class of ``sql/README.md``, mirrored as one enum.
+
+The driver reacts to database errors by SQLSTATE only, never by message text.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import psycopg
+
+
+class SqlState(StrEnum):
+    INVALID_PARAMETER = "RF001"
+    INVALID_FILE_METADATA = "RF002"
+    RECORDING_NOT_FOUND = "RF003"
+    SESSION_NOT_FOUND = "RF004"
+    FINALIZE_ROW_NOT_FOUND = "RF005"
+    NOT_QUARANTINED = "RF006"
+    RECORDING_CONFLICT = "RF007"
+    TERMINAL_RECORDING_IMMUTABLE = "RF008"
+
+
+def sqlstate(exc: psycopg.Error) -> SqlState | None:
+    """The project SQLSTATE of ``exc``, or None for any other error."""
+    try:
+        return SqlState(exc.sqlstate or "")
+    except ValueError:
+        return None
+
+
+def describe(exc: BaseException) -> str:
+    """A short, log-safe description of an error: its class and SQLSTATE, no message text.
+
+    Server messages may quote connection details or data; the class and code are enough to
+    tell what happened and carry nothing of either.
+    """
+    name = type(exc).__name__
+    if isinstance(exc, psycopg.Error) and exc.sqlstate:
+        return f"{name} {exc.sqlstate}"
+    return name

@@ -1,0 +1,92 @@
+"""One structured logger: a JSON object per line on stderr.
+
+Every line has ``ts``, ``level`` and ``event``, then the caller's fields. Before a line is
+written, anything that looks like a URL is cut to its scheme (``https://…``) and every
+registered secret (the database password, the S3 secret key, the SASL password) is replaced by
+``***``: no log line may carry an address, a credential or a binary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import IO, Any
+from uuid import UUID
+
+# scheme://anything-up-to-whitespace-or-quote; the scheme is kept so a reader sees what it was.
+_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*)://[^\s\"'<>]*")
+_MAX_FIELD = 2000
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_stream: IO[str] | None = None
+
+
+def add_secrets(values: Iterable[str | None]) -> None:
+    """Registers values that must never be printed (empty and very short ones are ignored)."""
+    with _lock:
+        # A one- or two-character "secret" would mangle every line; such a password is no
+        # secret anyway.
+        _secrets.update(v for v in values if v and len(v) >= 3)
+
+
+def set_stream(stream: IO[str] | None) -> None:
+    """Redirects the log (tests); None means the process's current stderr."""
+    global _stream
+    _stream = stream
+
+
+def redact(text: str) -> str:
+    """``text`` with URLs cut to their scheme and the registered secrets masked."""
+    for secret in sorted(_secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    text = _URL.sub(r"\1://…", text)
+    if len(text) > _MAX_FIELD:
+        text = text[:_MAX_FIELD] + "…"
+    return text
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of ``value``; strings are redacted, bytes never printed."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        # json.dumps would print NaN/Infinity, which is not JSON.
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, UUID | Path):
+        return str(value)
+    if isinstance(value, Enum):
+        return _plain(value.value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    return redact(str(value))
+
+
+def log(event: str, /, *, level: str = "info", **fields: Any) -> None:
+    """Writes one JSON line: ``{"ts", "level", "event", **fields}``."""
+    record: dict[str, Any] = {
+        "ts": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "level": level,
+        "event": redact(event),
+    }
+    for key, value in fields.items():
+        record[key] = _plain(value)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    with _lock:
+        stream = _stream if _stream is not None else sys.stderr
+        stream.write(line)
+        stream.flush()

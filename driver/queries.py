@@ -1,0 +1,232 @@
+"""Every SQL statement the driver sends, as named functions over a psycopg connection.
+
+The driver calls the functions of ``sql/functions`` (their ``COMMENT ON`` is the contract) and
+builds no SQL anywhere else. Each call is one statement: on an autocommit connection it is its
+own transaction, so ``apply_outcome`` is all-or-nothing in a single round trip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import class_row
+
+if TYPE_CHECKING:
+    from driver.config import Settings
+    from driver.storage import Verdict
+
+Connection = psycopg.Connection[Any]
+
+
+@dataclass(frozen=True)
+class ClaimedRow:
+    """One row of ``claim_due``; ``action`` is reconcile, republished, closed, deferred or
+    quarantined, and only reconcile rows carry a ``claim_token``."""
+
+    recording_id: UUID
+    session_kind: str
+    session_id: UUID
+    action: str
+    attempts: int
+    claim_token: UUID | None
+    recording_version: int | None
+    detail: str | None
+
+
+@dataclass(frozen=True)
+class AppliedResult:
+    """``result`` is reconciled, failed, backoff, quarantined, released, stale or terminal."""
+
+    result: str
+    finalize_status: str | None
+    attempts: int | None
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    """A leased integration-outbox row: ``payload`` is the exact text to publish."""
+
+    id: int
+    message_key: str
+    payload: str
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Stats:
+    backlog: int
+    due: int
+    oldest_age_seconds: float
+    quarantined: int
+    publish_backlog: int
+    oldest_unpublished_age_seconds: float
+
+
+@dataclass(frozen=True)
+class QuarantinedRow:
+    recording_id: UUID
+    session_kind: str
+    session_id: UUID
+    attempts: int
+    last_error: str | None
+    quarantined_at: datetime
+
+
+@dataclass(frozen=True)
+class RequeuedRow:
+    recording_id: UUID
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+
+
+CLAIM_DUE = """
+select recording_id, session_kind, session_id, action, attempts, claim_token,
+    recording_version, detail
+from recording_finalize.claim_due(
+    p_batch_size => %(batch_size)s,
+    p_max_attempts => %(max_attempts)s,
+    p_sla_timeout => %(sla_timeout)s,
+    p_backoff_base => %(backoff_base)s,
+    p_backoff_factor => %(backoff_factor)s,
+    p_backoff_cap => %(backoff_cap)s,
+    p_backoff_jitter => %(backoff_jitter)s,
+    p_topic => %(topic)s
+)
+"""
+
+APPLY_OUTCOME = """
+select result, finalize_status, attempts
+from recording_finalize.apply_outcome(
+    p_recording_id => %(recording_id)s,
+    p_claim_token => %(claim_token)s,
+    p_outcome => %(outcome)s,
+    p_file_id => %(file_id)s,
+    p_size_bytes => %(size_bytes)s,
+    p_duration_seconds => %(duration_seconds)s,
+    p_format => %(format)s,
+    p_error => %(error)s,
+    p_max_attempts => %(max_attempts)s,
+    p_topic => %(topic)s
+)
+"""
+
+RELAY_CLAIM = """
+select id, message_key, payload, headers
+from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_topic => %s)
+"""
+
+RELAY_MARK_PUBLISHED = "select recording_finalize.relay_mark_published(p_ids => %s::bigint[])"
+
+TRY_LOCK_RUNNER = "select recording_finalize.try_lock_runner(p_lock_key => %s)"
+
+UNLOCK_RUNNER = "select recording_finalize.unlock_runner(p_lock_key => %s)"
+
+STATS = """
+select backlog, due, oldest_age_seconds, quarantined, publish_backlog,
+    oldest_unpublished_age_seconds
+from recording_finalize.stats(p_topic => %s)
+"""
+
+QUARANTINED_ROWS = """
+select recording_id, session_kind, session_id, attempts, last_error, quarantined_at
+from recording_finalize.quarantined_rows(p_limit => %s)
+"""
+
+REQUEUE = """
+select recording_id, status, attempts, next_attempt_at, last_error
+from recording_finalize.requeue(p_recording_id => %s)
+"""
+
+
+def _seconds(value: float) -> timedelta:
+    return timedelta(seconds=value)
+
+
+def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
+    """Claims one batch (settles republish/closed/deferred/quarantined rows in the same call)."""
+    params = {
+        "batch_size": settings.batch_size,
+        "max_attempts": settings.max_attempts,
+        "sla_timeout": _seconds(settings.finalize_sla_timeout),
+        "backoff_base": _seconds(settings.backoff_base),
+        "backoff_factor": settings.backoff_factor,
+        "backoff_cap": _seconds(settings.backoff_cap),
+        "backoff_jitter": settings.backoff_jitter,
+        "topic": settings.topic,
+    }
+    with conn.cursor(row_factory=class_row(ClaimedRow)) as cur:
+        return cur.execute(CLAIM_DUE, params).fetchall()
+
+
+def apply_outcome(
+    conn: Connection, row: ClaimedRow, verdict: Verdict, settings: Settings
+) -> AppliedResult:
+    """Records one verdict: one statement, one transaction. Raises RF002 for unusable
+    ``found`` metadata (the caller re-applies it as invalid_metadata)."""
+    params = {
+        "recording_id": row.recording_id,
+        "claim_token": row.claim_token,
+        "outcome": verdict.outcome,
+        "file_id": verdict.file_id,
+        "size_bytes": verdict.size_bytes,
+        "duration_seconds": verdict.duration_seconds,
+        "format": verdict.format,
+        "error": verdict.error,
+        "max_attempts": settings.max_attempts,
+        "topic": settings.topic,
+    }
+    with conn.cursor(row_factory=class_row(AppliedResult)) as cur:
+        result = cur.execute(APPLY_OUTCOME, params).fetchone()
+    if result is None:  # the function always returns one row; guard the contract anyway
+        raise RuntimeError("apply_outcome returned no row")
+    return result
+
+
+def relay_claim(conn: Connection, limit: int, lease_s: float, topic: str) -> list[OutboxRow]:
+    """Leases up to ``limit`` unpublished rows of ``topic`` for ``lease_s`` seconds."""
+    with conn.cursor(row_factory=class_row(OutboxRow)) as cur:
+        return cur.execute(RELAY_CLAIM, (limit, _seconds(lease_s), topic)).fetchall()
+
+
+def relay_mark_published(conn: Connection, ids: list[int]) -> int:
+    """Marks the broker-acknowledged rows published; returns how many it marked."""
+    row = conn.execute(RELAY_MARK_PUBLISHED, (ids,)).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def try_lock_runner(conn: Connection, key: int) -> bool:
+    row = conn.execute(TRY_LOCK_RUNNER, (key,)).fetchone()
+    return bool(row and row[0])
+
+
+def unlock_runner(conn: Connection, key: int) -> bool:
+    row = conn.execute(UNLOCK_RUNNER, (key,)).fetchone()
+    return bool(row and row[0])
+
+
+def stats(conn: Connection, topic: str) -> Stats:
+    with conn.cursor(row_factory=class_row(Stats)) as cur:
+        result = cur.execute(STATS, (topic,)).fetchone()
+    if result is None:
+        raise RuntimeError("stats returned no row")
+    return result
+
+
+def quarantined_rows(conn: Connection, limit: int) -> list[QuarantinedRow]:
+    with conn.cursor(row_factory=class_row(QuarantinedRow)) as cur:
+        return cur.execute(QUARANTINED_ROWS, (limit,)).fetchall()
+
+
+def requeue(conn: Connection, recording_id: UUID) -> RequeuedRow:
+    """Quarantined → Pending. Raises RF005 (no finalize row) or RF006 (not quarantined)."""
+    with conn.cursor(row_factory=class_row(RequeuedRow)) as cur:
+        result = cur.execute(REQUEUE, (recording_id,)).fetchone()
+    if result is None:
+        raise RuntimeError("requeue returned no row")
+    return result
