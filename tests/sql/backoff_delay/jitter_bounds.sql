@@ -11,8 +11,12 @@ select ok(
     (select bool_and(s between 216 and 264) from samples),
     'd = 240 s, J = 0.1: every one of 2000 delays is within [216 s, 264 s]'
 );
-select cmp_ok((select min(s) from samples), '<', 220::numeric, 'the low end of the band is reached');
-select cmp_ok((select max(s) from samples), '>', 260::numeric, 'the high end of the band is reached');
+select cmp_ok(
+    (select min(s) from samples), '<', 220::numeric, 'the low end of the band is reached'
+);
+select cmp_ok(
+    (select max(s) from samples), '>', 260::numeric, 'the high end of the band is reached'
+);
 select ok(
     (select avg(s) between 237 and 243 from samples),
     'the jitter is centred on d'

@@ -1,0 +1,35 @@
+-- relay_claim returns the exact text to publish: valid JSON equal to the stored jsonb.
+begin;
+select plan(5);
+
+select tests.clean_slate();
+select tests.make_session('Conference') as session \gset
+select tests.make_recording('Conference', :'session', 'Available') as rec \gset
+select recording_finalize.enqueue_available(:'rec', 'pin.messenger.call-recording-available.v1')
+    as enqueued \gset
+
+create temp table claimed as select * from recording_finalize.relay_claim();
+
+select is(
+    pg_typeof((select payload from claimed))::text, 'text',
+    'the payload comes back as text'
+);
+select is(
+    (select payload::jsonb from claimed),
+    (select payload from messenger.integration_outbox),
+    'the text parses as JSON equal to the stored payload'
+);
+select is(
+    (select payload from claimed),
+    (select payload::text from messenger.integration_outbox),
+    'it is the canonical rendering of the stored jsonb'
+);
+select results_eq(
+    'select message_key, headers from claimed',
+    'select message_key, headers from messenger.integration_outbox',
+    'message key and headers are the stored ones'
+);
+select is((select message_key from claimed), :'session'::text, 'the key is the session id');
+
+select * from finish();
+rollback;

@@ -1,0 +1,63 @@
+-- stats: backlog, due, oldest age, quarantined and publish backlog on a known fixture.
+begin;
+select plan(4);
+
+select tests.clean_slate();
+
+select results_eq(
+    'select * from recording_finalize.stats()',
+    $$values (0::bigint, 0::bigint, 0::double precision, 0::bigint, 0::bigint,
+        0::double precision)$$,
+    'an empty table: all gauges are 0'
+);
+
+-- Pending: two due (created 2 h and 1 h ago), one in the future (created 10 min ago).
+select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 0,
+    now() - interval '1 minute', 'Pending', now() - interval '2 hours') is not null as p1 \gset
+select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 3,
+    now() - interval '5 seconds', 'Pending', now() - interval '1 hour') is not null as p2 \gset
+select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 1,
+    now() + interval '4 minutes', 'Pending', now() - interval '10 minutes') is not null as p3 \gset
+-- Finished rows, however old, do not count; quarantined ones are counted apart.
+select tests.make_due_row(tests.make_recording('Direct', tests.make_session(), 'Available'), 1,
+    now() - interval '9 days', 'Done', now() - interval '10 days') is not null as d1 \gset
+select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 8,
+    now() - interval '1 day', 'Quarantined', now() - interval '3 days') is not null as q1 \gset
+select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 8,
+    now() - interval '1 day', 'Quarantined', now() - interval '4 days') is not null as q2 \gset
+-- Outbox: three unpublished rows of the topic (oldest 5 min), one published, one other topic.
+insert into messenger.integration_outbox (
+    topic, message_key, event_type, dedupe_key, payload, created_at, published_at
+)
+values
+    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'a', '{}', now() - interval '5 minutes',
+        null),
+    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'b', '{}', now() - interval '1 minute',
+        null),
+    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'c', '{}', now(), null),
+    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'd', '{}', now() - interval '1 day',
+        now() - interval '1 hour'),
+    ('other.topic', 'k', 'e', 'a', '{}', now() - interval '1 day', null);
+
+select results_eq(
+    'select * from recording_finalize.stats()',
+    $$values (3::bigint, 2::bigint, 7200::double precision, 2::bigint, 3::bigint,
+        300::double precision)$$,
+    'backlog 3, due 2, oldest Pending 7200 s, quarantined 2, publish backlog 3 (oldest 300 s)'
+);
+select results_eq(
+    $$select publish_backlog, oldest_unpublished_age_seconds
+    from recording_finalize.stats('other.topic')$$,
+    $$values (1::bigint, 86400::double precision)$$,
+    'the publish figures follow p_topic'
+);
+
+update messenger.integration_outbox set published_at = now();
+select results_eq(
+    'select publish_backlog, oldest_unpublished_age_seconds from recording_finalize.stats()',
+    $$values (0::bigint, 0::double precision)$$,
+    'everything published: publish backlog 0'
+);
+
+select * from finish();
+rollback;
