@@ -34,6 +34,9 @@ run_sql() {
     psql -q -v ON_ERROR_STOP=1 -d postgres -c "drop database if exists $db" \
         -c "create database $db"
     DATABASE_URL="${DATABASE_URL%/*}/$db" .venv/bin/recording-finalize migrate >/dev/null
+    # dblink authenticates from the server side: the concurrency tests need the password.
+    psql -q -v ON_ERROR_STOP=1 -d postgres -c "alter database $db set rfr_tests.conninfo = \
+'host=$PGHOST port=$PGPORT user=$PGUSER password=$PGPASSWORD dbname=$db'"
     psql -q -v ON_ERROR_STOP=1 -d "$db" \
         -c "create extension if not exists pgtap" \
         -c "create extension if not exists dblink" \
