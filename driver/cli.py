@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -22,7 +23,14 @@ from uuid import UUID
 import psycopg
 
 from driver import logs, queries, tracing
-from driver.config import VARIABLE_BY_NAME, VARIABLES, ConfigError, Settings, load_settings
+from driver.config import (
+    DURATION_RULE,
+    VARIABLE_BY_NAME,
+    VARIABLES,
+    ConfigError,
+    Settings,
+    load_settings,
+)
 from driver.config import require_kafka as _require_kafka
 from driver.errors import SqlState, describe, sqlstate
 
@@ -52,6 +60,13 @@ _COMMAND_VARIABLES = {
     "requeue": _DB,
     "status": [*_DB, "RFR_TOPIC"],
 }
+_REQUIRED = {
+    "migrate": ("DATABASE_URL",),
+    "run": ("DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"),
+    "run-once": ("DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"),
+    "requeue": ("DATABASE_URL",),
+    "status": ("DATABASE_URL",),
+}
 # Flags that override variables, per command (the rest of the variables are env-only there).
 _COMMAND_FLAGS = {
     "migrate": ["RFR_SQL_DIR"],
@@ -64,15 +79,24 @@ _COMMAND_FLAGS = {
 
 
 def _environment_help(command: str) -> str:
-    lines = ["environment (a flag, where listed, overrides its variable):"]
+    lines = [
+        "environment (a flag, where listed, overrides its variable; durations are a number of",
+        "seconds or a number with ms/s/m/h: 90, 250ms, 5m, 1h):",
+    ]
     for name in _COMMAND_VARIABLES[command]:
         spec = VARIABLE_BY_NAME[name]
-        default = "unset" if spec.default is None else spec.default
-        lines.append(f"  {name}  (default: {default})")
-        lines.append(f"      {spec.help}; {spec.rule}")
-    if command != "migrate":
+        if name in _REQUIRED.get(command, ()):
+            default = "required"
+        else:
+            default = "default: unset" if spec.default is None else f"default: {spec.default}"
+        flag = f", flag {spec.flag}" if spec.flag and name in _COMMAND_FLAGS[command] else ""
+        lines.append(f"  {name}  ({default}{flag})")
+        rule = spec.rule.replace(DURATION_RULE, "a duration")
+        lines += textwrap.wrap(f"{spec.help}; {rule}", width=94, initial_indent="      ",
+                               subsequent_indent="      ")
+    if command in ("run", "run-once"):
         lines.append("  OTEL_*  standard OpenTelemetry variables; spans are exported only when "
-                     "they ask for it")
+                     "they ask")
     return "\n".join(lines)
 
 
@@ -159,9 +183,17 @@ def build_parser() -> argparse.ArgumentParser:
         for variable in _COMMAND_FLAGS[name]:
             spec = VARIABLE_BY_NAME[variable]
             flag = spec.flag or "--sql-dir"
-            cmd.add_argument(flag, dest=variable, metavar="VALUE", default=None,
+            cmd.add_argument(flag, dest=variable, metavar=_metavar(spec.rule), default=None,
                              help=f"overrides {variable}")
     return parser
+
+
+def _metavar(rule: str) -> str:
+    if rule.startswith(DURATION_RULE):
+        return "DURATION"
+    if rule.startswith("an integer"):
+        return "N"
+    return "VALUE"
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -176,8 +208,9 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def _fail(message: str, code: int = EXIT_FAILURE) -> int:
-    print(f"{PROG}: {logs.redact(message)}", file=sys.stderr, flush=True)
+def _fail(message: str, code: int = EXIT_FAILURE, redact: bool = True) -> int:
+    text = logs.redact(message) if redact else message
+    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
     return code
 
 
@@ -195,7 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = _settings(args)
     except (ConfigError, tracing.TracingConfigError) as err:
-        return _fail(f"configuration error: {err}", EXIT_USAGE)
+        # ConfigError masks secret values itself; its rule texts may show a URL form.
+        return _fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
     logs.add_secrets(settings.secrets())
 
     handlers: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
@@ -255,14 +289,28 @@ class _Worker:
         tracing.shutdown()
 
 
-def _install_stop(stop: threading.Event) -> None:
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        if not stop.is_set():
-            logs.log("stop requested", signal=signal.Signals(signum).name)
-        stop.set()
+class _StopSignal:
+    """SIGTERM/SIGINT set ``event``; the handler does nothing else.
 
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
+    A handler runs between two bytecodes of the main thread, possibly inside the logger while
+    it holds its lock: logging from here could deadlock, so the signal is only recorded and
+    reported once the work has stopped.
+    """
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.received: str | None = None
+        signal.signal(signal.SIGTERM, self._handle)
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.received = self.received or signal.Signals(signum).name
+        self.event.set()
+
+    def report(self) -> None:
+        if self.received:
+            logs.log("stop requested", signal=self.received,
+                     message="stopped gracefully: no row half-applied, lock released")
 
 
 def _safe_settings(settings: Settings) -> dict[str, Any]:
@@ -287,8 +335,7 @@ def _safe_settings(settings: Settings) -> dict[str, Any]:
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from driver.cycle import run_loop
 
-    stop = threading.Event()
-    _install_stop(stop)
+    stop = _StopSignal()
     worker = _Worker(settings)
     try:
         try:
@@ -299,7 +346,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         if not settings.recordings_enabled:
             logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
                      "idles, touches no recording and publishes nothing")
-        run_loop(worker.context, stop)
+        run_loop(worker.context, stop.event)
+        stop.report()
         logs.log("worker stopped")
         return EXIT_OK
     finally:
@@ -309,15 +357,15 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
     from driver.cycle import run_cycle
 
-    stop = threading.Event()
-    _install_stop(stop)
+    stop = _StopSignal()
     worker = _Worker(settings)
     try:
-        summary = run_cycle(worker.context, stop)
+        summary = run_cycle(worker.context, stop.event)
     finally:
         worker.close()
+    stop.report()
     result = summary.to_dict()
-    result["stopped"] = stop.is_set()
+    result["stopped"] = stop.event.is_set()
     print(json.dumps(result, separators=(",", ":")), flush=True)
     return EXIT_OK if summary.ok else EXIT_FAILURE
 

@@ -1,0 +1,226 @@
+"""The console script's contract: help, exit codes, validation before any connection, no
+password in any output, the runbook commands (status, requeue) and migrate."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from conftest import CLI, Db, Stack, Worker, _base_env, put_binary, seed_stuck
+
+
+def run_cli(
+    *args: str, env: dict[str, str], timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, *args], env=_base_env() | env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize("command", ["migrate", "run", "run-once", "requeue", "status"])
+def test_every_command_explains_itself(command: str) -> None:
+    proc = run_cli(command, "--help", env={})
+    assert proc.returncode == 0
+    text = proc.stdout
+    assert "exit codes:" in text and "DATABASE_URL" in text
+    if command in ("run", "run-once"):
+        for name in ("RFR_POLLING_INTERVAL", "RFR_BATCH_SIZE", "RFR_LOCK_TTL", "RFR_S3_TIMEOUT",
+                     "KAFKA_BOOTSTRAP_SERVERS", "RECORDINGS_ENABLED", "RFR_LOCK_KEY",
+                     "RFR_S3_CONCURRENCY", "RFR_RELAY_BATCH_SIZE", "--batch-size"):
+            assert name in text, name
+
+
+def test_top_level_help_lists_the_commands_and_no_command_is_a_usage_error() -> None:
+    proc = run_cli("--help", env={})
+    assert proc.returncode == 0
+    for command in ("migrate", "run-once", "requeue", "status"):
+        assert command in proc.stdout
+    assert run_cli(env={}).returncode == 2
+    assert run_cli("frobnicate", env={}).returncode == 2
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A port that records whether anything connected to it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
+def _nobody_connected(sock: socket.socket) -> bool:
+    try:
+        conn, _ = sock.accept()
+    except BlockingIOError:
+        return True
+    conn.close()
+    return False
+
+
+GOOD_ENV = {"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9", "RFR_METRICS_PORT": "0"}
+
+INVALID = [
+    ("DATABASE_URL", None),
+    ("DATABASE_URL", "mysql://u:pw@h/db"),
+    ("DATABASE_URL", "not a url"),
+    ("KAFKA_BOOTSTRAP_SERVERS", None),
+    ("KAFKA_BOOTSTRAP_SERVERS", "no-port"),
+    ("RFR_POLLING_INTERVAL", "0"),
+    ("RFR_POLLING_INTERVAL", "-5s"),
+    ("RFR_POLLING_INTERVAL", "soon"),
+    ("RFR_POLLING_INTERVAL", "1d"),
+    ("RFR_BATCH_SIZE", "0"),
+    ("RFR_BATCH_SIZE", "10001"),
+    ("RFR_BATCH_SIZE", "ten"),
+    ("RFR_BATCH_SIZE", "1.5"),
+    ("RFR_MAX_ATTEMPTS", "0"),
+    ("RFR_MAX_ATTEMPTS", "-1"),
+    ("RFR_FINALIZE_SLA_TIMEOUT", "0s"),
+    ("RFR_FINALIZE_SLA_TIMEOUT", "NaN"),
+    ("RFR_BACKOFF_BASE", "0"),
+    ("RFR_BACKOFF_FACTOR", "0.5"),
+    ("RFR_BACKOFF_FACTOR", "inf"),
+    ("RFR_BACKOFF_FACTOR", "nan"),
+    ("RFR_BACKOFF_CAP", "30s"),  # < base (1m)
+    ("RFR_BACKOFF_JITTER", "1"),
+    ("RFR_BACKOFF_JITTER", "-0.1"),
+    ("RFR_LOCK_TTL", "3m"),  # not > max run duration (3m)
+    ("RFR_LOCK_TTL", "25h"),
+    ("RFR_MAX_RUN_DURATION", "0"),
+    ("RFR_S3_TIMEOUT", "0"),
+    ("RFR_S3_TIMEOUT", "150s"),  # >= lock TTL / 2
+    ("RFR_S3_CONCURRENCY", "0"),
+    ("RFR_S3_CONCURRENCY", "257"),
+    ("RFR_RELAY_BATCH_SIZE", "0"),
+    ("RFR_RELAY_BATCH_SIZE", "10001"),
+    ("RFR_METRICS_PORT", "65536"),
+    ("RFR_METRICS_PORT", "-1"),
+    ("RFR_LOCK_KEY", "abc"),
+    ("RFR_LOCK_KEY", str(2**63)),
+    ("RECORDINGS_ENABLED", "maybe"),
+    ("RFR_S3_BUCKET", "Bad_Bucket"),
+    ("RFR_S3_KEY_TEMPLATE", "recordings/{id}"),
+    ("RFR_S3_KEY_TEMPLATE", "recordings/static"),
+    ("RFR_TOPIC", "bad topic"),
+    ("S3_ENDPOINT_URL", "ftp://s3.example"),
+    ("KAFKA_SECURITY_PROTOCOL", "CARRIER_PIGEON"),
+    ("KAFKA_SASL_USERNAME", None),  # with SASL_SSL below
+]
+
+
+@pytest.mark.parametrize(("variable", "value"), INVALID,
+                         ids=[f"{v}={x}" for v, x in INVALID])
+def test_an_invalid_option_exits_2_naming_the_variable_before_connecting(
+    listener: socket.socket, variable: str, value: str | None
+) -> None:
+    port = listener.getsockname()[1]
+    env = GOOD_ENV | {"DATABASE_URL": f"postgresql://w:pw-not-shown@127.0.0.1:{port}/db"}
+    if variable == "KAFKA_SASL_USERNAME":
+        env |= {"KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "KAFKA_SASL_MECHANISM": "PLAIN",
+                "KAFKA_SASL_PASSWORD": "pw"}
+    if value is None:
+        env.pop(variable, None)
+    else:
+        env[variable] = value
+    proc = run_cli("run-once", env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert variable in proc.stderr and "must be" in proc.stderr
+    assert proc.stdout == ""
+    assert "pw-not-shown" not in proc.stderr
+    assert _nobody_connected(listener)
+
+
+def test_a_flag_overrides_its_variable_and_is_validated_the_same_way(
+    listener: socket.socket,
+) -> None:
+    port = listener.getsockname()[1]
+    env = GOOD_ENV | {"DATABASE_URL": f"postgresql://w@127.0.0.1:{port}/db"}
+    proc = run_cli("run-once", "--batch-size", "0", env=env)
+    assert proc.returncode == 2
+    assert "RFR_BATCH_SIZE (--batch-size)" in proc.stderr
+    assert _nobody_connected(listener)
+
+
+def test_the_database_password_never_appears_when_the_database_is_unreachable() -> None:
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    port = dead.getsockname()[1]
+    dead.close()  # nothing listens there now
+    env = GOOD_ENV | {"DATABASE_URL": f"postgresql://worker:Sup3rS3cret-pw@127.0.0.1:{port}/db"}
+    for command in (["run-once"], ["status"], ["requeue", str(uuid.uuid4())], ["migrate"]):
+        proc = run_cli(*command, env=env)
+        assert proc.returncode == 1, (command, proc.stderr)
+        assert "Sup3rS3cret-pw" not in proc.stdout + proc.stderr
+    summary = json.loads(run_cli("run-once", env=env).stdout)
+    assert summary["error"] and summary["claimed"] == 0
+
+
+def test_requeue_rejects_a_malformed_id_with_exit_2() -> None:
+    proc = run_cli("requeue", "not-a-uuid", env={"DATABASE_URL": "postgresql://u@127.0.0.1/x"})
+    assert proc.returncode == 2
+    assert "RECORDING_ID" in proc.stderr
+
+
+def test_requeue_and_status_follow_the_runbook(worker: Worker, db: Db) -> None:
+    poison = seed_stuck(db)
+    healthy = seed_stuck(db, ended_ago="1 minute")  # still within its SLA: stays Pending
+    # Poison: the binary is there but its metadata is unusable -> quarantined at once.
+    put_binary(worker.stack, worker.bucket, poison.recording_id,
+               metadata={"duration-seconds": "NaN"})
+    worker.run_once()
+
+    status = json.loads(worker.cli("status", "--json").stdout)
+    assert status["quarantined"] == 1 and status["backlog"] == 1
+    [row] = status["quarantinedRows"]
+    assert row["recordingId"] == str(poison.recording_id)
+    assert row["lastError"].startswith("InvalidMetadata: duration-seconds")
+    text = worker.cli("status")
+    assert text.returncode == 0 and str(poison.recording_id) in text.stdout
+    assert "InvalidMetadata" in text.stdout
+
+    # Not quarantined (RF006) and unknown (RF005): exit 1 with a clear message.
+    proc = worker.cli("requeue", str(healthy.recording_id))
+    assert proc.returncode == 1 and "not Quarantined" in proc.stderr
+    proc = worker.cli("requeue", str(uuid.uuid4()))
+    assert proc.returncode == 1 and "no finalize row" in proc.stderr
+
+    proc = worker.cli("requeue", str(poison.recording_id), "--json")
+    assert proc.returncode == 0, proc.stderr
+    requeued = json.loads(proc.stdout)
+    assert (requeued["status"], requeued["attempts"]) == ("Pending", 0)
+    assert requeued["lastError"].startswith("InvalidMetadata")
+    assert json.loads(worker.cli("status", "--json").stdout)["quarantined"] == 0
+
+
+def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: object) -> None:
+    name = f"rfr_mig_{uuid.uuid4().hex[:10]}"
+    import psycopg
+
+    with psycopg.connect(stack.url_for("postgres"), autocommit=True) as conn:
+        conn.execute(f'create database "{name}"')
+    try:
+        env = {"DATABASE_URL": stack.url_for(name)}
+        first = run_cli("migrate", env=env, timeout=120)
+        assert first.returncode == 0, first.stderr
+        assert "migrations applied: 2" in first.stdout
+        second = run_cli("migrate", env=env, timeout=120)
+        assert second.returncode == 0, second.stderr
+        assert "migrations applied: 0 (up to date)" in second.stdout
+        missing = run_cli("migrate", env=env | {"RFR_SQL_DIR": "/nonexistent/sql"})
+        assert missing.returncode == 2 and "RFR_SQL_DIR" in missing.stderr
+        with psycopg.connect(stack.url_for(name)) as conn:
+            applied = conn.execute("select count(*) from _yoyo_migration").fetchone()
+            functions = conn.execute(
+                "select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
+                "where n.nspname = 'recording_finalize'"
+            ).fetchone()
+        assert applied == (2,)
+        assert functions is not None and functions[0] >= 14
+    finally:
+        with psycopg.connect(stack.url_for("postgres"), autocommit=True) as conn:
+            conn.execute(f'drop database if exists "{name}" with (force)')

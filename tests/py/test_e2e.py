@@ -1,0 +1,418 @@
+"""The design card's test table, end to end: the real console script, as the least-privilege
+worker role, against real PostgreSQL, SeaweedFS and Tansu.
+
+Each test seeds through the messenger.* lifecycle functions, runs ``recording-finalize
+run-once`` (or two of them), and checks the database, the topic and the summary. SQL semantics
+are pgTAP's job; these tests prove the wiring.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import time
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import (
+    Db,
+    Seeded,
+    SlowProxy,
+    Worker,
+    consume,
+    finalize_row,
+    free_port,
+    log_events,
+    put_binary,
+    recording,
+    seed_available_unpublished,
+    seed_stuck,
+)
+
+LOCK_KEY = 5928001741300501
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
+PAYLOAD_FIELDS = {
+    "recordingId", "sessionKind", "sessionId", "chatId", "dealId", "tenantId", "mediaType",
+    "fileId", "format", "durationSeconds", "sizeBytes", "trigger", "startedAt", "endedAt",
+    "availableAt",
+}
+
+
+def outbox_rows(db: Db, recording_id: uuid.UUID) -> list[Any]:
+    return db.all("select topic, message_key, published_at from messenger.integration_outbox "
+                  "where dedupe_key = %s", (str(recording_id),))
+
+
+def realtime_kinds(db: Db, recording_id: uuid.UUID) -> list[str]:
+    return [r[0] for r in db.all(
+        "select kind from messenger.realtime_outbox where reference_id = %s order by id",
+        (recording_id,))]
+
+
+def events(summary: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return [e for e in log_events(summary["_stderr"]) if e["event"] == name]
+
+
+# --- Empty batch ------------------------------------------------------------------------------
+
+
+def test_empty_batch_is_a_no_op(worker: Worker, db: Db) -> None:
+    not_due = seed_stuck(db, ended_ago="1 minute")  # the happy path still has its SLA
+    before = finalize_row(db, not_due.recording_id)
+    summary = worker.run_once()
+    assert summary["claimed"] == 0 and summary["error"] is None
+    assert summary["skipped"] is False and summary["configError"] is False
+    assert finalize_row(db, not_due.recording_id) == before
+    assert db.one("select count(*) from messenger.integration_outbox") == (0,)
+    assert db.one("select count(*) from messenger.realtime_outbox") == (0,)
+    assert consume(worker.stack, worker.topic, expect=0, idle_s=0.5) == []
+    assert events(summary, "cycle started") and events(summary, "cycle completed")
+
+
+# --- Lost callback, binary present -----------------------------------------------------------
+
+
+def test_lost_callback_with_binary_becomes_available_and_is_published(
+    worker: Worker, db: Db
+) -> None:
+    seeded = seed_stuck(db, kind="Conference", media_type="Video")
+    key = put_binary(worker.stack, worker.bucket, seeded.recording_id, size=4321,
+                     metadata={"duration-seconds": "42", "format": "WEBM"},
+                     content_type="video/webm")
+    summary = worker.run_once()
+    assert (summary["claimed"], summary["reconciled"], summary["published"]) == (1, 1, 1)
+
+    rec = recording(db, seeded.recording_id)
+    assert rec["status"] == "Available"
+    assert (rec["file_id"], rec["size_bytes"], rec["duration_seconds"], rec["format"]) == (
+        key, 4321, 42, "Webm")
+    assert finalize_row(db, seeded.recording_id)["status"] == "Done"
+    assert realtime_kinds(db, seeded.recording_id) == ["RecordingAvailable"]
+
+    [msg] = consume(worker.stack, worker.topic, expect=1)
+    assert msg.key == str(seeded.session_id)
+    assert msg.headers["event-type"] == "call-recording-available"
+    uuid.UUID(msg.headers["event-id"])
+    payload = msg.value
+    assert set(payload) == PAYLOAD_FIELDS
+    assert payload["recordingId"] == str(seeded.recording_id)
+    assert payload["sessionId"] == str(seeded.session_id)
+    assert payload["sessionKind"] == "Conference" and payload["mediaType"] == "Video"
+    assert (payload["chatId"], payload["dealId"], payload["tenantId"]) == (
+        str(seeded.chat_id), str(seeded.deal_id), str(seeded.tenant_id))
+    assert (payload["fileId"], payload["format"], payload["durationSeconds"],
+            payload["sizeBytes"], payload["trigger"]) == (key, "Webm", 42, 4321, "Auto")
+    for field in ("startedAt", "endedAt", "availableAt"):
+        assert ISO_UTC.match(payload[field]), payload[field]
+    assert b"://" not in msg.raw
+
+    [reconciled] = events(summary, "recording reconciled")
+    assert reconciled["recordingId"] == str(seeded.recording_id)
+    assert reconciled["sessionId"] == str(seeded.session_id)
+    assert reconciled["fileId"] == key and reconciled["attempts"] == 1
+
+
+def test_safety_net_and_happy_path_messages_look_the_same(worker: Worker, db: Db) -> None:
+    by_worker = seed_stuck(db)
+    by_callback = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, by_worker.recording_id,
+               metadata={"duration-seconds": "7", "file-id": "files/a"})
+    with db.connect() as conn:
+        conn.execute("select messenger.recording_ingest_completed(%s, 'files/b', 10, 7, 'Webm', "
+                     "%s)", (by_callback.recording_id, worker.topic))
+    summary = worker.run_once()
+    assert summary["reconciled"] == 1 and summary["published"] == 2
+    messages = {m.value["recordingId"]: m for m in consume(worker.stack, worker.topic, expect=2)}
+    a, b = messages[str(by_worker.recording_id)], messages[str(by_callback.recording_id)]
+    assert list(a.value) == list(b.value)  # same fields, same order
+    assert set(a.headers) == set(b.headers) == {"event-type", "event-id"}
+    assert a.value["fileId"] == "files/a" and b.value["fileId"] == "files/b"
+
+
+# --- Lost callback, no binary ----------------------------------------------------------------
+
+
+def test_lost_callback_without_binary_fails_with_timeout(worker: Worker, db: Db) -> None:
+    seeded = seed_stuck(db)
+    summary = worker.run_once()
+    assert (summary["claimed"], summary["failed"], summary["published"]) == (1, 1, 0)
+    rec = recording(db, seeded.recording_id)
+    assert (rec["status"], rec["failure_reason"]) == ("Failed", "Timeout")
+    assert rec["failed_at"] is not None
+    assert finalize_row(db, seeded.recording_id)["status"] == "Done"
+    assert realtime_kinds(db, seeded.recording_id) == ["RecordingFailed"]
+    assert outbox_rows(db, seeded.recording_id) == []  # failures have no integration event
+    [failed] = events(summary, "recording failed")
+    assert failed["recordingId"] == str(seeded.recording_id)
+    assert failed["failureReason"] == "Timeout" and failed["level"] == "warning"
+
+
+# --- Available but unpublished ---------------------------------------------------------------
+
+
+def test_available_unpublished_is_republished_once(worker: Worker, db: Db) -> None:
+    seeded = seed_available_unpublished(db)
+    version = recording(db, seeded.recording_id)["version"]
+    summary = worker.run_once()
+    assert (summary["republished"], summary["published"], summary["reconciled"]) == (1, 1, 0)
+    assert recording(db, seeded.recording_id)["version"] == version  # no transition
+    assert [e["recordingId"] for e in events(summary, "recording republished")] == [
+        str(seeded.recording_id)]
+
+    again = worker.run_once()
+    assert (again["claimed"], again["republished"], again["published"]) == (0, 0, 0)
+    messages = consume(worker.stack, worker.topic, expect=1)
+    assert [m.value["recordingId"] for m in messages] == [str(seeded.recording_id)]
+    assert len(outbox_rows(db, seeded.recording_id)) == 1
+
+
+# --- Version guard ---------------------------------------------------------------------------
+
+
+def test_callback_before_the_tick_wins_and_the_worker_does_not_touch_it(
+    worker: Worker, db: Db
+) -> None:
+    seeded = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, seeded.recording_id)
+    with db.connect() as conn:
+        conn.execute("select messenger.recording_ingest_completed(%s, 'files/by-callback', 5, 1, "
+                     "'Ogg', %s)", (seeded.recording_id, worker.topic))
+    before = recording(db, seeded.recording_id)
+    summary = worker.run_once()
+    assert summary["claimed"] == 0 and summary["reconciled"] == 0
+    after = recording(db, seeded.recording_id)
+    assert (after["file_id"], after["version"]) == ("files/by-callback", before["version"])
+    assert len(outbox_rows(db, seeded.recording_id)) == 1
+    assert len(consume(worker.stack, worker.topic, expect=1)) == 1
+
+
+# --- Transient -> backoff --------------------------------------------------------------------
+
+
+def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
+    worker: Worker, db: Db
+) -> None:
+    rows = [seed_stuck(db) for _ in range(3)]
+    dead = f"http://127.0.0.1:{free_port()}"
+    fast = {"RFR_BACKOFF_BASE": "1s", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
+    summary = worker.run_once(S3_ENDPOINT_URL=dead, **fast)
+    assert (summary["claimed"], summary["backoff"], summary["failed"]) == (3, 3, 0)
+    assert summary["configError"] is False
+    for seeded in rows:
+        row = finalize_row(db, seeded.recording_id)
+        assert (row["status"], row["attempts"], row["in_future"]) == ("Pending", 1, True)
+        assert row["last_error"].startswith("Transient: EndpointConnectionError")
+        assert "://" not in row["last_error"]
+        assert recording(db, seeded.recording_id)["status"] == "Uploading"
+    backoff = events(summary, "recording backoff")
+    assert {e["recordingId"] for e in backoff} == {str(s.recording_id) for s in rows}
+    assert all("127.0.0.1" not in json.dumps(e) for e in log_events(summary["_stderr"]))
+
+    put_binary(worker.stack, worker.bucket, rows[0].recording_id)
+    time.sleep(1.2)  # the 1 s backoff runs out
+    again = worker.run_once(**fast)
+    assert (again["claimed"], again["reconciled"], again["failed"]) == (3, 1, 2)
+    assert finalize_row(db, rows[0].recording_id)["attempts"] == 2
+
+
+# --- Poison -> quarantine --------------------------------------------------------------------
+
+
+def test_poison_row_is_quarantined_after_max_attempts_and_left_alone(
+    worker: Worker, db: Db
+) -> None:
+    seeded = seed_stuck(db)
+    env = {"S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "RFR_MAX_ATTEMPTS": "2",
+           "RFR_BACKOFF_BASE": "500ms", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
+    assert worker.run_once(**env)["backoff"] == 1
+    time.sleep(0.7)
+    summary = worker.run_once(**env)
+    assert summary["quarantined"] == 1
+    row = finalize_row(db, seeded.recording_id)
+    assert (row["status"], row["attempts"]) == ("Quarantined", 2)
+    [event] = events(summary, "recording quarantined")
+    assert event["recordingId"] == str(seeded.recording_id) and event["reason"]
+    time.sleep(0.7)
+    assert worker.run_once(**env)["claimed"] == 0  # excluded until a human requeues it
+    assert recording(db, seeded.recording_id)["status"] == "Uploading"
+
+
+def test_unusable_metadata_quarantines_at_once_and_leaves_the_recording_alone(
+    worker: Worker, db: Db
+) -> None:
+    seeded = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, seeded.recording_id,
+               metadata={"duration-seconds": "-5"})
+    version = recording(db, seeded.recording_id)["version"]
+    summary = worker.run_once()
+    assert summary["quarantined"] == 1
+    row = finalize_row(db, seeded.recording_id)
+    assert row["status"] == "Quarantined"
+    assert row["last_error"] == "InvalidMetadata: duration-seconds is not an integer >= 0"
+    rec = recording(db, seeded.recording_id)
+    assert (rec["status"], rec["version"]) == ("Uploading", version)
+
+
+# --- Parallel instances ----------------------------------------------------------------------
+
+
+def test_a_busy_lock_skips_the_cycle(worker: Worker, db: Db) -> None:
+    seeded = seed_stuck(db)
+    with db.connect() as holder:
+        assert holder.execute("select pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone() == (
+            True,)
+        summary = worker.run_once()
+    assert summary["skipped"] is True and summary["claimed"] == 0
+    assert events(summary, "cycle skipped")
+    assert finalize_row(db, seeded.recording_id)["attempts"] == 0
+
+
+def test_two_run_once_at_the_same_time_one_runs_one_skips(
+    worker: Worker, db: Db, slow_s3: SlowProxy
+) -> None:
+    for _ in range(4):
+        seeded = seed_stuck(db)
+        put_binary(worker.stack, worker.bucket, seeded.recording_id)
+    env = {"S3_ENDPOINT_URL": slow_s3.url, "RFR_S3_CONCURRENCY": "1"}
+    procs = [worker.spawn("run-once", **env)]
+    time.sleep(0.3)
+    procs.append(worker.spawn("run-once", **env))
+    outputs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    summaries = [json.loads(out) for out, _ in outputs]
+    assert sorted(s["skipped"] for s in summaries) == [False, True]
+    assert sum(s["reconciled"] for s in summaries) == 4
+
+
+def test_lock_bypassed_skip_locked_and_version_guard_prevent_double_finalization(
+    worker: Worker, db: Db, slow_s3: SlowProxy
+) -> None:
+    seeded = []
+    for _ in range(12):
+        s = seed_stuck(db)
+        put_binary(worker.stack, worker.bucket, s.recording_id)
+        seeded.append(s)
+    versions = {s.recording_id: recording(db, s.recording_id)["version"] for s in seeded}
+    env = {"S3_ENDPOINT_URL": slow_s3.url, "RFR_BATCH_SIZE": "3", "RFR_S3_CONCURRENCY": "2"}
+    # Different lock keys: the single-runner lock no longer keeps them apart.
+    procs = [worker.spawn("run-once", RFR_LOCK_KEY=str(LOCK_KEY + i), **env) for i in range(2)]
+    outputs = [p.communicate(timeout=90) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    summaries = [json.loads(out) for out, _ in outputs]
+    assert all(s["skipped"] is False for s in summaries)
+    assert all(s["claimed"] > 0 for s in summaries), summaries  # both really worked
+    assert sum(s["reconciled"] for s in summaries) == 12
+    for s in seeded:
+        rec = recording(db, s.recording_id)
+        assert rec["status"] == "Available"
+        assert rec["version"] == versions[s.recording_id] + 1  # one transition, not two
+        assert len(outbox_rows(db, s.recording_id)) == 1
+        assert realtime_kinds(db, s.recording_id) == ["RecordingAvailable"]
+    messages = consume(worker.stack, worker.topic, expect=12)
+    assert sorted(m.value["recordingId"] for m in messages) == sorted(
+        str(s.recording_id) for s in seeded)
+
+
+# --- Cancellation ----------------------------------------------------------------------------
+
+
+def _assert_whole_or_untouched(db: Db, seeded: list[Seeded]) -> tuple[int, int]:
+    applied = untouched = 0
+    for s in seeded:
+        rec, row = recording(db, s.recording_id), finalize_row(db, s.recording_id)
+        outbox, realtime = outbox_rows(db, s.recording_id), realtime_kinds(db, s.recording_id)
+        if rec["status"] == "Available":
+            assert (row["status"], len(outbox), realtime) == ("Done", 1, ["RecordingAvailable"])
+            applied += 1
+        else:
+            assert rec["status"] == "Uploading"
+            assert row["status"] == "Pending" and row["attempts"] <= 1
+            assert (outbox, realtime) == ([], [])
+            untouched += 1
+    return applied, untouched
+
+
+def test_sigterm_mid_cycle_exits_0_releases_the_lock_and_applies_rows_whole(
+    worker: Worker, db: Db, slow_s3: SlowProxy
+) -> None:
+    seeded = []
+    for _ in range(15):
+        s = seed_stuck(db)
+        put_binary(worker.stack, worker.bucket, s.recording_id)
+        seeded.append(s)
+    proc = worker.spawn("run-once", S3_ENDPOINT_URL=slow_s3.url, RFR_S3_CONCURRENCY="1")
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if json.loads(line)["event"] == "recording reconciled":
+            break
+    proc.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert time.monotonic() - started < 5
+    summary = json.loads(out)
+    assert summary["stopped"] is True
+    assert 1 <= summary["reconciled"] < 15
+
+    applied, untouched = _assert_whole_or_untouched(db, seeded)
+    assert applied == summary["reconciled"] and untouched == 15 - applied
+    assert "stop requested" in "".join(lines) + err
+    with db.connect() as conn:  # the lock is free again
+        assert conn.execute("select pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone() == (True,)
+
+
+# --- Configuration failures ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["missing bucket", "access denied"])
+def test_storage_configuration_failure_stops_the_cycle_and_burns_no_attempt(
+    worker: Worker, db: Db, case: str
+) -> None:
+    seeded = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, seeded.recording_id)
+    env = ({"RFR_S3_BUCKET": "rfr-no-such-bucket"} if case == "missing bucket"
+           else {"AWS_SECRET_ACCESS_KEY": "not-the-secret"})
+    summary = worker.run_once(expect_rc=1, **env)
+    assert summary["configError"] is True and summary["claimed"] == 0
+    row = finalize_row(db, seeded.recording_id)
+    assert (row["status"], row["attempts"]) == ("Pending", 0)
+    assert recording(db, seeded.recording_id)["status"] == "Uploading"
+    [event] = events(summary, "config error")
+    assert event["level"] == "error"
+    assert event["error"] == ("NoSuchBucket" if case == "missing bucket" else "AccessDenied")
+    assert "not-the-secret" not in summary["_stderr"]
+
+
+def test_recordings_disabled_idles_and_says_so(worker: Worker, db: Db) -> None:
+    seeded = seed_stuck(db)
+    summary = worker.run_once(RECORDINGS_ENABLED="false")
+    assert summary["disabled"] is True and summary["claimed"] == 0
+    assert finalize_row(db, seeded.recording_id)["attempts"] == 0
+    [idle] = events(summary, "cycle idle")
+    assert "RECORDINGS_ENABLED=false" in idle["message"]
+
+
+def test_the_worker_needs_no_table_privilege(db: Db) -> None:
+    """The e2e runs above connect as this role; it can call the API and read no table."""
+    with psycopg.connect(db.worker_url, autocommit=True) as conn:
+        conn.execute("select * from recording_finalize.stats()")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("select * from messenger.recording_finalize_attempts")
+
+
+def test_run_once_prints_only_json_on_stdout_and_json_lines_on_stderr(
+    worker: Worker, db: Db
+) -> None:
+    seed_stuck(db)
+    proc = worker.cli("run-once")
+    assert proc.returncode == 0
+    json.loads(proc.stdout)
+    for event in log_events(proc.stderr):  # raises if any line is not JSON
+        assert {"ts", "level", "event"} <= set(event)
+    assert worker.db.worker_url.split(":")[2].split("@")[0] not in proc.stderr  # the password
+

@@ -1,0 +1,146 @@
+"""Pure-Python rules of the driver: durations, metadata parsing, log redaction.
+
+No service needed; everything else in this folder runs against the real stack.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pytest
+
+from driver import logs
+from driver.config import ConfigError, load_settings, mask_dsn, parse_duration
+from driver.storage import FOUND, INVALID_METADATA, parse_metadata
+
+MINIMAL_ENV = {"DATABASE_URL": "postgresql://w:hunter22@db.example:5432/rfr"}
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90", 90.0), ("1.5", 1.5), ("250ms", 0.25), ("30s", 30.0), ("5m", 300.0),
+     ("1h", 3600.0), (" 2m ", 120.0), ("0", 0.0)],
+)
+def test_parse_duration_accepts_seconds_and_units(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "m", "-1", "1d", "nan", "inf", "1e3", "5 minutes", "1.s"])
+def test_parse_duration_rejects_anything_else(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+def test_defaults_are_the_spec_defaults() -> None:
+    s = load_settings(MINIMAL_ENV)
+    assert (s.s3_bucket, s.s3_key_template, s.topic) == (
+        "call-recordings", "recordings/{recording_id}", "pin.messenger.call-recording-available.v1")
+    assert (s.polling_interval, s.batch_size, s.max_attempts) == (60.0, 100, 8)
+    assert (s.finalize_sla_timeout, s.backoff_base, s.backoff_factor, s.backoff_cap,
+            s.backoff_jitter) == (1800.0, 60.0, 2.0, 900.0, 0.1)
+    assert (s.lock_ttl, s.max_run_duration, s.s3_timeout, s.metrics_port) == (
+        300.0, 180.0, 10.0, 9464)
+    assert (s.lock_key, s.s3_concurrency, s.relay_batch_size) == (5928001741300501, 16, 500)
+    assert s.recordings_enabled is True
+    assert s.s3_region == "us-east-1"
+    assert "hunter22" not in repr(s)
+
+
+def test_overrides_win_over_the_environment() -> None:
+    s = load_settings(MINIMAL_ENV | {"RFR_BATCH_SIZE": "7"}, {"RFR_BATCH_SIZE": "9"})
+    assert s.batch_size == 9
+    with pytest.raises(ConfigError) as err:
+        load_settings(MINIMAL_ENV, {"RFR_BATCH_SIZE": "0"})
+    assert err.value.variable == "RFR_BATCH_SIZE"
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    ["postgresql://user:s3cr3t-pw@host:5432/db", "postgresql://user:s3cr3t-pw@host/db?x=1",
+     "postgres://user:s3cr3t-pw@/db?host=/tmp", "host=h password=s3cr3t-pw dbname=d",
+     "postgresql://u@h/db?password=s3cr3t-pw&sslmode=require"],
+)
+def test_mask_dsn_hides_the_password(dsn: str) -> None:
+    assert "s3cr3t-pw" not in mask_dsn(dsn)
+
+
+def _head(**overrides: object) -> dict[str, object]:
+    head: dict[str, object] = {
+        "ContentLength": 1234,
+        "ContentType": "audio/webm",
+        "Metadata": {"duration-seconds": "42"},
+    }
+    head.update(overrides)
+    return head
+
+
+def test_found_adopts_size_duration_format_and_key_as_file_id() -> None:
+    v = parse_metadata("recordings/r1", _head())
+    assert (v.outcome, v.file_id, v.size_bytes, v.duration_seconds, v.format) == (
+        FOUND, "recordings/r1", 1234, 42, "Webm")
+
+
+@pytest.mark.parametrize(
+    ("meta_format", "content_type", "expected"),
+    [("WEBM", "application/octet-stream", "Webm"), ("mp4", None, "Mp4"), ("Ogg", None, "Ogg"),
+     ("m4A", None, "M4a"), (None, "video/webm", "Webm"), (None, "audio/mp4", "Mp4"),
+     (None, "video/mp4; codecs=avc1", "Mp4"), (None, "video/ogg", "Ogg"),
+     (None, "audio/x-m4a", "M4a"), (None, "audio/mp4a-latm", "M4a"), (None, "audio/m4a", "M4a")],
+)
+def test_format_from_metadata_or_content_type(
+    meta_format: str | None, content_type: str | None, expected: str
+) -> None:
+    meta = {"duration-seconds": "1"} | ({"format": meta_format} if meta_format else {})
+    v = parse_metadata("k", _head(Metadata=meta, ContentType=content_type))
+    assert (v.outcome, v.format) == (FOUND, expected)
+
+
+@pytest.mark.parametrize(
+    ("head", "reason_part"),
+    [
+        (_head(Metadata={}), "duration-seconds"),
+        (_head(Metadata={"duration-seconds": "NaN"}), "duration-seconds"),
+        (_head(Metadata={"duration-seconds": "-5"}), "duration-seconds"),
+        (_head(Metadata={"duration-seconds": "12.5"}), "duration-seconds"),
+        (_head(Metadata={"duration-seconds": "forty"}), "duration-seconds"),
+        (_head(Metadata={"duration-seconds": "١٢"}), "duration-seconds"),  # Arabic-Indic digits
+        (_head(Metadata={"duration-seconds": str(7 * 86400 + 1)}), "7 days"),
+        (_head(Metadata={"duration-seconds": "1", "format": "flac"}), "format"),
+        (_head(ContentType="application/octet-stream"), "format"),
+        (_head(Metadata={"duration-seconds": "1", "file-id": "https://cdn.example/x"}), "URL"),
+        (_head(Metadata={"duration-seconds": "1", "file-id": "  "}), "file-id"),
+        (_head(ContentLength=-1), "Content-Length"),
+    ],
+)
+def test_unusable_metadata_is_invalid_with_a_short_reason(
+    head: dict[str, object], reason_part: str
+) -> None:
+    v = parse_metadata("k", head)
+    assert v.outcome == INVALID_METADATA
+    assert v.error is not None and reason_part in v.error
+    assert "://" not in v.error and len(v.error) < 120
+
+
+def test_seven_days_exactly_is_still_fine_and_file_id_is_adopted() -> None:
+    meta = {"duration-seconds": str(7 * 86400), "file-id": "files/abc"}
+    v = parse_metadata("k", _head(Metadata=meta))
+    assert (v.outcome, v.duration_seconds, v.file_id) == (FOUND, 7 * 86400, "files/abc")
+
+
+def test_log_lines_are_json_without_urls_or_secrets() -> None:
+    out = io.StringIO()
+    logs.set_stream(out)
+    try:
+        logs.add_secrets(["hunter22-secret"])
+        logs.log("thing happened", detail="connect to postgresql://u:hunter22-secret@h/db failed",
+                 other="the key hunter22-secret leaked", blob=b"\x00\x01", ratio=math.nan)
+    finally:
+        logs.set_stream(None)
+    record = json.loads(out.getvalue())
+    assert record["event"] == "thing happened" and record["level"] == "info" and record["ts"]
+    text = out.getvalue()
+    assert "hunter22-secret" not in text and "u:" not in text
+    assert record["detail"] == "connect to postgresql://… failed"
+    assert record["blob"] == "<2 bytes>" and record["ratio"] is None
