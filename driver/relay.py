@@ -1,0 +1,393 @@
+"""Outbox → Kafka: lease a batch, produce it all, wait once, mark what the broker acknowledged.
+
+One relay batch costs two database calls on one autocommit connection:
+
+1. ``relay_claim`` leases up to ``RFR_RELAY_BATCH_SIZE`` unpublished rows of the topic;
+2. every row is produced in id order (key = SessionId, value = the payload text exactly as the
+   database rendered it, headers from the row), then ONE ``flush`` waits for all the delivery
+   reports;
+3. ``relay_mark_published`` marks only the rows whose delivery report said the broker has them.
+
+Nothing is marked before the broker's acknowledgement (idempotent producer, ``acks=all``), so a
+crash anywhere means a message is sent again, never lost: at-least-once, and consumers dedupe
+by ``recordingId``. A row whose delivery failed stays unpublished under its lease; when the lease
+runs out, the next drain takes it again. No transaction is open while waiting for the broker.
+
+A batch with delivery failures ends the drain (the broker is probably away; the next cycle
+tries again) and closes the producer, as does a fatal producer error: the next drain builds a
+new one. An idempotent producer is bound to the broker's memory of its producer id; a broker
+that lost it (Tansu with memory storage after a restart) answers UNKNOWN_PRODUCER_ID forever —
+fatal for a batch in flight at the restart, plain timeouts for the next ones — and only a new
+producer (a new id) gets through again.
+
+librdkafka's own log lines are dropped (they are not JSON); its errors reach ``error_cb`` and
+are logged once per code and drain, and every failed delivery is counted and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Protocol
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+
+from driver import queries
+from driver.config import Settings
+from driver.metrics import Metrics
+
+CLIENT_ID = "recording-finalize-retry"
+
+#: How long librdkafka may try to deliver one message (``message.timeout.ms``): with the broker
+#: away, the batch's delivery reports all arrive (as failures) within this bound.
+DEFAULT_DELIVERY_TIMEOUT_S = 30.0
+#: Head room of the one ``flush`` over the delivery timeout (at most the timeout itself): the
+#: reports are already due then.
+FLUSH_MARGIN_S = 5.0
+#: The database lease outlives claim + delivery wait + mark by this much, so a slow batch is
+#: never taken over by a second relay while it is still in flight.
+LEASE_MARGIN_S = 30.0
+#: Small batches stay small on the wire; a full batch goes out as soon as it is produced.
+LINGER_MS = 20
+#: How many failed row ids a "delivery failed" log line lists at most.
+LOGGED_IDS = 20
+
+# Without a logger librdkafka prints its own (non-JSON) lines to stderr.
+_LIBRDKAFKA_LOG = logging.getLogger("driver.relay.librdkafka")
+_LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
+_LIBRDKAFKA_LOG.propagate = False
+
+
+class LogFn(Protocol):
+    def __call__(self, event: str, /, *, level: str = ..., **fields: Any) -> None: ...
+
+
+class PoolLike(Protocol):
+    """What the relay needs of ``psycopg_pool.ConnectionPool``: autocommit connections."""
+
+    def connection(
+        self, timeout: float | None = None
+    ) -> AbstractContextManager[queries.Connection]: ...
+
+
+class ProducerConfigError(ValueError):
+    """The producer configuration would not give the delivery guarantee the relay relies on."""
+
+
+def producer_config(
+    settings: Settings, delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S
+) -> dict[str, Any]:
+    """The librdkafka configuration of the relay's producer (no callbacks)."""
+    if not settings.kafka_bootstrap_servers:
+        raise ProducerConfigError("KAFKA_BOOTSTRAP_SERVERS is not set")
+    config: dict[str, Any] = {
+        "bootstrap.servers": settings.kafka_bootstrap_servers,
+        "client.id": CLIENT_ID,
+        # The broker dedupes retries and keeps per-partition order (so per-key order).
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": LINGER_MS,
+        "batch.num.messages": 10000,
+        "message.timeout.ms": max(1, round(delivery_timeout_s * 1000)),
+        "socket.connection.setup.timeout.ms": max(1000, round(delivery_timeout_s * 1000)),
+        "reconnect.backoff.max.ms": 2000,
+        "security.protocol": settings.kafka_security_protocol,
+    }
+    if settings.kafka_sasl_mechanism:
+        config["sasl.mechanism"] = settings.kafka_sasl_mechanism
+    if settings.kafka_sasl_username is not None:
+        config["sasl.username"] = settings.kafka_sasl_username
+    if settings.kafka_sasl_password is not None:
+        config["sasl.password"] = settings.kafka_sasl_password
+    return config
+
+
+def check_producer_idempotent(config: Mapping[str, Any]) -> None:
+    """Raises ``ProducerConfigError`` unless ``config`` asks for an idempotent producer with
+    ``acks=all`` — the two settings "marked published only after the broker's ack" rests on."""
+    idempotence = config.get("enable.idempotence")
+    if idempotence is not True and str(idempotence).strip().lower() != "true":
+        raise ProducerConfigError(f"enable.idempotence must be true, got {idempotence!r}")
+    given = {key: config[key] for key in ("acks", "request.required.acks") if key in config}
+    if not given:
+        raise ProducerConfigError("acks must be set to all")
+    for key, value in given.items():
+        if str(value).strip().lower() not in ("all", "-1"):
+            raise ProducerConfigError(f"{key} must be all (or -1), got {value!r}")
+
+
+@dataclass
+class RelayResult:
+    """What one ``drain`` did. ``reason`` says why it stopped: ``empty`` (nothing left),
+    ``deadline``, ``stopped``, ``delivery_failed`` or ``fatal``."""
+
+    batches: int = 0
+    claimed: int = 0
+    published: int = 0
+    failed: int = 0
+    reason: str = "empty"
+
+
+@dataclass
+class _Batch:
+    """Delivery reports of one batch, filled by the producer's callbacks during ``flush``."""
+
+    acked: list[int] = field(default_factory=list)
+    failed: dict[int, KafkaError] = field(default_factory=dict)
+    closed: bool = False
+
+
+class Relay:
+    """Publishes the integration outbox of ``settings.topic`` to Kafka.
+
+    ``pool`` hands out autocommit connections (``db.open_pool``); the drain holds one of them,
+    idle between its calls, never inside a transaction. ``log`` is ``logs.log``.
+    ``delivery_timeout_s`` bounds every message's delivery (``message.timeout.ms``) and so a
+    batch's wait; ``lease_margin_s`` is what the lease adds on top. ``producer_factory`` exists
+    for tests; it receives the full librdkafka configuration.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        pool: PoolLike,
+        metrics: Metrics,
+        log: LogFn,
+        *,
+        delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S,
+        lease_margin_s: float = LEASE_MARGIN_S,
+        producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
+    ) -> None:
+        if delivery_timeout_s <= 0:
+            raise ValueError(f"delivery_timeout_s must be > 0, got {delivery_timeout_s}")
+        if lease_margin_s <= 0:
+            raise ValueError(f"lease_margin_s must be > 0, got {lease_margin_s}")
+        self._settings = settings
+        self._pool = pool
+        self._metrics = metrics
+        self._log = log
+        self._producer_factory = producer_factory
+        self._config = producer_config(settings, delivery_timeout_s)
+        check_producer_idempotent(self._config)
+        self._flush_wait_s = delivery_timeout_s + min(FLUSH_MARGIN_S, delivery_timeout_s)
+        #: The lease ``relay_claim`` takes: claim + delivery wait + mark fit in it.
+        self.lease_s = self._flush_wait_s + lease_margin_s
+        self._producer: Producer | None = None
+        self._fatal: KafkaError | None = None
+        self._logged_errors: set[int] = set()
+
+    # --- the producer ------------------------------------------------------------------------
+
+    def _ensure_producer(self) -> Producer:
+        if self._producer is None:
+            config = dict(self._config)
+            config["error_cb"] = self._on_error
+            config["logger"] = _LIBRDKAFKA_LOG
+            self._fatal = None
+            self._producer = self._producer_factory(config)
+        return self._producer
+
+    def _on_error(self, err: KafkaError) -> None:
+        """librdkafka's client-level errors (served during flush/poll, on this thread)."""
+        if _is_fatal(err):
+            self._fatal = err
+        # Brokers going away and coming back repeat the same error: once per drain is enough.
+        if err.code() in self._logged_errors and not err.fatal():
+            return
+        self._logged_errors.add(err.code())
+        self._log(
+            "kafka error",
+            level="error" if err.fatal() else "warning",
+            error=err.name(),
+            fatal=err.fatal(),
+            reason=err.str(),
+        )
+
+    def close(self) -> None:
+        """Waits briefly for in-flight messages, then drops the producer."""
+        producer, self._producer = self._producer, None
+        if producer is None:
+            return
+        if self._fatal is None:
+            producer.flush(FLUSH_MARGIN_S)
+        else:
+            # A fatal producer delivers nothing more: fail what is left at once.
+            producer.purge(in_queue=True, in_flight=True, blocking=False)
+            producer.poll(0)
+        closer = getattr(producer, "close", None)  # confluent-kafka >= 2.13
+        if closer is not None:
+            closer()
+
+    # --- the drain ---------------------------------------------------------------------------
+
+    def drain(self, deadline: float, stop: threading.Event) -> RelayResult:
+        """Publishes batches until none is left, ``deadline`` (a ``time.monotonic()`` value)
+        is too close to finish another batch, ``stop`` is set, or a batch had a delivery
+        failure. Database errors propagate (nothing unacknowledged was marked)."""
+        result = RelayResult()
+        self._logged_errors.clear()
+        with self._pool.connection() as conn:
+            while True:
+                if stop.is_set():
+                    result.reason = "stopped"
+                    break
+                # A batch may take the whole delivery wait: start one only if it ends in time.
+                if time.monotonic() + self._flush_wait_s >= deadline:
+                    result.reason = "deadline"
+                    break
+                reason = self._batch(conn, result)
+                if reason is not None:
+                    result.reason = reason
+                    break
+        return result
+
+    def _batch(self, conn: queries.Connection, result: RelayResult) -> str | None:
+        """One batch: claim, produce, wait, mark. Returns why the drain ends, or None."""
+        settings = self._settings
+        producer = self._ensure_producer()
+        rows = queries.relay_claim(conn, settings.relay_batch_size, self.lease_s, settings.topic)
+        if not rows:
+            return "empty"
+        rows.sort(key=lambda row: row.id)
+        batch = self._publish(producer, rows)
+        marked = queries.relay_mark_published(conn, batch.acked) if batch.acked else 0
+        self._metrics.published_total.inc(marked)
+        self._metrics.publish_failures_total.inc(len(batch.failed))
+        result.batches += 1
+        result.claimed += len(rows)
+        result.published += marked
+        result.failed += len(batch.failed)
+        if batch.acked:
+            self._log(
+                "batch published",
+                topic=settings.topic,
+                rows=len(rows),
+                published=marked,
+                firstId=batch.acked[0],
+                lastId=batch.acked[-1],
+            )
+        if batch.failed:
+            self._log_failures(batch)
+        if self._fatal is not None:
+            self._log(
+                "kafka producer fatal",
+                level="error",
+                error=self._fatal.name(),
+                reason=self._fatal.str(),
+                message="the producer is closed; the next drain builds a new one",
+            )
+            self.close()
+            return "fatal"
+        if batch.failed:
+            # The producer's session with the broker may be what fails (see the module doc):
+            # the next drain starts with a new one.
+            self.close()
+            return "delivery_failed"
+        return None
+
+    def _publish(self, producer: Producer, rows: list[queries.OutboxRow]) -> _Batch:
+        """Produces every row, then waits once for all the delivery reports."""
+        batch = _Batch()
+        topic = self._settings.topic
+        for index, row in enumerate(rows):
+            try:
+                self._produce(producer, topic, row, batch)
+            except KafkaException as exc:
+                err = _kafka_error(exc)
+                batch.failed[row.id] = err
+                if _is_fatal(err):
+                    # Nothing more can be produced: the rest of the batch waits for its lease.
+                    self._fatal = err
+                    for rest in rows[index + 1 :]:
+                        batch.failed[rest.id] = err
+                    break
+        try:
+            remaining = producer.flush(self._flush_wait_s)
+        except (KafkaException, SystemError) as exc:
+            # A fatal error surfaces here as an exception: confluent-kafka 2.16 raises it from
+            # flush, as a SystemError wrapping the KafkaException when an error_cb is set.
+            raised = _raised_kafka_error(exc)
+            if raised is None:
+                raise
+            self._fatal = raised
+            remaining = 0
+        batch.closed = True
+        if remaining:
+            # Cannot happen with message.timeout.ms below the wait; if it does, those rows are
+            # simply not marked (and may be delivered twice).
+            self._log("kafka flush timed out", level="warning", inFlight=remaining)
+        reported = set(batch.acked) | set(batch.failed)
+        silent = KafkaError(KafkaError._MSG_TIMED_OUT)
+        for row in rows:
+            if row.id not in reported:
+                batch.failed[row.id] = silent
+        batch.acked.sort()
+        return batch
+
+    def _produce(
+        self, producer: Producer, topic: str, row: queries.OutboxRow, batch: _Batch
+    ) -> None:
+        headers: list[tuple[str, str | bytes | None]] = [
+            (name, str(value).encode("utf-8")) for name, value in row.headers.items()
+        ]
+        while True:
+            try:
+                producer.produce(
+                    topic,
+                    value=row.payload.encode("utf-8"),
+                    key=row.message_key.encode("utf-8"),
+                    headers=headers,
+                    on_delivery=partial(_on_delivery, batch, row.id),
+                )
+                return
+            except BufferError:
+                # The local queue is full: let librdkafka send some, then try again.
+                producer.poll(0.1)
+
+    def _log_failures(self, batch: _Batch) -> None:
+        ids = sorted(batch.failed)
+        errors = sorted({err.name() for err in batch.failed.values()})
+        self._log(
+            "delivery failed",
+            level="warning",
+            topic=self._settings.topic,
+            failed=len(ids),
+            errors=errors,
+            ids=ids[:LOGGED_IDS],
+            message="not marked published; retried when the lease runs out",
+        )
+
+
+def _on_delivery(batch: _Batch, row_id: int, err: KafkaError | None, msg: Message) -> None:
+    """One delivery report: acknowledged by the broker, or failed for good."""
+    if batch.closed:
+        return  # a report after the batch was given up: its row is already counted as failed
+    error = err if err is not None else msg.error()
+    if error is None:
+        batch.acked.append(row_id)
+    else:
+        batch.failed[row_id] = error
+
+
+def _is_fatal(err: KafkaError) -> bool:
+    return bool(err.fatal()) or err.code() == KafkaError._FATAL
+
+
+def _raised_kafka_error(exc: BaseException) -> KafkaError | None:
+    """The KafkaError behind ``exc`` (itself, or the exception it wraps), if there is one."""
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        if isinstance(candidate, KafkaException):
+            return _kafka_error(candidate)
+    return None
+
+
+def _kafka_error(exc: KafkaException) -> KafkaError:
+    arg = exc.args[0] if exc.args else None
+    if isinstance(arg, KafkaError):
+        return arg
+    return KafkaError(KafkaError._FAIL, str(exc))

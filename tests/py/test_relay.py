@@ -1,0 +1,484 @@
+"""The outbox relay against real PostgreSQL and a real Tansu broker.
+
+Outbox rows are written by the real SQL (the happy-path ingest callback), the relay runs as the
+least-privilege worker role through the real pool, and messages are read back with a consumer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from conftest import Db, Stack, consume, seed_stuck
+from psycopg.pq import Trace
+from psycopg_pool import ConnectionPool
+
+from driver import db as driver_db
+from driver import logs
+from driver.config import Settings, load_settings
+from driver.metrics import Metrics
+from driver.relay import (
+    ProducerConfigError,
+    Relay,
+    check_producer_idempotent,
+    producer_config,
+)
+
+# Short enough for tests, long enough for a loopback broker.
+DELIVERY_TIMEOUT_S = 2.0
+LEASE_MARGIN_S = 0.5
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: int
+    message_key: str
+    payload: str
+    headers: dict[str, str]
+    published: bool
+    leased: bool
+
+
+def enqueue(db: Db, topic: str, n: int, *, with_ids: bool = True) -> list[uuid.UUID]:
+    """n recordings completed through the real ingest callback: n integration-outbox rows."""
+    ids = []
+    for i in range(n):
+        seeded = seed_stuck(db, kind="Direct" if i % 2 == 0 else "Conference", with_ids=with_ids)
+        with db.connect() as conn:
+            conn.execute(
+                "select messenger.recording_ingest_completed(%s, %s, 2048, 42, 'Webm', %s)",
+                # Non-ASCII in the file id: the bytes on the wire must be the database's text,
+                # not a re-serialization (json.dumps would escape it).
+                (seeded.recording_id, f"recordings/запись-{seeded.recording_id}", topic),
+            )
+        ids.append(seeded.recording_id)
+    return ids
+
+
+def outbox(db: Db, topic: str) -> list[OutboxRow]:
+    rows = db.all(
+        "select id, message_key, payload::text, headers, published_at is not null, "
+        "coalesce(relay_lease_until > now(), false) "
+        "from messenger.integration_outbox where topic = %s order by id",
+        (topic,),
+    )
+    return [OutboxRow(*row) for row in rows]
+
+
+def wait_leases_expired(db: Db, topic: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(row.leased for row in outbox(db, topic)):
+        assert time.monotonic() < deadline, "leases did not run out"
+        time.sleep(0.2)
+
+
+def create_topic(stack: Stack, topic: str) -> None:
+    admin = AdminClient({"bootstrap.servers": stack.env["KAFKA_BOOTSTRAP_SERVERS"]})
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=10)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def restart_kafka(stack: Stack, topic: str) -> None:
+    """Tansu with memory storage forgets everything on restart, topics included."""
+    stack.stop_service("kafka")
+    stack.start_service("kafka")
+    create_topic(stack, topic)
+
+
+@pytest.fixture
+def captured() -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    logs.set_stream(stream)
+    try:
+        yield stream
+    finally:
+        logs.set_stream(None)
+
+
+def events(stream: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+
+def make_settings(stack: Stack, db: Db, topic: str, **env: str) -> Settings:
+    return load_settings(
+        {
+            "DATABASE_URL": db.worker_url,
+            "KAFKA_BOOTSTRAP_SERVERS": stack.env["KAFKA_BOOTSTRAP_SERVERS"],
+            "RFR_TOPIC": topic,
+        }
+        | env
+    )
+
+
+@pytest.fixture
+def settings(stack: Stack, db: Db, topic: str) -> Settings:
+    return make_settings(stack, db, topic)
+
+
+@pytest.fixture
+def pool(settings: Settings) -> Iterator[ConnectionPool[psycopg.Connection[Any]]]:
+    p = driver_db.open_pool(settings)
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+@contextlib.contextmanager
+def relay_for(settings: Settings, pool: Any, metrics: Metrics, **kwargs: Any) -> Iterator[Relay]:
+    relay = Relay(
+        settings,
+        pool,
+        metrics,
+        logs.log,
+        delivery_timeout_s=DELIVERY_TIMEOUT_S,
+        lease_margin_s=LEASE_MARGIN_S,
+        **kwargs,
+    )
+    try:
+        yield relay
+    finally:
+        relay.close()
+
+
+def drain(relay: Relay, seconds: float = 60.0) -> Any:
+    return relay.drain(time.monotonic() + seconds, threading.Event())
+
+
+def counter(metrics: Metrics, name: str) -> float:
+    value = metrics.registry.get_sample_value(f"messenger_recording_finalize_{name}")
+    assert value is not None
+    return value
+
+
+# ------------------------------------------------------------------------------------------
+# the message on the wire
+
+
+def test_messages_carry_the_session_key_the_headers_and_the_exact_payload(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any, captured: io.StringIO
+) -> None:
+    enqueue(db, topic, 3)
+    enqueue(db, topic, 1, with_ids=False)  # chatId/dealId/tenantId null
+    rows = outbox(db, topic)
+    assert len(rows) == 4 and not any(row.published for row in rows)
+
+    metrics = Metrics()
+    with relay_for(settings, pool, metrics) as relay:
+        result = drain(relay)
+    assert (result.published, result.failed, result.reason) == (4, 0, "empty")
+
+    messages = consume(stack, topic, expect=4)
+    assert len(messages) == 4  # and nothing twice
+    # One partition: the broker's order is the relay's order, which is the outbox id order.
+    for row, msg in zip(rows, messages, strict=True):
+        assert msg.key == row.message_key
+        assert msg.raw == row.payload.encode("utf-8")  # the bytes the database rendered
+        assert msg.headers == row.headers
+        assert msg.headers["event-type"] == "call-recording-available"
+        uuid.UUID(msg.headers["event-id"])
+        # The key is the recording's session.
+        session = db.one(
+            "select session_id::text from messenger.call_recordings where id = %s",
+            (msg.value["recordingId"],),
+        )
+        assert msg.key == session[0] == msg.value["sessionId"]
+    assert len({msg.headers["event-id"] for msg in messages}) == 4
+
+    assert all(row.published for row in outbox(db, topic))
+    assert counter(metrics, "published_total") == 4
+    assert counter(metrics, "publish_failures_total") == 0
+    published = [e for e in events(captured) if e["event"] == "batch published"]
+    assert [e["published"] for e in published] == [4]
+    # No payload bodies in the log.
+    text = captured.getvalue()
+    assert "recordingId" not in text and "recordings/" not in text
+
+
+def test_nothing_to_publish_is_one_call_and_no_message(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any
+) -> None:
+    with relay_for(settings, pool, Metrics()) as relay:
+        result = drain(relay)
+    assert (result.batches, result.claimed, result.published, result.reason) == (0, 0, 0, "empty")
+    assert consume(stack, topic, expect=0, idle_s=0.5, timeout_s=3) == []
+
+
+# ------------------------------------------------------------------------------------------
+# round trips
+
+
+class TracingPool:
+    """Hands out the real pool's connections with libpq tracing on: every round trip to the
+    server (a simple Query, or an extended-protocol Sync) ends with one ReadyForQuery."""
+
+    def __init__(self, pool: ConnectionPool[psycopg.Connection[Any]]) -> None:
+        self._pool = pool
+        self.trace = ""
+
+    @contextlib.contextmanager
+    def connection(self, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
+        with (
+            self._pool.connection(timeout) as conn,
+            tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as f,
+        ):
+            conn.pgconn.trace(f.fileno())
+            conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
+            try:
+                yield conn
+            finally:
+                conn.pgconn.untrace()
+                f.seek(0)
+                self.trace += f.read()
+
+    def round_trips(self) -> int:
+        return sum(
+            1 for line in self.trace.splitlines() if line.split("\t")[2:3] == ["ReadyForQuery"]
+        )
+
+    def calls(self) -> list[str]:
+        """The API functions called, in order, from the statement texts sent (each statement
+        is parsed anew below psycopg's prepare threshold of 5 executions)."""
+        return re.findall(r"recording_finalize\.(relay_claim|relay_mark_published)\(", self.trace)
+
+
+def test_two_database_calls_per_relay_batch(
+    stack: Stack, db: Db, topic: str, pool: ConnectionPool[psycopg.Connection[Any]]
+) -> None:
+    enqueue(db, topic, 5)
+    settings = make_settings(stack, db, topic, RFR_RELAY_BATCH_SIZE="2")
+    traced = TracingPool(pool)
+    with relay_for(settings, traced, Metrics()) as relay:
+        result = drain(relay)
+    assert (result.batches, result.published, result.reason) == (3, 5, "empty")
+    # Batches of 2, 2 and 1, each claim + mark; then one claim that finds nothing.
+    assert traced.round_trips() == 3 * 2 + 1
+    assert traced.calls() == ["relay_claim", "relay_mark_published"] * 3 + ["relay_claim"]
+    assert len(consume(stack, topic, expect=5)) == 5
+
+
+# ------------------------------------------------------------------------------------------
+# published only after the broker's acknowledgement
+
+
+def test_broker_down_marks_nothing_and_the_rows_go_out_when_it_is_back(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any, captured: io.StringIO
+) -> None:
+    enqueue(db, topic, 3)
+    metrics = Metrics()
+    with relay_for(settings, pool, metrics) as relay:
+        stack.stop_service("kafka")
+        try:
+            started = time.monotonic()
+            down = drain(relay)
+            took = time.monotonic() - started
+        finally:
+            stack.start_service("kafka")
+            create_topic(stack, topic)  # memory storage: the restart lost it
+
+        # Bounded wait, nothing marked, every row still unpublished (and leased).
+        assert took < DELIVERY_TIMEOUT_S * 2 + 2
+        assert (down.published, down.failed, down.reason) == (0, 3, "delivery_failed")
+        rows = outbox(db, topic)
+        assert not any(row.published for row in rows)
+        assert counter(metrics, "publish_failures_total") == 3
+        assert counter(metrics, "published_total") == 0
+        failed = [e for e in events(captured) if e["event"] == "delivery failed"]
+        assert len(failed) == 1 and failed[0]["failed"] == 3
+        assert failed[0]["ids"] == [row.id for row in rows]
+
+        # The leases run out; the broker is back: the same rows go out, once.
+        wait_leases_expired(db, topic)
+        back = drain(relay)
+    assert (back.published, back.failed, back.reason) == (3, 0, "empty")
+    assert all(row.published for row in outbox(db, topic))
+    messages = consume(stack, topic, expect=3)
+    assert [m.raw for m in messages] == [row.payload.encode() for row in rows]
+    assert counter(metrics, "published_total") == 3
+
+
+# ------------------------------------------------------------------------------------------
+# a producer the broker no longer knows is replaced
+
+
+class CountingFactory:
+    """Builds real producers with the relay's configuration and remembers them."""
+
+    def __init__(self, prepare: Callable[[Producer, int], None] | None = None) -> None:
+        self.built: list[Producer] = []
+        self._prepare = prepare
+
+    def __call__(self, config: dict[str, Any]) -> Producer:
+        producer = Producer(config)
+        if self._prepare is not None:
+            self._prepare(producer, len(self.built))
+        self.built.append(producer)
+        return producer
+
+
+def test_restarted_broker_gets_a_new_producer(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any, captured: io.StringIO
+) -> None:
+    factory = CountingFactory()
+    with relay_for(settings, pool, Metrics(), producer_factory=factory) as relay:
+        enqueue(db, topic, 2)
+        assert drain(relay).published == 2
+        assert len(factory.built) == 1
+
+        # Tansu (memory storage) restarts and forgets the producer id: the producer that
+        # worked before cannot deliver any more.
+        restart_kafka(stack, topic)
+        enqueue(db, topic, 2)
+        after_restart = drain(relay)
+        assert after_restart.published == 0
+        assert after_restart.reason in ("fatal", "delivery_failed")
+        assert [r.published for r in outbox(db, topic)] == [True, True, False, False]
+
+        # The next drain builds a new producer, which gets through.
+        wait_leases_expired(db, topic)
+        again = drain(relay)
+    assert (again.published, again.reason) == (2, "empty")
+    assert len(factory.built) == 2
+    assert all(row.published for row in outbox(db, topic))
+    new_rows = outbox(db, topic)[2:]
+    messages = consume(stack, topic, expect=2)  # the restart lost the first two
+    assert [m.raw for m in messages] == [row.payload.encode() for row in new_rows]
+
+
+def test_fatal_producer_error_closes_the_producer_and_the_next_drain_recovers(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any, captured: io.StringIO
+) -> None:
+    # The first producer gets its producer id from the broker (one delivered message), lives
+    # through an outage with a message in its queue (it times out) and a restart that loses
+    # the id: its next send is a real librdkafka fatal error (UNKNOWN_PRODUCER_ID, "unable to
+    # retry without risking duplication").
+    def outage(producer: Producer, index: int) -> None:
+        if index > 0:
+            return
+        reports: list[Any] = []
+        producer.produce(
+            topic, b"warm-up", key=b"warm-up", on_delivery=lambda e, m: reports.append(e)
+        )
+        assert producer.flush(10) == 0 and reports == [None]
+        stack.stop_service("kafka")
+        try:
+            producer.produce(topic, b"lost", key=b"lost")
+            assert producer.flush(DELIVERY_TIMEOUT_S * 3) == 0
+        finally:
+            stack.start_service("kafka")
+            create_topic(stack, topic)
+
+    factory = CountingFactory(outage)
+    enqueue(db, topic, 2)
+    metrics = Metrics()
+    with relay_for(settings, pool, metrics, producer_factory=factory) as relay:
+        fatal = drain(relay)
+        assert (fatal.published, fatal.reason) == (0, "fatal")
+        assert not any(row.published for row in outbox(db, topic))
+        logged = [e for e in events(captured) if e["event"] == "kafka producer fatal"]
+        assert len(logged) == 1 and logged[0]["level"] == "error"
+        assert counter(metrics, "publish_failures_total") == 2
+
+        wait_leases_expired(db, topic)
+        recovered = drain(relay)
+    assert (recovered.published, recovered.reason) == (2, "empty")
+    assert len(factory.built) == 2
+    messages = consume(stack, topic, expect=2)
+    assert [m.raw for m in messages] == [row.payload.encode() for row in outbox(db, topic)]
+
+
+# ------------------------------------------------------------------------------------------
+# deadline and stop
+
+
+def test_no_batch_starts_that_could_outlive_the_deadline_or_after_stop(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any
+) -> None:
+    enqueue(db, topic, 1)
+    with relay_for(settings, pool, Metrics()) as relay:
+        # Less time left than one batch's delivery wait: nothing is claimed.
+        late = relay.drain(time.monotonic() + DELIVERY_TIMEOUT_S, threading.Event())
+        assert (late.claimed, late.reason) == (0, "deadline")
+        stop = threading.Event()
+        stop.set()
+        stopped = relay.drain(time.monotonic() + 60, stop)
+        assert (stopped.claimed, stopped.reason) == (0, "stopped")
+        assert outbox(db, topic)[0].leased is False
+        assert drain(relay).published == 1
+
+
+# ------------------------------------------------------------------------------------------
+# the start-up self-check
+
+
+OFFLINE_ENV = {
+    "DATABASE_URL": "postgresql://w:pw@db.example:5432/rfr",
+    "KAFKA_BOOTSTRAP_SERVERS": "kafka.example:9092",
+}
+
+
+def test_the_relay_producer_is_idempotent_with_acks_all() -> None:
+    config = producer_config(load_settings(OFFLINE_ENV))
+    assert config["enable.idempotence"] is True and config["acks"] == "all"
+    assert config["message.timeout.ms"] == 30000  # a dead broker fails a batch, never hangs it
+    check_producer_idempotent(config)
+    check_producer_idempotent({"enable.idempotence": "true", "request.required.acks": "-1"})
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"acks": "all"},
+        {"enable.idempotence": False, "acks": "all"},
+        {"enable.idempotence": "false", "acks": "all"},
+        {"enable.idempotence": True},
+        {"enable.idempotence": True, "acks": "1"},
+        {"enable.idempotence": True, "acks": "all", "request.required.acks": 1},
+    ],
+)
+def test_check_producer_idempotent_refuses_weaker_settings(config: dict[str, Any]) -> None:
+    with pytest.raises(ProducerConfigError):
+        check_producer_idempotent(config)
+
+
+def test_security_settings_reach_the_producer() -> None:
+    plain = producer_config(load_settings(OFFLINE_ENV))
+    assert plain["security.protocol"] == "PLAINTEXT"
+    assert not any(key.startswith("sasl.") for key in plain)
+    settings = load_settings(
+        OFFLINE_ENV
+        | {
+            "KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "KAFKA_SASL_MECHANISM": "SCRAM-SHA-512",
+            "KAFKA_SASL_USERNAME": "relay",
+            "KAFKA_SASL_PASSWORD": "s3cret-pw",
+        }
+    )
+    config = producer_config(settings)
+    assert config["security.protocol"] == "SASL_SSL"
+    assert config["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert (config["sasl.username"], config["sasl.password"]) == ("relay", "s3cret-pw")
