@@ -91,6 +91,9 @@ def producer_config(
         # The broker dedupes retries and keeps per-partition order (so per-key order).
         "enable.idempotence": True,
         "acks": "all",
+        # The Java client's partitioner: the same SessionId lands on the same partition
+        # whichever client (JVM or librdkafka-based) publishes it.
+        "partitioner": "murmur2_random",
         "linger.ms": LINGER_MS,
         "batch.num.messages": 10000,
         "message.timeout.ms": max(1, round(delivery_timeout_s * 1000)),

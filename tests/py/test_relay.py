@@ -445,6 +445,7 @@ def test_the_relay_producer_is_idempotent_with_acks_all() -> None:
     config = producer_config(load_settings(OFFLINE_ENV))
     assert config["enable.idempotence"] is True and config["acks"] == "all"
     assert config["message.timeout.ms"] == 30000  # a dead broker fails a batch, never hangs it
+    assert config["partitioner"] == "murmur2_random"  # the contract's key → partition rule
     check_producer_idempotent(config)
     check_producer_idempotent({"enable.idempotence": "true", "request.required.acks": "-1"})
 
