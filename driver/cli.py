@@ -3,6 +3,9 @@
 Exit codes: 0 success, 2 bad configuration or usage (nothing was touched), 1 failure.
 The configuration is validated before anything connects; overriding flags win over the
 environment.
+
+The modules that load boto3, librdkafka and yoyo are imported inside the commands that use
+them, so ``--help`` and a configuration error answer at once.
 """
 
 from __future__ import annotations
@@ -328,7 +331,6 @@ def _safe_settings(settings: Settings) -> dict[str, Any]:
         "maxRunDurationS": settings.max_run_duration,
         "s3TimeoutS": settings.s3_timeout,
         "s3Concurrency": settings.s3_concurrency,
-        "metricsPort": settings.metrics_port,
     }
 
 

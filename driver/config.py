@@ -24,7 +24,7 @@ DEFAULT_SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_RULE = "a duration (a number of seconds, or a number with ms/s/m/h: 90, 250ms, 5m, 1h)"
+DURATION_RULE = "a duration (a number of seconds, or a number with ms/s/m/h: 90, 250ms, 5m, 1h)"
 # PostgreSQL's idle_session_timeout takes at most 2^31-1 ms (~24.8 days).
 _MAX_LOCK_TTL_S = 24 * 3600.0
 _MAX_DURATION_S = 366 * 24 * 3600.0
@@ -68,7 +68,7 @@ VARIABLES: tuple[Variable, ...] = (
              "a key using only {recording_id}, {session_id}, {session_kind}, "
              "with {recording_id} or {session_id}",
              "where the recorder puts a recording's binary", "--key-template"),
-    Variable("RFR_S3_TIMEOUT", "10s", f"{_DURATION_RULE}, > 0 and < RFR_LOCK_TTL / 2",
+    Variable("RFR_S3_TIMEOUT", "10s", f"{DURATION_RULE}, > 0 and < RFR_LOCK_TTL / 2",
              "per-row limit on the S3 check", "--s3-timeout"),
     Variable("RFR_S3_CONCURRENCY", "16", "an integer in 1..256",
              "S3 checks in flight at once", "--s3-concurrency"),
@@ -88,26 +88,26 @@ VARIABLES: tuple[Variable, ...] = (
              "outbox rows per relay batch", "--relay-batch-size"),
     Variable("RECORDINGS_ENABLED", "true", "true or false (also 1/0, yes/no, on/off)",
              "feature flag; false: the worker idles and says so", "--recordings-enabled"),
-    Variable("RFR_POLLING_INTERVAL", "60s", f"{_DURATION_RULE}, > 0",
+    Variable("RFR_POLLING_INTERVAL", "60s", f"{DURATION_RULE}, > 0",
              "time between cycle starts (run)", "--polling-interval"),
     Variable("RFR_BATCH_SIZE", "100", "an integer in 1..10000",
              "finalize rows per claim", "--batch-size"),
     Variable("RFR_MAX_ATTEMPTS", "8", f"an integer in 1..{_INT32_MAX}",
              "attempts before a row is quarantined", "--max-attempts"),
-    Variable("RFR_FINALIZE_SLA_TIMEOUT", "30m", f"{_DURATION_RULE}, > 0",
+    Variable("RFR_FINALIZE_SLA_TIMEOUT", "30m", f"{DURATION_RULE}, > 0",
              "how long after its session ends the happy path owns a recording",
              "--finalize-sla-timeout"),
-    Variable("RFR_BACKOFF_BASE", "1m", f"{_DURATION_RULE}, > 0", "first retry delay",
+    Variable("RFR_BACKOFF_BASE", "1m", f"{DURATION_RULE}, > 0", "first retry delay",
              "--backoff-base"),
     Variable("RFR_BACKOFF_FACTOR", "2.0", "a finite number >= 1", "retry delay growth",
              "--backoff-factor"),
-    Variable("RFR_BACKOFF_CAP", "15m", f"{_DURATION_RULE}, >= RFR_BACKOFF_BASE",
+    Variable("RFR_BACKOFF_CAP", "15m", f"{DURATION_RULE}, >= RFR_BACKOFF_BASE",
              "longest retry delay", "--backoff-cap"),
     Variable("RFR_BACKOFF_JITTER", "0.1", "a number with 0 <= jitter < 1",
              "retry delay jitter fraction", "--backoff-jitter"),
-    Variable("RFR_LOCK_TTL", "5m", f"{_DURATION_RULE}, > RFR_MAX_RUN_DURATION, at most 24h",
+    Variable("RFR_LOCK_TTL", "5m", f"{DURATION_RULE}, > RFR_MAX_RUN_DURATION, at most 24h",
              "the single-runner lock's lifetime; a cycle never runs past it", "--lock-ttl"),
-    Variable("RFR_MAX_RUN_DURATION", "3m", f"{_DURATION_RULE}, > 0 and < RFR_LOCK_TTL",
+    Variable("RFR_MAX_RUN_DURATION", "3m", f"{DURATION_RULE}, > 0 and < RFR_LOCK_TTL",
              "claiming stops after this long in a cycle", "--max-run-duration"),
     Variable("RFR_LOCK_KEY", str(DEFAULT_LOCK_KEY), "a 64-bit signed integer",
              "the advisory lock key of the single-runner lock", "--lock-key"),

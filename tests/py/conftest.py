@@ -220,10 +220,11 @@ def seed_stuck(
     ended_ago: str = "1 hour",
     sla: str = "30 minutes",
     with_ids: bool = True,
+    recording_id: uuid.UUID | None = None,
 ) -> Seeded:
     """A recording whose session ended ``ended_ago`` and whose callback never came: Uploading,
     finalize row Pending, due at ended_at + ``sla``."""
-    rid, sid = uuid.uuid4(), uuid.uuid4()
+    rid, sid = recording_id or uuid.uuid4(), uuid.uuid4()
     chat, deal, tenant = (uuid.uuid4(), uuid.uuid4(), uuid.uuid4()) if with_ids else (None,) * 3
     table = "messenger.call_sessions" if kind == "Direct" else "messenger.conference_sessions"
     with db.connect() as conn:

@@ -15,9 +15,11 @@ import time
 import uuid
 from typing import Any
 
+import jsonschema
 import psycopg
 import pytest
 from conftest import (
+    REPO,
     Db,
     Seeded,
     SlowProxy,
@@ -108,6 +110,8 @@ def test_lost_callback_with_binary_becomes_available_and_is_published(
     for field in ("startedAt", "endedAt", "availableAt"):
         assert ISO_UTC.match(payload[field]), payload[field]
     assert b"://" not in msg.raw
+    schema = json.loads((REPO / "docs/contract/call-recording-available.schema.json").read_text())
+    jsonschema.validate(payload, schema, format_checker=jsonschema.FormatChecker())
 
     [reconciled] = events(summary, "recording reconciled")
     assert reconciled["recordingId"] == str(seeded.recording_id)

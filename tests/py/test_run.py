@@ -1,0 +1,193 @@
+"""``recording-finalize run``, the sidecar: the SLO with compressed durations, /metrics, a
+database restart survived without help, the disabled flag, and a graceful SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from conftest import (
+    Db,
+    Worker,
+    consume,
+    free_port,
+    log_events,
+    put_binary,
+    recording,
+    seed_available_unpublished,
+    seed_stuck,
+)
+
+
+class Running:
+    """A ``run`` process whose stderr is collected in the background."""
+
+    def __init__(self, proc: subprocess.Popen[str], metrics_port: int) -> None:
+        self.proc = proc
+        self.metrics_port = metrics_port
+        self.lines: list[str] = []
+        assert proc.stderr is not None
+        stderr = proc.stderr
+        self._reader = threading.Thread(target=lambda: self.lines.extend(stderr), daemon=True)
+        self._reader.start()
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in log_events("".join(self.lines)) if e["event"] == name]
+
+    def metrics(self) -> str:
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return str(resp.read().decode())
+
+    def stop(self) -> float:
+        """SIGTERM; returns how long the process took to exit."""
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=15)
+        self._reader.join(timeout=5)
+        return time.monotonic() - t0
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str,
+             running: Running | None = None) -> float:
+    t0 = time.monotonic()
+    while not predicate():
+        if time.monotonic() - t0 > timeout:
+            log = "".join(running.lines[-30:]) if running else ""
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{log}")
+        time.sleep(0.1)
+    return time.monotonic() - t0
+
+
+@pytest.fixture
+def start_run(worker: Worker) -> Iterator[Callable[..., Running]]:
+    started: list[Running] = []
+
+    def start(**env: str) -> Running:
+        port = free_port()
+        proc = worker.spawn("run", RFR_METRICS_PORT=str(port), **env)
+        running = Running(proc, port)
+        started.append(running)
+        wait_for(lambda: bool(running.events("worker started")) or proc.poll() is not None,
+                 15, "the worker to start")
+        assert proc.poll() is None, "".join(running.lines)
+        return running
+
+    yield start
+    for running in started:
+        if running.proc.poll() is None:
+            running.proc.kill()
+            running.proc.wait()
+
+
+def metric(text: str, name: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name} not exposed")
+
+
+def test_slo_every_stuck_recording_ends_terminal_within_sla_plus_one_interval(
+    worker: Worker, db: Db, start_run: Callable[..., Running]
+) -> None:
+    sla, interval = 2.0, 1.0
+    running = start_run(RFR_FINALIZE_SLA_TIMEOUT=f"{sla}s", RFR_POLLING_INTERVAL=f"{interval}s")
+    # Two recordings whose sessions end now: one binary uploaded, one lost for good.
+    found_id = uuid.uuid4()
+    put_binary(worker.stack, worker.bucket, found_id)
+    found = seed_stuck(db, ended_ago="0 seconds", sla=f"{sla} seconds", recording_id=found_id)
+    lost = seed_stuck(db, ended_ago="0 seconds", sla=f"{sla} seconds")
+    wait_for(lambda: all(recording(db, s.recording_id)["status"] in ("Available", "Failed")
+                         for s in (found, lost)), sla + interval + 8, "both terminal")
+
+    # The database's clock: from the session's end to the terminal transition.
+    lag = db.all(
+        "select r.status, extract(epoch from coalesce(r.available_at, r.failed_at) - s.ended_at) "
+        "from messenger.call_recordings r join messenger.call_sessions s on s.id = r.session_id "
+        "where r.id = any(%s) order by r.status",
+        ([found.recording_id, lost.recording_id],),
+    )
+    assert [status for status, _ in lag] == ["Available", "Failed"]
+    for _, seconds in lag:
+        # Not before the happy path's SLA ran out, and within SLA + one interval (+ work).
+        assert sla <= float(seconds) <= sla + interval + 1.5, lag
+
+    # Available-unpublished: published within one polling interval (+ the relay's work).
+    t0 = time.monotonic()
+    republish = seed_available_unpublished(db)
+    [msg] = consume(worker.stack, worker.topic, expect=2, idle_s=0.1, timeout_s=10)[1:]
+    assert msg.value["recordingId"] == str(republish.recording_id)
+    assert time.monotonic() - t0 <= interval + 2.0
+
+    text = running.metrics()
+    assert metric(text, "messenger_recording_finalize_reconciled_total") == 1
+    assert metric(text, "messenger_recording_finalize_failed_total") == 1
+    assert metric(text, "messenger_recording_finalize_republished_total") == 1
+    assert metric(text, "messenger_recording_finalize_backlog") == 0
+    assert metric(text, 'messenger_recording_finalize_cycles_total{result="ok"}') >= 3
+    assert metric(text, "messenger_recording_finalize_last_success_timestamp_seconds") > (
+        time.time() - 5)
+
+    assert running.stop() < 5
+    assert running.proc.returncode == 0
+    assert running.events("worker stopped")
+    assert running.events("stop requested")[0]["signal"] == "SIGTERM"
+
+
+def test_run_survives_a_database_restart_without_help(
+    worker: Worker, db: Db, start_run: Callable[..., Running]
+) -> None:
+    running = start_run(RFR_POLLING_INTERVAL="500ms")
+    wait_for(lambda: bool(running.events("cycle completed")), 10, "a first cycle")
+    worker.stack.stop_service("postgres")
+    try:
+        wait_for(lambda: bool(running.events("cycle failed")), 10, "a failed cycle")
+        assert running.proc.poll() is None  # still running
+    finally:
+        worker.stack.start_service("postgres")
+    # The binary first: the running worker would otherwise fail the recording in between.
+    rid = uuid.uuid4()
+    put_binary(worker.stack, worker.bucket, rid)
+    seeded = seed_stuck(db, recording_id=rid)
+    wait_for(lambda: recording(db, seeded.recording_id)["status"] == "Available", 15,
+             "the recording reconciled after the restart", running)
+    assert metric(running.metrics(), 'messenger_recording_finalize_cycles_total{result="error"}'
+                  ) >= 1
+    failed = running.events("cycle failed")[0]
+    assert failed["level"] == "error" and failed["error"]
+    assert worker.db.worker_url.split(":")[2].split("@")[0] not in "".join(running.lines)
+    assert running.stop() < 5 and running.proc.returncode == 0
+
+
+def test_run_with_recordings_disabled_idles_and_says_so(
+    worker: Worker, db: Db, start_run: Callable[..., Running]
+) -> None:
+    seeded = seed_stuck(db)
+    running = start_run(RECORDINGS_ENABLED="false", RFR_POLLING_INTERVAL="200ms")
+    wait_for(lambda: len(running.events("cycle idle")) >= 2, 10, "idle cycles")
+    assert running.events("recordings disabled")
+    assert metric(running.metrics(),
+                  'messenger_recording_finalize_cycles_total{result="disabled"}') >= 2
+    assert running.stop() < 5 and running.proc.returncode == 0
+    assert db.one("select attempts from messenger.recording_finalize_attempts "
+                  "where recording_id = %s", (seeded.recording_id,)) == (0,)
+
+
+def test_run_refuses_a_taken_metrics_port(worker: Worker) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        proc = worker.cli("run", RFR_METRICS_PORT=str(port), timeout=30)
+    assert proc.returncode == 1
+    assert "metrics" in proc.stderr and json.dumps(port) in proc.stderr
