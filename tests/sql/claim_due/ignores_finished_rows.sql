@@ -37,9 +37,11 @@ select is(
     'the claim never scans the finalize table sequentially'
 );
 select cmp_ok((select due_scans from counters), '>=', 1::bigint, 'it uses ix_rfa_due');
+-- Entries of rolled-back rows from earlier test files also sit under the Pending prefix until
+-- vacuum, so the bound is "far fewer than the finished rows", not an exact count.
 select cmp_ok(
-    (select due_entries from counters), '<', 100::bigint,
-    'and reads a handful of index entries (the Pending ones), not the 50 000 finished ones'
+    (select due_entries from counters), '<', 5000::bigint,
+    'and reads only index entries under the Pending prefix, not the 50 000 finished ones'
 );
 
 select * from finish();
