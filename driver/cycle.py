@@ -143,6 +143,15 @@ class CycleSummary:
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """One S3 check's result; no verdict when the check was not made."""
+
+    verdict: Verdict | None
+    seconds: float = 0.0
+    past_deadline: bool = False
+
+
 class _Deadline(Exception):
     """The cycle reached the lock TTL; it stops writing."""
 
@@ -213,6 +222,7 @@ def _locked_cycle(
             _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
 
     if ctx.relay is not None and not stop.is_set():
+        _check_deadline(lock_deadline)
         summary.published = ctx.relay.drain(lock_deadline, stop).published
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, settings.topic))
@@ -300,21 +310,21 @@ def _check_and_apply(
     settings = ctx.settings
     config_failed = threading.Event()
 
-    def check(row: ClaimedRow) -> tuple[Verdict | None, float]:
+    def check(row: ClaimedRow) -> _Checked:
         # Checked before every storage call: a stop, a configuration failure of another row,
         # or a check that could not finish before the lock TTL means no call at all.
         if stop.is_set() or config_failed.is_set():
-            return None, 0.0
+            return _Checked(None)
         if time.monotonic() + settings.s3_timeout > lock_deadline:
-            return None, 0.0
+            return _Checked(None, past_deadline=True)
         t0 = time.monotonic()
         verdict = ctx.storage.check(row, bucket_confirmed)
-        return verdict, time.monotonic() - t0
+        return _Checked(verdict, time.monotonic() - t0)
 
     executor = ThreadPoolExecutor(
         max_workers=min(settings.s3_concurrency, len(rows)), thread_name_prefix="s3-check"
     )
-    futures: dict[Future[tuple[Verdict | None, float]], ClaimedRow] = {
+    futures: dict[Future[_Checked], ClaimedRow] = {
         executor.submit(check, row): row for row in rows
     }
     unapplied = dict.fromkeys(futures.values(), True)
@@ -326,9 +336,12 @@ def _check_and_apply(
                 if stop.is_set():
                     return False
                 row = futures[future]
-                verdict, check_s = future.result()
+                checked = future.result()
+                verdict = checked.verdict
+                if checked.past_deadline:
+                    raise _Deadline
                 if verdict is None:
-                    continue  # not checked: the claim's backoff stands
+                    continue  # not checked (stop, config failure): the claim's backoff stands
                 if verdict.outcome == CONFIG_ERROR:
                     config_failed.set()
                     left = [r for r in rows if unapplied.get(r)]
@@ -336,7 +349,7 @@ def _check_and_apply(
                                  lock_deadline)
                     _config_error(ctx, summary, verdict.error or "ConfigError")
                     return False
-                _apply(ctx, conn, row, verdict, summary, lock_deadline, check_s)
+                _apply(ctx, conn, row, verdict, summary, lock_deadline, checked.seconds)
                 unapplied.pop(row, None)
             if stop.is_set():
                 return False

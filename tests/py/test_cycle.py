@@ -45,6 +45,10 @@ class HookedStorage(Storage):
         super().__init__(*args, **kwargs)
         self.hook = hook
         self.calls = 0
+        self.bucket_answer: bool | None = None
+
+    def check_bucket(self) -> bool:
+        return super().check_bucket() if self.bucket_answer is None else self.bucket_answer
 
     def check(self, row: ClaimedRow, bucket_confirmed: bool) -> Verdict:
         self.calls += 1
@@ -55,11 +59,14 @@ class HookedStorage(Storage):
 def cycle(worker: Worker) -> Iterator[Callable[..., tuple[CycleSummary, Context, list[dict]]]]:
     pools = []
 
-    def run(hook: Hook | None = None, **env: str) -> tuple[CycleSummary, Context, list[dict]]:
+    def run(
+        hook: Hook | None = None, bucket_answer: bool | None = None, **env: str
+    ) -> tuple[CycleSummary, Context, list[dict]]:
         settings = load_settings(worker.environ(RFR_S3_CONCURRENCY="1", **env))
         pool = open_pool(settings)
         pools.append(pool)
         storage = HookedStorage(settings, hook=hook or (lambda _row, v: v))
+        storage.bucket_answer = bucket_answer
         ctx = Context(settings=settings, pool=pool, storage=storage, metrics=Metrics())
         out = io.StringIO()
         logs.set_stream(out)
@@ -207,3 +214,15 @@ def test_a_cycle_leaves_spans_and_metrics(worker: Worker, db: Db, cycle: Any) ->
     assert started[0]["jobRunId"] == summary.job_run_id and started[0]["asOf"]
     [claimed] = [e for e in events if e["event"] == "batch claimed"]
     assert claimed["rows"] == 2 and claimed["actions"] == {"reconcile": 1, "republished": 1}
+
+
+def test_a_404_without_a_confirmed_bucket_never_fails_a_recording(
+    worker: Worker, db: Db, cycle: Any
+) -> None:
+    seeded = seed_stuck(db)  # no binary: with the bucket confirmed this would be Failed
+    summary, _, events = cycle(bucket_answer=False)
+    assert (summary.failed, summary.backoff) == (0, 1)
+    row = finalize_row(db, seeded.recording_id)
+    assert row["status"] == "Pending" and "bucket unconfirmed" in row["last_error"]
+    assert recording(db, seeded.recording_id)["status"] == "Uploading"
+    assert [e["level"] for e in events if e["event"] == "storage unreachable"] == ["warning"]

@@ -420,3 +420,42 @@ def test_run_once_prints_only_json_on_stdout_and_json_lines_on_stderr(
         assert {"ts", "level", "event"} <= set(event)
     assert worker.db.worker_url.split(":")[2].split("@")[0] not in proc.stderr  # the password
 
+
+
+# --- A paused runner loses the lock; on resume it writes nothing -----------------------------
+
+
+def test_a_paused_runner_loses_the_lock_to_the_server_and_writes_nothing_on_resume(
+    worker: Worker, db: Db, slow_s3: SlowProxy
+) -> None:
+    slow_s3.delay_s = 0.2
+    seeded = []
+    for _ in range(5):
+        s = seed_stuck(db)
+        put_binary(worker.stack, worker.bucket, s.recording_id)
+        seeded.append(s)
+    versions = {s.recording_id: recording(db, s.recording_id)["version"] for s in seeded}
+    env = {"RFR_LOCK_TTL": "4s", "RFR_MAX_RUN_DURATION": "2s", "RFR_S3_TIMEOUT": "1500ms",
+           "RFR_BACKOFF_BASE": "1s", "RFR_BACKOFF_JITTER": "0"}
+    paused = worker.spawn("run-once", S3_ENDPOINT_URL=slow_s3.url, RFR_S3_CONCURRENCY="1", **env)
+    assert paused.stderr is not None
+    for line in paused.stderr:
+        if json.loads(line)["event"] == "batch claimed":
+            break
+    paused.send_signal(signal.SIGSTOP)
+    try:
+        # The lock's session idles past the TTL: the server ends it (idle_session_timeout).
+        time.sleep(5)
+        other = worker.run_once(**env)
+        assert other["skipped"] is False
+        assert other["reconciled"] == 5
+    finally:
+        paused.send_signal(signal.SIGCONT)
+    out, err = paused.communicate(timeout=20)
+    summary = json.loads(out)
+    assert paused.returncode == 1 and summary["error"] == "LockTtlExceeded", err
+    for s in seeded:
+        rec = recording(db, s.recording_id)
+        assert rec["status"] == "Available"
+        assert rec["version"] == versions[s.recording_id] + 1  # exactly one transition
+        assert len(outbox_rows(db, s.recording_id)) == 1
