@@ -242,6 +242,13 @@ class Relay:
                 # A batch may take the whole delivery wait: start one only if it ends in time.
                 if time.monotonic() + self._flush_wait_s >= deadline:
                     result.reason = "deadline"
+                    self._log(
+                        "relay deadline",
+                        level="warning",
+                        batches=result.batches,
+                        message="too little time left for another batch; the rest waits for "
+                        "the next cycle",
+                    )
                     break
                 reason = self._batch(conn, result)
                 if reason is not None:

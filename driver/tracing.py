@@ -4,7 +4,8 @@ Nothing is exported unless the standard OpenTelemetry variables ask for it:
 
 - ``OTEL_TRACES_EXPORTER=otlp`` (or, with that variable unset, ``OTEL_EXPORTER_OTLP_ENDPOINT`` /
   ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) → the SDK with a batching OTLP/HTTP exporter, which reads
-  its own ``OTEL_EXPORTER_OTLP_*`` settings (endpoint, headers, timeout, certificates);
+  its own ``OTEL_EXPORTER_OTLP_*`` settings (endpoint, headers, timeout, certificates); a
+  ``…_PROTOCOL`` other than ``http/protobuf`` is refused (gRPC is not shipped);
 - ``OTEL_TRACES_EXPORTER=console`` → every span as JSON on stderr, for debugging;
 - otherwise (unset, ``none``, or ``OTEL_SDK_DISABLED=true``) → a no-op tracer: no SDK, no
   processor, no thread, nothing recorded.
@@ -53,18 +54,27 @@ def _exporters(environ: Mapping[str, str]) -> list[str]:
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return []
     raw = environ.get("OTEL_TRACES_EXPORTER", "").strip()
-    if not raw:
+    if raw:
+        names = [name.strip().lower() for name in raw.split(",") if name.strip()]
+        for name in names:
+            if name not in _EXPORTERS:
+                raise TracingConfigError(
+                    "OTEL_TRACES_EXPORTER", f"must be a list of {', '.join(_EXPORTERS)}", raw
+                )
+        exporters = [name for name in names if name != "none"]
+    else:
         endpoint = environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or environ.get(
             "OTEL_EXPORTER_OTLP_ENDPOINT"
         )
-        return ["otlp"] if endpoint else []
-    names = [name.strip().lower() for name in raw.split(",") if name.strip()]
-    for name in names:
-        if name not in _EXPORTERS:
-            raise TracingConfigError(
-                "OTEL_TRACES_EXPORTER", f"must be a list of {', '.join(_EXPORTERS)}", raw
-            )
-    return [name for name in names if name != "none"]
+        exporters = ["otlp"] if endpoint else []
+    if "otlp" in exporters:
+        for variable in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+            protocol = environ.get(variable, "").strip()
+            if protocol and protocol != "http/protobuf":
+                raise TracingConfigError(
+                    variable, "this worker exports OTLP over http/protobuf only", protocol
+                )
+    return exporters
 
 
 def configure(environ: Mapping[str, str]) -> bool:

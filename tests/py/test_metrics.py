@@ -237,3 +237,11 @@ def test_an_endpoint_alone_turns_on_otlp() -> None:
 def test_unknown_exporter_is_a_configuration_error() -> None:
     with pytest.raises(tracing.TracingConfigError, match="OTEL_TRACES_EXPORTER"):
         tracing.configure({"OTEL_TRACES_EXPORTER": "jaeger"})
+    with pytest.raises(tracing.TracingConfigError, match="OTEL_EXPORTER_OTLP_PROTOCOL"):
+        tracing.configure(
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+            }
+        )
+    assert not tracing.enabled()

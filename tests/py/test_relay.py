@@ -416,13 +416,14 @@ def test_fatal_producer_error_closes_the_producer_and_the_next_drain_recovers(
 
 
 def test_no_batch_starts_that_could_outlive_the_deadline_or_after_stop(
-    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any, captured: io.StringIO
 ) -> None:
     enqueue(db, topic, 1)
     with relay_for(settings, pool, Metrics()) as relay:
         # Less time left than one batch's delivery wait: nothing is claimed.
         late = relay.drain(time.monotonic() + DELIVERY_TIMEOUT_S, threading.Event())
         assert (late.claimed, late.reason) == (0, "deadline")
+        assert [e["event"] for e in events(captured)] == ["relay deadline"]
         stop = threading.Event()
         stop.set()
         stopped = relay.drain(time.monotonic() + 60, stop)
