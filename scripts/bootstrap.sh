@@ -16,7 +16,8 @@ say() { printf 'bootstrap: %s\n' "$*"; }
 die() { printf 'bootstrap: ERROR: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. Debian packages -------------------------------------------------------------------
-# prometheus is only here for `promtool`; python3-venv for `python3 -m venv` (ensurepip).
+# prometheus is only here for `promtool`; python3-venv for `python3 -m venv` (ensurepip);
+# pgbouncer and faketime for the start-up self-check test and `make chaos`.
 PACKAGES=(
     postgresql-15
     postgresql-15-pgtap
@@ -24,6 +25,8 @@ PACKAGES=(
     postgresql-15-plpgsql-check
     prometheus
     python3-venv
+    pgbouncer
+    faketime
 )
 
 is_installed() {
