@@ -127,6 +127,10 @@ def test_slo_every_stuck_recording_ends_terminal_within_sla_plus_one_interval(
     assert msg.value["recordingId"] == str(republish.recording_id)
     assert time.monotonic() - t0 <= interval + 2.0
 
+    names = db.all("select distinct application_name from pg_stat_activity "
+                   "where datname = %s and usename = 'rfr_worker_login'", (db.name,))
+    assert names == [("recording-finalize",)]
+
     text = running.metrics()
     assert metric(text, "messenger_recording_finalize_reconciled_total") == 1
     assert metric(text, "messenger_recording_finalize_failed_total") == 1
