@@ -96,7 +96,10 @@ def _client_error_parts(err: ClientError) -> tuple[str, int]:
 
 
 def _error_text(err: BaseException, code: str | None = None) -> str:
-    return f"{type(err).__name__} {code}" if code else type(err).__name__
+    # botocore names modeled error classes after their code (AccessDenied, NoSuchKey…): say
+    # ClientError for all of them so the text is always "class code".
+    name = "ClientError" if isinstance(err, ClientError) else type(err).__name__
+    return f"{name} {code}" if code else name
 
 
 def parse_metadata(key: str, head: Mapping[str, Any]) -> Verdict:
