@@ -55,8 +55,14 @@ begin
             'durationSeconds', v_rec.duration_seconds,
             'sizeBytes', v_rec.size_bytes,
             'trigger', v_rec.trigger,
-            'startedAt', recording_finalize.iso_utc(v_rec.started_at),
-            'endedAt', recording_finalize.iso_utc(v_rec.ended_at),
+            -- A writer that made the row Available directly may have left the times empty;
+            -- the contract has no null times, so they are derived from what is certain.
+            'startedAt', recording_finalize.iso_utc(coalesce(
+                v_rec.started_at,
+                coalesce(v_rec.ended_at, v_rec.available_at)
+                - make_interval(secs => v_rec.duration_seconds)
+            )),
+            'endedAt', recording_finalize.iso_utc(coalesce(v_rec.ended_at, v_rec.available_at)),
             'availableAt', recording_finalize.iso_utc(v_rec.available_at)
         ),
         jsonb_build_object(
@@ -89,6 +95,7 @@ comment on function recording_finalize.enqueue_available(uuid, text) is
 'event-type and a fresh event-id) and the realtime RecordingAvailable row for an Available '
 'recording. Idempotent by RecordingId: returns true only when the integration row is new. The '
 'only place the payload is built, so the happy path and the safety net emit identical events. '
+'A missing ended_at is taken as available_at, a missing started_at as ended_at - duration. '
 'Raises RF007 when the recording is not Available. Runs in the caller''s transaction.';
 
 revoke all on function recording_finalize.enqueue_available(uuid, text) from public;
