@@ -274,12 +274,13 @@ class _Worker:
         from driver.cycle import Context
         from driver.db import open_pool
         from driver.metrics import Metrics
-        from driver.relay import Relay
+        from driver.relay import Relay, delivery_timeout_for
         from driver.storage import Storage
 
         self.metrics = Metrics()
         self.pool = open_pool(settings)
-        self.relay = Relay(settings, self.pool, self.metrics, logs.log)
+        self.relay = Relay(settings, self.pool, self.metrics, logs.log,
+                           delivery_timeout_s=delivery_timeout_for(settings))
         self.context = Context(
             settings=settings, pool=self.pool, storage=Storage(settings),
             metrics=self.metrics, relay=self.relay,

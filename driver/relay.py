@@ -46,6 +46,8 @@ CLIENT_ID = "recording-finalize-retry"
 #: How long librdkafka may try to deliver one message (``message.timeout.ms``): with the broker
 #: away, the batch's delivery reports all arrive (as failures) within this bound.
 DEFAULT_DELIVERY_TIMEOUT_S = 30.0
+#: The shortest delivery timeout ``delivery_timeout_for`` hands out.
+MIN_DELIVERY_TIMEOUT_S = 1.0
 #: Head room of the one ``flush`` over the delivery timeout (at most the timeout itself): the
 #: reports are already due then.
 FLUSH_MARGIN_S = 5.0
@@ -108,6 +110,19 @@ def producer_config(
     if settings.kafka_sasl_password is not None:
         config["sasl.password"] = settings.kafka_sasl_password
     return config
+
+
+def delivery_timeout_for(settings: Settings) -> float:
+    """The delivery timeout that lets a relay batch fit in what a cycle leaves of the lock TTL.
+
+    A cycle claims for up to ``RFR_MAX_RUN_DURATION`` (its last batch's S3 checks may add
+    ``RFR_S3_TIMEOUT``), then drains the relay before the lock's deadline (TTL less a second);
+    ``drain`` starts a batch only if its whole wait (at most twice the delivery timeout) ends
+    before that deadline. With the fixed 30 s a lock TTL under about 36 s plus the claim phase
+    never published anything; half of the remaining budget always leaves room for one batch.
+    """
+    budget = settings.lock_ttl - settings.max_run_duration - settings.s3_timeout - 1.0
+    return max(MIN_DELIVERY_TIMEOUT_S, min(DEFAULT_DELIVERY_TIMEOUT_S, budget / 2))
 
 
 def check_producer_idempotent(config: Mapping[str, Any]) -> None:
