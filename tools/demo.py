@@ -414,4 +414,9 @@ def watch(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        # The finally blocks have stopped the worker and the consumer; demo.sh stops the stack.
+        print("demo: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -537,8 +537,11 @@ class _Judge:
         unreachable = during("storage unreachable")
         backed_rows = {str(e.get("recordingId")) for e in backoffs}
         max_attempts = max((int(e.get("attempts") or 0) for e in backoffs), default=0)
+        # Certainly down from the moment stop returned until start was called (after that it
+        # may answer before start_service has seen it ready): no Failed verdict in between.
+        down_from, down_to = outage.stopped or stop_at, outage.start_called or back_at
         failed_during = [i for i, r in rows.items() if r["failed_at"] is not None
-                         and (outage.stopped or stop_at) <= r["failed_at"] <= back_at]
+                         and down_from <= r["failed_at"] <= down_to]
         healthy_quarantined = [i for i in self.quarantined_log if i not in self.bad_ids]
         t0 = self.inp.world.t0_wall
         ev.facts.append(
