@@ -424,6 +424,11 @@ def log_events(stderr: str) -> list[dict[str, Any]]:
 # network helpers: a dead port, a slow proxy
 
 
+# Port 1 (tcpmux) is privileged and unused: a connection there is refused at once. A port
+# merely closed by the test could be handed out again as an ephemeral port meanwhile.
+DEAD_PORT = 1
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

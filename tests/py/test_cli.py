@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import CLI, Db, Stack, Worker, _base_env, put_binary, seed_stuck
+from conftest import CLI, DEAD_PORT, Db, Stack, Worker, _base_env, put_binary, seed_stuck
 
 
 def run_cli(
@@ -147,16 +147,15 @@ def test_a_flag_overrides_its_variable_and_is_validated_the_same_way(
 
 
 def test_the_database_password_never_appears_when_the_database_is_unreachable() -> None:
-    dead = socket.socket()
-    dead.bind(("127.0.0.1", 0))
-    port = dead.getsockname()[1]
-    dead.close()  # nothing listens there now
-    env = GOOD_ENV | {"DATABASE_URL": f"postgresql://worker:Sup3rS3cret-pw@127.0.0.1:{port}/db"}
+    env = GOOD_ENV | {
+        "DATABASE_URL": f"postgresql://worker:Sup3rS3cret-pw@127.0.0.1:{DEAD_PORT}/db"}
     for command in (["run-once"], ["status"], ["requeue", str(uuid.uuid4())], ["migrate"]):
         proc = run_cli(*command, env=env)
         assert proc.returncode == 1, (command, proc.stderr)
         assert "Sup3rS3cret-pw" not in proc.stdout + proc.stderr
-    summary = json.loads(run_cli("run-once", env=env).stdout)
+    proc = run_cli("run-once", env=env)
+    assert proc.returncode == 1, proc.stderr
+    summary = json.loads(proc.stdout)
     assert summary["error"] and summary["claimed"] == 0
 
 

@@ -19,6 +19,7 @@ import jsonschema
 import psycopg
 import pytest
 from conftest import (
+    DEAD_PORT,
     REPO,
     Db,
     Seeded,
@@ -26,7 +27,6 @@ from conftest import (
     Worker,
     consume,
     finalize_row,
-    free_port,
     log_events,
     put_binary,
     recording,
@@ -200,7 +200,7 @@ def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
     worker: Worker, db: Db
 ) -> None:
     rows = [seed_stuck(db) for _ in range(3)]
-    dead = f"http://127.0.0.1:{free_port()}"
+    dead = f"http://127.0.0.1:{DEAD_PORT}"
     fast = {"RFR_BACKOFF_BASE": "1s", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
     summary = worker.run_once(S3_ENDPOINT_URL=dead, **fast)
     assert (summary["claimed"], summary["backoff"], summary["failed"]) == (3, 3, 0)
@@ -229,7 +229,7 @@ def test_poison_row_is_quarantined_after_max_attempts_and_left_alone(
     worker: Worker, db: Db
 ) -> None:
     seeded = seed_stuck(db)
-    env = {"S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "RFR_MAX_ATTEMPTS": "2",
+    env = {"S3_ENDPOINT_URL": f"http://127.0.0.1:{DEAD_PORT}", "RFR_MAX_ATTEMPTS": "2",
            "RFR_BACKOFF_BASE": "500ms", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
     assert worker.run_once(**env)["backoff"] == 1
     time.sleep(0.7)
