@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import psycopg
 
@@ -126,7 +126,9 @@ COMMANDS = {
         "and retried on the next tick; a lost database connection is re-established.\n"
         "SIGTERM/SIGINT: the current row is finished or left untouched, the lock released,\n"
         "exit 0.",
-        "exit 1: the worker could not start (e.g. the metrics port is taken).",
+        "exit 1: the worker could not start (e.g. the metrics port is taken).\n"
+        "exit 2: a start-up self-check failed: the lock connection goes through a\n"
+        "transaction-pooling proxy, or the producer would not be idempotent.",
     ),
     "run-once": (
         "one full cycle and a relay drain; prints the cycle summary as JSON",
@@ -136,7 +138,8 @@ COMMANDS = {
         "terminal, released, configError, published, durationMs, skipped (lock busy),\n"
         "disabled, stopped, error.",
         "exit 0: the cycle ran, was skipped (another runner holds the lock) or is disabled.\n"
-        "exit 1: the cycle failed (database/relay error, or a storage configuration error).",
+        "exit 1: the cycle failed (database/relay error, or a storage configuration error).\n"
+        "exit 2: a start-up self-check failed (as for run).",
     ),
     "requeue": (
         "runbook: hand a quarantined recording back to the worker",
@@ -335,10 +338,49 @@ def _safe_settings(settings: Settings) -> dict[str, Any]:
     }
 
 
+def _start_checks(settings: Settings, retry: threading.Event | None = None) -> int | None:
+    """The start-up self-checks of run and run-once; a failure exits 2 before any work.
+
+    The producer must be idempotent with acks=all (a row is marked published only after the
+    broker's acknowledgement), and the lock connection must reach a PostgreSQL session of its
+    own (no transaction pooling). RFR_S3_TIMEOUT < RFR_LOCK_TTL / 2 is a configuration rule.
+
+    An unreachable database is no verdict: with ``retry`` (``run``) the check is tried again
+    every polling interval until it can be made or ``retry`` is set (stop: exit 0); without it
+    (``run-once``) the database error propagates.
+    """
+    from driver.db import LockConnectionError, check_lock_connection
+    from driver.relay import ProducerConfigError, check_producer_idempotent, producer_config
+
+    try:
+        check_producer_idempotent(producer_config(settings))
+    except ProducerConfigError as err:
+        return _fail(f"start-up check failed: the Kafka producer must be idempotent with "
+                     f"acks=all: {err}", EXIT_USAGE)
+    while True:
+        try:
+            check_lock_connection(settings)
+        except LockConnectionError as err:
+            return _fail(f"start-up check failed: {err}", EXIT_USAGE)
+        except psycopg.Error as err:
+            if retry is None:
+                raise
+            logs.log("start-up check waiting", level="warning", error=describe(err),
+                     message="the database cannot be reached; the lock connection is checked "
+                     "once it can")
+            if retry.wait(settings.polling_interval):
+                return EXIT_OK
+            continue
+        return None
+
+
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from driver.cycle import run_loop
 
     stop = _StopSignal()
+    if (refused := _start_checks(settings, retry=stop.event)) is not None:
+        stop.report()
+        return refused
     worker = _Worker(settings)
     try:
         try:
@@ -358,8 +400,21 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
-    from driver.cycle import run_cycle
+    from driver.cycle import CycleSummary, run_cycle
 
+    try:
+        refused = _start_checks(settings)
+    except psycopg.Error as err:
+        # The cycle could not have connected either: the summary says so, as a cycle's would.
+        summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC),
+                               error=describe(err))
+        logs.log("cycle failed", level="error", jobRunId=summary.job_run_id,
+                 error=describe(err), detail=str(err))
+        print(json.dumps(summary.to_dict() | {"stopped": False}, separators=(",", ":")),
+              flush=True)
+        return EXIT_FAILURE
+    if refused is not None:
+        return refused
     stop = _StopSignal()
     worker = _Worker(settings)
     try:

@@ -8,6 +8,7 @@ paused or hung holder loses the lock on the server's side instead of holding it 
 
 from __future__ import annotations
 
+import secrets
 from types import TracebackType
 from typing import Any
 
@@ -71,6 +72,63 @@ def open_pool(settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
         name="recording-finalize",
         open=True,
     )
+
+
+class LockConnectionError(Exception):
+    """The lock connection cannot give the single-runner guarantee (start-up self-check)."""
+
+
+def check_lock_connection(settings: Settings) -> None:
+    """Start-up self-check: the lock connection reaches a PostgreSQL session of its own.
+
+    A session advisory lock protects only if the connection that took it keeps one server
+    session to itself. Behind a transaction-pooling proxy (PgBouncer ``pool_mode=transaction``)
+    every statement may run in another server session, and another client can be handed the
+    session that holds the lock: ``pg_try_advisory_lock`` is re-entrant there, so two runners
+    both "hold" it. Checked with a throw-away key (never the runner's, so a running peer is not
+    disturbed): connection A takes it and must stay in one backend across statements; a second
+    connection B must be refused the same key and run in another backend; A must release it.
+    Then the server must have taken the lock connection's ``idle_session_timeout`` (a proxy that
+    drops connection options would leave a paused holder with the lock forever).
+
+    Raises ``LockConnectionError`` with what was seen; ``psycopg.Error`` if it cannot connect.
+    """
+    probe_key = secrets.randbits(62) + 1
+    lock_info = conninfo(settings, idle_session_timeout_s=settings.lock_ttl)
+    with psycopg.connect(lock_info, autocommit=True) as first, \
+            psycopg.connect(conninfo(settings), autocommit=True) as second:
+        pid = queries.backend_pid(first)
+        if not queries.try_lock_runner(first, probe_key):
+            raise LockConnectionError(
+                "a fresh advisory lock key was refused to the lock connection")
+        pooled: str | None = None
+        try:
+            if queries.backend_pid(first) != pid:
+                pooled = ("pg_backend_pid() changed between two statements of the lock "
+                          "connection")
+            elif queries.try_lock_runner(second, probe_key):
+                queries.unlock_runner(second, probe_key)
+                pooled = ("a second connection was granted the advisory lock the lock "
+                          "connection holds: both run in one server session")
+            elif queries.backend_pid(second) == pid:
+                pooled = "two connections run in the same server process"
+        finally:
+            released = queries.unlock_runner(first, probe_key)
+        if pooled is None and not released:
+            pooled = "the lock connection could not release the advisory lock it took"
+        if pooled is not None:
+            raise LockConnectionError(
+                f"{pooled}. DATABASE_URL goes through a transaction-pooling proxy (PgBouncer "
+                "pool_mode=transaction?): two runners could both hold the single-runner lock. "
+                "Connect the worker to PostgreSQL directly or through session pooling.")
+        expected = _ms(settings.lock_ttl)
+        applied = queries.idle_session_timeout_ms(first)
+        if applied != expected:
+            raise LockConnectionError(
+                f"the lock connection asked for idle_session_timeout={expected}ms and the "
+                f"server runs it with {applied}ms: something between the worker and "
+                "PostgreSQL drops connection options, so a paused runner would keep the lock "
+                "past RFR_LOCK_TTL. Connect the worker to PostgreSQL directly.")
 
 
 class RunnerLock:

@@ -127,6 +127,13 @@ TRY_LOCK_RUNNER = "select recording_finalize.try_lock_runner(p_lock_key => %s)"
 
 UNLOCK_RUNNER = "select recording_finalize.unlock_runner(p_lock_key => %s)"
 
+# Start-up self-check of the lock connection: built-ins every role may call and read.
+BACKEND_PID = "select pg_catalog.pg_backend_pid()"
+
+IDLE_SESSION_TIMEOUT_MS = """
+select setting::bigint from pg_catalog.pg_settings where name = 'idle_session_timeout'
+"""
+
 STATS = """
 select backlog, due, oldest_age_seconds, quarantined, publish_backlog,
     oldest_unpublished_age_seconds
@@ -208,6 +215,20 @@ def try_lock_runner(conn: Connection, key: int) -> bool:
 def unlock_runner(conn: Connection, key: int) -> bool:
     row = conn.execute(UNLOCK_RUNNER, (key,)).fetchone()
     return bool(row and row[0])
+
+
+def backend_pid(conn: Connection) -> int:
+    """The server process of the session this statement ran in."""
+    row = conn.execute(BACKEND_PID).fetchone()
+    if row is None:
+        raise RuntimeError("pg_backend_pid() returned no row")
+    return int(row[0])
+
+
+def idle_session_timeout_ms(conn: Connection) -> int:
+    """The session's ``idle_session_timeout`` in milliseconds (0 = off)."""
+    row = conn.execute(IDLE_SESSION_TIMEOUT_MS).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 def stats(conn: Connection, topic: str) -> Stats:
