@@ -1,0 +1,448 @@
+"""Fault injection against the real local stack: ``make chaos`` (scripts/chaos.sh).
+
+Every scenario seeds a workload, runs the real ``recording-finalize`` as the least-privilege
+worker role, injects its fault, then lets a clean worker recover and measures (harness.py):
+lost events, double transitions, stuck recordings, half-applied ("torn") rows, wrong verdicts,
+duplicates delivered and the time to recover from the end of the fault. Any lost, double,
+stuck, torn or wrong figure above zero fails the scenario.
+
+Each scenario is bounded: its waits have timeouts, and RECOVERY_S bounds the recovery. That
+budget is the SLO of the compressed settings (SLA 1 s + polling 0.2 s + backoff cap 2 s) plus
+the relay's lease (~42 s with these settings: a batch a crash left unmarked is sent again only
+when its lease runs out) plus processing time.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+from faultproxy import FaultProxy
+from harness import (
+    LOCK_KEY,
+    Feeder,
+    Figures,
+    ForkServer,
+    Stack,
+    World,
+    advisory_locks_held,
+    kill9_pid,
+    read_events,
+)
+
+RECOVERY_S = 75.0
+KILLS = 100
+Make = Callable[[], World]
+Record = Callable[[Figures], None]
+
+
+def finish(world: World, record: Record, faults: str, fault_end: float,
+           recovery_env: dict[str, str] | None = None) -> Figures:
+    """A clean worker recovers; the figures are measured and recorded."""
+    world.spawn("run", label="recovery", env=recovery_env)
+    waited = world.wait_recovered(max(5.0, RECOVERY_S - (time.monotonic() - fault_end)))
+    recover_s = None if waited is None else round(time.monotonic() - fault_end, 1)
+    world.stop_workers()
+    fig = world.figures(faults, recover_s)
+    record(fig)
+    return fig
+
+
+def assert_ok(fig: Figures) -> None:
+    assert fig.ok, fig.to_dict()
+
+
+def supervise(world: World, env: dict[str, str], until: Callable[[], bool],
+              timeout: float, label: str = "life") -> int:
+    """Runs ``recording-finalize run`` and starts it again whenever it dies (a supervisor's
+    restart policy) until ``until()`` or ``timeout``; returns how many times it died."""
+    deaths = 0
+    deadline = time.monotonic() + timeout
+    proc = world.spawn("run", label=label, env=env)
+    while time.monotonic() < deadline:
+        if not proc.alive():
+            deaths += 1
+            time.sleep(0.2)
+            proc = world.spawn("run", label=label, env=env)
+        try:
+            if until():
+                break
+        except Exception:  # noqa: BLE001 - the database may be restarting; ask again
+            pass
+        time.sleep(0.1)
+    world.stop_workers()
+    return deaths
+
+
+# --- kill -9 at random points --------------------------------------------------------------
+
+
+def test_kill9_storm(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    rng = random.Random(6)
+    w.seed(150, rng=rng)
+    proxy = FaultProxy(stack.s3_port, "s3")
+    proxy.latency_s = 0.02  # widens the claim -> check -> apply window a little
+    env = w.env(s3_url=proxy.url)
+    feeder = Feeder(w, per_tick=3, tick_s=0.5, seed=7)  # the workload keeps coming
+    forks = ForkServer()
+    points: Counter[str] = Counter()
+    kills = 0
+    try:
+        while kills < KILLS:
+            log = w.out / f"life-{kills:03d}.log"
+            pid = forks.spawn(["run"], env, log)
+            time.sleep(rng.uniform(0.15, 1.1))
+            kill9_pid(pid)
+            kills += 1
+            events = read_events(log)
+            points[events[-1]["event"] if events else "(starting)"] += 1
+    finally:
+        feeder.stop()
+        forks.close()
+    fault_end = time.monotonic()
+    fig = finish(w, record, f"kill -9 x{kills}", fault_end)
+    fig.notes.append("killed after: " + ", ".join(f"{k} {v}" for k, v in points.most_common()))
+    proxy.close()
+    assert kills >= 100
+    assert_ok(fig)
+
+
+# --- S3 ---------------------------------------------------------------------------------------
+
+
+def test_s3_stopped_mid_cycle(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    w.seed(250, rng=random.Random(11))
+    proxy = FaultProxy(stack.s3_port, "s3")
+    proxy.latency_s = 0.05
+    w.spawn("run", s3_url=proxy.url)
+    assert w.wait_until(lambda: w.terminal_count() >= 40, 30) is not None
+    stack.stop_service("s3")
+    time.sleep(4)
+    stack.start_service("s3")
+    fault_end = time.monotonic()
+    # Tansu keeps the topic in the same SeaweedFS: the broker lost its storage too.
+    fig = finish(w, record, "S3 server stopped 4 s (Kafka's storage with it)", fault_end,
+                 recovery_env=w.env(s3_url=proxy.url))
+    proxy.close()
+    assert_ok(fig)
+
+
+def test_s3_slow_and_silent(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    w.seed(200, rng=random.Random(12))
+    proxy = FaultProxy(stack.s3_port, "s3")
+    w.spawn("run", s3_url=proxy.url)
+    assert w.wait_until(lambda: w.terminal_count() >= 30, 30) is not None
+    proxy.latency_s = 0.6  # above the per-call read timeout (RFR_S3_TIMEOUT / 4)
+    time.sleep(4)
+    proxy.latency_s = 0.0
+    proxy.stall(True)  # requests accepted, never answered
+    time.sleep(4)
+    proxy.stall(False)
+    fault_end = time.monotonic()
+    fig = finish(w, record, "S3 600 ms latency 4 s, then no answers 4 s", fault_end,
+                 recovery_env=w.env(s3_url=proxy.url))
+    backoffs = sum(1 for e in w.all_logs() if e["event"] == "recording backoff")
+    fig.notes.append(f"{backoffs} checks timed out and backed off")
+    proxy.close()
+    assert backoffs > 0, "the fault did not reach the worker"
+    assert_ok(fig)
+
+
+# --- Kafka ------------------------------------------------------------------------------------
+
+
+def test_kafka_stopped_while_outbox_fills(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    w.seed(200, rng=random.Random(13))
+    w.spawn("run")
+    assert w.wait_until(lambda: w.terminal_count() >= 20, 30) is not None
+    stack.stop_service("kafka")
+    down = time.monotonic()
+    # The domain side goes on without the broker; the outbox fills.
+    filled = w.wait_until(lambda: w.progress()[0] == 0 and w.progress()[2] >= 50, 40)
+    time.sleep(max(0.0, 8 - (time.monotonic() - down)))
+    backlog = w.progress()[2]
+    stack.start_service("kafka")
+    fault_end = time.monotonic()
+    fig = finish(w, record, f"Kafka stopped {fault_end - down:.0f} s", fault_end)
+    fig.notes.append(f"publish backlog at restart: {backlog}")
+    assert filled is not None, "the outbox did not fill while the broker was away"
+    assert_ok(fig)
+
+
+# --- PostgreSQL -------------------------------------------------------------------------------
+
+
+def test_postgres_restarted_mid_cycle(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    w.seed(250, rng=random.Random(14))
+    proxy = FaultProxy(stack.s3_port, "s3")
+    proxy.latency_s = 0.05
+    worker = w.spawn("run", s3_url=proxy.url)
+    assert w.wait_until(lambda: w.terminal_count() >= 40, 30) is not None
+    stack.stop_service("postgres")
+    time.sleep(2)
+    stack.start_service("postgres")
+    fault_end = time.monotonic()
+    # The same process must get going again by itself: no recovery worker here.
+    waited = w.wait_recovered(RECOVERY_S)
+    survived = worker.alive()
+    failed_cycles = sum(1 for e in worker.events() if e["event"] == "cycle failed")
+    w.stop_workers()
+    fig = w.figures("PostgreSQL restarted (2 s down)",
+                    None if waited is None else round(time.monotonic() - fault_end, 1))
+    fig.notes.append(f"the worker survived: {survived}; failed cycles: {failed_cycles}")
+    record(fig)
+    proxy.close()
+    assert survived, "the worker died with the database"
+    assert_ok(fig)
+
+
+# --- two runners with the lock bypassed, racing the ingest callback --------------------------
+
+
+def test_two_runners_racing_the_callback(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    rng = random.Random(15)
+    ids = w.seed(240, found=1.0, missing=0.0, rng=rng)
+    proxy = FaultProxy(stack.s3_port, "s3")
+    proxy.latency_s = 0.03
+    for i in (1, 2):  # different lock keys: the single-runner lock keeps nobody apart
+        w.spawn("run", label=f"runner{i}", s3_url=proxy.url, RFR_LOCK_KEY=str(LOCK_KEY + i))
+    results: Counter[str] = Counter()
+    callbacks = rng.sample(ids, len(ids) // 2)
+
+    def callback(part: list[uuid.UUID]) -> None:
+        with w.connect() as conn:
+            for rid in part:
+                time.sleep(rng.uniform(0, 0.02))
+                results[w.ingest(rid, conn)] += 1
+
+    threads = [threading.Thread(target=callback, args=(callbacks[i::2],)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    fault_end = time.monotonic()
+    fig = finish(w, record, "2 runners, lock bypassed, + 120 callbacks", fault_end)
+    runs = [sum(1 for e in p.events() if e["event"] == "recording reconciled")
+            for p in w.workers if "runner" in p.log.name]
+    fig.notes.append(f"reconciled by runner 1/2: {runs}; callbacks: {dict(results)}")
+    proxy.close()
+    assert all(r > 0 for r in runs), "both runners must really have worked"
+    assert_ok(fig)
+
+
+# --- a poison row ----------------------------------------------------------------------------
+
+
+def test_poison_row_quarantined(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    rng = random.Random(16)
+    w.seed(40, found=1.0, missing=0.0, rng=rng)
+    poison = w.seed(2, kinds=["found", "found"], rng=rng)
+    w.poison = set(poison)
+    proxy = FaultProxy(stack.s3_port, "s3")
+    current: dict[str, int] = {}
+    keys = [f"recordings/{rid}".encode() for rid in poison]
+
+    def crash_on_poison(data: bytes) -> str:
+        # The worker dies while it handles the poison row's answer (after the other rows'
+        # answers, which come back at once, were applied).
+        if data.startswith(b"HEAD") and any(key in data for key in keys):
+            pid = current.get("pid")
+            if pid:
+                threading.Timer(0.3, kill9_pid, args=(pid,)).start()
+        return "forward"
+
+    proxy.on_client_bytes(crash_on_poison)
+    env = w.env(s3_url=proxy.url, RFR_MAX_ATTEMPTS="4")
+
+    def quarantined_and_rest_done() -> bool:
+        current["pid"] = w.workers[-1].pid
+        rows = w.all("select status from messenger.recording_finalize_attempts "
+                     "where recording_id = any(%s)", (poison,))
+        return all(r[0] == "Quarantined" for r in rows) and w.progress() == (0, 0, 0)
+
+    current["pid"] = 0
+    deaths = supervise(w, env, quarantined_and_rest_done, 60)
+    fault_end = time.monotonic()
+    errors = [r[0] for r in w.all(
+        "select last_error from messenger.recording_finalize_attempts "
+        "where recording_id = any(%s)", (poison,))]
+    fig = finish(w, record, f"2 poison rows, worker crashed x{deaths}", fault_end)
+    fig.notes.append(f"last_error: {errors[0] if errors else '-'}")
+    proxy.close()
+    assert fig.quarantined == 2, "exactly the poison rows are quarantined"
+    assert all(e and e.startswith("MaxAttemptsExceeded: 4 attempts") for e in errors), errors
+    assert_ok(fig)
+
+
+# --- a runner paused past its lock's TTL -----------------------------------------------------
+
+
+def test_paused_runner_resumes_with_stale_claims(world: Make, record: Record,
+                                                 stack: Stack) -> None:
+    w = world()
+    w.seed(40, found=0.8, missing=0.2, rng=random.Random(17))
+    proxy = FaultProxy(stack.s3_port, "s3")
+    proxy.latency_s = 0.2
+    short = {"RFR_LOCK_TTL": "4s", "RFR_MAX_RUN_DURATION": "2s", "RFR_S3_TIMEOUT": "1500ms",
+             "RFR_BACKOFF_BASE": "1s", "RFR_BACKOFF_JITTER": "0"}
+    paused = w.spawn("run", label="paused", s3_url=proxy.url, RFR_S3_CONCURRENCY="1", **short)
+    assert w.wait_until(lambda: any(e["event"] == "batch claimed" for e in paused.events()),
+                        20, poll=0.05) is not None
+    paused.signal(signal.SIGSTOP)
+    time.sleep(5)  # past the TTL: the server ends the lock's session (idle_session_timeout)
+    other = w.spawn("run", label="other", **short)
+    took_over = w.wait_until(lambda: w.progress()[0] == 0, 30)
+    resumed_at = datetime.now(UTC)
+    paused.signal(signal.SIGCONT)
+    time.sleep(3)
+    after = [e for e in paused.events()
+             if datetime.fromisoformat(e["ts"].replace("Z", "+00:00")) >= resumed_at]
+    writes = [e for e in after if e["event"] in ("recording reconciled", "recording failed")]
+    stale = [e for e in after if e["event"] in ("stale claim", "cycle aborted")]
+    other.signal(signal.SIGTERM)
+    fault_end = time.monotonic()
+    fig = finish(w, record, "runner SIGSTOPped 5 s past a 4 s lock TTL", fault_end)
+    fig.notes.append(f"after resume the paused runner wrote {len(writes)} rows; "
+                     f"stale/aborted: {len(stale)}")
+    proxy.close()
+    assert took_over is not None, "the other runner did not take over"
+    assert writes == [], writes
+    assert_ok(fig)
+
+
+# --- the relay killed between the broker's ack and the mark ----------------------------------
+
+
+def test_relay_killed_between_ack_and_mark(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    w.seed(160, found=0.8, missing=0.2, rng=random.Random(18))
+    proxy = FaultProxy(stack.pg_port, "pg")
+    current: dict[str, int] = {}
+    plan = {"before": 2, "after": 1}
+    kills: Counter[str] = Counter()
+
+    def kill_at_mark(data: bytes) -> str:
+        if b"relay_mark_published" not in data or not current.get("pid"):
+            return "forward"
+        if plan["before"] > 0:  # acknowledged by the broker, not yet marked
+            plan["before"] -= 1
+            kills["before mark"] += 1
+            kill9_pid(current["pid"])
+            return "kill"
+        if plan["after"] > 0:  # marked in the database; the worker dies before it hears so
+            plan["after"] -= 1
+            kills["after mark"] += 1
+            threading.Timer(0.3, kill9_pid, args=(current["pid"],)).start()
+            return "forward-then-hold"
+        return "forward"
+
+    proxy.on_client_bytes(kill_at_mark)
+    env = w.env(db_port=proxy.port, RFR_RELAY_BATCH_SIZE="40")
+
+    def done() -> bool:
+        current["pid"] = w.workers[-1].pid
+        return sum(plan.values()) == 0 and w.progress() == (0, 0, 0)
+
+    current["pid"] = 0
+    deaths = supervise(w, env, done, RECOVERY_S)
+    fault_end = time.monotonic()
+    fig = finish(w, record, f"relay killed at the mark x{sum(kills.values())}", fault_end)
+    fig.notes.append(f"kills: {dict(kills)}; worker deaths: {deaths}")
+    proxy.close()
+    assert kills["before mark"] == 2 and kills["after mark"] == 1
+    assert fig.duplicates > 0, "a batch acknowledged but not marked is sent again"
+    assert_ok(fig)
+
+
+# --- the worker's clock two hours off --------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", ["+2h", "-2h"])
+def test_worker_clock_two_hours_off(world: Make, record: Record, offset: str) -> None:
+    """The database's clock decides what is due; S3 refuses the skewed signatures (SigV4
+    allows 15 min), which the worker treats as a configuration error: alert, nothing burned."""
+    w = world()
+    rng = random.Random(19)
+    due = w.seed(40, rng=rng, found=0.7, missing=0.3)
+    later = w.seed(30, rng=rng, ended_ago="0 seconds", sla="20 seconds", found=0.7,
+                   missing=0.3)
+    callbacks = w.seed(10, rng=rng, kinds=["found"] * 10, ended_ago="0 seconds",
+                       sla="20 seconds")
+    env = w.env(RFR_FINALIZE_SLA_TIMEOUT="20s")
+    skewed = w.spawn("run", label="skewed", env=env, wrapper=["faketime", "-f", offset])
+    for rid in callbacks:
+        w.ingest(rid)  # the happy path goes on; its events must still be relayed
+    published = w.wait_until(lambda: w.progress()[2] == 0, 15)
+    time.sleep(2)
+    events = skewed.events()
+    wall = [e["ts"] for e in events if e["event"] == "cycle started"][:1]
+    attempts = w.one("select coalesce(max(attempts), 0) from messenger.recording_finalize_attempts")
+    early = w.one(
+        "select count(*) from messenger.call_recordings r "
+        "join messenger.recording_finalize_attempts f on f.recording_id = r.id "
+        "where r.id = any(%s) and r.status in ('Available', 'Failed')", (later,))[0]
+    config_errors = sum(1 for e in events if e["event"] == "config error")
+    skewed.signal(signal.SIGTERM)
+    assert skewed.wait(12) == 0
+    fault_end = time.monotonic()
+    fig = finish(w, record, f"worker clock {offset} (faketime)", fault_end,
+                 recovery_env=env)
+    fig.notes.append(f"skewed worker's log clock {wall[0] if wall else '-'}; config errors "
+                     f"{config_errors}; attempts burned {attempts}; finalized early {early}")
+    assert published is not None, "the skewed worker's relay did not publish"
+    assert attempts == 0 and early == 0
+    assert config_errors > 0 and due  # S3 refused the skewed signature
+    assert_ok(fig)
+
+
+# --- SIGTERM under load ----------------------------------------------------------------------
+
+
+def test_sigterm_under_load(world: Make, record: Record, stack: Stack) -> None:
+    w = world()
+    rng = random.Random(20)
+    w.seed(300, found=0.75, missing=0.25, rng=rng)
+    proxy = FaultProxy(stack.s3_port, "s3")
+    proxy.latency_s = 0.05
+    exits: list[float] = []
+    problems: list[str] = []
+    for round_ in range(3):
+        proc = w.spawn("run", label="term", s3_url=proxy.url)
+        target = 25 * (round_ + 1)
+        w.wait_until(lambda t=target: w.terminal_count() >= t, 30, poll=0.05)
+        time.sleep(rng.uniform(0, 0.3))
+        t0 = time.monotonic()
+        proc.signal(signal.SIGTERM)
+        code = proc.wait(15)
+        exits.append(round(time.monotonic() - t0, 2))
+        if code != 0:
+            problems.append(f"exit {code}")
+        if advisory_locks_held(w):
+            problems.append("advisory lock still held")
+        if (torn := w.torn_now()):
+            problems.append(f"{torn} half-applied rows")
+        if not any(e["event"] == "stop requested" for e in proc.events()):
+            problems.append("no graceful stop logged")
+    fault_end = time.monotonic()
+    fig = finish(w, record, "SIGTERM x3 mid-cycle", fault_end,
+                 recovery_env=w.env(s3_url=proxy.url))
+    fig.notes.append(f"exit times s: {exits}")
+    proxy.close()
+    assert problems == [], problems
+    assert max(exits) < 10, exits
+    assert_ok(fig)
+
