@@ -237,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ConfigError masks secret values itself; its rule texts may show a URL form.
         return _fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
     logs.add_secrets(settings.secrets())
+    logs.capture_library_logs()
 
     handlers: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
         "migrate": _migrate,

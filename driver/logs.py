@@ -9,6 +9,7 @@ registered secret (the database password, the S3 secret key, the SASL password) 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 import threading
@@ -90,3 +91,20 @@ def log(event: str, /, *, level: str = "info", **fields: Any) -> None:
         stream = _stream if _stream is not None else sys.stderr
         stream.write(line)
         stream.flush()
+
+
+class _Forward(logging.Handler):
+    """Hands the standard-library records of the libraries (psycopg_pool, botocore, yoyo) to
+    ``log``, so stderr stays JSON lines and their messages are redacted like ours."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log("library log", level=record.levelname.lower(), logger=record.name,
+            message=record.getMessage())
+
+
+def capture_library_logs(level: int = logging.WARNING) -> None:
+    """Routes the root logger's records at ``level`` and above through ``log``."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _Forward) for h in root.handlers):
+        root.addHandler(_Forward(level))
+    root.setLevel(min(root.level or level, level))

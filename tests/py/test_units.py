@@ -220,3 +220,24 @@ def test_the_key_template_places_the_object() -> None:
     storage = Storage(load_settings(env), client=_stubbed()[0]._client)
     row = _row()
     assert storage.key_for(row) == f"Direct/{row.session_id}/{row.recording_id}.bin"
+
+
+def test_library_warnings_become_redacted_json_lines() -> None:
+    import logging
+
+    out = io.StringIO()
+    logs.set_stream(out)
+    try:
+        logs.add_secrets(["pool-secret-123"])
+        logs.capture_library_logs()
+        logging.getLogger("psycopg.pool").warning(
+            "error connecting to postgresql://u:pool-secret-123@h/db")
+    finally:
+        logs.set_stream(None)
+        root = logging.getLogger()
+        for handler in [h for h in root.handlers if type(h).__module__ == "driver.logs"]:
+            root.removeHandler(handler)
+    record = json.loads(out.getvalue())
+    assert (record["event"], record["level"], record["logger"]) == (
+        "library log", "warning", "psycopg.pool")
+    assert "pool-secret-123" not in out.getvalue() and "postgresql://…" in record["message"]
