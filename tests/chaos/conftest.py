@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -60,7 +61,8 @@ def world(stack: Stack, template: Template,
     made: list[World] = []
 
     def make() -> World:
-        name = request.node.name.removeprefix("test_").split("[")[0]
+        node = request.node.name.removeprefix("test_").replace("+", "plus").replace("-", "minus")
+        name = re.sub(r"[^a-z0-9]+", "_", node.lower()).strip("_")
         w = World(stack, template, name)
         made.append(w)
         return w

@@ -125,12 +125,11 @@ class FaultProxy:
                     break
                 hook = self._hook
                 verdict = hook(data) if hook is not None else "forward"
+                if verdict in ("kill", "forward-then-hold"):
+                    held.set()  # before forwarding: the answer can come back at once
                 if verdict == "kill":
-                    held.set()
                     break
                 dst.sendall(data)
-                if verdict == "forward-then-hold":
-                    held.set()
         except OSError:
             pass
         finally:

@@ -490,9 +490,10 @@ class World:
         """Seconds until every recording is terminal and every event published, or None."""
         return self.wait_until(lambda: self.progress() == (0, 0, 0), timeout)
 
-    def terminal_count(self) -> int:
-        return int(self.one("select count(*) from messenger.call_recordings "
-                            "where status in ('Available', 'Failed')")[0])
+    def finalized(self) -> int:
+        """Recordings moved to a terminal state since seeding (by a worker or a callback)."""
+        return int(self.one("select count(distinct recording_id) from chaos.transitions "
+                            "where new_status in ('Available', 'Failed')")[0])
 
     # --- the topic -------------------------------------------------------------------------
 
