@@ -1,0 +1,178 @@
+"""Secrets and URLs: the DSN password and the S3/Kafka secrets never appear in the worker's
+output — logs (stderr), stdout, the /metrics text — on any path, and neither the payloads it
+writes nor its logs carry a URL.
+
+Privileges (the worker role can only EXECUTE the API) and the hostile ``search_path`` are
+proven by pgTAP: ``tests/sql/_schema/privileges.sql`` and
+``tests/sql/_schema/hostile_search_path.sql``.
+
+Every scan is over everything the worker printed on a path that exercises the code that could
+leak: success, the database refusing the password, the database unreachable, S3 refusing the
+secret key, S3 unreachable, the broker refusing SASL, ``status``/``requeue``, and ``run`` with
+/metrics scraped after a cycle.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import signal
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from conftest import Db, Worker, free_port, put_binary, seed_stuck
+
+# A URL: a scheme, "://", then something (the logger may keep "scheme://…" with nothing after).
+URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?!…)[^\s\"'<>…]")
+
+
+@pytest.fixture
+def secret_role(db: Db) -> Iterator[tuple[str, str]]:
+    """A worker login role whose password has every character a URL must quote."""
+    name = f"rfr_sec_{uuid.uuid4().hex[:8]}"
+    password = f"Pw/{secrets.token_hex(6)}:@%?#&={secrets.token_hex(6)}"
+    with db.connect() as conn:
+        conn.execute(f"create role {name} login password '{password}' "
+                     "in role recording_finalize_worker")
+    yield name, password
+    with db.connect() as conn:
+        conn.execute(f"drop role if exists {name}")
+
+
+def dsn(db: Db, user: str, password: str, port: int | None = None) -> str:
+    parts = urlsplit(db.owner_url)
+    host = parts.netloc.rsplit("@", 1)[1] if port is None else f"127.0.0.1:{port}"
+    netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def forms(secret: str) -> set[str]:
+    """The secret as it may appear: as is, URL-quoted both ways."""
+    return {secret, quote(secret, safe=""), quote(secret)}
+
+
+def assert_clean(text: str, secret_values: list[str], where: str) -> None:
+    for value in secret_values:
+        for form in forms(value):
+            assert form not in text, f"a secret leaked into {where}"
+    match = URL.search(text)
+    assert match is None, f"a URL in {where}: {text[max(0, match.start() - 80):match.end() + 80]}"
+
+
+def test_no_secret_and_no_url_in_anything_the_worker_prints(
+    worker: Worker, db: Db, secret_role: tuple[str, str]
+) -> None:
+    user, password = secret_role
+    s3_secret = worker.stack.env["AWS_SECRET_ACCESS_KEY"]
+    wrong_s3 = "Wr0ng-" + secrets.token_hex(12)
+    sasl = "Sasl-" + secrets.token_hex(12)
+    good = dsn(db, user, password)
+    # A short lock budget keeps the relay's delivery wait (SASL refused) to seconds.
+    fast = {"RFR_LOCK_TTL": "20s", "RFR_MAX_RUN_DURATION": "10s", "RFR_S3_TIMEOUT": "2s"}
+    found, _lost = seed_stuck(db), seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, found.recording_id)
+    dead = free_port()
+
+    runs = {
+        "success": worker.cli("run-once", DATABASE_URL=good),
+        "status": worker.cli("status", "--json", DATABASE_URL=good),
+        "requeue of a row that is not quarantined": worker.cli(
+            "requeue", str(found.recording_id), DATABASE_URL=good),
+        "database refuses the password": worker.cli(
+            "run-once", DATABASE_URL=dsn(db, user, password + "x")),
+        "database unreachable": worker.cli("run-once", DATABASE_URL=dsn(db, user, password,
+                                                                        port=dead)),
+        "S3 refuses the secret key": worker.cli("run-once", DATABASE_URL=good,
+                                                AWS_SECRET_ACCESS_KEY=wrong_s3),
+        "S3 unreachable": worker.cli("run-once", DATABASE_URL=good,
+                                     S3_ENDPOINT_URL=f"http://127.0.0.1:{dead}", **fast),
+        "broker refuses SASL": worker.cli(
+            "run-once", DATABASE_URL=good, KAFKA_SECURITY_PROTOCOL="SASL_PLAINTEXT",
+            KAFKA_SASL_MECHANISM="PLAIN", KAFKA_SASL_USERNAME="rfr", KAFKA_SASL_PASSWORD=sasl,
+            timeout=90, **fast),
+    }
+    assert runs["success"].returncode == 0, runs["success"].stderr
+    assert runs["database refuses the password"].returncode == 1
+    assert runs["S3 refuses the secret key"].returncode == 1
+    for name, proc in runs.items():
+        _events_or_lines(proc.stderr)
+        assert_clean(proc.stdout + proc.stderr, [password, s3_secret, wrong_s3, sasl], name)
+
+
+def _events_or_lines(stderr: str) -> None:
+    for line in stderr.splitlines():
+        assert line.startswith("{") or line.startswith("recording-finalize: "), line
+
+
+def test_metrics_and_run_logs_carry_no_secret(
+    worker: Worker, db: Db, secret_role: tuple[str, str]
+) -> None:
+    user, password = secret_role
+    seeded = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, seeded.recording_id)
+    port = free_port()
+    proc = worker.spawn("run", DATABASE_URL=dsn(db, user, password),
+                        RFR_METRICS_PORT=str(port), RFR_POLLING_INTERVAL="300ms")
+    try:
+        deadline = time.monotonic() + 20
+        text = ""
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                            timeout=2) as resp:
+                    text = resp.read().decode()
+                if "messenger_recording_finalize_reconciled_total 1.0" in text:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        assert "messenger_recording_finalize_reconciled_total 1.0" in text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    secrets_ = [password, worker.stack.env["AWS_SECRET_ACCESS_KEY"]]
+    assert_clean(text, secrets_, "/metrics")
+    assert_clean(out + err, secrets_, "the run's output")
+    _events_or_lines(err)
+
+
+def test_payloads_and_last_errors_carry_no_url(worker: Worker, db: Db) -> None:
+    found, _lost = seed_stuck(db), seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, found.recording_id,
+               metadata={"duration-seconds": "7", "file-id": "files/abc"})
+    assert worker.run_once()["reconciled"] == 1
+    # An unreachable endpoint: botocore's message names the endpoint URL; nothing may repeat it.
+    flaky = seed_stuck(db)
+    dead = free_port()
+    summary = worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{dead}",
+                              RFR_LOCK_TTL="20s", RFR_MAX_RUN_DURATION="10s",
+                              RFR_S3_TIMEOUT="2s")
+    assert summary["backoff"] == 1, summary
+    assert URL.search(summary["_stderr"]) is None
+    assert f"127.0.0.1:{dead}" not in summary["_stderr"]
+    rows = db.all("select payload::text from messenger.integration_outbox "
+                  "union all select payload::text from messenger.realtime_outbox "
+                  "union all select coalesce(last_error, '') "
+                  "from messenger.recording_finalize_attempts")
+    assert len(rows) >= 6
+    for (text,) in rows:
+        assert URL.search(text) is None, text
+    error = db.one("select last_error from messenger.recording_finalize_attempts "
+                   "where recording_id = %s", (flaky.recording_id,))[0]
+    assert error.startswith("Transient: EndpointConnectionError"), error
+
+
+def test_the_worker_role_reads_no_table_even_with_its_password(
+    db: Db, secret_role: tuple[str, str]
+) -> None:
+    """The wiring of the pgTAP privilege proof: a login role granted the worker role."""
+    user, password = secret_role
+    with psycopg.connect(dsn(db, user, password), autocommit=True) as conn:
+        for table in ("call_recordings", "integration_outbox", "recording_finalize_attempts"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"select 1 from messenger.{table} limit 1")
