@@ -2,7 +2,7 @@
 # make chaos: the fault-injection suite (tests/chaos) against its own local stack in .stack/chaos,
 # torn down on any exit. Prints the figures table; on a full passing run it also writes the
 # table into docs/reliability.md. Bounded: every scenario has its own timeouts, and the whole
-# run is stopped after RFR_CHAOS_TIMEOUT seconds (default 540).
+# run is stopped after RFR_CHAOS_TIMEOUT seconds (default 570).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -18,7 +18,7 @@ echo "== starting the chaos stack (PostgreSQL 15, SeaweedFS, Tansu on S3 storage
 echo "== chaos scenarios (tests/chaos)"
 rc=0
 RFR_STACK_DIR="$STACK_DIR" RFR_CHAOS_DOCS=${RFR_CHAOS_DOCS:-1} \
-    timeout --kill-after=10 "${RFR_CHAOS_TIMEOUT:-540}" \
+    timeout --kill-after=10 "${RFR_CHAOS_TIMEOUT:-570}" \
     "$PY" -m pytest tests/chaos -p no:cacheprovider -q -s -o addopts="" ${PYTEST_ARGS:-} \
     || rc=$?
 # Exit 5 means no test ran: a failure here, never a pass.
