@@ -2,7 +2,9 @@
 
 No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own
 (autocommit), the HEADs run in a bounded thread pool, and each verdict is applied by one
-``apply_outcome`` statement — its own short transaction — from this thread.
+``apply_outcome`` statement — its own short transaction — from this thread. The verdicts that
+are in when this thread comes to apply go out together, pipelined (``queries.apply_outcomes``:
+one round trip, still one statement and one transaction per row).
 
 Three things stop a cycle early. The stop event (SIGTERM/SIGINT) is checked before every
 storage call and between rows: the row being applied is applied whole or not at all, the rows
@@ -15,10 +17,11 @@ written — any stale verdict would be a no-op anyway, thanks to the claim token
 from __future__ import annotations
 
 import json
+import queue
 import threading
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -47,6 +50,8 @@ from driver.storage import (
 LOCK_MARGIN_S = 1.0
 # How often the apply loop wakes up to look at the stop event while HEADs are in flight.
 POLL_S = 0.2
+# At most this many verdicts go out in one pipelined round trip.
+PIPELINE_MAX = 100
 
 
 class RelayResultLike(Protocol):
@@ -303,14 +308,23 @@ def _check_and_apply(
     summary: CycleSummary,
     lock_deadline: float,
 ) -> bool:
-    """HEADs ``rows`` with bounded concurrency and applies each verdict as it arrives.
+    """HEADs ``rows`` with bounded concurrency and applies the verdicts as they arrive: every
+    time this thread comes to apply, it takes all the verdicts that are in (in arrival order)
+    and applies them in one pipelined round trip.
 
     Returns False when the cycle must stop (stop requested, configuration failure).
     """
     settings = ctx.settings
     config_failed = threading.Event()
+    arrived: queue.SimpleQueue[tuple[ClaimedRow, _Checked | BaseException]] = queue.SimpleQueue()
 
-    def check(row: ClaimedRow) -> _Checked:
+    def check(row: ClaimedRow) -> None:
+        try:
+            arrived.put((row, _check(row)))
+        except BaseException as err:  # noqa: BLE001 - handed to the applying thread to raise
+            arrived.put((row, err))
+
+    def _check(row: ClaimedRow) -> _Checked:
         # Checked before every storage call: a stop, a configuration failure of another row,
         # or a check that could not finish before the lock TTL means no call at all.
         if stop.is_set() or config_failed.is_set():
@@ -324,32 +338,50 @@ def _check_and_apply(
     executor = ThreadPoolExecutor(
         max_workers=min(settings.s3_concurrency, len(rows)), thread_name_prefix="s3-check"
     )
-    futures: dict[Future[_Checked], ClaimedRow] = {
-        executor.submit(check, row): row for row in rows
-    }
-    unapplied = dict.fromkeys(futures.values(), True)
+    for row in rows:
+        executor.submit(check, row)
+    unapplied = dict.fromkeys(rows, True)
+    waiting = len(rows)
     try:
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
-            for future in done:
+        while waiting:
+            try:
+                first = arrived.get(timeout=POLL_S)
+            except queue.Empty:
                 if stop.is_set():
                     return False
-                row = futures[future]
-                checked = future.result()
-                verdict = checked.verdict
+                continue
+            ready = [first]
+            while len(ready) < PIPELINE_MAX:
+                try:
+                    ready.append(arrived.get_nowait())
+                except queue.Empty:
+                    break
+            waiting -= len(ready)
+            if stop.is_set():
+                return False
+            batch: list[tuple[ClaimedRow, Verdict, float]] = []
+            for row, checked in ready:
+                if isinstance(checked, BaseException):
+                    raise checked
                 if checked.past_deadline:
                     raise _Deadline
+                verdict = checked.verdict
                 if verdict is None:
                     continue  # not checked (stop, config failure): the claim's backoff stands
                 if verdict.outcome == CONFIG_ERROR:
                     config_failed.set()
+                    # The verdicts that came in before it are recorded; the rest is released.
+                    _apply_many(ctx, conn, batch, summary, lock_deadline)
+                    for done_row, _, _ in batch:
+                        unapplied.pop(done_row, None)
                     left = [r for r in rows if unapplied.get(r)]
                     _release_all(ctx, conn, left, verdict.error or "ConfigError", summary,
                                  lock_deadline)
                     _config_error(ctx, summary, verdict.error or "ConfigError")
                     return False
-                _apply(ctx, conn, row, verdict, summary, lock_deadline, checked.seconds)
+                batch.append((row, verdict, checked.seconds))
+            _apply_many(ctx, conn, batch, summary, lock_deadline)
+            for row, _, _ in batch:
                 unapplied.pop(row, None)
             if stop.is_set():
                 return False
@@ -363,6 +395,49 @@ def _check_and_apply(
 def _check_deadline(lock_deadline: float) -> None:
     if time.monotonic() >= lock_deadline:
         raise _Deadline
+
+
+def _apply_many(
+    ctx: Context,
+    conn: queries.Connection,
+    batch: list[tuple[ClaimedRow, Verdict, float]],
+    summary: CycleSummary,
+    lock_deadline: float,
+) -> None:
+    """Applies several verdicts in one pipelined round trip, then counts and logs each.
+
+    Every row is its own transaction: an error of one row leaves the others applied. A row
+    whose ``found`` metadata the database refuses (RF002) is applied again as
+    ``invalid_metadata``; any other error is raised once every other row is recorded.
+    """
+    if not batch:
+        return
+    _check_deadline(lock_deadline)
+    answers = queries.apply_outcomes(
+        conn, [(row, verdict) for row, verdict, _ in batch], ctx.settings,
+        timeout_s=max(0.0, lock_deadline - time.monotonic()),
+    )
+    failure: psycopg.Error | None = None
+    for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
+        if isinstance(answer, psycopg.Error):
+            if verdict.outcome == FOUND and sqlstate(answer) == SqlState.INVALID_FILE_METADATA:
+                _apply(ctx, conn, row, _refused(answer), summary, lock_deadline, check_s)
+            elif failure is None:
+                failure = answer
+            continue
+        with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
+            span.set_attribute("outcome", verdict.outcome)
+            span.set_attribute("result", answer.result)
+            span.set_attribute("check_ms", round(check_s * 1000))
+            span.set_attribute("pipelined", len(batch))
+        _record(ctx, row, verdict, answer, summary)
+    if failure is not None:
+        raise failure
+
+
+def _refused(err: psycopg.Error) -> Verdict:
+    """The database refused the metadata (RF002): the binary exists but is unusable."""
+    return Verdict(INVALID_METADATA, error=err.diag.message_primary or "unusable file metadata")
 
 
 def _apply(
@@ -381,9 +456,7 @@ def _apply(
         except psycopg.Error as err:
             if verdict.outcome != FOUND or sqlstate(err) != SqlState.INVALID_FILE_METADATA:
                 raise
-            # The database refused the metadata (RF002): the binary exists but is unusable.
-            reason = err.diag.message_primary or "unusable file metadata"
-            verdict = Verdict(INVALID_METADATA, error=reason)
+            verdict = _refused(err)
             result = queries.apply_outcome(conn, row, verdict, ctx.settings)
         span.set_attribute("outcome", verdict.outcome)
         span.set_attribute("result", result.result)
