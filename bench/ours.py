@@ -1,0 +1,151 @@
+"""Our contender: the driver's own ``run_cycle`` (what ``recording-finalize run-once`` runs), in a
+process of its own, as the least-privilege worker role, with timers around its calls.
+
+``python -m bench.ours relay`` only drains the outbox (the relay-throughput figure).
+
+Protocol with the orchestrator: the process imports and builds everything the CLI builds
+(settings from the environment, pool, storage client, relay), prints ``ready``, waits for a line
+on stdin, runs one cycle (claim → check → apply until nothing is due, then the relay drain),
+and prints one JSON object: the cycle summary, where the main thread's wall time went, the
+calls it made, and its peak RSS. Its JSON log lines go to stderr like the real worker's.
+
+The timers wrap module attributes the cycle looks up at call time (``queries.*``,
+``Storage.check``, ``Relay.drain`` and the futures ``wait`` of ``driver.cycle``): nothing of
+the driver is changed, only observed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import resource
+import sys
+import threading
+import time
+import types
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import Any
+
+
+class Timers:
+    def __init__(self) -> None:
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self.calls: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                dt = time.perf_counter() - t0
+                with self._lock:
+                    self.seconds[name] += dt
+                    self.calls[name] += 1
+
+        return timed
+
+
+def _levers_off(names: str) -> None:
+    """Switches driver levers off to measure what each buys (``BENCH_LEVERS_OFF=signed,pipeline``):
+    ``signed`` — every HEAD through boto3; ``pipeline`` — one round trip per apply_outcome."""
+    import psycopg
+
+    from driver import queries, storage
+
+    off = {n.strip() for n in names.split(",") if n.strip()}
+    unknown = off - {"signed", "pipeline"}
+    if unknown:
+        raise SystemExit(f"unknown lever(s): {', '.join(sorted(unknown))}")
+    if "signed" in off:
+        storage.SignedHead.from_client = classmethod(  # type: ignore[method-assign]
+            lambda cls, *a, **k: None)
+    if "pipeline" in off:
+        def one_by_one(conn: Any, items: Any, settings: Any, timeout_s: Any = None) -> Any:
+            out: list[Any] = []
+            for row, verdict in items:
+                try:
+                    out.append(queries.apply_outcome(conn, row, verdict, settings))
+                except psycopg.Error as err:
+                    out.append(err)
+            return out
+
+        queries.apply_outcomes = one_by_one
+
+
+def main() -> int:
+    from driver import cycle, logs, queries, relay, storage, tracing
+    from driver.config import load_settings
+    from driver.cycle import Context, run_cycle
+    from driver.db import open_pool
+    from driver.metrics import Metrics
+    from driver.relay import Relay, delivery_timeout_for
+    from driver.storage import Storage
+
+    _levers_off(os.environ.get("BENCH_LEVERS_OFF", ""))
+    settings = load_settings(os.environ)
+    logs.add_secrets(settings.secrets())
+    tracing.configure(os.environ)
+    timers = Timers()
+
+    # Main-thread phases (they add up, with "other", to the cycle's wall time).
+    for name in ("claim_due", "apply_outcome", "apply_outcomes", "stats"):
+        if hasattr(queries, name):
+            setattr(queries, name, timers.wrap(name, getattr(queries, name)))
+    # The applying thread waits for S3 verdicts in a queue's blocking get.
+    timed_get = timers.wrap("s3_wait", queue.SimpleQueue.get)
+
+    class TimedQueue(queue.SimpleQueue):  # type: ignore[type-arg]
+        def get(self, block: bool = True, timeout: float | None = None) -> Any:
+            return timed_get(self, block, timeout)
+
+    cycle.queue = types.SimpleNamespace(  # type: ignore[attr-defined]
+        SimpleQueue=TimedQueue, Empty=queue.Empty)
+    relay.Relay.drain = timers.wrap("relay", relay.Relay.drain)  # type: ignore[method-assign]
+    # Inside the relay, and in the check threads (not main-thread time).
+    for name in ("relay_claim", "relay_mark_published"):
+        setattr(queries, name, timers.wrap(name, getattr(queries, name)))
+    storage.Storage.check = timers.wrap("s3_check", storage.Storage.check)  # type: ignore[method-assign]
+
+    metrics = Metrics()
+    pool = open_pool(settings)
+    rel = Relay(settings, pool, metrics, logs.log,
+                delivery_timeout_s=delivery_timeout_for(settings))
+    ctx = Context(settings=settings, pool=pool, storage=Storage(settings), metrics=metrics,
+                  relay=rel)
+    relay_only = sys.argv[1:] == ["relay"]
+    print("ready", flush=True)
+    sys.stdin.readline()
+
+    stop = threading.Event()
+    t0 = time.perf_counter()
+    cpu0 = time.process_time()
+    if relay_only:
+        # What the cycle's relay step does, alone: drain everything that is unpublished.
+        result = rel.drain(time.monotonic() + 600, stop)
+        summary = None
+    else:
+        summary = run_cycle(ctx, stop)
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    rel.close()
+    pool.close()
+    out = {
+        "summary": summary.to_dict() if summary else {
+            "published": result.published, "batches": result.batches, "failed": result.failed,
+            "reason": result.reason},
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "seconds": dict(timers.seconds),
+        "calls": dict(timers.calls),
+        "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }
+    print(json.dumps(out), flush=True)
+    return 0 if (summary.ok if summary else result.failed == 0) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

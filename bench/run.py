@@ -1,0 +1,488 @@
+"""``make bench``: our worker against its peers, on one machine, in one run, on the same data.
+
+Figures (each repeated, ours and the peers interleaved so that noise hits them all):
+
+1. end to end — N stuck recordings whose binaries are in SeaweedFS: ours (the driver's cycle:
+   claim, HEAD, apply, relay to Tansu), Procrastinate and PgQueuer (the same HEAD and the same
+   transition + outbox insert as a queued task); rows/s, ours/peer ratios, where our time went,
+   CPU per finalized row by component, statements per finalized row (pg_stat_statements);
+2. cost growth — claim_due with 0 and 1,000,000 Done rows, relay events/s with 100,000
+   unpublished rows, peak RSS of ``recording-finalize run-once`` facing 100,000 due rows.
+
+Every figure comes with the machine's load average, the CPU share stolen by the hypervisor, and
+what the rest of the machine spent meanwhile. A benchmark is not a test: the exit status is 1
+only when the work itself went wrong (a recording not finalized, an event missing in Kafka).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import secrets
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+
+from bench import costs, peers, report, world
+from bench.sysstat import Meter, Usage
+
+REPO = Path(__file__).resolve().parent.parent
+WORKER_ROLE = "rfr_bench_worker"
+CONTENDERS = ("ours", "procrastinate", "pgqueuer")
+# Documented best settings of the peers (see bench/peers.py); ours are the driver's defaults
+# except the batch sizes a backlog drain would use.
+PROCRASTINATE_CONCURRENCY = 30
+PGQUEUER_BATCH = 10
+PGQUEUER_PROCESSES = 2
+OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CONCURRENCY": "8"}
+CLAIM_DUE_ROWS = 5000
+CLAIM_BATCH = 100
+
+
+def say(msg: str) -> None:
+    print(f"bench [{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+@dataclass
+class Run:
+    """One measurement."""
+
+    figure: str
+    contender: str
+    rep: int
+    n: int
+    wall_s: float
+    rate: float
+    usage: Usage
+    problems: list[str] = field(default_factory=list)
+    statements: dict[str, int] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["usage"]["others_s"] = self.usage.others_s
+        return out
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, state: dict[str, Any]) -> None:
+        self.args = args
+        self.env: dict[str, str] = dict(state["env"])
+        services = state["services"]
+        self.meter = Meter(services["postgres"]["pid"], services["s3"]["pid"],
+                           services["kafka"]["pid"])
+        self.owner_url = self.env["DATABASE_URL"]
+        self.worker_password = secrets.token_hex(16)
+        self.worker_url = self._url(self.owner_url, WORKER_ROLE, self.worker_password)
+        self.bootstrap = self.env["KAFKA_BOOTSTRAP_SERVERS"]
+        self.items = world.make_items(args.n)
+        self.runs: list[Run] = []
+        self.facts: dict[str, Any] = {}
+        self.python = sys.executable
+
+    @staticmethod
+    def _url(url: str, user: str, password: str, dbname: str | None = None) -> str:
+        parts = urlsplit(url)
+        host = parts.netloc.rsplit("@", 1)[1]
+        netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@{host}"
+        path = f"/{dbname}" if dbname else parts.path
+        return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
+
+    def owner(self, dbname: str | None = None) -> psycopg.Connection[Any]:
+        url = self.owner_url
+        if dbname:
+            parts = urlsplit(url)
+            url = urlunsplit((parts.scheme, parts.netloc, f"/{dbname}", parts.query, ""))
+        return psycopg.connect(url, autocommit=True)
+
+    def _cli_env(self, url: str, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "RFR_", "AWS_"))}
+        env.update({k: v for k, v in self.env.items() if not k.startswith("PG")})
+        env.update({"DATABASE_URL": url, "RFR_METRICS_PORT": "0"})
+        env.update(extra)
+        return env
+
+    # ---- set-up ----------------------------------------------------------------------------
+
+    def migrate(self, dbname: str | None = None) -> None:
+        url = self.owner_url
+        if dbname:
+            parts = urlsplit(url)
+            url = urlunsplit((parts.scheme, parts.netloc, f"/{dbname}", parts.query, ""))
+        cli = str(Path(self.python).parent / "recording-finalize")
+        proc = subprocess.run([cli, "migrate"], env=self._cli_env(url), capture_output=True,
+                              text=True, timeout=300)
+        if proc.returncode != 0:
+            raise SystemExit(f"recording-finalize migrate failed:\n{proc.stderr[-2000:]}")
+
+    def setup(self) -> None:
+        t0 = time.monotonic()
+        self.migrate()
+        with self.owner() as conn:
+            conn.execute("create extension if not exists pg_stat_statements")
+            exists = conn.execute("select 1 from pg_roles where rolname = %s",
+                                  (WORKER_ROLE,)).fetchone()
+            verb = "alter" if exists else "create"
+            conn.execute(f"{verb} role {WORKER_ROLE} login password '{self.worker_password}'")
+            conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
+            row = conn.execute("select current_setting('server_version')").fetchone()
+            self.facts["postgres"] = row[0] if row else "?"
+        asyncio.run(peers.procrastinate_setup(self.owner_url))
+        asyncio.run(peers.pgqueuer_setup(self.owner_url))
+        say(f"database migrated, worker role and peers' schemas ready "
+            f"({time.monotonic() - t0:.1f} s)")
+        seconds = world.seed_objects(self.env, self.items)
+        say(f"{len(self.items):,} binaries uploaded to SeaweedFS ({seconds:.1f} s, "
+            f"{len(self.items) / seconds:,.0f}/s)")
+
+    # ---- one measured run ------------------------------------------------------------------
+
+    def _reset(self, contender: str) -> None:
+        with self.owner() as conn:
+            world.reset(conn, peers.QUEUE_TABLES)
+            world.seed_stuck(conn, self.items)
+        ids = [str(it.recording_id) for it in self.items]
+        if contender == "procrastinate":
+            asyncio.run(peers.procrastinate_enqueue(self.owner_url, ids))
+        elif contender == "pgqueuer":
+            asyncio.run(peers.pgqueuer_enqueue(self.owner_url, ids))
+        with self.owner() as conn:
+            world.analyze(conn)
+            for table in peers.QUEUE_TABLES:
+                if conn.execute("select to_regclass(%s)", (table,)).fetchone() != (None,):
+                    conn.execute(f"vacuum analyze {table}")
+            conn.execute("select pg_stat_statements_reset()")
+
+    def _spawn(self, cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[str]:
+        return subprocess.Popen(cmd, cwd=REPO, env=env, text=True, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=log.open("w"))
+
+    def _measure(self, procs: list[subprocess.Popen[str]],
+                 extra_pids: Callable[[], dict[str, list[int]]] | None = None,
+                 ) -> tuple[float, list[dict[str, Any]], Usage, list[int]]:
+        """Waits until every process is ready, starts them together, waits for their JSON.
+
+        Returns wall seconds, their outputs, the machine's usage, their peak RSS (kB)."""
+        assert all(p.stdout and p.stdin for p in procs)
+        for p in procs:
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            if line.strip() != "ready":
+                p.kill()
+                raise SystemExit(f"a contender did not start: {line!r}; see out/bench/*.log")
+        before = self.meter.snapshot()
+        t0 = time.perf_counter()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outputs, rss = [], []
+        for p in procs:
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            _, status, usage = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            rss.append(usage.ru_maxrss)
+            outputs.append(json.loads(line) if line.startswith("{") else {"error": line})
+        wall = time.perf_counter() - t0
+        time.sleep(0.3)  # let the postmaster reap the contender's backends (their CPU moves)
+        after = self.meter.snapshot()
+        worker_cpu = sum(o.get("cpu_s", 0.0) for o in outputs)
+        return wall, outputs, Meter.usage(before, after, wall, {"worker": worker_cpu}), rss
+
+    def _statements(self, role: str) -> dict[str, int]:
+        with self.owner() as conn:
+            rows = conn.execute(
+                """
+                select regexp_replace(left(query, 200), '\\s+', ' ', 'g'), sum(calls)::bigint
+                from pg_stat_statements s join pg_roles r on r.oid = s.userid
+                where r.rolname = %s and query not ilike '%%pg_stat_statements%%'
+                group by 1 order by 2 desc
+                """,
+                (role,),
+            ).fetchall()
+        return {q: int(c) for q, c in rows}
+
+    def run_e2e(self, contender: str, rep: int, figure: str = "e2e",
+                levers_off: str = "") -> Run:
+        n = len(self.items)
+        self._reset(contender)
+        topic = costs.new_topic_name("e2e")
+        world.create_topic(self.bootstrap, topic)
+        logs = Path(self.args.out)
+        if contender == "ours":
+            env = self._cli_env(self.worker_url, RFR_TOPIC=topic, BENCH_LEVERS_OFF=levers_off,
+                                **OURS_ENV)
+            procs = [self._spawn([self.python, "-m", "bench.ours"], env,
+                                 logs / f"{figure}-{contender}-{rep}.log")]
+            role = WORKER_ROLE
+        else:
+            env = self._cli_env(self.owner_url, RFR_TOPIC=topic)
+            if contender == "procrastinate":
+                cmds = [["procrastinate", "--concurrency", str(PROCRASTINATE_CONCURRENCY)]]
+            else:
+                cmds = [["pgqueuer", "--batch-size", str(PGQUEUER_BATCH)]] * PGQUEUER_PROCESSES
+            procs = [self._spawn([self.python, "-m", "bench.peers", *c], env,
+                                 logs / f"{figure}-{contender}-{rep}-{i}.log")
+                     for i, c in enumerate(cmds)]
+            role = urlsplit(self.owner_url).username or ""
+        wall, outputs, usage, rss = self._measure(procs)
+        statements = self._statements(role)
+        with self.owner() as conn:
+            result = world.outcome(conn, topic)
+        problems = result.problems(n, published=contender == "ours")
+        detail: dict[str, Any] = {"outputs": outputs, "rss_kb": rss}
+        if contender == "ours":
+            expect = {str(it.recording_id) for it in self.items}
+            got = world.consumed_recording_ids(self.bootstrap, topic, expect)
+            missing = expect - set(got)
+            detail["kafka"] = {"messages": len(got), "distinct": len(set(got)),
+                               "missing": len(missing)}
+            if missing:
+                problems.append(f"{len(missing)} events missing in Kafka")
+        world.delete_topic(self.bootstrap, topic)
+        if any(p.returncode for p in procs):
+            problems.append(f"{contender} exited with {[p.returncode for p in procs]}")
+        run = Run(figure, contender + (f" -{levers_off}" if levers_off else ""), rep, n, wall,
+                  n / wall, usage, problems, statements, detail)
+        self.runs.append(run)
+        flag = "ok" if not problems else "PROBLEMS: " + "; ".join(problems)
+        say(f"{figure} #{rep} {run.contender:>22}: {run.rate:7.0f} rows/s ({wall:5.1f} s), "
+            f"load {usage.load_start:.1f}, others {usage.others_s:.1f} cpu-s - {flag}")
+        return run
+
+    # ---- cost growth -----------------------------------------------------------------------
+
+    def claim_growth(self, reps: int) -> None:
+        from driver.config import load_settings
+
+        t0 = time.monotonic()
+        dbs = {0: "rfr_bench_claim_empty", self.args.done_rows: "rfr_bench_claim_history"}
+        with self.owner("postgres") as conn:
+            for name in dbs.values():
+                conn.execute(f'drop database if exists "{name}" with (force)')
+                conn.execute(f'create database "{name}"')
+        for done, name in dbs.items():
+            self.migrate(name)
+            if done:
+                with self.owner(name) as conn:
+                    seconds = costs.seed_history(conn, done)
+                say(f"claim: {done:,} finished recordings seeded ({seconds:.1f} s)")
+        settings = load_settings({"DATABASE_URL": self.worker_url,
+                                  "RFR_BATCH_SIZE": str(CLAIM_BATCH)})
+        due = world.make_items(CLAIM_DUE_ROWS, seed=77)
+        order = list(dbs.items())
+        for rep in range(1, reps + 1):
+            for done, name in order if rep % 2 else order[::-1]:
+                with self.owner(name) as conn:
+                    costs.clear_pending(conn)
+                    world.seed_stuck(conn, due)
+                    conn.execute("vacuum analyze messenger.recording_finalize_attempts,"
+                                 " messenger.call_recordings, messenger.call_sessions,"
+                                 " messenger.conference_sessions")
+                before = self.meter.snapshot()
+                t = time.perf_counter()
+                times = costs.time_claims(self._url(self.worker_url, WORKER_ROLE,
+                                                    self.worker_password, name),
+                                          settings, CLAIM_DUE_ROWS // CLAIM_BATCH + 1)
+                wall = time.perf_counter() - t
+                usage = Meter.usage(before, self.meter.snapshot(), wall)
+                claims = [x for x in times[:-1]] or times  # the last call finds nothing
+                mean = statistics.fmean(claims)
+                run = Run("claim", f"{done:,} Done rows", rep, len(claims), wall, mean, usage,
+                          detail={"claims_ms": claims})
+                self.runs.append(run)
+                say(f"claim #{rep} with {done:>9,} Done rows: mean {mean:6.2f} ms per claim of "
+                    f"{CLAIM_BATCH} (median {statistics.median(claims):.2f}), "
+                    f"load {usage.load_start:.1f}")
+        with self.owner("postgres") as conn:
+            for name in dbs.values():
+                conn.execute(f'drop database if exists "{name}" with (force)')
+        say(f"claim growth done ({time.monotonic() - t0:.0f} s)")
+
+    def relay_throughput(self, reps: int) -> None:
+        n = self.args.relay_rows
+        for rep in range(1, reps + 1):
+            topic = costs.new_topic_name("relay")
+            world.create_topic(self.bootstrap, topic)
+            with self.owner() as conn:
+                world.reset(conn)
+                costs.seed_outbox(conn, topic, n)
+                conn.execute("select pg_stat_statements_reset()")
+            env = self._cli_env(self.worker_url, RFR_TOPIC=topic, **OURS_ENV)
+            proc = self._spawn([self.python, "-m", "bench.ours", "relay"], env,
+                               Path(self.args.out) / f"relay-{rep}.log")
+            wall, outputs, usage, rss = self._measure([proc])
+            statements = self._statements(WORKER_ROLE)
+            out = outputs[0]
+            published = int(out.get("summary", {}).get("published", 0))
+            drain_s = float(out.get("wall_s", wall))
+            problems = []
+            if published != n:
+                problems.append(f"{published} of {n} outbox rows published")
+            with self.owner() as conn:
+                ids = conn.execute("select dedupe_key from messenger.integration_outbox"
+                                   " where published_at is not null").fetchall()
+            expect = {row[0] for row in ids}
+            got = world.consumed_recording_ids(self.bootstrap, topic, expect)
+            missing = expect - set(got)
+            if missing or len(expect) != n:
+                problems.append(f"{len(missing)} events missing in Kafka")
+            world.delete_topic(self.bootstrap, topic)
+            run = Run("relay", "ours", rep, n, drain_s, n / drain_s, usage, problems, statements,
+                      {"outputs": outputs, "rss_kb": rss,
+                       "kafka": {"messages": len(got), "distinct": len(set(got))}})
+            self.runs.append(run)
+            say(f"relay #{rep}: {run.rate:,.0f} events/s ({drain_s:.1f} s for {n:,}), "
+                f"load {usage.load_start:.1f} - {problems or 'ok'}")
+
+    def rss_backlog(self, reps: int) -> None:
+        n = self.args.rss_backlog
+        backlog = world.make_items(n, seed=5)  # the first items are self.items: binaries exist
+        cli = str(Path(self.python).parent / "recording-finalize")
+        for rep in range(1, reps + 1):
+            topic = costs.new_topic_name("rss")
+            world.create_topic(self.bootstrap, topic)
+            with self.owner() as conn:
+                world.reset(conn)
+                world.seed_stuck(conn, backlog)
+                world.analyze(conn)
+            env = self._cli_env(self.worker_url, RFR_TOPIC=topic,
+                                RFR_MAX_RUN_DURATION=f"{self.args.rss_seconds}s", **OURS_ENV)
+            before = self.meter.snapshot()
+            t0 = time.perf_counter()
+            with (Path(self.args.out) / f"rss-{rep}.log").open("w") as log:
+                proc = subprocess.Popen([cli, "run-once"], cwd=REPO, env=env, text=True,
+                                        stdout=subprocess.PIPE, stderr=log)
+                assert proc.stdout is not None
+                line = proc.stdout.read()
+                _, status, rusage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.perf_counter() - t0
+            time.sleep(0.3)
+            usage = Meter.usage(before, self.meter.snapshot(), wall,
+                                {"worker": rusage.ru_utime + rusage.ru_stime})
+            summary = json.loads(line) if line.startswith("{") else {}
+            with self.owner() as conn:
+                row = conn.execute(
+                    "select count(*) filter (where status = 'Pending'),"
+                    " count(*) filter (where status = 'Done'),"
+                    " (select count(*) from messenger.call_recordings"
+                    "  where status = 'Available')"
+                    " from messenger.recording_finalize_attempts").fetchone()
+            pending, done, available = row if row else (0, 0, 0)
+            problems = []
+            if summary.get("error") or proc.returncode != 0:
+                problems.append(f"run-once exited {proc.returncode}: {summary.get('error')}")
+            if summary.get("published", -1) != available:
+                problems.append(f"{summary.get('published')} events published for "
+                                f"{available} Available recordings")
+            world.delete_topic(self.bootstrap, topic)
+            run = Run("rss", "ours", rep, n, wall, rusage.ru_maxrss / 1024, usage, problems,
+                      detail={"summary": summary, "pending_after": pending, "done": done})
+            self.runs.append(run)
+            say(f"rss #{rep}: peak {rusage.ru_maxrss / 1024:.0f} MB facing {n:,} due rows "
+                f"({done:,} finalized in {wall:.0f} s, {pending:,} left) - "
+                f"{problems or 'ok'}")
+
+    # ---- the whole bench -------------------------------------------------------------------
+
+    def e2e_rounds(self, reps: int) -> None:
+        order = list(CONTENDERS)
+        for rep in range(1, reps + 1):
+            for contender in order:
+                self.run_e2e(contender, rep)
+            order = order[1:] + order[:1]  # interleave: each goes first once
+
+    def levers(self, reps: int) -> None:
+        variants = ["", "pipeline", "signed", "signed,pipeline"]
+        for rep in range(1, reps + 1):
+            for off in variants if rep % 2 else variants[::-1]:
+                self.run_e2e("ours", rep, figure="levers", levers_off=off)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--stack-dir", default=str(REPO / ".stack" / "bench"))
+    ap.add_argument("--out", default=str(REPO / "out" / "bench"))
+    ap.add_argument("--docs", default=str(REPO / "docs" / "benchmarks.md"),
+                    help="the page whose generated section gets the table ('' = leave it)")
+    ap.add_argument("--n", type=int, default=20000, help="stuck recordings end to end")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each figure")
+    ap.add_argument("--done-rows", type=int, default=1_000_000)
+    ap.add_argument("--relay-rows", type=int, default=100_000)
+    ap.add_argument("--rss-backlog", type=int, default=100_000)
+    ap.add_argument("--rss-seconds", type=int, default=15,
+                    help="RFR_MAX_RUN_DURATION of the RSS run")
+    ap.add_argument("--only", default="e2e,claim,relay,rss",
+                    help="comma list of figures: e2e, claim, relay, rss, levers")
+    ap.add_argument("--quick", action="store_true",
+                    help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.repeat = min(args.n, 2000), 1
+        args.done_rows, args.relay_rows = min(args.done_rows, 100_000), min(args.relay_rows, 10_000)
+        args.rss_backlog, args.rss_seconds = min(args.rss_backlog, 10_000), 5
+    figures = [f.strip() for f in args.only.split(",") if f.strip()]
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+
+    sys.path.insert(0, str(REPO))
+    from tools import stack
+
+    state = stack.load_state(args.stack_dir)
+    if state is None:
+        raise SystemExit(f"no stack in {args.stack_dir}: start one with tools/stack.py up")
+    bench = Bench(args, state)
+    started = time.monotonic()
+    say(f"N={args.n:,}, {args.repeat} run(s) per figure, figures: {', '.join(figures)}; "
+        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+    bench.setup()
+    if "e2e" in figures:
+        bench.e2e_rounds(args.repeat)
+    if "levers" in figures:
+        bench.levers(args.repeat)
+    if "claim" in figures:
+        bench.claim_growth(args.repeat)
+    if "relay" in figures:
+        bench.relay_throughput(args.repeat)
+    if "rss" in figures:
+        bench.rss_backlog(args.repeat)
+    elapsed = time.monotonic() - started
+    command = "make bench" if not argv else "python -m bench " + " ".join(argv)
+    bench.facts.update({
+        "command": os.environ.get("BENCH_COMMAND", command),
+        "n": args.n, "repeat": args.repeat, "elapsed_s": elapsed,
+        "done_rows": args.done_rows, "relay_rows": args.relay_rows,
+        "rss_backlog": args.rss_backlog, "rss_seconds": args.rss_seconds,
+        "cores": os.cpu_count(), "ours_env": OURS_ENV,
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "bench_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    })
+    results = {"facts": bench.facts, "runs": [r.to_dict() for r in bench.runs]}
+    (Path(args.out) / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    text = report.render(results)
+    print(text)
+    chart = report.chart(results, Path(args.out) / "benchmarks.png")
+    if args.docs:
+        report.update_docs(Path(args.docs), text, chart)
+        say(f"wrote {args.docs}")
+    problems = [f"{r.figure} #{r.rep} {r.contender}: {p}" for r in bench.runs for p in r.problems]
+    for p in problems:
+        say(f"PROBLEM {p}")
+    say(f"done in {elapsed:.0f} s; {'the work went wrong' if problems else 'all work verified'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
