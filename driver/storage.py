@@ -15,8 +15,9 @@ about 0.4 ms, and the S3 client is the first throughput ceiling of a backlog dra
 goes (the HEAD boto3 would send is built once and captured just before sending, so endpoint,
 addressing style and signing region are botocore's), and the credentials (its provider chain,
 refreshed as it refreshes them). boto3 remains the arbiter: HeadBucket goes through it, and an
-answer the signed path could have caused itself (400, 403, a TLS failure) is asked again
-through boto3 — if boto3 disagrees, the signed path is switched off for good.
+answer the signed path could have caused itself (400, 403, a TLS failure) or that would fail a
+recording for good (404) is asked again through boto3 — if boto3 disagrees, the signed path is
+switched off for good.
 """
 
 from __future__ import annotations
@@ -475,20 +476,30 @@ class Storage:
             except TransportError as err:
                 if err.name != "SSLError":
                     return Verdict(TRANSIENT, error=err.name)
-                return self._arbitrate(key, bucket_confirmed, "a TLS failure")
+                return self._arbitrate(key, bucket_confirmed, "a TLS failure",
+                                       disagree=(FOUND, MISSING, INVALID_METADATA))
             if status == 200:
                 return parse_metadata(key, _head_dict(headers))
             if status in _ASK_BOTO3_STATUSES:
-                return self._arbitrate(key, bucket_confirmed, f"HTTP {status}")
+                return self._arbitrate(key, bucket_confirmed, f"HTTP {status}",
+                                       disagree=(FOUND, MISSING, INVALID_METADATA))
+            if status == 404 and bucket_confirmed:
+                # Failed is terminal: a recording fails on a 404 that boto3 saw too, never on
+                # the signed path's word alone (a wrong URL would answer 404 for everything).
+                return self._arbitrate(key, bucket_confirmed, "HTTP 404",
+                                       disagree=(FOUND, INVALID_METADATA))
             return _classify(str(status), status, f"ClientError {status}", bucket_confirmed)
         return self._boto3_check(key, bucket_confirmed)
 
-    def _arbitrate(self, key: str, bucket_confirmed: bool, answer: str) -> Verdict:
-        """The signed path got an answer it may have caused itself: boto3 asks again. If boto3
-        gets through, the signed path is wrong for this deployment and is switched off."""
+    def _arbitrate(self, key: str, bucket_confirmed: bool, answer: str,
+                   disagree: tuple[str, ...]) -> Verdict:
+        """The signed path got an answer it may have caused itself, or one that would end a
+        recording: boto3 asks again, and its verdict stands. If boto3 got an answer that
+        contradicts the signed one (an outcome in ``disagree``), the signed path is wrong for
+        this deployment and is switched off for good."""
         verdict = self._boto3_check(key, bucket_confirmed)
         signed = self._signed
-        if verdict.outcome != CONFIG_ERROR and signed is not None:
+        if verdict.outcome in disagree and signed is not None:
             self._signed = None
             signed.close()
             log("s3 signed head disabled", level="warning", answer=answer,

@@ -113,29 +113,32 @@ class _Creds:
 
 
 @pytest.mark.parametrize(
-    ("statuses", "confirmed", "outcome", "error"),
+    ("statuses", "confirmed", "outcome", "error", "asks_boto3"),
     [
-        ([404], True, "missing", None),
-        ([404], False, "transient", "ClientError 404 (bucket unconfirmed)"),
-        ([503, 503], True, "transient", "ClientError 503"),
-        ([503, 200], True, "found", None),  # one retry, as botocore's standard mode
-        ([500, 404], True, "missing", None),
-        ([301], True, "config_error", "ClientError 301"),
+        ([404], True, "missing", None, True),  # a 404 that fails a recording: boto3 confirms
+        ([404], False, "transient", "ClientError 404 (bucket unconfirmed)", False),
+        ([503, 503], True, "transient", "ClientError 503", False),
+        ([503, 200], True, "found", None, False),  # one retry, as botocore's standard mode
+        ([500, 404], True, "missing", None, True),
+        ([301], True, "config_error", "ClientError 301", False),
     ],
 )
 def test_signed_answers_are_classified_like_boto3s(
     scripted: tuple[str, type[_Scripted]], statuses: list[int], confirmed: bool, outcome: str,
-    error: str | None,
+    error: str | None, asks_boto3: bool,
 ) -> None:
     url, handler = scripted
     handler.statuses.extend(statuses)
     head = SignedHead(url + "/call-recordings/", "eu-west-1", _Creds(), timeout_s=2,
                       max_idle=2)
     settings = load_settings({"DATABASE_URL": "postgresql://u@h/d"})
-    storage = Storage(settings, client=_NoBoto3())
+    boto3_client = _NoBoto3(missing=asks_boto3)
+    storage = Storage(settings, client=boto3_client)  # type: ignore[arg-type]
     storage._signed = head
     verdict = storage.check(_row(uuid.uuid4()), confirmed)
     assert (verdict.outcome, verdict.error) == (outcome, error)
+    assert boto3_client.calls == (1 if asks_boto3 else 0)
+    assert storage.signed  # boto3 agreed, or was not asked
     # Signed like botocore signs: the region of the client, the session token signed too.
     auth = handler.seen[0]["Authorization"]
     assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKID/")
@@ -145,24 +148,32 @@ def test_signed_answers_are_classified_like_boto3s(
 
 
 class _NoBoto3:
-    """A boto3 client that must not be asked (the signed path answers on its own)."""
+    """A stand-in boto3 client: answers ``answer``, or a 404 with ``missing``, or must not be
+    asked at all."""
 
-    def __init__(self, answer: dict[str, Any] | None = None) -> None:
+    def __init__(self, answer: dict[str, Any] | None = None, missing: bool = False) -> None:
         self.answer = answer
+        self.missing = missing
         self.calls = 0
 
     def head_object(self, **_: Any) -> dict[str, Any]:
+        from botocore.exceptions import ClientError
+
         self.calls += 1
+        if self.missing:
+            raise ClientError({"Error": {"Code": "404", "Message": "Not Found"},
+                               "ResponseMetadata": {"HTTPStatusCode": 404}}, "HeadObject")
         if self.answer is None:
             raise AssertionError("boto3 was asked")
         return self.answer
 
 
-def test_a_refusal_boto3_does_not_share_switches_the_signed_path_off(
-    scripted: tuple[str, type[_Scripted]],
+@pytest.mark.parametrize("status", [403, 404])
+def test_an_answer_boto3_contradicts_switches_the_signed_path_off(
+    scripted: tuple[str, type[_Scripted]], status: int,
 ) -> None:
     url, handler = scripted
-    handler.statuses.append(403)
+    handler.statuses.append(status)
     settings = load_settings({"DATABASE_URL": "postgresql://u@h/d"})
     boto3_says = _NoBoto3({"ContentLength": 5, "ContentType": "audio/ogg",
                            "Metadata": {"duration-seconds": "9"}})
