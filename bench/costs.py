@@ -73,10 +73,11 @@ def seed_history(conn: psycopg.Connection[Any], n: int) -> float:
 def clear_pending(conn: psycopg.Connection[Any]) -> None:
     """Removes whatever a previous claim measurement left (only non-Done rows)."""
     with conn.transaction():
-        conn.execute("""
-            delete from messenger.call_sessions where id in (
-                select session_id from messenger.recording_finalize_attempts
-                where status <> 'Done')""")
+        for table in ("call_sessions", "conference_sessions"):
+            conn.execute(f"""
+                delete from messenger.{table} where id in (
+                    select session_id from messenger.recording_finalize_attempts
+                    where status <> 'Done')""")
         conn.execute("""
             delete from messenger.call_recordings where id in (
                 select recording_id from messenger.recording_finalize_attempts

@@ -46,6 +46,7 @@ PROCRASTINATE_CONCURRENCY = 30
 PGQUEUER_BATCH = 10
 PGQUEUER_PROCESSES = 2
 OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CONCURRENCY": "8"}
+DEFAULT_FIGURES = "e2e,claim,relay,rss"
 CLAIM_DUE_ROWS = 5000
 CLAIM_BATCH = 100
 
@@ -112,6 +113,12 @@ class Bench:
         env.update({"DATABASE_URL": url, "RFR_METRICS_PORT": "0"})
         env.update(extra)
         return env
+
+    def save(self) -> None:
+        """The raw figures so far (a broken run keeps what it measured)."""
+        path = Path(self.args.out) / "results.json"
+        results = {"facts": self.facts, "runs": [r.to_dict() for r in self.runs]}
+        path.write_text(json.dumps(results, indent=1, default=str))
 
     # ---- set-up ----------------------------------------------------------------------------
 
@@ -257,6 +264,7 @@ class Bench:
         run = Run(figure, contender + (f" -{levers_off}" if levers_off else ""), rep, n, wall,
                   n / wall, usage, problems, statements, detail)
         self.runs.append(run)
+        self.save()
         flag = "ok" if not problems else "PROBLEMS: " + "; ".join(problems)
         say(f"{figure} #{rep} {run.contender:>22}: {run.rate:7.0f} rows/s ({wall:5.1f} s), "
             f"load {usage.load_start:.1f}, others {usage.others_s:.1f} cpu-s - {flag}")
@@ -428,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rss-backlog", type=int, default=100_000)
     ap.add_argument("--rss-seconds", type=int, default=15,
                     help="RFR_MAX_RUN_DURATION of the RSS run")
-    ap.add_argument("--only", default="e2e,claim,relay,rss",
+    ap.add_argument("--only", default=DEFAULT_FIGURES,
                     help="comma list of figures: e2e, claim, relay, rss, levers")
     ap.add_argument("--quick", action="store_true",
                     help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
@@ -451,16 +459,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"N={args.n:,}, {args.repeat} run(s) per figure, figures: {', '.join(figures)}; "
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     bench.setup()
-    if "e2e" in figures:
-        bench.e2e_rounds(args.repeat)
-    if "levers" in figures:
-        bench.levers(args.repeat)
-    if "claim" in figures:
-        bench.claim_growth(args.repeat)
-    if "relay" in figures:
-        bench.relay_throughput(args.repeat)
-    if "rss" in figures:
-        bench.rss_backlog(args.repeat)
+    phases: list[tuple[str, Callable[[int], None]]] = [
+        ("e2e", bench.e2e_rounds), ("levers", bench.levers), ("claim", bench.claim_growth),
+        ("relay", bench.relay_throughput), ("rss", bench.rss_backlog)]
+    failures: list[str] = []
+    for name, phase in phases:
+        if name not in figures:
+            continue
+        try:
+            phase(args.repeat)
+        except Exception as err:  # noqa: BLE001 - a broken figure must not lose the others
+            failures.append(f"{name}: {type(err).__name__}: {err}")
+            say(f"figure {name} broke off: {type(err).__name__}: {err}")
     elapsed = time.monotonic() - started
     given = list(argv) if argv is not None else sys.argv[1:]
     command = " ".join(["python -m bench", *given])
@@ -479,10 +489,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     chart = report.chart(results, Path(args.out) / "benchmarks.png")
     if args.docs:
-        label = f"n{args.n}" + ("-quick" if args.quick else "")
+        label = f"n{args.n}" + ("-quick" if args.quick else "") + (
+            "" if args.only == DEFAULT_FIGURES else "-" + "-".join(figures))
         report.update_docs(Path(args.docs), text, chart, label)
         say(f"wrote {args.docs}")
     problems = [f"{r.figure} #{r.rep} {r.contender}: {p}" for r in bench.runs for p in r.problems]
+    problems += failures
     for p in problems:
         say(f"PROBLEM {p}")
     say(f"done in {elapsed:.0f} s; {'the work went wrong' if problems else 'all work verified'}")
