@@ -178,8 +178,10 @@ def test_run_with_recordings_disabled_idles_and_says_so(
     running = start_run(RECORDINGS_ENABLED="false", RFR_POLLING_INTERVAL="200ms")
     wait_for(lambda: len(running.events("cycle idle")) >= 2, 10, "idle cycles")
     assert running.events("recordings disabled")
-    assert metric(running.metrics(),
-                  'messenger_recording_finalize_cycles_total{result="disabled"}') >= 2
+    # The counter moves after the cycle's log line: wait for it rather than race it.
+    wait_for(lambda: metric(running.metrics(),
+                            'messenger_recording_finalize_cycles_total{result="disabled"}') >= 2,
+             10, "two disabled cycles counted")
     assert running.stop() < 5 and running.proc.returncode == 0
     assert db.one("select attempts from messenger.recording_finalize_attempts "
                   "where recording_id = %s", (seeded.recording_id,)) == (0,)
