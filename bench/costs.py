@@ -100,6 +100,25 @@ def time_claims(worker_url: str, settings: Any, batches: int) -> list[float]:
     return out
 
 
+def claim_blocks(conn: psycopg.Connection[Any], dbname: str) -> dict[str, float]:
+    """Shared buffers the claims of ``dbname`` hit and read (from outside shared_buffers),
+    per call, from pg_stat_statements (server-side execution time too)."""
+    row = conn.execute(
+        """
+        select sum(calls), sum(shared_blks_hit), sum(shared_blks_read),
+            sum(total_exec_time)
+        from pg_stat_statements s join pg_database d on d.oid = s.dbid
+        where d.datname = %s and s.query like %s
+        """,
+        (dbname, "%claim_due%"),
+    ).fetchone()
+    if not row or not row[0]:
+        return {}
+    calls = float(row[0])
+    return {"calls": calls, "hit_per_call": float(row[1]) / calls,
+            "read_per_call": float(row[2]) / calls, "exec_ms_per_call": float(row[3]) / calls}
+
+
 def seed_outbox(conn: psycopg.Connection[Any], topic: str, n: int) -> None:
     conn.execute("truncate messenger.integration_outbox")
     conn.execute(OUTBOX_SQL, {"topic": topic, "n": n})

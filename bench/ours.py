@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import resource
 import sys
 import threading
 import time
@@ -77,6 +76,7 @@ def _levers_off(names: str) -> None:
 
 
 def main() -> int:
+    from bench.sysstat import peak_rss_kb
     from driver import cycle, logs, queries, relay, storage, tracing
     from driver.config import load_settings
     from driver.cycle import Context, run_cycle
@@ -141,7 +141,7 @@ def main() -> int:
         "cpu_s": cpu,
         "seconds": dict(timers.seconds),
         "calls": dict(timers.calls),
-        "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "maxrss_kb": peak_rss_kb(),
     }
     print(json.dumps(out), flush=True)
     return 0 if (summary.ok if summary else result.failed == 0) else 1

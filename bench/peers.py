@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import sys
 import time
 import uuid
@@ -106,10 +105,12 @@ class Work:
 
 
 def _report(t0: float, cpu0: float, extra: dict[str, Any]) -> None:
+    from bench.sysstat import peak_rss_kb
+
     out = {
         "wall_s": time.perf_counter() - t0,
         "cpu_s": time.process_time() - cpu0,
-        "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "maxrss_kb": peak_rss_kb(),
         **extra,
     }
     print(json.dumps(out), flush=True)

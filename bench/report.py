@@ -76,7 +76,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     if relay:
         out["relay_per_s"] = _med(relay)
     rss = [r["rate"] for r in _by(runs, "rss").get("ours", [])]
-    if rss:
+    if rss and results["facts"].get("rss_method") == "VmHWM":
         out["rss_mb"] = max(rss)
     return out
 
@@ -95,10 +95,11 @@ def render(results: dict[str, Any]) -> str:
         "",
     ]
     lines += _targets(head, facts)
-    lines += _e2e(runs, head)
+    vmhwm = facts.get("rss_method") == "VmHWM"
+    lines += _e2e(runs, head, vmhwm)
     lines += _split(runs)
     lines += _statements(runs)
-    lines += _growth(runs, head, facts)
+    lines += _growth(runs, head, facts, vmhwm)
     lines += _levers(runs)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -134,7 +135,7 @@ def _targets(head: dict[str, Any], facts: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-def _e2e(runs: list[dict[str, Any]], head: dict[str, Any]) -> list[str]:
+def _e2e(runs: list[dict[str, Any]], head: dict[str, Any], vmhwm: bool) -> list[str]:
     e2e = _by(runs, "e2e")
     if not e2e:
         return []
@@ -157,14 +158,15 @@ def _e2e(runs: list[dict[str, Any]], head: dict[str, Any]) -> list[str]:
             continue
         rates = [r["rate"] for r in rs]
         ratio = "-" if contender == "ours" or ours is None else f"{ours / _med(rates):.2f}x"
-        rss = max(max(r["detail"].get("rss_kb") or [0]) for r in rs) / 1024
+        rss_kb = max(max(r["detail"].get("rss_kb") or [0]) for r in rs)
+        rss = f"{rss_kb / 1024:.0f}" if vmhwm else "n/a"
         lines.append(
             f"| {LABELS[contender]} | {_med(rates):,.0f} | {_span(rates)} | {ratio} | "
             f"{_med([_per_row_ms(r, 'worker') for r in rs]):.2f} | "
             f"{_med([_per_row_ms(r, 'postgres') for r in rs]):.2f} | "
             f"{_med([_per_row_ms(r, 's3') for r in rs]):.2f} | "
             f"{_med([_per_row_ms(r, 'kafka') for r in rs]):.3f} | "
-            f"{_med([_statements_per_row(r) for r in rs]):.3f} | {rss:.0f} | "
+            f"{_med([_statements_per_row(r) for r in rs]):.3f} | {rss} | "
             f"{_machine(rs)} |")
     return [*lines, ""]
 
@@ -226,22 +228,27 @@ def _statements(runs: list[dict[str, Any]]) -> list[str]:
 
 
 def _growth(runs: list[dict[str, Any]], head: dict[str, Any], facts: dict[str, Any],
-            ) -> list[str]:
+            vmhwm: bool) -> list[str]:
     lines = ["### Cost growth", "", "| figure | median | min-max | machine |",
              "|---|---:|---:|---|"]
     for contender, rs in sorted(_by(runs, "claim").items(),
                                 key=lambda kv: int(kv[0].split()[0].replace(",", ""))):
         vals = [r["rate"] for r in rs]
-        lines.append(f"| claim_due, batch of 100, {contender} (ms per call) | {_med(vals):.2f} | "
-                     f"{_span(vals, '.2f')} | {_machine(rs)} |")
+        blocks = [r["detail"].get("blocks") or {} for r in rs]
+        server = _med([b.get("exec_ms_per_call", float("nan")) for b in blocks])
+        hit = _med([b.get("hit_per_call", float("nan")) for b in blocks])
+        read = _med([b.get("read_per_call", float("nan")) for b in blocks])
+        lines.append(f"| claim_due, batch of 100, {contender} (ms per call; server {server:.2f} "
+                     f"ms, {hit:,.0f} buffers hit + {read:,.1f} read per call) | {_med(vals):.2f} "
+                     f"| {_span(vals, '.2f')} | {_machine(rs)} |")
     relay = _by(runs, "relay").get("ours", [])
     if relay:
         vals = [r["rate"] for r in relay]
-        rss = max(max(r["detail"].get("rss_kb") or [0]) for r in relay) / 1024
-        lines.append(f"| relay, {facts['relay_rows']:,} unpublished rows (events/s; relay "
-                     f"process peak RSS {rss:.0f} MB) | {_med(vals):,.0f} | {_span(vals)} | "
-                     f"{_machine(relay)} |")
-    rss_runs = _by(runs, "rss").get("ours", [])
+        rss_kb = max(max(r["detail"].get("rss_kb") or [0]) for r in relay)
+        rss = f"; relay process peak RSS {rss_kb / 1024:.0f} MB" if vmhwm else ""
+        lines.append(f"| relay, {facts['relay_rows']:,} unpublished rows (events/s{rss}) | "
+                     f"{_med(vals):,.0f} | {_span(vals)} | {_machine(relay)} |")
+    rss_runs = _by(runs, "rss").get("ours", []) if vmhwm else []
     if rss_runs:
         vals = [r["rate"] for r in rss_runs]
         done = [r["detail"].get("done", 0) for r in rss_runs]

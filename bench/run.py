@@ -20,11 +20,11 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import secrets
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -35,7 +35,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import psycopg
 
 from bench import costs, peers, report, world
-from bench.sysstat import Meter, Usage
+from bench.sysstat import Meter, Usage, peak_rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
 WORKER_ROLE = "rfr_bench_worker"
@@ -49,6 +49,13 @@ OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CON
 DEFAULT_FIGURES = "e2e,claim,relay,rss"
 CLAIM_DUE_ROWS = 5000
 CLAIM_BATCH = 100
+
+
+def _watch_peak(pid: int, peak: list[int], done: threading.Event) -> None:
+    """Keeps ``peak[0]`` at the highest VmHWM of ``pid`` seen until ``done``."""
+    while not done.is_set():
+        peak[0] = max(peak[0], peak_rss_kb(pid))
+        done.wait(0.05)
 
 
 def say(msg: str) -> None:
@@ -198,10 +205,10 @@ class Bench:
         for p in procs:
             assert p.stdout is not None
             line = p.stdout.readline()
-            _, status, usage = os.wait4(p.pid, 0)
-            p.returncode = os.waitstatus_to_exitcode(status)
-            rss.append(usage.ru_maxrss)
-            outputs.append(json.loads(line) if line.startswith("{") else {"error": line})
+            p.wait()
+            out = json.loads(line) if line.startswith("{") else {"error": line}
+            outputs.append(out)
+            rss.append(int(out.get("maxrss_kb", 0)))  # its own VmHWM (see sysstat.peak_rss_kb)
         wall = time.perf_counter() - t0
         time.sleep(0.3)  # let the postmaster reap the contender's backends (their CPU moves)
         after = self.meter.snapshot()
@@ -299,6 +306,8 @@ class Bench:
                     conn.execute("vacuum analyze messenger.recording_finalize_attempts,"
                                  " messenger.call_recordings, messenger.call_sessions,"
                                  " messenger.conference_sessions")
+                with self.owner() as conn:
+                    conn.execute("select pg_stat_statements_reset()")
                 before = self.meter.snapshot()
                 t = time.perf_counter()
                 times = costs.time_claims(self._url(self.worker_url, WORKER_ROLE,
@@ -306,14 +315,17 @@ class Bench:
                                           settings, CLAIM_DUE_ROWS // CLAIM_BATCH + 1)
                 wall = time.perf_counter() - t
                 usage = Meter.usage(before, self.meter.snapshot(), wall)
-                claims = [x for x in times[:-1]] or times  # the last call finds nothing
+                with self.owner() as conn:
+                    blocks = costs.claim_blocks(conn, name)
+                claims = times[:-1] or times  # the last call finds nothing
                 mean = statistics.fmean(claims)
                 run = Run("claim", f"{done:,} Done rows", rep, len(claims), wall, mean, usage,
-                          detail={"claims_ms": claims})
+                          detail={"claims_ms": claims, "blocks": blocks})
                 self.runs.append(run)
                 say(f"claim #{rep} with {done:>9,} Done rows: mean {mean:6.2f} ms per claim of "
-                    f"{CLAIM_BATCH} (median {statistics.median(claims):.2f}), "
-                    f"load {usage.load_start:.1f}")
+                    f"{CLAIM_BATCH} (median {statistics.median(claims):.2f}), buffers per claim "
+                    f"{blocks.get('hit_per_call', 0):.0f} hit / "
+                    f"{blocks.get('read_per_call', 0):.1f} read, load {usage.load_start:.1f}")
         with self.owner("postgres") as conn:
             for name in dbs.values():
                 conn.execute(f'drop database if exists "{name}" with (force)')
@@ -373,14 +385,24 @@ class Bench:
             with (Path(self.args.out) / f"rss-{rep}.log").open("w") as log:
                 proc = subprocess.Popen([cli, "run-once"], cwd=REPO, env=env, text=True,
                                         stdout=subprocess.PIPE, stderr=log)
+                # The CLI is not ours to instrument: its VmHWM is read while it runs (the last
+                # read before it exits misses at most the last 50 ms).
+                peak = [0]
+                watching = threading.Event()
+                watcher = threading.Thread(target=_watch_peak, args=(proc.pid, peak, watching),
+                                           daemon=True)
+                watcher.start()
                 assert proc.stdout is not None
                 line = proc.stdout.read()
                 _, status, rusage = os.wait4(proc.pid, 0)
+                watching.set()
+                watcher.join()
                 proc.returncode = os.waitstatus_to_exitcode(status)
             wall = time.perf_counter() - t0
             time.sleep(0.3)
             usage = Meter.usage(before, self.meter.snapshot(), wall,
                                 {"worker": rusage.ru_utime + rusage.ru_stime})
+            peak_mb = peak[0] / 1024
             summary = json.loads(line) if line.startswith("{") else {}
             with self.owner() as conn:
                 row = conn.execute(
@@ -397,10 +419,10 @@ class Bench:
                 problems.append(f"{summary.get('published')} events published for "
                                 f"{available} Available recordings")
             world.delete_topic(self.bootstrap, topic)
-            run = Run("rss", "ours", rep, n, wall, rusage.ru_maxrss / 1024, usage, problems,
+            run = Run("rss", "ours", rep, n, wall, peak_mb, usage, problems,
                       detail={"summary": summary, "pending_after": pending, "done": done})
             self.runs.append(run)
-            say(f"rss #{rep}: peak {rusage.ru_maxrss / 1024:.0f} MB facing {n:,} due rows "
+            say(f"rss #{rep}: peak {peak_mb:.0f} MB facing {n:,} due rows "
                 f"({done:,} finalized in {wall:.0f} s, {pending:,} left) - "
                 f"{problems or 'ok'}")
 
@@ -425,7 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stack-dir", default=str(REPO / ".stack" / "bench"))
     ap.add_argument("--out", default=str(REPO / "out" / "bench"))
     ap.add_argument("--docs", default=str(REPO / "docs" / "benchmarks.md"),
-                    help="the page whose generated section gets the table ('' = leave it)")
+                    help="the page whose generated section gets the table, its chart beside "
+                    "it and the raw figures in bench-results/ ('' = leave it)")
     ap.add_argument("--n", type=int, default=5000,
                     help="stuck recordings end to end (the issue's figure is 20000: with "
                     "Procrastinate at ~100/s here, 3 runs of it take ~30 min; 5000 keeps make "
@@ -440,7 +463,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="comma list of figures: e2e, claim, relay, rss, levers")
     ap.add_argument("--quick", action="store_true",
                     help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
+    ap.add_argument("--render", metavar="RESULTS_JSON",
+                    help="only rebuild the report (and --docs) from a results.json")
     args = ap.parse_args(argv)
+    if args.render:
+        results = json.loads(Path(args.render).read_text())
+        text = report.render(results)
+        print(text)
+        if args.docs:
+            facts = results["facts"]
+            chart = report.chart(results, Path(args.out) / "benchmarks.png")
+            label = facts.get("label") or f"n{facts['n']}"
+            report.update_docs(Path(args.docs), text, chart, label)
+        return 0
     if args.quick:
         args.n, args.repeat = min(args.n, 2000), 1
         args.done_rows, args.relay_rows = min(args.done_rows, 100_000), min(args.relay_rows, 10_000)
@@ -475,13 +510,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(argv) if argv is not None else sys.argv[1:]
     command = " ".join(["python -m bench", *given])
     bench.facts.update({
+        "label": f"n{args.n}" + ("-quick" if args.quick else "") + (
+            "" if args.only == DEFAULT_FIGURES else "-" + "-".join(figures)),
         "command": os.environ.get("BENCH_COMMAND", command),
         "n": args.n, "repeat": args.repeat, "elapsed_s": elapsed,
         "done_rows": args.done_rows, "relay_rows": args.relay_rows,
         "rss_backlog": args.rss_backlog, "rss_seconds": args.rss_seconds,
         "cores": os.cpu_count(), "ours_env": OURS_ENV,
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-        "bench_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "rss_method": "VmHWM",
     })
     results = {"facts": bench.facts, "runs": [r.to_dict() for r in bench.runs]}
     (Path(args.out) / "results.json").write_text(json.dumps(results, indent=1, default=str))
@@ -489,9 +526,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     chart = report.chart(results, Path(args.out) / "benchmarks.png")
     if args.docs:
-        label = f"n{args.n}" + ("-quick" if args.quick else "") + (
-            "" if args.only == DEFAULT_FIGURES else "-" + "-".join(figures))
-        report.update_docs(Path(args.docs), text, chart, label)
+        report.update_docs(Path(args.docs), text, chart, bench.facts["label"])
+        raw = Path(args.docs).parent / "bench-results" / f"{bench.facts['label']}.json"
+        raw.parent.mkdir(exist_ok=True)
+        raw.write_text(json.dumps(results, indent=1, default=str))
         say(f"wrote {args.docs}")
     problems = [f"{r.figure} #{r.rep} {r.contender}: {p}" for r in bench.runs for p in r.problems]
     problems += failures

@@ -62,6 +62,22 @@ def _proc_stat() -> tuple[int, int, int]:
     return total, idle + iowait, steal
 
 
+def peak_rss_kb(pid: int | str = "self") -> int:
+    """The peak resident memory of ``pid``'s own address space (VmHWM), in kB.
+
+    Not ``ru_maxrss``: Linux carries the high-water mark of the address space a process had
+    before ``exec`` into it, and a child spawned by a big parent (fork or vfork) starts out
+    in the parent's — the bench's own memory would be counted as the worker's."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def loadavg() -> float:
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])

@@ -193,12 +193,12 @@ def outcome(conn: psycopg.Connection[Any], topic: str) -> Outcome:
 
 
 def create_topic(bootstrap: str, name: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 4})
     admin.create_topics([NewTopic(name, TOPIC_PARTITIONS, 1)])[name].result(timeout=15)
 
 
 def delete_topic(bootstrap: str, name: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 4})
     # Memory storage: a topic left behind only costs memory.
     with contextlib.suppress(Exception):
         admin.delete_topics([name])[name].result(timeout=10)
