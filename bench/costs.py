@@ -87,7 +87,7 @@ def clear_pending(conn: psycopg.Connection[Any]) -> None:
 
 def time_claims(worker_url: str, settings: Any, batches: int) -> list[float]:
     """Milliseconds of each of ``batches`` claim_due calls, as the worker role."""
-    from driver import queries
+    from recording_finalize import queries
 
     out = []
     with psycopg.connect(worker_url, autocommit=True) as conn:

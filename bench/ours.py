@@ -10,8 +10,8 @@ and prints one JSON object: the cycle summary, where the main thread's wall time
 calls it made, and its peak RSS. Its JSON log lines go to stderr like the real worker's.
 
 The timers wrap module attributes the cycle looks up at call time (``queries.*``,
-``Storage.check``, ``Relay.drain`` and the futures ``wait`` of ``driver.cycle``): nothing of
-the driver is changed, only observed.
+``Storage.check``, ``Relay.drain`` and the futures ``wait`` of
+``recording_finalize.cycle``): nothing of the driver is changed, only observed.
 """
 
 from __future__ import annotations
@@ -52,8 +52,7 @@ def _levers_off(names: str) -> None:
     """Switches driver levers off to measure what each buys (``BENCH_LEVERS_OFF=signed,pipeline``):
     ``signed`` — every HEAD through boto3; ``pipeline`` — one round trip per apply_outcome."""
     import psycopg
-
-    from driver import queries, storage
+    from recording_finalize import queries, storage
 
     off = {n.strip() for n in names.split(",") if n.strip()}
     unknown = off - {"signed", "pipeline"}
@@ -76,14 +75,15 @@ def _levers_off(names: str) -> None:
 
 
 def main() -> int:
+    from recording_finalize import cycle, logs, queries, relay, storage, tracing
+    from recording_finalize.config import load_settings
+    from recording_finalize.cycle import Context, run_cycle
+    from recording_finalize.db import open_pool
+    from recording_finalize.metrics import Metrics
+    from recording_finalize.relay import Relay, delivery_timeout_for
+    from recording_finalize.storage import Storage
+
     from bench.sysstat import peak_rss_kb
-    from driver import cycle, logs, queries, relay, storage, tracing
-    from driver.config import load_settings
-    from driver.cycle import Context, run_cycle
-    from driver.db import open_pool
-    from driver.metrics import Metrics
-    from driver.relay import Relay, delivery_timeout_for
-    from driver.storage import Storage
 
     _levers_off(os.environ.get("BENCH_LEVERS_OFF", ""))
     settings = load_settings(os.environ)

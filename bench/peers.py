@@ -2,8 +2,9 @@
 
 What a Python team would otherwise build: one queued job per stuck recording, and the job does
 the same real work as our worker — a boto3 ``head_object`` of the same object, the same
-metadata rules (``driver.storage.parse_metadata``), and the same transition, outbox and realtime
-rows and finalize-row close in one transaction (``messenger.recording_ingest_completed``, the
+metadata rules (``recording_finalize.storage.parse_metadata``), and the same transition,
+outbox and realtime rows and finalize-row close in one transaction
+(``messenger.recording_ingest_completed``, the
 function the happy path calls, which shares ``transition_available`` with ``apply_outcome``).
 The queue is the peer's own; enqueueing happens before the clock starts, as seeding our
 finalize rows does.
@@ -76,7 +77,7 @@ class Work:
     """The job's body, shared by both peers."""
 
     def __init__(self, env: dict[str, str], pool: Any, connections: int) -> None:
-        from driver.storage import parse_metadata
+        from recording_finalize.storage import parse_metadata
 
         self._parse = parse_metadata
         self._s3 = s3_client(env, connections)

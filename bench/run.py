@@ -280,7 +280,7 @@ class Bench:
     # ---- cost growth -----------------------------------------------------------------------
 
     def claim_growth(self, reps: int) -> None:
-        from driver.config import load_settings
+        from recording_finalize.config import load_settings
 
         t0 = time.monotonic()
         dbs = {0: "rfr_bench_claim_empty", self.args.done_rows: "rfr_bench_claim_history"}

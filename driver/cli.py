@@ -25,8 +25,8 @@ from uuid import UUID, uuid4
 
 import psycopg
 
-from driver import logs, queries, tracing
-from driver.config import (
+from . import logs, queries, tracing
+from .config import (
     DURATION_RULE,
     VARIABLE_BY_NAME,
     VARIABLES,
@@ -34,8 +34,8 @@ from driver.config import (
     Settings,
     load_settings,
 )
-from driver.config import require_kafka as _require_kafka
-from driver.errors import SqlState, describe, sqlstate
+from .config import require_kafka as _require_kafka
+from .errors import SqlState, describe, sqlstate
 
 PROG = "recording-finalize"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from yoyo.exceptions import LockTimeout
 
-    from driver.migrate import MissingSqlError, migrate
+    from .migrate import MissingSqlError, migrate
 
     try:
         result = migrate(settings)
@@ -275,11 +275,11 @@ class _Worker:
     """The objects a cycle needs, built once; ``close()`` releases them."""
 
     def __init__(self, settings: Settings) -> None:
-        from driver.cycle import Context
-        from driver.db import open_pool
-        from driver.metrics import Metrics
-        from driver.relay import Relay, delivery_timeout_for
-        from driver.storage import Storage
+        from .cycle import Context
+        from .db import open_pool
+        from .metrics import Metrics
+        from .relay import Relay, delivery_timeout_for
+        from .storage import Storage
 
         self.metrics = Metrics()
         self.pool = open_pool(settings)
@@ -350,8 +350,8 @@ def _start_checks(settings: Settings, retry: threading.Event | None = None) -> i
     every polling interval until it can be made or ``retry`` is set (stop: exit 0); without it
     (``run-once``) the database error propagates.
     """
-    from driver.db import LockConnectionError, check_lock_connection
-    from driver.relay import ProducerConfigError, check_producer_idempotent, producer_config
+    from .db import LockConnectionError, check_lock_connection
+    from .relay import ProducerConfigError, check_producer_idempotent, producer_config
 
     try:
         check_producer_idempotent(producer_config(settings))
@@ -376,7 +376,7 @@ def _start_checks(settings: Settings, retry: threading.Event | None = None) -> i
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from driver.cycle import run_loop
+    from .cycle import run_loop
 
     stop = _StopSignal()
     if (refused := _start_checks(settings, retry=stop.event)) is not None:
@@ -401,7 +401,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
-    from driver.cycle import CycleSummary, run_cycle
+    from .cycle import CycleSummary, run_cycle
 
     try:
         refused = _start_checks(settings)
@@ -505,7 +505,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _connect(settings: Settings) -> psycopg.Connection[Any]:
-    from driver.db import connect
+    from .db import connect
 
     return connect(settings)
 

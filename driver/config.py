@@ -7,6 +7,7 @@ A bad value raises ``ConfigError`` naming the variable and the rule — before a
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import string
@@ -20,7 +21,6 @@ from psycopg.conninfo import conninfo_to_dict
 
 DEFAULT_TOPIC = "pin.messenger.call-recording-available.v1"
 DEFAULT_LOCK_KEY = 5928001741300501
-DEFAULT_SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -368,10 +368,31 @@ def _check_kafka_security(r: _Reader) -> tuple[str, str | None, str | None, str 
     return protocol, mechanism, username, password
 
 
+def packaged_sql_dir() -> Path | None:
+    """The SQL tree the installed package ships (``recording_finalize.sql``), or None.
+
+    Found through the import system, not a path next to this file: in a wheel it is package data
+    under site-packages, in an editable install the checkout's ``sql/`` (the package maps it).
+    """
+    try:
+        spec = importlib.util.find_spec("recording_finalize.sql")
+    except ModuleNotFoundError:
+        return None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(location)
+        if (path / "migrations").is_dir() and (path / "functions").is_dir():
+            return path.resolve()
+    return None
+
+
 def _check_sql_dir(r: _Reader) -> Path:
     value, source = r.raw("RFR_SQL_DIR")
     if value is None:
-        return DEFAULT_SQL_DIR
+        packaged = packaged_sql_dir()
+        if packaged is None:
+            raise r.fail("RFR_SQL_DIR", None, "", "set it: this installation ships no sql/ "
+                         "(recording_finalize.sql) with migrations/ and functions/")
+        return packaged
     path = Path(value).expanduser()
     if not (path / "migrations").is_dir() or not (path / "functions").is_dir():
         raise r.fail("RFR_SQL_DIR", value, source)

@@ -30,14 +30,14 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from driver import queries, tracing
-from driver.config import Settings
-from driver.db import RunnerLock
-from driver.errors import SqlState, describe, sqlstate
-from driver.logs import log
-from driver.metrics import Metrics
-from driver.queries import AppliedResult, ClaimedRow
-from driver.storage import (
+from . import queries, tracing
+from .config import Settings
+from .db import RunnerLock
+from .errors import SqlState, describe, sqlstate
+from .logs import log
+from .metrics import Metrics
+from .queries import AppliedResult, ClaimedRow
+from .storage import (
     CONFIG_ERROR,
     FOUND,
     INVALID_METADATA,

@@ -16,10 +16,10 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
-from driver import queries
-from driver.config import Settings
-from driver.errors import describe
-from driver.logs import log
+from . import queries
+from .config import Settings
+from .errors import describe
+from .logs import log
 
 APPLICATION_NAME = "recording-finalize"
 # Connections used one at a time by the cycle, then by the relay; a little headroom for both.

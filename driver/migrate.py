@@ -18,8 +18,8 @@ from yoyo import read_migrations
 from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
 from yoyo.connections import DatabaseURI
 
-from driver.config import Settings
-from driver.db import conninfo
+from .config import Settings
+from .db import conninfo
 
 MIGRATION_TABLE = "_yoyo_migration"
 # Long enough for another migrate (a few seconds of DDL) to finish first.

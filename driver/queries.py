@@ -28,8 +28,8 @@ from psycopg.errors import error_from_result
 from psycopg.rows import class_row
 
 if TYPE_CHECKING:
-    from driver.config import Settings
-    from driver.storage import Verdict
+    from .config import Settings
+    from .storage import Verdict
 
 Connection = psycopg.Connection[Any]
 

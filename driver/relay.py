@@ -37,9 +37,9 @@ from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from driver import queries
-from driver.config import Settings
-from driver.metrics import Metrics
+from . import queries
+from .config import Settings
+from .metrics import Metrics
 
 CLIENT_ID = "recording-finalize-retry"
 
@@ -60,7 +60,7 @@ LINGER_MS = 20
 LOGGED_IDS = 20
 
 # Without a logger librdkafka prints its own (non-JSON) lines to stderr.
-_LIBRDKAFKA_LOG = logging.getLogger("driver.relay.librdkafka")
+_LIBRDKAFKA_LOG = logging.getLogger("recording_finalize.relay.librdkafka")
 _LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 _LIBRDKAFKA_LOG.propagate = False
 

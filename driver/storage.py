@@ -47,9 +47,9 @@ from botocore.exceptions import (
     PartialCredentialsError,
 )
 
-from driver.config import Settings
-from driver.logs import log
-from driver.queries import ClaimedRow
+from .config import Settings
+from .logs import log
+from .queries import ClaimedRow
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

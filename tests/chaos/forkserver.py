@@ -2,7 +2,7 @@
 
 ``python tests/chaos/forkserver.py`` imports the driver (boto3, librdkafka, psycopg, ...) once,
 then reads one JSON request per line on stdin — ``{"argv": [...], "env": {...}, "log": PATH}``
-— and forks a child that runs ``driver.cli.main(argv)``, the console script's own entry
+— and forks a child that runs ``recording_finalize.cli.main(argv)``, the console script's own entry
 point, with that environment and stderr appended to PATH. It answers the child's pid on
 stdout. Children are reaped automatically; the suite kills them with SIGKILL by pid.
 
@@ -24,8 +24,7 @@ import botocore.session  # noqa: F401
 import confluent_kafka  # noqa: F401
 import psycopg  # noqa: F401
 import psycopg_pool  # noqa: F401
-
-from driver import cli, cycle, db, metrics, relay, storage  # noqa: F401
+from recording_finalize import cli, cycle, db, metrics, relay, storage  # noqa: F401
 
 
 def _child(request: dict[str, object]) -> None:

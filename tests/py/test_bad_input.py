@@ -22,8 +22,7 @@ from conftest import (
     recording,
     seed_stuck,
 )
-
-from driver.storage import INVALID_METADATA, parse_metadata
+from recording_finalize.storage import INVALID_METADATA, parse_metadata
 
 
 def outbox_count(db: Db, recording_id: uuid.UUID) -> int:

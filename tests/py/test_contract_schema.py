@@ -18,10 +18,9 @@ import pytest
 from conftest import TOPIC_DEFAULT, Db, seed_stuck
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
-
-from driver import queries
-from driver.config import load_settings
-from driver.storage import FOUND, Verdict
+from recording_finalize import queries
+from recording_finalize.config import load_settings
+from recording_finalize.storage import FOUND, Verdict
 
 SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs/contract/call-recording-available.schema.json"

@@ -26,14 +26,13 @@ from conftest import (
     seed_stuck,
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from driver import logs, tracing
-from driver.config import load_settings
-from driver.cycle import Context, CycleSummary, run_cycle
-from driver.db import open_pool
-from driver.metrics import Metrics
-from driver.queries import ClaimedRow
-from driver.storage import CONFIG_ERROR, FOUND, Storage, Verdict
+from recording_finalize import logs, tracing
+from recording_finalize.config import load_settings
+from recording_finalize.cycle import Context, CycleSummary, run_cycle
+from recording_finalize.db import open_pool
+from recording_finalize.metrics import Metrics
+from recording_finalize.queries import ClaimedRow
+from recording_finalize.storage import CONFIG_ERROR, FOUND, Storage, Verdict
 
 Hook = Callable[[ClaimedRow, Verdict], Verdict]
 

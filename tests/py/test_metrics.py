@@ -13,9 +13,8 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from prometheus_client import CollectorRegistry
-
-from driver import tracing
-from driver.metrics import CYCLE_RESULTS, Metrics
+from recording_finalize import tracing
+from recording_finalize.metrics import CYCLE_RESULTS, Metrics
 
 P = "messenger_recording_finalize"
 

@@ -1,4 +1,4 @@
-"""Pipelined apply (``driver.queries.apply_outcomes``) keeps one transaction per row.
+"""Pipelined apply (``recording_finalize.queries.apply_outcomes``) keeps one transaction per row.
 
 A row the database refuses leaves the rows before and after it applied (psycopg's own pipeline
 would run them all in one implicit transaction), and a pipeline without an answer gives up by
@@ -12,10 +12,9 @@ import time
 import psycopg
 import pytest
 from conftest import Db, Worker, finalize_row, recording, seed_stuck
-
-from driver import queries
-from driver.config import load_settings
-from driver.storage import Verdict
+from recording_finalize import queries
+from recording_finalize.config import load_settings
+from recording_finalize.storage import Verdict
 
 
 def test_pipelined_applies_are_one_transaction_each(worker: Worker, db: Db) -> None:

@@ -25,12 +25,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import Db, Stack, consume, seed_stuck
 from psycopg.pq import Trace
 from psycopg_pool import ConnectionPool
-
-from driver import db as driver_db
-from driver import logs
-from driver.config import Settings, load_settings
-from driver.metrics import Metrics
-from driver.relay import (
+from recording_finalize import db as driver_db
+from recording_finalize import logs
+from recording_finalize.config import Settings, load_settings
+from recording_finalize.metrics import Metrics
+from recording_finalize.relay import (
     ProducerConfigError,
     Relay,
     check_producer_idempotent,

@@ -26,8 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from conftest import Db, Worker, finalize_row, free_port, seed_stuck
-
-from driver import cli, logs, relay
+from recording_finalize import cli, logs, relay
 
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 

@@ -1,4 +1,4 @@
-"""The hand-signed S3 HEAD (``driver.storage.SignedHead``) keeps the guarantees of boto3's.
+"""The hand-signed S3 HEAD (``storage.SignedHead``) keeps the guarantees of boto3's.
 
 It reaches the same verdicts as boto3 on the same objects, classifies the same answers the same
 way, signs as botocore signs (region, session token), and hands anything it may have caused
@@ -15,10 +15,9 @@ from typing import Any, ClassVar
 
 import pytest
 from conftest import Worker, put_binary
-
-from driver.config import load_settings
-from driver.queries import ClaimedRow
-from driver.storage import SignedHead, Storage, Verdict
+from recording_finalize.config import load_settings
+from recording_finalize.queries import ClaimedRow
+from recording_finalize.storage import SignedHead, Storage, Verdict
 
 
 def _row(recording_id: uuid.UUID) -> ClaimedRow:

@@ -11,10 +11,9 @@ import math
 from typing import Any
 
 import pytest
-
-from driver import logs
-from driver.config import ConfigError, load_settings, mask_dsn, parse_duration
-from driver.storage import FOUND, INVALID_METADATA, parse_metadata
+from recording_finalize import logs
+from recording_finalize.config import ConfigError, load_settings, mask_dsn, parse_duration
+from recording_finalize.storage import FOUND, INVALID_METADATA, parse_metadata
 
 MINIMAL_ENV = {"DATABASE_URL": "postgresql://w:hunter22@db.example:5432/rfr"}
 
@@ -152,8 +151,7 @@ def test_log_lines_are_json_without_urls_or_secrets() -> None:
 def _stubbed() -> tuple[Any, Any]:
     import boto3
     from botocore.stub import Stubber
-
-    from driver.storage import Storage
+    from recording_finalize.storage import Storage
 
     client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="k",
                           aws_secret_access_key="s", endpoint_url="http://s3.invalid")
@@ -163,7 +161,7 @@ def _stubbed() -> tuple[Any, Any]:
 def _row() -> Any:
     from uuid import uuid4
 
-    from driver.queries import ClaimedRow
+    from recording_finalize.queries import ClaimedRow
 
     return ClaimedRow(uuid4(), "Direct", uuid4(), "reconcile", 1, uuid4(), 2, "Uploading")
 
@@ -200,7 +198,7 @@ def test_head_answers_are_classified(code: str, status: int, confirmed: bool, ou
      ("AccessDenied", 403, "AccessDenied"), ("503", 503, None), ("500", 500, None)],
 )
 def test_head_bucket_answers(code: str, status: int, expected: str | None) -> None:
-    from driver.storage import StorageConfigError
+    from recording_finalize.storage import StorageConfigError
 
     storage, stub = _stubbed()
     stub.add_client_error("head_bucket", service_error_code=code, http_status_code=status)
@@ -214,7 +212,7 @@ def test_head_bucket_answers(code: str, status: int, expected: str | None) -> No
 
 
 def test_the_key_template_places_the_object() -> None:
-    from driver.storage import Storage
+    from recording_finalize.storage import Storage
 
     env = MINIMAL_ENV | {"RFR_S3_KEY_TEMPLATE": "{session_kind}/{session_id}/{recording_id}.bin"}
     storage = Storage(load_settings(env), client=_stubbed()[0]._client)
@@ -235,7 +233,8 @@ def test_library_warnings_become_redacted_json_lines() -> None:
     finally:
         logs.set_stream(None)
         root = logging.getLogger()
-        for handler in [h for h in root.handlers if type(h).__module__ == "driver.logs"]:
+        ours = "recording_finalize.logs"
+        for handler in [h for h in root.handlers if type(h).__module__ == ours]:
             root.removeHandler(handler)
     record = json.loads(out.getvalue())
     assert (record["event"], record["level"], record["logger"]) == (
