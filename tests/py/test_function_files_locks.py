@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-
 from conftest import REPO, Db
 
 FUNCTION_FILES = sorted((REPO / "sql" / "functions").glob("*.sql"), key=lambda p: p.name)
