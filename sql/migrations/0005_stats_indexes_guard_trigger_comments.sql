@@ -23,8 +23,32 @@
 --       not marked all-visible visits the heap (the planner then scans the outbox): a count is
 --       cheap once autovacuum has passed, and bounded by the backlog itself, never by history.
 
-set lock_timeout = '2s';
-set statement_timeout = '5min';
+-- CREATE INDEX CONCURRENTLY holds only SHARE UPDATE EXCLUSIVE (no writer waits for it) while it
+-- waits for the writers already running, so its waits may be long; the statements after it that
+-- take a lock writers queue behind get a short one.
+set lock_timeout = '1min';
+set statement_timeout = '30min';
+
+-- A concurrent build that failed (a lock timeout, a cancel) leaves an INVALID index that
+-- CREATE INDEX ... IF NOT EXISTS would then skip: drop it first, so a re-run builds it again.
+do $$
+declare
+    v_index text;
+begin
+    for v_index in
+        select c.relname from pg_catalog.pg_index as i
+        join pg_catalog.pg_class as c on c.oid = i.indexrelid
+        join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+        where n.nspname = 'messenger' and not i.indisvalid
+            and c.relname in (
+                'recording_finalize_attempts_pending_created_idx',
+                'integration_outbox_unpublished_created_idx'
+            )
+    loop
+        execute format('drop index messenger.%I', v_index);
+    end loop;
+end
+$$;
 
 -- stats(): the oldest Pending row is the first entry of this index (no heap visit, whatever
 -- the backlog), and the Pending and due counts are index-only scans of the smallest index that
@@ -40,6 +64,11 @@ where status = 'Pending';
 create index concurrently if not exists integration_outbox_unpublished_created_idx
 on messenger.integration_outbox (topic, created_at)
 where published_at is null;
+
+-- From here on each lock queues the writers behind it while it waits: keep the wait short. A
+-- timeout fails the run; run migrate again (every statement here is re-runnable).
+set lock_timeout = '2s';
+set statement_timeout = '5min';
 
 -- INV-REC-6, completed: a file_id is at most 1024 characters (the limit transition_available
 -- alone enforced until now)... Each DROP ... IF EXISTS removes only the constraint this file
