@@ -23,7 +23,9 @@ Two clients, each where it is best:
   401 ``UnauthenticatedError``; everything else — timeouts, connection errors, 5xx and 429
   after its retries, and the statuses it does not name (400, 301) — is a ``GenericError``,
   which is ``transient`` here. The per-cycle HeadBucket (below) turns the bucket-wide 400/301
-  (wrong region, wrong endpoint) into a configuration failure before any HEAD goes out.
+  (wrong region, wrong endpoint) into a configuration failure before any HEAD goes out. A
+  metadata value that is not UTF-8 is a ``GenericError`` too: never adopted, the row backs off
+  until ``RFR_MAX_ATTEMPTS`` quarantines it.
 - **boto3** confirms the bucket (HeadBucket, once per cycle) and resolves the credentials: its
   provider chain (environment, profile, container/instance role, web identity) through
   obstore's ``Boto3CredentialProvider``, refreshed as botocore refreshes them (see

@@ -138,6 +138,7 @@ class _Scripted(http.server.BaseHTTPRequestHandler):
     seen: ClassVar[list[dict[str, str]]] = []
     delay_s: ClassVar[float] = 0.0
     silence_s: ClassVar[float] = 5.0
+    raw_header: ClassVar[bytes] = b""
 
     def do_HEAD(self) -> None:
         cls = type(self)
@@ -153,6 +154,8 @@ class _Scripted(http.server.BaseHTTPRequestHandler):
         if status == 200:
             self.send_header("Content-Type", "audio/ogg")
             self.send_header("x-amz-meta-duration-seconds", "9")
+        if cls.raw_header:
+            self._headers_buffer.append(cls.raw_header)  # type: ignore[attr-defined]
         self.end_headers()
 
     def do_GET(self) -> None:  # the bucket probe (ListObjectsV2)
@@ -240,6 +243,19 @@ def test_a_silent_or_slow_endpoint_is_transient_within_the_row_limit(
     assert len(handler.seen) == 2  # and the retry was made
 
 
+def test_metadata_that_is_not_utf8_is_transient_not_adopted(
+    scripted: tuple[str, type[_Scripted]],
+) -> None:
+    """obstore refuses a metadata value that is not UTF-8 with a GenericError, which names no
+    cause: the row backs off (and is quarantined after RFR_MAX_ATTEMPTS) instead of being
+    quarantined at once as invalid_metadata, as the boto3 path did. Never adopted, never
+    final."""
+    url, handler = scripted
+    handler.raw_header = b"x-amz-meta-file-id: rec\xe9\xff\r\n"
+    verdict = _storage(url).check(_row(), bucket_confirmed=True)
+    assert verdict == Verdict("transient", error="GenericError")
+
+
 def test_checks_overlap_in_the_cycles_threads(scripted: tuple[str, type[_Scripted]]) -> None:
     """obstore releases the GIL while a request is out: 8 checks of 0.4 s in 8 threads take
     about 0.4 s, not 3.2 s (RFR_S3_CONCURRENCY keeps its meaning)."""
@@ -256,7 +272,7 @@ def test_checks_overlap_in_the_cycles_threads(scripted: tuple[str, type[_Scripte
 def test_the_bucket_probe_goes_through_the_head_client(
     scripted: tuple[str, type[_Scripted]],
 ) -> None:
-    url, handler = scripted
+    url, _ = scripted
     storage = _storage(url)
 
     class _Confirmed:
