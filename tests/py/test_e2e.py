@@ -208,7 +208,7 @@ def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
     for seeded in rows:
         row = finalize_row(db, seeded.recording_id)
         assert (row["status"], row["attempts"], row["in_future"]) == ("Pending", 1, True)
-        assert row["last_error"].startswith("Transient: EndpointConnectionError")
+        assert row["last_error"].startswith("Transient: GenericError")
         assert "://" not in row["last_error"]
         assert recording(db, seeded.recording_id)["status"] == "Uploading"
     backoff = events(summary, "recording backoff")
