@@ -10,7 +10,7 @@ create or replace function recording_finalize.apply_outcome(
     p_format text default null,
     p_error text default null,
     p_max_attempts integer default 8,
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns table (result text, finalize_status text, attempts integer)
 language plpgsql
@@ -29,7 +29,9 @@ declare
         ),
         400
     );
+    v_topic text := recording_finalize.our_topic(p_topic);
 begin
+    perform recording_finalize.check_policy(p_max_attempts);
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
         raise exception using
@@ -81,7 +83,7 @@ begin
     -- Version guard: a terminal recording is never rewritten (the ingest callback won the race).
     if v_rec.status in ('Available', 'Failed') then
         if v_rec.status = 'Available' then
-            perform recording_finalize.enqueue_available(v_rec.id, p_topic);
+            perform recording_finalize.enqueue_available(v_rec.id, v_topic);
         end if;
         update messenger.recording_finalize_attempts as f
         set status = 'Done', claim_token = null, updated_at = now()
@@ -95,7 +97,7 @@ begin
 
     if p_outcome = 'found' then
         perform recording_finalize.transition_available(
-            p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format, p_topic
+            p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format, v_topic
         );
         update messenger.recording_finalize_attempts as f
         set status = 'Done', claim_token = null, last_error = null, updated_at = now()
@@ -184,7 +186,9 @@ comment on function recording_finalize.apply_outcome(
 'token no longer matches: another runner re-claimed or settled the row) and terminal (the '
 'recording is already Available/Failed: never rewritten; row closed). p_error is stored as '
 'last_error with URLs masked. Locks the recording, then the finalize row. RF001 for an unknown '
-'outcome. Worker API (SECURITY DEFINER).';
+'outcome, RF010 for p_max_attempts above the server''s bound (check_policy), RF009 for a '
+'p_topic other than the server''s (NULL = the server''s topic; our_topic). '
+'Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.apply_outcome(
     uuid, uuid, text, text, bigint, integer, text, text, integer, text

@@ -1,7 +1,7 @@
 -- The gauges of the safety net in one read: backlog, age, quarantine and publish backlog.
 
 create or replace function recording_finalize.stats(
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns table (
     backlog bigint,
@@ -16,6 +16,8 @@ stable
 security definer
 set search_path = ''
 as $$
+    -- RF009 for another topic, even when no row would be read.
+    select recording_finalize.our_topic(p_topic);
     -- Each figure reads an index prefix (Pending, Quarantined, unpublished): finished rows cost
     -- nothing however many there are.
     select
@@ -31,11 +33,12 @@ as $$
         (select count(*) from messenger.recording_finalize_attempts as f
             where f.status = 'Quarantined'),
         (select count(*) from messenger.integration_outbox as o
-            where o.topic = p_topic and o.published_at is null),
+            where o.topic = recording_finalize.our_topic(p_topic) and o.published_at is null),
         coalesce(
             (select extract(epoch from now() - min(o.created_at))::double precision
                 from messenger.integration_outbox as o
-                where o.topic = p_topic and o.published_at is null),
+                where o.topic = recording_finalize.our_topic(p_topic)
+                    and o.published_at is null),
             0
         )
 $$;
@@ -43,8 +46,10 @@ $$;
 comment on function recording_finalize.stats(text) is
 'Operational gauges: backlog = Pending finalize rows, due = those due now, oldest_age_seconds = '
 'now() - min(created_at) of Pending rows (0 when none; the SLO-lag base), quarantined = '
-'Quarantined rows, publish_backlog = unpublished integration-outbox rows of p_topic and the age '
-'of the oldest. Read-only. Worker API (SECURITY DEFINER).';
+'Quarantined rows, publish_backlog = unpublished integration-outbox rows of the server''s topic '
+'and the age of the oldest. p_topic NULL means the server''s topic; another topic raises RF009. '
+'Read-only. Worker and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.stats(text) from public;
-grant execute on function recording_finalize.stats(text) to recording_finalize_worker;
+grant execute on function recording_finalize.stats(text)
+to recording_finalize_worker, recording_finalize_operator;
