@@ -123,6 +123,7 @@ def events(stream: io.StringIO) -> list[dict[str, Any]]:
 
 
 def make_settings(stack: Stack, db: Db, topic: str, **env: str) -> Settings:
+    db.set_server_topic(topic)  # the topic lives on the server: the test's is the server's
     return load_settings(
         {
             "DATABASE_URL": db.worker_url,
