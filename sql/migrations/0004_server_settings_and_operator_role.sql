@@ -93,8 +93,13 @@ comment on column messenger.integration_outbox.relay_lease_token is
 'The lease token relay_claim returned with this row; relay_mark_published must present it.';
 
 -- relay_claim now returns the lease token, relay_mark_published takes it: both signatures
--- change, so the old functions go (the function files create the new ones).
+-- change, so the old functions go (the function files create the new ones). Dropping them is
+-- the point: the old relay_mark_published could mark any id of any topic. A driver older than
+-- this migration can no longer relay (its calls fail, nothing is marked, nothing is lost):
+-- roll the workers out right after migrate.
+-- squawk-ignore ban-drop-function
 drop function if exists recording_finalize.relay_claim(integer, interval, text);
+-- squawk-ignore ban-drop-function
 drop function if exists recording_finalize.relay_mark_published(bigint[]);
 
 -- The operator (runbook: status, requeue) is a role of its own; the worker keeps only what the
