@@ -145,7 +145,8 @@ COMMANDS = {
     "requeue": (
         "runbook: hand a quarantined recording back to the worker",
         "Moves the finalize row of RECORDING_ID from Quarantined to Pending with attempts = 0,\n"
-        "due now; its last_error is kept. Look at `status` first.",
+        "due now; its last_error is kept. Look at `status` first. Connect as a login granted\n"
+        "recording_finalize_operator (the worker's role may not requeue).",
         "exit 1: no finalize row for RECORDING_ID, or the row is not Quarantined.\n"
         "exit 2: RECORDING_ID is not a UUID.",
     ),
@@ -153,7 +154,8 @@ COMMANDS = {
         "backlog, oldest age, publish backlog and the quarantined rows",
         "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
         "row, quarantined rows, unpublished events) and the quarantined rows with their last\n"
-        "error: a table, or one JSON object with --json.",
+        "error: a table, or one JSON object with --json. Connect as a login granted\n"
+        "recording_finalize_operator.",
         "",
     ),
 }
