@@ -110,6 +110,11 @@ class Bench:
         path = f"/{dbname}" if dbname else parts.path
         return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
 
+    def _use_topic(self, topic: str) -> None:
+        """The topic lives on the server (recording_finalize.settings): the run's becomes it."""
+        with self.owner() as conn:
+            conn.execute("update recording_finalize.settings set topic = %s", (topic,))
+
     def owner(self, dbname: str | None = None) -> psycopg.Connection[Any]:
         url = self.owner_url
         if dbname:
@@ -237,6 +242,7 @@ class Bench:
         self._reset(contender)
         topic = costs.new_topic_name("e2e")
         world.create_topic(self.bootstrap, topic)
+        self._use_topic(topic)
         logs = Path(self.args.out)
         if contender == "ours":
             env = self._cli_env(self.worker_url, RFR_TOPIC=topic, BENCH_LEVERS_OFF=levers_off,
@@ -340,6 +346,7 @@ class Bench:
         for rep in range(1, reps + 1):
             topic = costs.new_topic_name("relay")
             world.create_topic(self.bootstrap, topic)
+            self._use_topic(topic)
             with self.owner() as conn:
                 world.reset(conn)
                 costs.seed_outbox(conn, topic, n)
@@ -378,6 +385,7 @@ class Bench:
         for rep in range(1, reps + 1):
             topic = costs.new_topic_name("rss")
             world.create_topic(self.bootstrap, topic)
+            self._use_topic(topic)
             with self.owner() as conn:
                 world.reset(conn)
                 world.seed_stuck(conn, backlog)
