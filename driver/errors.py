@@ -19,6 +19,9 @@ class SqlState(StrEnum):
     NOT_QUARANTINED = "RF006"
     RECORDING_CONFLICT = "RF007"
     TERMINAL_RECORDING_IMMUTABLE = "RF008"
+    # the operator toolkit (migration 0010)
+    NOT_PENDING = "RF020"
+    UNKNOWN_RECORDING = "RF021"
 
 
 def sqlstate(exc: psycopg.Error) -> SqlState | None:

@@ -19,7 +19,11 @@ insert into api values
     ('recording_finalize.quarantined_rows(integer)'),
     ('recording_finalize.requeue(uuid)'),
     ('recording_finalize.backoff_delay(integer,interval,double precision,interval,'
-        || 'double precision)');
+        || 'double precision)'),
+    -- the operator toolkit (0010): what the cycle reads and run's own retention
+    ('recording_finalize.claim_preview(integer,integer,interval,text)'),
+    ('recording_finalize.operator_state()'),
+    ('recording_finalize.prune(interval,integer,boolean,text)');
 
 create temp table product_functions as
 select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, p.proacl, p.proowner
