@@ -163,10 +163,12 @@ def dsn_password(dsn: str) -> str | None:
     return str(password) if password else None
 
 
-def parse_duration(text: str) -> float:
-    """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds. ValueError otherwise."""
+def parse_duration(text: str, days: bool = False) -> float:
+    """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds. ValueError otherwise.
+
+    ``days``: also ``"30d"`` (SPEC section 7: RFR_RETENTION and ``prune --older-than``)."""
     match = _DURATION.match(text)
-    if match is None:
+    if match is None or (match.group(2) == "d" and not days):
         raise ValueError(f"not a duration: {text!r}")
     seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
     if not math.isfinite(seconds):
@@ -408,7 +410,7 @@ def _check_retention(r: _Reader) -> float:
     """RFR_RETENTION: a duration of at least a minute (prune refuses less), or 0 for off."""
     value, source = r.raw("RFR_RETENTION")
     try:
-        seconds = parse_duration(value) if value is not None else -1.0
+        seconds = parse_duration(value, days=True) if value is not None else -1.0
     except ValueError:
         seconds = -1.0
     if seconds == 0:

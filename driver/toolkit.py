@@ -526,7 +526,7 @@ def _failed_with_binary(failed: list[queries.FailedRecording], settings: Setting
 def _since(text: str) -> tuple[datetime | None, float | None]:
     """--since: an ISO-8601 time (with a zone; UTC if none), or a duration ago (2h, 1d)."""
     try:
-        return None, parse_duration(text)
+        return None, parse_duration(text, days=True)
     except ValueError:
         pass
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -708,7 +708,7 @@ def status_lines(conn: queries.Connection) -> tuple[list[str], dict[str, Any]]:
 
 def _older_than(text: str) -> float | None:
     try:
-        seconds = parse_duration(text)
+        seconds = parse_duration(text, days=True)
     except ValueError:
         return None
     return seconds if seconds >= 60 else None
@@ -763,14 +763,14 @@ def prune_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def start_pruner(settings: Settings, stop: threading.Event) -> threading.Thread | None:
-    """``run``'s retention: prunes every hour (first a minute after start) while RFR_RETENTION
+    """``run``'s retention: prunes at start and then every hour while RFR_RETENTION
     > 0, on its own connection, logging what it did; an error is logged and retried next hour."""
     if settings.retention <= 0:
         logs.log("retention off", message="RFR_RETENTION=0: run prunes nothing")
         return None
 
     def loop() -> None:
-        wait = 60.0
+        wait = 0.0
         while not stop.wait(wait):
             wait = PRUNE_INTERVAL_S
             try:

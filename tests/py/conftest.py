@@ -499,3 +499,46 @@ def slow_s3(stack: Stack) -> Iterator[SlowProxy]:
     proxy = SlowProxy(port, delay_s=0.4)
     yield proxy
     proxy.close()
+
+
+# ------------------------------------------------------------------------------------------
+# the operator toolkit: the same CLI as a login granted recording_finalize_operator
+
+OPERATOR_ROLE = "rfr_operator_login"
+
+
+@pytest.fixture(scope="session")
+def operator_login(stack: Stack, template_db: Template) -> tuple[str, str]:
+    password = secrets.token_hex(16)
+    with _admin(stack, template_db.name) as conn:
+        exists = conn.execute(
+            "select 1 from pg_roles where rolname = %s", (OPERATOR_ROLE,)
+        ).fetchone()
+        verb = "alter" if exists else "create"
+        conn.execute(f"{verb} role {OPERATOR_ROLE} login password '{password}'")
+        conn.execute(f"grant recording_finalize_operator to {OPERATOR_ROLE}")
+    return OPERATOR_ROLE, password
+
+
+@pytest.fixture
+def operator(worker: Worker, operator_login: tuple[str, str]) -> Worker:
+    """The console script as an operator: same database, bucket and topic as ``worker``."""
+    user, password = operator_login
+    url = worker.stack.url_for(worker.db.name, user, password)
+    return Worker(worker.stack, worker.db, worker.bucket, worker.topic,
+                  env={"DATABASE_URL": url})
+
+
+def db_fingerprint(db: Db) -> dict[str, str]:
+    """Per messenger table: an md5 of every row's content and xmin (a rewrite changes xmin)."""
+    with db.connect() as conn:
+        tables = [r[0] for r in conn.execute(
+            "select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+            "where n.nspname = 'messenger' and c.relkind = 'r' order by 1").fetchall()]
+        out = {}
+        for table in tables:
+            row = conn.execute(
+                f"select md5(coalesce(string_agg(t.xmin::text || ':' || t::text, ',' "
+                f"order by t::text), '')) from messenger.{table} as t").fetchone()
+            out[table] = row[0] if row else ""
+    return out
