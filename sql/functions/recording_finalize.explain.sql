@@ -75,7 +75,8 @@ begin
     into v_realtime
     from messenger.realtime_outbox as t where t.reference_id = p_recording_id;
 
-    select coalesce(jsonb_agg(jsonb_build_object('action', a.action, 'operator', a.operator,
+    select coalesce(jsonb_agg(jsonb_build_object(
+        'action', a.action_kind, 'operator', a.operator_name,
         'reason', a.reason, 'at', a.created_at, 'detail', a.detail) order by a.id), '[]')
     into v_actions
     from messenger.recording_finalize_operator_actions as a

@@ -91,7 +91,7 @@ begin
     ),
     audited as (
         insert into messenger.recording_finalize_operator_actions (
-            recording_id, action, operator, reason, detail
+            recording_id, action_kind, operator_name, reason, detail
         )
         select b.recording_id, 'requeue', btrim(p_operator), btrim(p_reason),
             jsonb_build_object('bulk', true, 'attempts', b.attempts,

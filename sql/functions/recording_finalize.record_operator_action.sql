@@ -28,7 +28,7 @@ begin
             hint = 'Say why, for whoever reads the audit trail (recording-finalize explain).';
     end if;
     insert into messenger.recording_finalize_operator_actions (
-        recording_id, action, operator, reason, detail
+        recording_id, action_kind, operator_name, reason, detail
     )
     values (p_recording_id, p_action, btrim(p_operator), btrim(p_reason), coalesce(p_detail, '{}'))
     returning id into v_id;

@@ -46,17 +46,17 @@ create table messenger.recording_finalize_operator_actions (
     id bigint generated always as identity primary key,
     -- Null for actions on the whole worker (pause, resume).
     recording_id uuid null,
-    action varchar(16) not null,
-    operator text not null,
+    action_kind varchar(16) not null,
+    operator_name text not null,
     reason text not null,
     detail jsonb not null default '{}',
     created_at timestamptz not null default now(),
-    constraint recording_finalize_operator_actions_action_ck check (
-        action in ('requeue', 'retry', 'repair', 'pause', 'resume')
+    constraint recording_finalize_operator_actions_action_kind_ck check (
+        action_kind in ('requeue', 'retry', 'repair', 'pause', 'resume')
     ),
     -- An audit row names a person and a reason; empty ones would record nothing.
-    constraint recording_finalize_operator_actions_operator_ck check (
-        length(btrim(operator)) between 1 and 128
+    constraint recording_finalize_operator_actions_operator_name_ck check (
+        length(btrim(operator_name)) between 1 and 128
     ),
     constraint recording_finalize_operator_actions_reason_ck check (
         length(btrim(reason)) between 1 and 512

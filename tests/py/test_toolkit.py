@@ -42,9 +42,9 @@ def _json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 def _actions(db: Db, recording_id: uuid.UUID | None = None) -> list[tuple[Any, ...]]:
     if recording_id is None:
-        return db.all("select recording_id, action, operator, reason "
+        return db.all("select recording_id, action_kind, operator_name, reason "
                       "from messenger.recording_finalize_operator_actions order by id")
-    return db.all("select recording_id, action, operator, reason "
+    return db.all("select recording_id, action_kind, operator_name, reason "
                   "from messenger.recording_finalize_operator_actions where recording_id = %s "
                   "order by id", (recording_id,))
 

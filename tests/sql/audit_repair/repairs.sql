@@ -30,7 +30,8 @@ select is(
     (select rows from before), 'the other finalize rows are untouched'
 );
 select results_eq(
-    $$select recording_id::text, action, operator from messenger.recording_finalize_operator_actions$$,
+    $$select recording_id::text, action_kind, operator_name
+    from messenger.recording_finalize_operator_actions$$,
     format($$values (%L, 'repair'::varchar, 'ann')$$, :'orphan'),
     'one audit row for the repair'
 );

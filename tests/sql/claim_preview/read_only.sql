@@ -14,7 +14,8 @@ select tests.make_stuck(p_next_attempt_at => now() + interval '1 hour') as later
 
 create temp table fingerprint as
 select tests.snapshot() as s,
-    (select md5(coalesce(string_agg(a::text, ','), '')) from messenger.recording_finalize_operator_actions as a) as a;
+    (select md5(coalesce(string_agg(a::text, ','), ''))
+        from messenger.recording_finalize_operator_actions as a) as a;
 create temp table preview as select * from recording_finalize.claim_preview();
 select is(tests.snapshot(), (select s from fingerprint), 'the preview wrote nothing');
 select is((select count(*) from preview), 5::bigint, 'only the rows due now');

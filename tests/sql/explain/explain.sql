@@ -18,7 +18,9 @@ select is((select (d -> 'finalize' ->> 'attempts')::int from doc), 2, 'the final
 select is((select d -> 'finalize' ->> 'lastError' from doc), 'Transient: ReadTimeoutError',
     'its last error');
 select is((select d -> 'next' ->> 'action' from doc), 'reconcile', 'next: reconcile');
-select ok((select d -> 'next' ->> 'text' from doc) ~ '^at .* \(in 240 s\): check the binary in S3 \(attempt 3 of 8\)$',
+select ok(
+    (select d -> 'next' ->> 'text' from doc)
+        ~ '^at .* \(in 240 s\): check the binary in S3 \(attempt 3 of 8\)$',
     'the sentence says when and what');
 select is((select d -> 'operatorActions' -> 0 ->> 'operator' from doc), 'ann',
     'the audit trail shows who stepped in');

@@ -16,7 +16,7 @@ select results_eq(
     'requeued: Pending, attempts 0, due now'
 );
 select results_eq(
-    format($$select action, operator, reason, detail ->> 'quarantineReason'
+    format($$select action_kind, operator_name, reason, detail ->> 'quarantineReason'
         from messenger.recording_finalize_operator_actions where recording_id = %L$$, :'rec'),
     $$values ('requeue'::varchar, 'ann', 'fixed the bucket policy', 'crash_loop')$$,
     'one audit row: who, why, and the reason it was quarantined'

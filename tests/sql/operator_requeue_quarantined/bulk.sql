@@ -33,8 +33,8 @@ select is(
     2::bigint, 'those rows are Pending with attempts 0'
 );
 select results_eq(
-    $$select count(*), count(distinct recording_id), min(operator), min(reason)
-    from messenger.recording_finalize_operator_actions where action = 'requeue'$$,
+    $$select count(*), count(distinct recording_id), min(operator_name), min(reason)
+    from messenger.recording_finalize_operator_actions where action_kind = 'requeue'$$,
     $$values (2::bigint, 2::bigint, 'ann', 'outage over')$$,
     'one audit row per requeued recording'
 );

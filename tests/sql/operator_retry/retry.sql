@@ -16,7 +16,7 @@ select results_eq(
     'due now, attempts kept'
 );
 select results_eq(
-    format($$select action, operator, reason from messenger.recording_finalize_operator_actions
+    format($$select action_kind, operator_name, reason from messenger.recording_finalize_operator_actions
         where recording_id = %L$$, :'rec'),
     $$values ('retry'::varchar, 'ann', 'S3 is back')$$,
     'audited'

@@ -26,7 +26,7 @@ select results_eq(
     $$values (true, false, 'ann')$$, 'operator_state reads the switch'
 );
 select results_eq(
-    $$select action, operator, reason from messenger.recording_finalize_operator_actions
+    $$select action_kind, operator_name, reason from messenger.recording_finalize_operator_actions
     order by id$$,
     $$values ('pause'::varchar, 'ann', 'Kafka migration'),
         ('resume'::varchar, 'bob', '(no reason given)')$$,
