@@ -49,18 +49,16 @@ class Timers:
 
 
 def _levers_off(names: str) -> None:
-    """Switches driver levers off to measure what each buys (``BENCH_LEVERS_OFF=signed,pipeline``):
-    ``signed`` — every HEAD through boto3; ``pipeline`` — one round trip per apply_outcome."""
+    """Switches driver levers off to measure what each buys (``BENCH_LEVERS_OFF=pipeline``):
+    ``pipeline`` — one round trip per apply_outcome. Which client sends the per-row HEAD is
+    ``BENCH_S3_HEAD`` (obstore, the driver's; signed or boto3, see bench/signed_head.py)."""
     import psycopg
-    from recording_finalize import queries, storage
+    from recording_finalize import queries
 
     off = {n.strip() for n in names.split(",") if n.strip()}
-    unknown = off - {"signed", "pipeline"}
+    unknown = off - {"pipeline"}
     if unknown:
         raise SystemExit(f"unknown lever(s): {', '.join(sorted(unknown))}")
-    if "signed" in off:
-        storage.SignedHead.from_client = classmethod(  # type: ignore[method-assign]
-            lambda cls, *a, **k: None)
     if "pipeline" in off:
         def one_by_one(conn: Any, items: Any, settings: Any, timeout_s: Any = None) -> Any:
             out: list[Any] = []
@@ -75,14 +73,14 @@ def _levers_off(names: str) -> None:
 
 
 def main() -> int:
-    from recording_finalize import cycle, logs, queries, relay, storage, tracing
+    from recording_finalize import cycle, logs, queries, relay, tracing
     from recording_finalize.config import load_settings
     from recording_finalize.cycle import Context, run_cycle
     from recording_finalize.db import open_pool
     from recording_finalize.metrics import Metrics
     from recording_finalize.relay import Relay, delivery_timeout_for
-    from recording_finalize.storage import Storage
 
+    from bench.signed_head import storage_for
     from bench.sysstat import peak_rss_kb
 
     _levers_off(os.environ.get("BENCH_LEVERS_OFF", ""))
@@ -108,13 +106,15 @@ def main() -> int:
     # Inside the relay, and in the check threads (not main-thread time).
     for name in ("relay_claim", "relay_mark_published"):
         setattr(queries, name, timers.wrap(name, getattr(queries, name)))
-    storage.Storage.check = timers.wrap("s3_check", storage.Storage.check)  # type: ignore[method-assign]
+    store = storage_for(os.environ.get("BENCH_S3_HEAD", "obstore"), settings)
+    kind = type(store)
+    kind.check = timers.wrap("s3_check", kind.check)  # type: ignore[method-assign]
 
     metrics = Metrics()
     pool = open_pool(settings)
     rel = Relay(settings, pool, metrics, logs.log,
                 delivery_timeout_s=delivery_timeout_for(settings))
-    ctx = Context(settings=settings, pool=pool, storage=Storage(settings), metrics=metrics,
+    ctx = Context(settings=settings, pool=pool, storage=store, metrics=metrics,
                   relay=rel)
     relay_only = sys.argv[1:] == ["relay"]
     print("ready", flush=True)

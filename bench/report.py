@@ -100,6 +100,7 @@ def render(results: dict[str, Any]) -> str:
     lines += _split(runs)
     lines += _statements(runs)
     lines += _growth(runs, head, facts, vmhwm)
+    lines += _heads(runs)
     lines += _levers(runs)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -260,11 +261,28 @@ def _growth(runs: list[dict[str, Any]], head: dict[str, Any], facts: dict[str, A
     return [*lines, ""] if len(lines) > 4 else []
 
 
+def _heads(runs: list[dict[str, Any]]) -> list[str]:
+    hd = _by(runs, "head")
+    if not hd:
+        return []
+    n = next(iter(hd.values()))[0]["n"]
+    lines = [f"### The per-row HEAD's client: CPU per HEAD ({n:,} existing objects, one thread, "
+             "the client process's CPU, every thread of it)", "",
+             "| client | CPU ms per HEAD | min-max | wall ms per HEAD | machine |",
+             "|---|---:|---:|---:|---|"]
+    for client, rs in sorted(hd.items(), key=lambda kv: _med([r["rate"] for r in kv[1]])):
+        vals = [r["rate"] for r in rs]
+        walls = [r["wall_s"] / r["n"] * 1000 for r in rs]
+        lines.append(f"| {client} | {_med(vals):.3f} | {_span(vals, '.3f')} | "
+                     f"{_med(walls):.3f} | {_machine(rs)} |")
+    return [*lines, ""]
+
+
 def _levers(runs: list[dict[str, Any]]) -> list[str]:
     lv = _by(runs, "levers")
     if not lv:
         return []
-    lines = ["### Levers (ours, each switched off in turn)", "",
+    lines = ["### Levers (ours, each switched off in turn; the HEAD through each client)", "",
              "| variant | rows/s | min-max | worker CPU ms/row | machine |",
              "|---|---:|---:|---:|---|"]
     for contender, rs in sorted(lv.items(), key=lambda kv: -_med([r["rate"] for r in kv[1]])):

@@ -49,6 +49,9 @@ OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CON
 DEFAULT_FIGURES = "e2e,claim,relay,rss"
 CLAIM_DUE_ROWS = 5000
 CLAIM_BATCH = 100
+# The per-row HEAD's clients the levers figure compares: the driver's and the two it replaced.
+HEAD_LABELS = {"obstore": "obstore", "signed": "hand-signed", "boto3": "boto3"}
+HEAD_CPU_N = 1000
 
 
 def _watch_peak(pid: int, peak: list[int], done: threading.Event) -> None:
@@ -229,7 +232,7 @@ class Bench:
         return {q: int(c) for q, c in rows}
 
     def run_e2e(self, contender: str, rep: int, figure: str = "e2e",
-                levers_off: str = "") -> Run:
+                levers_off: str = "", head: str = "obstore") -> Run:
         n = len(self.items)
         self._reset(contender)
         topic = costs.new_topic_name("e2e")
@@ -237,7 +240,7 @@ class Bench:
         logs = Path(self.args.out)
         if contender == "ours":
             env = self._cli_env(self.worker_url, RFR_TOPIC=topic, BENCH_LEVERS_OFF=levers_off,
-                                **OURS_ENV)
+                                BENCH_S3_HEAD=head, **OURS_ENV)
             procs = [self._spawn([self.python, "-m", "bench.ours"], env,
                                  logs / f"{figure}-{contender}-{rep}.log")]
             role = WORKER_ROLE
@@ -268,8 +271,9 @@ class Bench:
         world.delete_topic(self.bootstrap, topic)
         if any(p.returncode for p in procs):
             problems.append(f"{contender} exited with {[p.returncode for p in procs]}")
-        run = Run(figure, contender + (f" -{levers_off}" if levers_off else ""), rep, n, wall,
-                  n / wall, usage, problems, statements, detail)
+        label = contender + (f", {HEAD_LABELS[head]} HEAD" if head != "obstore" else "") + (
+            f" -{levers_off}" if levers_off else "")
+        run = Run(figure, label, rep, n, wall, n / wall, usage, problems, statements, detail)
         self.runs.append(run)
         self.save()
         flag = "ok" if not problems else "PROBLEMS: " + "; ".join(problems)
@@ -435,11 +439,39 @@ class Bench:
                 self.run_e2e(contender, rep)
             order = order[1:] + order[:1]  # interleave: each goes first once
 
+    def head_cpu(self, rep: int, order: Sequence[str]) -> None:
+        """CPU per HEAD of each S3 client, one thread, the same objects (bench/headcpu.py)."""
+        n = min(HEAD_CPU_N, len(self.items))
+        for client in order:
+            env = self._cli_env(self.worker_url, **OURS_ENV)
+            before = self.meter.snapshot()
+            t0 = time.perf_counter()
+            proc = subprocess.run([self.python, "-m", "bench.headcpu", client, str(n)], cwd=REPO,
+                                  env=env, capture_output=True, text=True, timeout=300)
+            line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+            out = json.loads(line) if line.startswith("{") else {}
+            problems = [] if proc.returncode == 0 else [
+                f"headcpu {client} exited {proc.returncode}: {proc.stderr[-300:]}"]
+            cpu_ms = float(out.get("cpu_s", float("nan"))) / n * 1000
+            usage = Meter.usage(before, self.meter.snapshot(), time.perf_counter() - t0,
+                                {"client": float(out.get("cpu_s", 0.0))})
+            run = Run("head", HEAD_LABELS[client], rep, n, float(out.get("wall_s", 0.0)), cpu_ms,
+                      usage, problems, detail=out)
+            self.runs.append(run)
+            self.save()
+            say(f"head #{rep} {HEAD_LABELS[client]:>20}: {cpu_ms:.3f} ms CPU per HEAD, "
+                f"{run.wall_s / n * 1000:.3f} ms wall, load {usage.load_start:.1f} - "
+                f"{problems or 'ok'}")
+
     def levers(self, reps: int) -> None:
-        variants = ["", "pipeline", "signed", "signed,pipeline"]
+        # (levers switched off, the client of the per-row HEAD): the driver as it is, without
+        # the pipelined apply, and with the HEAD clients obstore replaced.
+        variants = [("", "obstore"), ("pipeline", "obstore"), ("", "signed"), ("", "boto3")]
         for rep in range(1, reps + 1):
-            for off in variants if rep % 2 else variants[::-1]:
-                self.run_e2e("ours", rep, figure="levers", levers_off=off)
+            clients = list(HEAD_LABELS) if rep % 2 else list(HEAD_LABELS)[::-1]
+            self.head_cpu(rep, clients)
+            for off, head in variants if rep % 2 else variants[::-1]:
+                self.run_e2e("ours", rep, figure="levers", levers_off=off, head=head)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -66,7 +66,7 @@ VARIABLES: tuple[Variable, ...] = (
              "the bucket of category CALL_RECORDINGS", "--bucket"),
     Variable("RFR_S3_KEY_TEMPLATE", "recordings/{recording_id}",
              "a key using only {recording_id}, {session_id}, {session_kind}, "
-             "with {recording_id} or {session_id}",
+             "with {recording_id} or {session_id}, no leading or trailing / and no //",
              "where the recorder puts a recording's binary", "--key-template"),
     Variable("RFR_S3_TIMEOUT", "10s", f"{DURATION_RULE}, > 0 and < RFR_LOCK_TTL / 2",
              "per-row limit on the S3 check", "--s3-timeout"),
@@ -336,6 +336,10 @@ def _check_key_template(r: _Reader) -> str:
         or not {"recording_id", "session_id"} & names
         or any(spec or conv for _, spec, conv in fields)
         or value.startswith("/")
+        # The S3 client normalises a key's slashes away ("a/" is "a"): such a template would
+        # HEAD another object than the one it names.
+        or value.endswith("/")
+        or "//" in value
     ):
         raise r.fail("RFR_S3_KEY_TEMPLATE", value, source)
     return value

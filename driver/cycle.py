@@ -506,7 +506,7 @@ def _record(
     elif result.result == "terminal":
         summary.terminal += 1
         log("recording already terminal", jobRunId=job, recordingId=rid,
-            message="the version guard left it alone")
+            message="the status guard left it alone")
     elif result.result == "stale":
         summary.stale += 1
         log("stale claim", jobRunId=job, recordingId=rid,

@@ -27,26 +27,14 @@ from psycopg import pq
 from psycopg.errors import error_from_result
 from psycopg.rows import class_row
 
+# ClaimedRow is re-exported: callers have always imported it from here.
+from .model import ClaimedRow as ClaimedRow
+from .model import Verdict
+
 if TYPE_CHECKING:
     from .config import Settings
-    from .storage import Verdict
 
 Connection = psycopg.Connection[Any]
-
-
-@dataclass(frozen=True)
-class ClaimedRow:
-    """One row of ``claim_due``; ``action`` is reconcile, republished, closed, deferred or
-    quarantined, and only reconcile rows carry a ``claim_token``."""
-
-    recording_id: UUID
-    session_kind: str
-    session_id: UUID
-    action: str
-    attempts: int
-    claim_token: UUID | None
-    recording_version: int | None
-    detail: str | None
 
 
 @dataclass(frozen=True)

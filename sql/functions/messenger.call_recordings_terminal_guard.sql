@@ -20,11 +20,10 @@ $$;
 
 comment on function messenger.call_recordings_terminal_guard() is
 'BEFORE UPDATE trigger of messenger.call_recordings: raises RF008 when an update would move a '
-'recording out of Available or Failed. Applies to every writer, not only these functions.';
+'recording out of Available or Failed. Applies to every writer, not only these functions. '
+'The trigger call_recordings_terminal_guard is created by migration 0005.';
 
 revoke all on function messenger.call_recordings_terminal_guard() from public;
 
-create or replace trigger call_recordings_terminal_guard
-before update of status on messenger.call_recordings
-for each row
-execute function messenger.call_recordings_terminal_guard();
+-- The trigger itself is created by migration 0005, once: re-applying this file (every migrate)
+-- replaces only the function and takes no lock on call_recordings.

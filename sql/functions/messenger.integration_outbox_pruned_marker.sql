@@ -25,9 +25,3 @@ comment on function messenger.integration_outbox_pruned_marker() is
 '"once per recording" after the outbox row is gone, whoever deleted it. Idempotent.';
 
 revoke all on function messenger.integration_outbox_pruned_marker() from public;
-
-create or replace trigger integration_outbox_pruned_marker
-after delete on messenger.integration_outbox
-referencing old table as pruned_rows
-for each statement
-execute function messenger.integration_outbox_pruned_marker();

@@ -37,9 +37,3 @@ comment on function messenger.recording_finalize_attempts_quarantine_reason() is
 '(an UPDATE by hand) -> null. Raises nothing.';
 
 revoke all on function messenger.recording_finalize_attempts_quarantine_reason() from public;
-
-create or replace trigger recording_finalize_attempts_quarantine_reason
-before update on messenger.recording_finalize_attempts
-for each row
-when (new.status = 'Quarantined' and old.status is distinct from new.status)
-execute function messenger.recording_finalize_attempts_quarantine_reason();

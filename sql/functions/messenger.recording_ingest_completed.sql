@@ -18,10 +18,10 @@ declare
     v_status text;
     v_result text;
 begin
-    -- Lock order everywhere: the recording, then its finalize row.
+    -- Lock order everywhere: session, recording, finalize row (the session is only read).
     select r.status into v_status from messenger.call_recordings as r
     where r.id = p_recording_id
-    for update;
+    for no key update;
     if not found then
         raise exception using
             errcode = 'RF003',
@@ -42,9 +42,7 @@ begin
         v_result := 'available';
     end if;
 
-    update messenger.recording_finalize_attempts as f
-    set status = 'Done', claim_token = null, updated_at = now()
-    where f.recording_id = p_recording_id and f.status <> 'Done';
+    perform recording_finalize.settle_finalize_row(p_recording_id, 'Done');
 
     return v_result;
 end

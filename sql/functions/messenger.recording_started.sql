@@ -14,29 +14,18 @@ security definer
 set search_path = ''
 as $$
 declare
-    v_ended_at timestamptz;
-    v_found boolean;
+    v_session messenger.call_sessions%rowtype;
 begin
-    if p_session_kind = 'Direct' then
-        select true, s.ended_at into v_found, v_ended_at
-        from messenger.call_sessions as s where s.id = p_session_id;
-    elsif p_session_kind = 'Conference' then
-        select true, s.ended_at into v_found, v_ended_at
-        from messenger.conference_sessions as s where s.id = p_session_id;
-    else
-        raise exception using
-            errcode = 'RF001',
-            message = format(
-                'recording_started: p_session_kind must be Direct or Conference, got %s',
-                coalesce(p_session_kind, 'NULL')
-            );
-    end if;
-    if v_found is null then
+    -- FOR SHARE on the session before ended_at is read: a concurrent session_ended (an UPDATE
+    -- of that row) waits until this start commits and then sees the recording, or ended first
+    -- and this read sees its ended_at. Lock order everywhere: session, recording, finalize row.
+    v_session := recording_finalize.session_of(p_session_kind, p_session_id, p_for_share => true);
+    if v_session.id is null then
         raise exception using
             errcode = 'RF004',
             message = format('recording_started: no %s session %s', p_session_kind, p_session_id);
     end if;
-    if v_ended_at is not null then
+    if v_session.ended_at is not null then
         raise exception using
             errcode = 'RF007',
             message = format('recording_started: session %s has already ended', p_session_id);
@@ -69,6 +58,8 @@ comment on function messenger.recording_started(uuid, text, uuid, text, text) is
 'Lifecycle (messenger service): inserts the recording in status Recording, started_at = now(). '
 'No finalize row yet: one is opened when the recording or its session ends. Idempotent by '
 'RecordingId. RF001 bad session kind, RF004 unknown session, RF007 session ended or another '
-'non-terminal recording in it (ix_recording_active); CHECK violations for bad media type/trigger.';
+'non-terminal recording in it (ix_recording_active); CHECK violations for bad media type/trigger. '
+'Concurrency: locks the session FOR SHARE, so a concurrent session_ended either waits for this '
+'start (and opens its finalize row) or ended first (RF007 here).';
 
 revoke all on function messenger.recording_started(uuid, text, uuid, text, text) from public;

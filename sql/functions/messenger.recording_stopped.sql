@@ -12,7 +12,6 @@ set search_path = ''
 as $$
 declare
     v_rec messenger.call_recordings%rowtype;
-    v_session_ended_at timestamptz;
 begin
     if p_sla_timeout is null or p_sla_timeout <= interval '0' then
         raise exception using
@@ -20,9 +19,11 @@ begin
             message = format('recording_stopped: p_sla_timeout must be > 0, got %s', p_sla_timeout);
     end if;
 
+    -- Lock order everywhere: session, recording, finalize row. The session is only read here
+    -- (no lock), so taking the recording first keeps that order.
     select r.* into v_rec from messenger.call_recordings as r
     where r.id = p_recording_id
-    for update;
+    for no key update;
     if not found then
         raise exception using
             errcode = 'RF003',
@@ -41,18 +42,12 @@ begin
         where r.id = p_recording_id;
     end if;
 
-    if v_rec.session_kind = 'Direct' then
-        select s.ended_at into v_session_ended_at
-        from messenger.call_sessions as s where s.id = v_rec.session_id;
-    else
-        select s.ended_at into v_session_ended_at
-        from messenger.conference_sessions as s where s.id = v_rec.session_id;
-    end if;
-
     -- Due one SLA after the session ends; while it runs, one SLA from now (claim re-times it).
     perform recording_finalize.schedule_finalize(
         v_rec.id, v_rec.session_kind, v_rec.session_id,
-        coalesce(v_session_ended_at, now()) + p_sla_timeout
+        coalesce(
+            (recording_finalize.session_of(v_rec.session_kind, v_rec.session_id)).ended_at, now()
+        ) + p_sla_timeout
     );
     return 'Uploading';
 end

@@ -21,6 +21,9 @@ begin
             message = format('session_ended: p_sla_timeout must be > 0, got %s', p_sla_timeout);
     end if;
 
+    -- The only writer of ended_at, so the update stays here (the lookups share session_of).
+    -- It locks the session first: lock order everywhere is session, recording, finalize row, and
+    -- it waits for a recording_started holding the session FOR SHARE.
     if p_session_kind = 'Direct' then
         update messenger.call_sessions as s
         set ended_at = coalesce(s.ended_at, now())
@@ -49,7 +52,7 @@ begin
     where r.session_kind = p_session_kind
         and r.session_id = p_session_id
         and r.status in ('Pending', 'Recording', 'Uploading')
-    for update;
+    for no key update;
     if not found then
         return null;
     end if;

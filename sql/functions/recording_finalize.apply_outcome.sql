@@ -45,14 +45,14 @@ begin
             message = format('apply_outcome: p_max_attempts must be > 0, got %s', p_max_attempts);
     end if;
 
-    -- Lock order everywhere: the recording, then its finalize row (as the ingest callback does).
+    -- Lock order everywhere: session, recording, finalize row (the session is only read).
     select r.* into v_rec from messenger.call_recordings as r
     where r.id = p_recording_id
-    for update;
+    for no key update;
 
     select f.* into v_row from messenger.recording_finalize_attempts as f
     where f.recording_id = p_recording_id
-    for update;
+    for no key update;
 
     -- Another runner re-claimed the row, or it was settled meanwhile: this verdict is stale.
     if not found or v_row.status <> 'Pending' or v_row.claim_token is distinct from p_claim_token
@@ -65,12 +65,9 @@ begin
     end if;
 
     if v_rec.id is null then
-        update messenger.recording_finalize_attempts as f
-        set status = 'Quarantined',
-            last_error = 'RecordingNotFound: no call_recordings row with this id',
-            claim_token = null,
-            updated_at = now()
-        where f.id = v_row.id;
+        perform recording_finalize.settle_finalize_row(
+            p_recording_id, 'Quarantined', 'RecordingNotFound: no call_recordings row with this id'
+        );
         result := 'quarantined';
         finalize_status := 'Quarantined';
         attempts := v_row.attempts;
@@ -78,14 +75,14 @@ begin
         return;
     end if;
 
-    -- Version guard: a terminal recording is never rewritten (the ingest callback won the race).
+    -- Status guard (under the row lock taken above): a terminal recording is never rewritten
+    -- (the ingest callback won the race). The version is not compared: a non-terminal step in
+    -- between (session_ended: Recording -> Uploading) must not make the verdict stale.
     if v_rec.status in ('Available', 'Failed') then
         if v_rec.status = 'Available' then
             perform recording_finalize.enqueue_available(v_rec.id, p_topic);
         end if;
-        update messenger.recording_finalize_attempts as f
-        set status = 'Done', claim_token = null, updated_at = now()
-        where f.id = v_row.id;
+        perform recording_finalize.settle_finalize_row(p_recording_id, 'Done');
         result := 'terminal';
         finalize_status := 'Done';
         attempts := v_row.attempts;
@@ -97,9 +94,7 @@ begin
         perform recording_finalize.transition_available(
             p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format, p_topic
         );
-        update messenger.recording_finalize_attempts as f
-        set status = 'Done', claim_token = null, last_error = null, updated_at = now()
-        where f.id = v_row.id;
+        perform recording_finalize.settle_finalize_row(p_recording_id, 'Done');
         result := 'reconciled';
         finalize_status := 'Done';
 
@@ -120,33 +115,36 @@ begin
         on conflict (reference_id, kind)
         where kind in ('RecordingAvailable', 'RecordingFailed')
         do nothing;
-        update messenger.recording_finalize_attempts as f
-        set status = 'Done',
-            claim_token = null,
-            last_error = 'Timeout: no object in file storage after the SLA',
-            updated_at = now()
-        where f.id = v_row.id;
+        perform recording_finalize.settle_finalize_row(
+            p_recording_id, 'Done', 'Timeout: no object in file storage after the SLA'
+        );
         result := 'failed';
         finalize_status := 'Done';
 
     elsif p_outcome = 'transient' then
         -- next_attempt_at was already pushed by the claim; only quarantine is decided here.
-        update messenger.recording_finalize_attempts as f
-        set status = case when f.attempts >= p_max_attempts then 'Quarantined' else 'Pending' end,
-            claim_token = null,
-            last_error = 'Transient: ' || coalesce(nullif(v_error, ''), 'unspecified'),
-            updated_at = now()
-        where f.id = v_row.id
-        returning f.status into finalize_status;
-        result := case when finalize_status = 'Quarantined' then 'quarantined' else 'backoff' end;
+        if v_row.attempts >= p_max_attempts then
+            perform recording_finalize.settle_finalize_row(
+                p_recording_id, 'Quarantined',
+                'Transient: ' || coalesce(nullif(v_error, ''), 'unspecified')
+            );
+            finalize_status := 'Quarantined';
+            result := 'quarantined';
+        else
+            update messenger.recording_finalize_attempts as f
+            set claim_token = null,
+                last_error = 'Transient: ' || coalesce(nullif(v_error, ''), 'unspecified'),
+                updated_at = now()
+            where f.id = v_row.id;
+            finalize_status := 'Pending';
+            result := 'backoff';
+        end if;
 
     elsif p_outcome = 'invalid_metadata' then
-        update messenger.recording_finalize_attempts as f
-        set status = 'Quarantined',
-            claim_token = null,
-            last_error = 'InvalidMetadata: ' || coalesce(nullif(v_error, ''), 'unspecified'),
-            updated_at = now()
-        where f.id = v_row.id;
+        perform recording_finalize.settle_finalize_row(
+            p_recording_id, 'Quarantined',
+            'InvalidMetadata: ' || coalesce(nullif(v_error, ''), 'unspecified')
+        );
         result := 'quarantined';
         finalize_status := 'Quarantined';
 
@@ -182,9 +180,11 @@ comment on function recording_finalize.apply_outcome(
 'config_error - the attempt is given back and the row is due again. '
 'result is reconciled | failed | backoff | quarantined | released, or a no-op: stale (the claim '
 'token no longer matches: another runner re-claimed or settled the row) and terminal (the '
-'recording is already Available/Failed: never rewritten; row closed). p_error is stored as '
-'last_error with URLs masked. Locks the recording, then the finalize row. RF001 for an unknown '
-'outcome. Worker API (SECURITY DEFINER).';
+'recording is already Available/Failed: never rewritten; row closed - a status guard under '
+'the recording''s row lock; the claim''s recording_version is not compared). p_error is stored '
+'as last_error with URLs masked; a settle without an error keeps the last one. Locks the '
+'recording, then the finalize row (FOR NO KEY UPDATE). RF001 for an unknown outcome. Worker '
+'API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.apply_outcome(
     uuid, uuid, text, text, bigint, integer, text, text, integer, text

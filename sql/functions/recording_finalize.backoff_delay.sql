@@ -10,7 +10,7 @@ create or replace function recording_finalize.backoff_delay(
 returns interval
 language plpgsql
 volatile
-parallel safe
+parallel restricted
 set search_path = ''
 as $$
 declare
@@ -72,7 +72,7 @@ comment on function recording_finalize.backoff_delay(
 'claim''s increment (>= 1). jitter = 0 makes it exact. The exponent is capped in log space, so '
 'any n is safe. Raises RF001 when attempts < 1, base <= 0, factor < 1 (or not finite), '
 'cap < base or jitter outside [0, 1). '
-'Volatile (random) but reads no table.';
+'VOLATILE and PARALLEL RESTRICTED, like the random() it calls; reads no table.';
 
 revoke all on function recording_finalize.backoff_delay(
     integer, interval, double precision, interval, double precision

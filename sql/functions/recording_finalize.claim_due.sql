@@ -27,11 +27,12 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
+    v_pair record;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_rec messenger.call_recordings%rowtype;
-    v_session_found boolean;
-    v_session_ended_at timestamptz;
+    v_session messenger.call_sessions%rowtype;
     v_token uuid;
+    v_claimed integer := 0;
 begin
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
@@ -53,47 +54,34 @@ begin
         1, p_backoff_base, p_backoff_factor, p_backoff_cap, p_backoff_jitter
     );
 
-    -- A plain SELECT ... FOR UPDATE SKIP LOCKED LIMIT n locks exactly the rows it returns, so a
-    -- second runner (or a failover overlap) gets a disjoint batch.
-    for v_row in
-        select f.*
+    -- One statement locks each due row AND its recording, SKIP LOCKED on both, below the LIMIT
+    -- (the plan is Limit -> LockRows -> join): a row whose recording an in-flight callback holds
+    -- is skipped before it is counted, so a batch of n comes back with n rows whenever n are
+    -- claimable, and a second runner gets a disjoint batch. Never waits, so taking the finalize
+    -- row and the recording together cannot deadlock with the session -> recording -> finalize
+    -- row order of the other functions. FOR NO KEY UPDATE: no key changes, and it still
+    -- conflicts with every writer's FOR NO KEY UPDATE / UPDATE of the same rows.
+    for v_pair in
+        select f as frow, r as rrow
         from messenger.recording_finalize_attempts as f
+        inner join messenger.call_recordings as r on r.id = f.recording_id
         where f.status = 'Pending' and f.next_attempt_at <= now()
         order by f.next_attempt_at
         limit p_batch_size
-        for update skip locked
+        for no key update of f, r skip locked
     loop
+        v_claimed := v_claimed + 1;
+        v_row := v_pair.frow;
+        v_rec := v_pair.rrow;
         recording_id := v_row.recording_id;
         session_kind := v_row.session_kind;
         session_id := v_row.session_id;
         attempts := v_row.attempts;
         claim_token := null;
-        recording_version := null;
-        detail := null;
-
-        -- Never wait for a recording: one locked by an in-flight ingest callback is skipped and
-        -- its row, untouched, stays due for the next claim.
-        select r.* into v_rec
-        from messenger.call_recordings as r
-        where r.id = v_row.recording_id
-        for update skip locked;
-        if not found then
-            continue when exists (
-                select from messenger.call_recordings as r where r.id = v_row.recording_id
-            );
-            update messenger.recording_finalize_attempts as f
-            set status = 'Quarantined',
-                last_error = 'RecordingNotFound: no call_recordings row with this id',
-                claim_token = null,
-                updated_at = now()
-            where f.id = v_row.id;
-            action := 'quarantined';
-            detail := 'RecordingNotFound';
-            return next;
-            continue;
-        end if;
-
+        -- Informational (logs): the version seen at claim. apply_outcome guards on the status
+        -- under the row lock, which is what matters (terminal is never left).
         recording_version := v_rec.version;
+        detail := null;
 
         -- Terminal recordings only need their row closed; an Available one without its event is
         -- the republish phase, settled right here without a round trip to the driver.
@@ -104,34 +92,20 @@ begin
             else
                 action := 'closed';
             end if;
-            update messenger.recording_finalize_attempts as f
-            set status = 'Done',
-                attempts = f.attempts + 1,
-                claim_token = null,
-                updated_at = now()
-            where f.id = v_row.id;
-            attempts := v_row.attempts + 1;
+            attempts := recording_finalize.settle_finalize_row(
+                v_row.recording_id, 'Done', p_count_attempt => true
+            );
             detail := v_rec.status;
             return next;
             continue;
         end if;
 
-        if v_rec.session_kind = 'Direct' then
-            select true, s.ended_at into v_session_found, v_session_ended_at
-            from messenger.call_sessions as s where s.id = v_rec.session_id;
-        else
-            select true, s.ended_at into v_session_found, v_session_ended_at
-            from messenger.conference_sessions as s where s.id = v_rec.session_id;
-        end if;
-        if v_session_found is null then
-            update messenger.recording_finalize_attempts as f
-            set status = 'Quarantined',
-                last_error = format(
-                    'SessionNotFound: no %s session %s', v_rec.session_kind, v_rec.session_id
-                ),
-                claim_token = null,
-                updated_at = now()
-            where f.id = v_row.id;
+        v_session := recording_finalize.session_of(v_rec.session_kind, v_rec.session_id);
+        if v_session.id is null then
+            perform recording_finalize.settle_finalize_row(
+                v_row.recording_id, 'Quarantined',
+                format('SessionNotFound: no %s session %s', v_rec.session_kind, v_rec.session_id)
+            );
             action := 'quarantined';
             detail := 'SessionNotFound';
             return next;
@@ -139,13 +113,13 @@ begin
         end if;
 
         -- Not ours yet: the happy path still has its SLA. No attempt is counted.
-        if v_session_ended_at is null or v_session_ended_at + p_sla_timeout > now() then
+        if v_session.ended_at is null or v_session.ended_at + p_sla_timeout > now() then
             update messenger.recording_finalize_attempts as f
-            set next_attempt_at = coalesce(v_session_ended_at, now()) + p_sla_timeout,
+            set next_attempt_at = coalesce(v_session.ended_at, now()) + p_sla_timeout,
                 updated_at = now()
             where f.id = v_row.id;
             action := 'deferred';
-            detail := case when v_session_ended_at is null
+            detail := case when v_session.ended_at is null
                 then 'SessionNotEnded' else 'WithinSla' end;
             return next;
             continue;
@@ -154,18 +128,13 @@ begin
         -- Pre-increment happened on every earlier claim, so a row that crashed the worker each
         -- time arrives here exhausted and is quarantined instead of handed out again.
         if v_row.attempts >= p_max_attempts then
-            update messenger.recording_finalize_attempts as f
-            set status = 'Quarantined',
-                last_error = left(
-                    format(
-                        'MaxAttemptsExceeded: %s attempts; last error: %s',
-                        v_row.attempts, coalesce(v_row.last_error, 'none recorded')
-                    ),
-                    512
-                ),
-                claim_token = null,
-                updated_at = now()
-            where f.id = v_row.id;
+            perform recording_finalize.settle_finalize_row(
+                v_row.recording_id, 'Quarantined',
+                format(
+                    'MaxAttemptsExceeded: %s attempts; last error: %s',
+                    v_row.attempts, coalesce(v_row.last_error, 'none recorded')
+                )
+            );
             action := 'quarantined';
             detail := 'MaxAttemptsExceeded';
             return next;
@@ -188,6 +157,36 @@ begin
         detail := v_rec.status;
         return next;
     end loop;
+
+    -- Rows whose recording does not exist (deleted by hand) cannot join above; the rest of the
+    -- batch quarantines them, SKIP LOCKED as well. With a full batch they wait for the next claim.
+    if v_claimed < p_batch_size then
+        for v_row in
+            select f.*
+            from messenger.recording_finalize_attempts as f
+            where f.status = 'Pending' and f.next_attempt_at <= now()
+                and not exists (
+                    select from messenger.call_recordings as r where r.id = f.recording_id
+                )
+            order by f.next_attempt_at
+            limit p_batch_size - v_claimed
+            for no key update of f skip locked
+        loop
+            perform recording_finalize.settle_finalize_row(
+                v_row.recording_id, 'Quarantined',
+                'RecordingNotFound: no call_recordings row with this id'
+            );
+            recording_id := v_row.recording_id;
+            session_kind := v_row.session_kind;
+            session_id := v_row.session_id;
+            action := 'quarantined';
+            attempts := v_row.attempts;
+            claim_token := null;
+            recording_version := null;
+            detail := 'RecordingNotFound';
+            return next;
+        end loop;
+    end if;
 end
 $$;
 
@@ -195,15 +194,19 @@ comment on function recording_finalize.claim_due(
     integer, integer, interval, interval, double precision, interval, double precision, text
 ) is
 'One call per batch. Locks up to p_batch_size Pending rows with next_attempt_at <= now() in '
-'next_attempt_at order (FOR UPDATE SKIP LOCKED; a recording locked by an in-flight ingest '
-'callback is skipped too) and returns one row per claimed row with its action: '
+'next_attempt_at order together with their recordings, in one statement (FOR NO KEY UPDATE '
+'OF f, r SKIP LOCKED below the LIMIT: a row whose recording an in-flight ingest callback '
+'holds is skipped without costing the batch a place), and returns one row per claimed row '
+'with its action: '
 'reconcile - the driver must HEAD the object and call apply_outcome with claim_token; '
 'attempts was incremented and next_attempt_at = now() + backoff_delay(attempts) before the '
 'check (pre-increment, so a crash loop still ends in quarantine). '
 'republished - recording Available without its event: event + realtime row enqueued, row Done. '
 'closed - recording already Failed, or Available with its event: row Done. '
 'deferred - session not ended, or ended less than p_sla_timeout ago: re-timed, attempt not '
-'counted. quarantined - attempts >= p_max_attempts, or the recording/session does not exist. '
+'counted. quarantined - attempts >= p_max_attempts, or the recording/session does not exist '
+'(rows without a recording are taken after the others, in what is left of the batch). '
+'recording_version is the version seen at claim, for logs only. '
 'Raises RF001 for out-of-range settings (batch 1..10000, max attempts > 0, SLA > 0, backoff '
 'as backoff_delay). Never waits on a lock. Worker API (SECURITY DEFINER).';
 

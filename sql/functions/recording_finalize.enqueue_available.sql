@@ -11,9 +11,7 @@ set search_path = ''
 as $$
 declare
     v_rec messenger.call_recordings%rowtype;
-    v_chat_id uuid;
-    v_deal_id uuid;
-    v_tenant_id uuid;
+    v_session messenger.call_sessions%rowtype;
     v_inserted integer;
 begin
     select r.* into v_rec from messenger.call_recordings as r where r.id = p_recording_id;
@@ -34,13 +32,7 @@ begin
         return false;
     end if;
 
-    if v_rec.session_kind = 'Direct' then
-        select s.chat_id, s.deal_id, s.tenant_id into v_chat_id, v_deal_id, v_tenant_id
-        from messenger.call_sessions as s where s.id = v_rec.session_id;
-    else
-        select s.chat_id, s.deal_id, s.tenant_id into v_chat_id, v_deal_id, v_tenant_id
-        from messenger.conference_sessions as s where s.id = v_rec.session_id;
-    end if;
+    v_session := recording_finalize.session_of(v_rec.session_kind, v_rec.session_id);
 
     insert into messenger.integration_outbox (
         topic, message_key, event_type, dedupe_key, payload, headers
@@ -54,9 +46,9 @@ begin
             'recordingId', v_rec.id,
             'sessionKind', v_rec.session_kind,
             'sessionId', v_rec.session_id,
-            'chatId', v_chat_id,
-            'dealId', v_deal_id,
-            'tenantId', v_tenant_id,
+            'chatId', v_session.chat_id,
+            'dealId', v_session.deal_id,
+            'tenantId', v_session.tenant_id,
             'mediaType', v_rec.media_type,
             'fileId', v_rec.file_id,
             'format', v_rec.format,

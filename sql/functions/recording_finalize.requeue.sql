@@ -20,7 +20,7 @@ begin
     select f.status into v_status
     from messenger.recording_finalize_attempts as f
     where f.recording_id = p_recording_id
-    for update;
+    for no key update;
     if not found then
         raise exception using
             errcode = 'RF005',

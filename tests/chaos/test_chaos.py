@@ -144,7 +144,7 @@ def test_s3_slow_and_silent(world: Make, record: Record, stack: Stack) -> None:
     proxy = FaultProxy(stack.s3_port, "s3")
     w.spawn("run", s3_url=proxy.url)
     assert w.wait_until(lambda: w.finalized() >= 30, 30) is not None
-    proxy.latency_s = 0.6  # above the per-call read timeout (RFR_S3_TIMEOUT / 4)
+    proxy.latency_s = 0.6  # about a HEAD's per-try timeout (0.4 x RFR_S3_TIMEOUT = 0.6 s)
     time.sleep(4)
     proxy.latency_s = 0.0
     proxy.stall(True)  # requests accepted, never answered

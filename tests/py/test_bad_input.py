@@ -281,6 +281,8 @@ MORE_INVALID = [
     ("RFR_MAX_RUN_DURATION", "10m"),  # > lock TTL (5m)
     ("RFR_S3_KEY_TEMPLATE", "/recordings/{recording_id}"),
     ("RFR_S3_KEY_TEMPLATE", "recordings/{recording_id!r}"),
+    ("RFR_S3_KEY_TEMPLATE", "recordings/{recording_id}/"),
+    ("RFR_S3_KEY_TEMPLATE", "recordings//{recording_id}"),
     ("RFR_S3_BUCKET", "a"),
     ("DATABASE_URL", "mysql://u:p@h/db"),
 ]

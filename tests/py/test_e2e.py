@@ -173,7 +173,7 @@ def test_available_unpublished_is_republished_once(worker: Worker, db: Db) -> No
     assert len(outbox_rows(db, seeded.recording_id)) == 1
 
 
-# --- Version guard ---------------------------------------------------------------------------
+# --- Status guard: a terminal recording is never rewritten -----------------------------------
 
 
 def test_callback_before_the_tick_wins_and_the_worker_does_not_touch_it(
@@ -208,7 +208,7 @@ def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
     for seeded in rows:
         row = finalize_row(db, seeded.recording_id)
         assert (row["status"], row["attempts"], row["in_future"]) == ("Pending", 1, True)
-        assert row["last_error"].startswith("Transient: EndpointConnectionError")
+        assert row["last_error"].startswith("Transient: GenericError")
         assert "://" not in row["last_error"]
         assert recording(db, seeded.recording_id)["status"] == "Uploading"
     backoff = events(summary, "recording backoff")
@@ -291,7 +291,7 @@ def test_two_run_once_at_the_same_time_one_runs_one_skips(
     assert sum(s["reconciled"] for s in summaries) == 4
 
 
-def test_lock_bypassed_skip_locked_and_version_guard_prevent_double_finalization(
+def test_lock_bypassed_skip_locked_and_status_guard_prevent_double_finalization(
     worker: Worker, db: Db, slow_s3: SlowProxy
 ) -> None:
     seeded = []

@@ -146,7 +146,9 @@ def test_log_lines_are_json_without_urls_or_secrets() -> None:
     assert record["blob"] == "<2 bytes>" and record["ratio"] is None
 
 
-# --- S3 answers and their classification (botocore's Stubber plays the server) ---------------
+# --- HeadBucket answers and their classification (botocore's Stubber plays the server) --------
+# The per-row HEAD goes through obstore: its answers are classified in tests/py/test_s3_client.py
+# against a real local HTTP server.
 
 def _stubbed() -> tuple[Any, Any]:
     import boto3
@@ -155,7 +157,9 @@ def _stubbed() -> tuple[Any, Any]:
 
     client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="k",
                           aws_secret_access_key="s", endpoint_url="http://s3.invalid")
-    return Storage(load_settings(MINIMAL_ENV), client=client), Stubber(client)
+    env = MINIMAL_ENV | {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s",
+                         "S3_ENDPOINT_URL": "http://s3.invalid"}
+    return Storage(load_settings(env), client=client), Stubber(client)
 
 
 def _row() -> Any:
@@ -164,32 +168,6 @@ def _row() -> Any:
     from recording_finalize.queries import ClaimedRow
 
     return ClaimedRow(uuid4(), "Direct", uuid4(), "reconcile", 1, uuid4(), 2, "Uploading")
-
-
-@pytest.mark.parametrize(
-    ("code", "status", "confirmed", "outcome"),
-    [
-        ("404", 404, True, "missing"),
-        ("NoSuchKey", 404, True, "missing"),
-        ("404", 404, False, "transient"),  # the 404 may be the bucket's
-        ("SlowDown", 503, True, "transient"),
-        ("503", 503, True, "transient"),
-        ("RequestLimitExceeded", 429, True, "transient"),
-        ("InternalError", 500, True, "transient"),
-        ("403", 403, True, "config_error"),
-        ("AccessDenied", 403, True, "config_error"),
-        ("NoSuchBucket", 404, True, "missing"),  # a HEAD never says so; HeadBucket does
-    ],
-)
-def test_head_answers_are_classified(code: str, status: int, confirmed: bool, outcome: str) -> None:
-    storage, stub = _stubbed()
-    stub.add_client_error("head_object", service_error_code=code, http_status_code=status)
-    with stub:
-        verdict = storage.check(_row(), bucket_confirmed=confirmed)
-    assert verdict.outcome == outcome
-    if outcome != "missing":
-        assert verdict.error is not None and verdict.error.startswith("ClientError ")
-        assert "://" not in verdict.error
 
 
 @pytest.mark.parametrize(
@@ -214,10 +192,22 @@ def test_head_bucket_answers(code: str, status: int, expected: str | None) -> No
 def test_the_key_template_places_the_object() -> None:
     from recording_finalize.storage import Storage
 
-    env = MINIMAL_ENV | {"RFR_S3_KEY_TEMPLATE": "{session_kind}/{session_id}/{recording_id}.bin"}
+    env = MINIMAL_ENV | {"RFR_S3_KEY_TEMPLATE": "{session_kind}/{session_id}/{recording_id}.bin",
+                         "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
     storage = Storage(load_settings(env), client=_stubbed()[0]._client)
     row = _row()
     assert storage.key_for(row) == f"Direct/{row.session_id}/{row.recording_id}.bin"
+
+
+def test_obstore_attributes_become_the_metadata_parse_metadata_reads() -> None:
+    from recording_finalize.storage import head_dict
+
+    attributes = {"Content-Type": "audio/ogg", "Content-Encoding": "identity",
+                  "Cache-Control": "no-cache", "duration-seconds": "9", "file-id": "files/x"}
+    head = head_dict(5, attributes)
+    assert head == {"ContentLength": 5, "ContentType": "audio/ogg",
+                    "Metadata": {"duration-seconds": "9", "file-id": "files/x"}}
+    assert parse_metadata("k", head).format == "Ogg"
 
 
 def test_library_warnings_become_redacted_json_lines() -> None:

@@ -1,7 +1,7 @@
 -- The CHECK constraints of SPEC §2, probed on real rows: each bad value is refused by the
 -- named constraint, each valid value is accepted. Every probe is rolled back.
 begin;
-select plan(45);
+select plan(48);
 
 select tests.clean_slate();
 select tests.make_recording('Direct', tests.make_session(), 'Uploading') as rec \gset
@@ -45,8 +45,16 @@ insert into probes values
         'call_recordings_file_id_not_url_ck', 'an https URL as file_id'),
     ($$update messenger.call_recordings set file_id = 's3://bucket/k'$$,
         'call_recordings_file_id_not_url_ck', 'an s3:// URL as file_id'),
+    -- '' breaks both file_id_not_blank and file_id_not_url; PostgreSQL reports the first by name.
     ($$update messenger.call_recordings set file_id = ''$$,
-        'call_recordings_file_id_not_url_ck', 'an empty file_id'),
+        'call_recordings_file_id_not_blank_ck', 'an empty file_id'),
+    -- Migration 0005: the rules the functions alone checked are the table's now (one source).
+    ($$update messenger.call_recordings set file_id = '   '$$,
+        'call_recordings_file_id_not_blank_ck', 'a blank (spaces only) file_id'),
+    ($$update messenger.call_recordings set file_id = repeat('k', 1025)$$,
+        'call_recordings_file_id_length_ck', 'a file_id of 1025 characters'),
+    ($$update messenger.call_recordings set file_id = repeat('k', 1024)$$,
+        null, 'a file_id of 1024 characters'),
     ($$update messenger.call_recordings set file_id = 'recordings/2026/11/30/abc.webm'$$,
         null, 'a storage key as file_id'),
     -- Sizes and durations are never negative.

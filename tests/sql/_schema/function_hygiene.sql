@@ -68,7 +68,8 @@ select results_eq(
         'recording_finalize.iso_utc(timestamp with time zone)',
         'recording_finalize.quarantined_rows(integer)')
     order by fn$$,
-    $$values ('recording_finalize.iso_utc(timestamp with time zone)', 'i'),
+    -- iso_utc is STABLE: it calls to_char(), which is STABLE (issue 9, finding 7).
+    $$values ('recording_finalize.iso_utc(timestamp with time zone)', 's'),
         ('recording_finalize.quarantined_rows(integer)', 's'),
         ('recording_finalize.stats(text)', 's')$$,
     'the read-only functions declare their volatility'

@@ -1,5 +1,7 @@
 -- The claim's cost does not grow with finished rows: with 50 000 Done and Quarantined rows it
--- reads the Pending rows through ix_rfa_due and never scans the table.
+-- reads the Pending rows through an index that holds no finished row (ix_rfa_due under its
+-- Pending prefix, or the partial Pending index of migration 0005, whichever the planner finds
+-- cheaper for the backlog) and never scans the table.
 begin;
 select plan(4);
 
@@ -18,17 +20,28 @@ analyze messenger.recording_finalize_attempts;
 -- scans and entries read of ix_rfa_due.
 create temp table counters_before as
 select pg_stat_get_xact_numscans('messenger.recording_finalize_attempts'::regclass) as seq_scans,
-    pg_stat_get_xact_numscans('messenger.ix_rfa_due'::regclass) as due_scans,
-    pg_stat_get_xact_tuples_returned('messenger.ix_rfa_due'::regclass) as due_entries;
+    pg_stat_get_xact_numscans('messenger.ix_rfa_due'::regclass)
+        + pg_stat_get_xact_numscans(
+            'messenger.recording_finalize_attempts_pending_created_idx'::regclass
+        ) as due_scans,
+    pg_stat_get_xact_tuples_returned('messenger.ix_rfa_due'::regclass)
+        + pg_stat_get_xact_tuples_returned(
+            'messenger.recording_finalize_attempts_pending_created_idx'::regclass
+        ) as due_entries;
 
 create temp table claimed as select * from tests.claim(p_batch_size => 100);
 
 create temp table counters as
 select pg_stat_get_xact_numscans('messenger.recording_finalize_attempts'::regclass)
         - b.seq_scans as seq_scans,
-    pg_stat_get_xact_numscans('messenger.ix_rfa_due'::regclass) - b.due_scans as due_scans,
+    pg_stat_get_xact_numscans('messenger.ix_rfa_due'::regclass)
+        + pg_stat_get_xact_numscans(
+            'messenger.recording_finalize_attempts_pending_created_idx'::regclass
+        ) - b.due_scans as due_scans,
     pg_stat_get_xact_tuples_returned('messenger.ix_rfa_due'::regclass)
-        - b.due_entries as due_entries
+        + pg_stat_get_xact_tuples_returned(
+            'messenger.recording_finalize_attempts_pending_created_idx'::regclass
+        ) - b.due_entries as due_entries
 from counters_before as b;
 
 select is((select count(*) from claimed), 5::bigint, 'the 5 due Pending rows are claimed');
@@ -36,7 +49,10 @@ select is(
     (select seq_scans from counters), 0::bigint,
     'the claim never scans the finalize table sequentially'
 );
-select cmp_ok((select due_scans from counters), '>=', 1::bigint, 'it uses ix_rfa_due');
+select cmp_ok(
+    (select due_scans from counters), '>=', 1::bigint,
+    'it uses ix_rfa_due or the partial Pending index'
+);
 -- Entries of rolled-back rows from earlier test files also sit under the Pending prefix until
 -- vacuum, so the bound is "far fewer than the finished rows", not an exact count.
 select cmp_ok(
