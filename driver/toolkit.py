@@ -50,6 +50,8 @@ PREVIEW_ROWS = 1000
 AUDIT_FAILED_ROWS = 1000
 #: ``run`` prunes this often when RFR_RETENTION > 0.
 PRUNE_INTERVAL_S = 3600.0
+#: ... pausing this long between its batches (at most ~1,000 rows per table per pause).
+RUN_PRUNE_PAUSE_S = 0.1
 REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
                 "session_not_found")
 
@@ -715,10 +717,11 @@ def _older_than(text: str) -> float | None:
 
 
 def prune_batches(conn: queries.Connection, older_than_s: float, topic: str,
-                  batch_size: int = BATCH_ROWS,
-                  stop: threading.Event | None = None) -> tuple[Counter[str], int]:
+                  batch_size: int = BATCH_ROWS, stop: threading.Event | None = None,
+                  pause_s: float = 0.0) -> tuple[Counter[str], int]:
     """Prunes until a batch deletes fewer than ``batch_size`` rows of every table; each call is
-    its own transaction (autocommit). Returns the totals and the number of calls."""
+    its own transaction (autocommit), ``pause_s`` apart (``run`` paces itself so that a first
+    prune of a long history leaves the cycle its CPU). Returns the totals and the calls."""
     totals: Counter[str] = Counter()
     calls = 0
     while stop is None or not stop.is_set():
@@ -726,6 +729,8 @@ def prune_batches(conn: queries.Connection, older_than_s: float, topic: str,
         calls += 1
         totals.update(outbox=counts.outbox, realtime=counts.realtime, finalize=counts.finalize)
         if max(counts.outbox, counts.realtime, counts.finalize) < batch_size:
+            break
+        if pause_s and stop is not None and stop.wait(pause_s):
             break
     return totals, calls
 
@@ -776,7 +781,7 @@ def start_pruner(settings: Settings, stop: threading.Event) -> threading.Thread 
             try:
                 with _connect(settings) as conn:
                     totals, calls = prune_batches(conn, settings.retention, settings.topic,
-                                                  stop=stop)
+                                                  stop=stop, pause_s=RUN_PRUNE_PAUSE_S)
                 counts: dict[str, Any] = dict(totals)
                 logs.log("pruned", olderThanSeconds=settings.retention, statements=calls,
                          **counts)
