@@ -197,7 +197,7 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, operator: Worker,
     assert "InvalidMetadata" in text.stdout
 
     # The worker's own login may not requeue: an operator action is not the worker's.
-    proc = worker.cli("requeue", str(poison.recording_id))
+    proc = worker.cli("requeue", str(poison.recording_id), "--reason", "test")
     assert proc.returncode == 1 and "42501" in proc.stderr, proc.stderr
     assert finalize_row(db, poison.recording_id)["status"] == "Quarantined"
 
