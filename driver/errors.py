@@ -19,6 +19,10 @@ class SqlState(StrEnum):
     NOT_QUARANTINED = "RF006"
     RECORDING_CONFLICT = "RF007"
     TERMINAL_RECORDING_IMMUTABLE = "RF008"
+    # RF016-RF019: storage incidents (sql/migrations/0008).
+    INCIDENT_SOURCE_INVALID = "RF016"
+    INCIDENT_TIME_INVALID = "RF017"
+    INCIDENT_SOURCE_FORBIDDEN = "RF018"
 
 
 def sqlstate(exc: psycopg.Error) -> SqlState | None:

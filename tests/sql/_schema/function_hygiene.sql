@@ -29,7 +29,10 @@ select set_eq(
         ('recording_finalize.claim_due(integer,integer,interval,interval,double precision,'
             || 'interval,double precision,text)'),
         ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,'
-            || 'integer,text)'),
+            || 'integer,text,interval)'),
+        ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+        ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+        ('recording_finalize.storage_incident_list(interval,integer)'),
         ('recording_finalize.relay_claim(integer,interval,text)'),
         ('recording_finalize.relay_mark_published(bigint[])'),
         ('recording_finalize.try_lock_runner(bigint)'),
@@ -52,11 +55,18 @@ select results_eq(
     $$select fn, provolatile::text from product_functions
     where fn in ('recording_finalize.stats(text)',
         'recording_finalize.iso_utc(timestamp with time zone)',
-        'recording_finalize.quarantined_rows(integer)')
+        'recording_finalize.quarantined_rows(integer)',
+        'recording_finalize.storage_incident_list(interval,integer)',
+        'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
+        'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)')
     order by fn$$,
     $$values ('recording_finalize.iso_utc(timestamp with time zone)', 'i'),
         ('recording_finalize.quarantined_rows(integer)', 's'),
-        ('recording_finalize.stats(text)', 's')$$,
+        ('recording_finalize.stats(text)', 's'),
+        ('recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
+            's'),
+        ('recording_finalize.storage_incident_list(interval,integer)', 's'),
+        ('recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)', 's')$$,
     'the read-only functions declare their volatility'
 );
 select is_empty(
@@ -64,7 +74,11 @@ select is_empty(
     where provolatile <> 'v'
         and fn not in ('recording_finalize.stats(text)',
             'recording_finalize.iso_utc(timestamp with time zone)',
-            'recording_finalize.quarantined_rows(integer)')$$,
+            'recording_finalize.quarantined_rows(integer)',
+            'recording_finalize.storage_incident_list(interval,integer)',
+            'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,'
+                || 'text)',
+            'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)')$$,
     'every function that writes (or draws random numbers) is VOLATILE'
 );
 select is(

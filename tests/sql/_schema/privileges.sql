@@ -1,7 +1,7 @@
 -- Least privilege: a login role granted recording_finalize_worker can EXECUTE the worker API
 -- and nothing else; PUBLIC can execute no function; nobody but the owner touches the tables.
 begin;
-select plan(34);
+select plan(35);
 
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
 
@@ -10,7 +10,10 @@ insert into api values
     ('recording_finalize.claim_due(integer,integer,interval,interval,double precision,interval,'
         || 'double precision,text)'),
     ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,integer,'
-        || 'text)'),
+        || 'text,interval)'),
+    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+    ('recording_finalize.storage_incident_list(interval,integer)'),
     ('recording_finalize.relay_claim(integer,interval,text)'),
     ('recording_finalize.relay_mark_published(bigint[])'),
     ('recording_finalize.try_lock_runner(bigint)'),
@@ -54,7 +57,7 @@ select is(
 )
 from unnest(array[
     'call_sessions', 'conference_sessions', 'call_recordings', 'recording_finalize_attempts',
-    'integration_outbox', 'realtime_outbox'
+    'integration_outbox', 'realtime_outbox', 'storage_incidents'
 ]) as t;
 select is_empty(
     $$select c.relname from pg_catalog.pg_class as c
