@@ -37,6 +37,10 @@ EXPECTED_NAMES = {
     f"{P}_cycle_duration_seconds_bucket",
     f"{P}_cycle_duration_seconds_count",
     f"{P}_cycle_duration_seconds_sum",
+    f"{P}_storage_incidents_open",
+    f"{P}_storage_incidents_opened_total",
+    f"{P}_missing_deferred_total",
+    f"{P}_transient_total",
 }
 
 
