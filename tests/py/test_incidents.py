@@ -19,7 +19,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import Db, Stack, Worker, finalize_row, recording, seed_available_unpublished, seed_stuck
+from conftest import (
+    Db,
+    Stack,
+    Worker,
+    finalize_row,
+    recording,
+    seed_available_unpublished,
+    seed_stuck,
+)
 from recording_finalize import logs
 from recording_finalize.config import load_settings
 from recording_finalize.cycle import Context, CycleSummary, run_cycle
@@ -139,7 +147,7 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
 def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(
     world: tuple[Context, FaultyStorage, Run], db: Db
 ) -> None:
-    ctx, storage, run = world
+    _, storage, run = world
     seeded = [seed_stuck(db) for _ in range(TRANSIENT_MIN)]
     storage.transient = True
     summary, _ = run()
