@@ -1,4 +1,5 @@
-"""The ``recording-finalize`` console script: migrate, run, run-once, requeue, status.
+"""The ``recording-finalize`` console script: migrate, run, run-once, requeue, status,
+storage-incident.
 
 Exit codes: 0 success, 2 bad configuration or usage (nothing was touched), 1 failure.
 The configuration is validated before anything connects; overriding flags win over the
@@ -144,7 +145,10 @@ COMMANDS = {
         "terminal, released, configError, published, durationMs, skipped (lock busy),\n"
         "disabled, stopped, error.",
         "exit 0: the cycle ran, was skipped (another runner holds the lock) or is disabled.\n"
-        "exit 1: the cycle failed (database/relay error, or a storage configuration error).\n"
+        "exit 1: the cycle failed (database/relay error, or a storage configuration error), or\n"
+        "was degraded: the storage was unreachable or the relay could not deliver (result\n"
+        "\"degraded\", the reasons in \"degraded\"; also result, checked, transient,\n"
+        "deferredByIncident, storageUnreachable, publishFailed).\n"
         "exit 2: a start-up self-check failed (as for run).",
     ),
     "requeue": (
