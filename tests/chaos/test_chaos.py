@@ -553,10 +553,15 @@ def test_sigterm_under_load(world: Make, record: Record, stack: Stack) -> None:
     proxy.latency_s = 0.05
     exits: list[float] = []
     problems: list[str] = []
-    for round_ in range(3):
+    for _round in range(3):
+        base = w.finalized()
         proc = w.spawn("run", label="term", s3_url=proxy.url)
-        target = 25 * (round_ + 1)
-        w.wait_until(lambda t=target: w.finalized() >= t, 30, poll=0.05)
+        # Mid-cycle: once THIS process has started cycling and finalized 25 more rows. (An
+        # absolute target could already be met by the previous round's process, and the
+        # SIGTERM would then hit this one during its imports, before it handles signals.)
+        w.wait_until(lambda p=proc: any(e["event"] == "cycle started" for e in p.events()), 15,
+                     poll=0.05)
+        w.wait_until(lambda b=base: w.finalized() >= b + 25, 30, poll=0.05)
         time.sleep(rng.uniform(0, 0.3))
         t0 = time.monotonic()
         proc.signal(signal.SIGTERM)
