@@ -1,4 +1,5 @@
-"""The ``recording-finalize`` console script: migrate, run, run-once, requeue, status.
+"""The ``recording-finalize`` console script: migrate, run, run-once, requeue, status,
+storage-incident.
 
 Exit codes: 0 success, 2 bad configuration or usage (nothing was touched), 1 failure.
 The configuration is validated before anything connects; overriding flags win over the
@@ -18,7 +19,8 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any
 from uuid import uuid4
@@ -27,6 +29,7 @@ import psycopg
 
 from . import logs, queries, toolkit, tracing
 from .config import (
+    DURATION_DAYS_RULE,
     DURATION_RULE,
     VARIABLE_BY_NAME,
     VARIABLES,
@@ -62,6 +65,7 @@ _COMMAND_VARIABLES = {
     "run-once": _CYCLE,
     "requeue": _DB,
     "status": [*_DB, "RFR_TOPIC"],
+    "storage-incident": _DB,
 }
 _REQUIRED = {
     "migrate": ("DATABASE_URL",),
@@ -69,6 +73,7 @@ _REQUIRED = {
     "run-once": ("DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"),
     "requeue": ("DATABASE_URL",),
     "status": ("DATABASE_URL",),
+    "storage-incident": ("DATABASE_URL",),
 }
 # Flags that override variables, per command (the rest of the variables are env-only there).
 _COMMAND_FLAGS = {
@@ -78,6 +83,7 @@ _COMMAND_FLAGS = {
                                                                          "RFR_METRICS_PORT")],
     "requeue": [],
     "status": ["RFR_TOPIC"],
+    "storage-incident": [],
 }
 # The operator toolkit's commands (driver/toolkit.py): explain, audit, retry, pause, resume, prune.
 _COMMAND_VARIABLES |= toolkit.COMMAND_VARIABLES
@@ -98,7 +104,8 @@ def _environment_help(command: str) -> str:
             default = "default: unset" if spec.default is None else f"default: {spec.default}"
         flag = f", flag {spec.flag}" if spec.flag and name in _COMMAND_FLAGS[command] else ""
         lines.append(f"  {name}  ({default}{flag})")
-        rule = spec.rule.replace(DURATION_RULE, "a duration")
+        rule = spec.rule.replace(DURATION_RULE, "a duration").replace(
+            DURATION_DAYS_RULE, "a duration (also in days: 30d)")
         lines += textwrap.wrap(f"{spec.help}; {rule}", width=94, initial_indent="      ",
                                subsequent_indent="      ")
     if command in ("run", "run-once"):
@@ -143,7 +150,10 @@ COMMANDS = {
         "terminal, released, configError, published, durationMs, skipped (lock busy),\n"
         "disabled, stopped, error.",
         "exit 0: the cycle ran, was skipped (another runner holds the lock) or is disabled.\n"
-        "exit 1: the cycle failed (database/relay error, or a storage configuration error).\n"
+        "exit 1: the cycle failed (database/relay error, or a storage configuration error), or\n"
+        "was degraded: the storage was unreachable or the relay could not deliver (result\n"
+        "\"degraded\", the reasons in \"degraded\"; also result, checked, transient,\n"
+        "deferredByIncident, storageUnreachable, publishFailed).\n"
         "exit 2: a start-up self-check failed (as for run).",
     ),
     "requeue": (
@@ -155,9 +165,29 @@ COMMANDS = {
         "backlog, oldest age, publish backlog and the quarantined rows",
         "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
         "row, quarantined rows, unpublished events) and the quarantined rows with their last\n"
-        "error: a table, or one JSON object with --json. Connect as a login granted\n"
-        "recording_finalize_operator.",
+        "error, and the open and recent (7 days) storage incidents: a table, or one JSON\n"
+        "object with --json. Connect as a login granted recording_finalize_operator.",
         "",
+    ),
+    "storage-incident": (
+        "record a file-storage incident the worker could not see; list incidents",
+        "While a storage incident is open, and for RFR_UPLOAD_GRACE after it was closed, a 404\n"
+        "fails no recording whose upload window (recording stop or session end, to now)\n"
+        "overlapped it: the row is re-checked at incident end + grace, its attempt given back.\n"
+        "The worker opens and closes incidents of source 'worker' itself (HeadBucket\n"
+        "unreachable, or most HEADs of a cycle transient). Record here what it could not see,\n"
+        "e.g. the recorders' path to S3 was broken while the worker's was not:\n"
+        "\n"
+        "  open    opens an incident of --source (idempotent: an open one is shown unchanged)\n"
+        "  close   closes the open incident of --source\n"
+        "  list    open incidents, then those that ended within --recent\n"
+        "\n"
+        "--at back-dates the start (open) or the end (close): an ISO-8601 time (no offset =\n"
+        "UTC) or a duration ago (20m, 2h, 1d). Log in as a role granted\n"
+        "recording_finalize_operator; the worker's role may only record source 'worker'.",
+        "exit 1: close found no open incident of --source; the role may not record that\n"
+        "source (RF018); a database error.\n"
+        "exit 2: a bad --source, --at (in the future, before the start), --recent or --limit.",
     ),
 }
 
@@ -191,6 +221,23 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "status":
             cmd.add_argument("--limit", type=int, default=50, metavar="N",
                              help="list at most N quarantined rows (1..10000, default 50)")
+        if name == "storage-incident":
+            cmd.add_argument("action", choices=("open", "close", "list"),
+                             help="open, close or list")
+            cmd.add_argument("--source", default=None, metavar="S",
+                             help="who saw it: a short lowercase name (default: ops; list: "
+                             "every source)")
+            cmd.add_argument("--at", default=None, metavar="T",
+                             help="when it started (open) or ended (close): ISO-8601 or a "
+                             "duration ago; default now")
+            cmd.add_argument("--reason", default=None, metavar="R",
+                             help="what happened (no URLs: they are masked)")
+            cmd.add_argument("--recent", default="7d", metavar="DURATION",
+                             help="list: ended incidents this recent (default 7d)")
+            cmd.add_argument("--limit", type=int, default=100, metavar="N",
+                             help="list: at most N incidents (1..10000, default 100)")
+            cmd.add_argument("--json", action="store_true",
+                             help="print JSON instead of text")
         for variable in _COMMAND_FLAGS[name]:
             spec = VARIABLE_BY_NAME[variable]
             flag = spec.flag or "--sql-dir"
@@ -206,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _metavar(rule: str) -> str:
-    if rule.startswith(DURATION_RULE):
+    if rule.startswith((DURATION_RULE, DURATION_DAYS_RULE)):
         return "DURATION"
     if rule.startswith("an integer"):
         return "N"
@@ -234,8 +281,14 @@ def _fail(message: str, code: int = EXIT_FAILURE, redact: bool = True) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "status" and not 1 <= args.limit <= 10000:
+    if args.command in ("status", "storage-incident") and not 1 <= args.limit <= 10000:
         return _fail(f"--limit must be an integer in 1..10000; got {args.limit}", EXIT_USAGE)
+    incident_args: _IncidentArgs | None = None
+    if args.command == "storage-incident":
+        try:
+            incident_args = _incident_args(args)
+        except ValueError as err:
+            return _fail(str(err), EXIT_USAGE)
     try:
         settings = _settings(args)
     except (ConfigError, tracing.TracingConfigError) as err:
@@ -258,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "prune": toolkit.prune_command,
     }
     try:
+        if incident_args is not None:
+            return _storage_incident(incident_args, settings)
         return handlers[args.command](args, settings)
     except psycopg.Error as err:
         return _fail(f"database error: {describe(err)}: {err}")
@@ -453,6 +508,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         stats = queries.stats(conn, settings.topic)
         rows = queries.quarantined_rows(conn, args.limit)
         extra_lines, extra = toolkit.status_lines(conn)
+        incidents = queries.storage_incident_list(conn)
     if args.json:
         print(json.dumps({
             "backlog": stats.backlog,
@@ -472,6 +528,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
                 }
                 for r in rows
             ],
+            "storageIncidents": [_incident_json(i) for i in incidents],
         } | extra, separators=(",", ":")))
         return EXIT_OK
     print(f"backlog (Pending rows)        {stats.backlog}")
@@ -495,7 +552,135 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         for line in table:
             cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
             print("  ".join([*cells, line[-1]]))
+    open_count = sum(1 for i in incidents if i.is_open)
+    print(f"storage incidents open        {open_count}")
+    if incidents:
+        print()
+        print("storage incidents (open, then ended in the last 7 days):")
+        _print_incidents(incidents)
     return EXIT_OK
+
+
+@dataclass(frozen=True)
+class _IncidentArgs:
+    action: str
+    source: str | None
+    at: datetime | None
+    reason: str | None
+    recent_s: float
+    limit: int
+    as_json: bool
+
+
+def _incident_args(args: argparse.Namespace) -> _IncidentArgs:
+    """Validates the storage-incident flags; ValueError names the flag and its rule."""
+    from .config import parse_duration
+
+    at: datetime | None = None
+    if args.at is not None:
+        text = args.at.strip()
+        try:
+            at = datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
+        except ValueError:
+            try:
+                at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(f"--at must be an ISO-8601 time (2026-12-01T08:00:00Z) or a "
+                                 f"duration ago (20m, 2h, 1d); got {args.at!r}") from None
+            if at.tzinfo is None:
+                at = at.replace(tzinfo=UTC)
+    if args.action == "list" and (args.at is not None or args.reason is not None):
+        raise ValueError("--at and --reason go with open and close, not list")
+    try:
+        recent_s = parse_duration(args.recent, days=True)
+    except ValueError:
+        raise ValueError(f"--recent must be a duration (90, 5m, 1h, 30d); got {args.recent!r}") \
+            from None
+    source = args.source
+    if source is None and args.action != "list":
+        source = "ops"
+    return _IncidentArgs(args.action, source, at, args.reason, recent_s, args.limit, args.json)
+
+
+def _storage_incident(a: _IncidentArgs, settings: Settings) -> int:
+    try:
+        with _connect(settings) as conn:
+            if a.action == "list":
+                incidents = [i for i in queries.storage_incident_list(conn, a.recent_s, a.limit)
+                             if a.source is None or i.source == a.source]
+                if a.as_json:
+                    print(json.dumps({"storageIncidents": [_incident_json(i) for i in incidents]},
+                                     separators=(",", ":")))
+                elif incidents:
+                    _print_incidents(incidents)
+                else:
+                    print("no open storage incident, none ended recently")
+                return EXIT_OK
+            assert a.source is not None
+            if a.action == "open":
+                incident: queries.StorageIncident | None = queries.storage_incident_open(
+                    conn, a.source, a.reason, a.at)
+            else:
+                incident = queries.storage_incident_close(conn, a.source, a.at, a.reason)
+    except psycopg.Error as err:
+        state = sqlstate(err)
+        message = err.diag.message_primary or str(err)
+        if state in (SqlState.INCIDENT_SOURCE_INVALID, SqlState.INCIDENT_TIME_INVALID):
+            return _fail(f"storage-incident {a.action}: {message} ({state})", EXIT_USAGE)
+        if state == SqlState.INCIDENT_SOURCE_FORBIDDEN:
+            return _fail(f"storage-incident {a.action}: {message} ({state}); log in as a role "
+                         "granted recording_finalize_operator")
+        raise
+    if incident is None:
+        return _fail(f"storage-incident close: source {a.source!r} has no open incident "
+                     "(see `recording-finalize storage-incident list`)")
+    event = ("storage incident opened" if a.action == "open" and incident.created
+             else "storage incident already open" if a.action == "open"
+             else "storage incident closed")
+    logs.log(event, incidentId=incident.id, source=incident.source)
+    if a.as_json:
+        print(json.dumps(_incident_json(incident), separators=(",", ":")))
+    else:
+        what = {"storage incident opened": "opened", "storage incident already open":
+                "already open (unchanged)", "storage incident closed": "closed"}[event]
+        print(f"storage incident {incident.id} ({incident.source}) {what}: started "
+              f"{_iso(incident.started_at)}, ended {_iso(incident.ended_at)}")
+        if a.action == "close":
+            print("a 404 stays untrusted for RFR_UPLOAD_GRACE after the end for the recordings "
+                  "whose upload window overlapped it")
+    return EXIT_OK
+
+
+def _incident_json(i: queries.StorageIncident) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": i.id,
+        "source": i.source,
+        "startedAt": _iso(i.started_at),
+        "endedAt": None if i.ended_at is None else _iso(i.ended_at),
+        "open": i.ended_at is None,
+        "reason": i.reason,
+        "openedBy": i.opened_by,
+        "closedBy": i.closed_by,
+    }
+    if i.duration_seconds is not None:
+        out["durationSeconds"] = i.duration_seconds
+    if i.created is not None:
+        out["created"] = i.created
+    return out
+
+
+def _print_incidents(incidents: list[queries.StorageIncident]) -> None:
+    header = ("ID", "SOURCE", "STARTED_AT", "ENDED_AT", "DURATION", "REASON")
+    table = [header] + [
+        (str(i.id), i.source, _iso(i.started_at),
+         "open" if i.ended_at is None else _iso(i.ended_at),
+         _age(i.duration_seconds or 0.0), i.reason or "-")
+        for i in incidents
+    ]
+    widths = [max(len(line[k]) for line in table) for k in range(len(header) - 1)]
+    for line in table:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+        print("  ".join([*cells, line[-1]]))
 
 
 def _connect(settings: Settings) -> psycopg.Connection[Any]:

@@ -31,7 +31,9 @@ disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometh
 PREFIX = "messenger_recording_finalize"
 
 #: The values of the ``result`` label of ``…_cycles_total``; all are exposed from the start, at 0.
-CYCLE_RESULTS = ("ok", "skipped", "config_error", "error", "disabled")
+#: ``degraded``: the cycle ran, but the file storage could not be reached or the relay could not
+#: deliver; it does not count as a success (the last-success timestamp stays where it was).
+CYCLE_RESULTS = ("ok", "skipped", "config_error", "error", "disabled", "degraded")
 
 #: The parts the pause switch stops, and the quarantine reason codes (plus ``unknown``).
 PAUSE_PARTS = ("reconcile", "relay")
@@ -165,7 +167,8 @@ class Metrics:
         )
         self.cycles_total = Counter(
             f"{PREFIX}_cycles",
-            "Cycles by result: ok, skipped (lock busy), config_error, error, disabled.",
+            "Cycles by result: ok, degraded (storage unreachable or deliveries failed), skipped "
+            "(lock busy), config_error, error, disabled.",
             ["result"],
             registry=r,
         )
@@ -196,6 +199,29 @@ class Metrics:
         )
         for reason in QUARANTINE_REASONS:
             self.quarantined_rows_by_reason.labels(reason=reason)
+        # Storage incidents (driver/incidents.py, recording_finalize.upload_deferral).
+        self.storage_incidents_open = Gauge(
+            f"{PREFIX}_storage_incidents_open",
+            "Open file-storage incidents of any source (messenger.storage_incidents).",
+            registry=r,
+        )
+        self.storage_incidents_opened_total = Counter(
+            f"{PREFIX}_storage_incidents_opened",
+            "File-storage incidents this worker opened (HeadBucket unreachable, or most HEADs "
+            "of a cycle transient).",
+            registry=r,
+        )
+        self.missing_deferred_total = Counter(
+            f"{PREFIX}_missing_deferred",
+            "Missing (404) verdicts that failed no recording because a storage incident "
+            "overlapping its upload window was open or ended less than RFR_UPLOAD_GRACE ago.",
+            registry=r,
+        )
+        self.transient_total = Counter(
+            f"{PREFIX}_transient",
+            "Transient S3 check verdicts (timeouts, connection errors, 5xx, throttling).",
+            registry=r,
+        )
 
     def update_operator_state(
         self, paused: Mapping[str, bool], quarantined_by_reason: Mapping[str, int]

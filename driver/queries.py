@@ -69,6 +69,22 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class StorageIncident:
+    """One row of ``storage_incident_open/close/list`` (the columns they share)."""
+
+    id: int
+    source: str
+    started_at: datetime
+    ended_at: datetime | None
+    reason: str | None
+    opened_by: str
+    closed_by: str | None = None
+    created: bool | None = None
+    is_open: bool | None = None
+    duration_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class QuarantinedRow:
     recording_id: UUID
     session_kind: str
@@ -114,7 +130,8 @@ from recording_finalize.apply_outcome(
     p_format => %(format)s,
     p_error => %(error)s,
     p_max_attempts => %(max_attempts)s,
-    p_topic => %(topic)s
+    p_topic => %(topic)s,
+    p_upload_grace => %(upload_grace)s
 )
 """
 
@@ -131,7 +148,8 @@ from recording_finalize.apply_outcome(
     p_format => $7::text,
     p_error => $8::text,
     p_max_attempts => $9::integer,
-    p_topic => $10::text
+    p_topic => $10::text,
+    p_upload_grace => $11::interval
 )
 """
 
@@ -175,6 +193,22 @@ from recording_finalize.quarantined_rows(p_limit => %s)
 
 
 
+STORAGE_INCIDENT_OPEN = """
+select id, source, started_at, ended_at, reason, opened_by, created
+from recording_finalize.storage_incident_open(p_source => %s, p_reason => %s, p_at => %s)
+"""
+
+STORAGE_INCIDENT_CLOSE = """
+select id, source, started_at, ended_at, reason, opened_by, closed_by
+from recording_finalize.storage_incident_close(p_source => %s, p_at => %s, p_reason => %s)
+"""
+
+STORAGE_INCIDENT_LIST = """
+select id, source, started_at, ended_at, is_open, duration_seconds, reason, opened_by, closed_by
+from recording_finalize.storage_incident_list(p_recent => %s, p_limit => %s)
+"""
+
+
 def _seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
 
@@ -211,6 +245,7 @@ def apply_outcome(
         "error": verdict.error,
         "max_attempts": settings.max_attempts,
         "topic": settings.topic,
+        "upload_grace": _seconds(settings.upload_grace),
     }
     with conn.cursor(row_factory=class_row(AppliedResult)) as cur:
         result = cur.execute(APPLY_OUTCOME, params).fetchone()
@@ -260,6 +295,7 @@ def apply_outcomes(
             _text(verdict.error, encoding),
             _text(settings.max_attempts, encoding),
             _text(settings.topic, encoding),
+            _text(f"{settings.upload_grace} seconds", encoding),
         ]
         for row, verdict in items
     ]
@@ -660,3 +696,30 @@ def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool,
     if result is None:
         raise RuntimeError("prune returned no row")
     return result
+
+
+def storage_incident_open(
+    conn: Connection, source: str, reason: str | None, at: datetime | None = None
+) -> StorageIncident:
+    """Opens (or returns the open) incident of ``source``. RF016/RF017/RF018 on bad input."""
+    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
+        result = cur.execute(STORAGE_INCIDENT_OPEN, (source, reason, at)).fetchone()
+    if result is None:
+        raise RuntimeError("storage_incident_open returned no row")
+    return result
+
+
+def storage_incident_close(
+    conn: Connection, source: str, at: datetime | None = None, reason: str | None = None
+) -> StorageIncident | None:
+    """Closes the open incident of ``source``; None when it had none open."""
+    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
+        return cur.execute(STORAGE_INCIDENT_CLOSE, (source, at, reason)).fetchone()
+
+
+def storage_incident_list(
+    conn: Connection, recent_s: float = 7 * 86400.0, limit: int = 100
+) -> list[StorageIncident]:
+    """Open incidents first, then those that ended within ``recent_s``, newest first."""
+    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
+        return cur.execute(STORAGE_INCIDENT_LIST, (_seconds(recent_s), limit)).fetchall()

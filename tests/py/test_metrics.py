@@ -40,6 +40,10 @@ EXPECTED_NAMES = {
     # the operator toolkit: the pause switch and the quarantined rows by reason
     f"{P}_paused",
     f"{P}_quarantined_rows_by_reason",
+    f"{P}_storage_incidents_open",
+    f"{P}_storage_incidents_opened_total",
+    f"{P}_missing_deferred_total",
+    f"{P}_transient_total",
 }
 
 
