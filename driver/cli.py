@@ -38,7 +38,7 @@ from .config import (
     load_settings,
 )
 from .config import require_kafka as _require_kafka
-from .errors import describe
+from .errors import SqlState, describe, sqlstate
 
 PROG = "recording-finalize"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
