@@ -224,7 +224,8 @@ def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: o
         missing = run_cli("migrate", env=env | {"RFR_SQL_DIR": "/nonexistent/sql"})
         assert missing.returncode == 2 and "RFR_SQL_DIR" in missing.stderr
         with psycopg.connect(stack.url_for(name)) as conn:
-            applied = conn.execute("select count(*) from _yoyo_migration").fetchone()
+            applied = conn.execute(
+                "select count(*) from recording_finalize_migrations._yoyo_migration").fetchone()
             functions = conn.execute(
                 "select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
                 "where n.nspname = 'recording_finalize'"
