@@ -23,9 +23,9 @@ create table recording_finalize_migrations.file_checksums (
     kind varchar(12) not null,
     file_name text not null,
     -- sha256 of the file's bytes when migrate applied it (or first saw it applied).
-    sha256 char(64) not null,
+    sha256 varchar(64) not null,
     -- Function files: recording_finalize.function_fingerprint(file_name) right after applying.
-    definition_md5 char(32) null,
+    definition_md5 varchar(32) null,
     package_version text not null,
     recorded_at timestamptz not null default now(),
     constraint file_checksums_pk primary key (kind, file_name),
