@@ -37,6 +37,7 @@ select set_eq(
         ('recording_finalize.stats(text)'),
         ('recording_finalize.quarantined_rows(integer)'),
         ('recording_finalize.requeue(uuid)'),
+        ('recording_finalize.schema_state()'),
         ('messenger.recording_started(uuid,text,uuid,text,text)'),
         ('messenger.recording_stopped(uuid,interval)'),
         ('messenger.session_ended(text,uuid,interval)'),
@@ -64,7 +65,9 @@ select is_empty(
     where provolatile <> 'v'
         and fn not in ('recording_finalize.stats(text)',
             'recording_finalize.iso_utc(timestamp with time zone)',
-            'recording_finalize.quarantined_rows(integer)')$$,
+            'recording_finalize.quarantined_rows(integer)',
+            'recording_finalize.function_fingerprint(text)',
+            'recording_finalize.schema_state()')$$,
     'every function that writes (or draws random numbers) is VOLATILE'
 );
 select is(

@@ -18,6 +18,7 @@ insert into api values
     ('recording_finalize.stats(text)'),
     ('recording_finalize.quarantined_rows(integer)'),
     ('recording_finalize.requeue(uuid)'),
+    ('recording_finalize.schema_state()'),
     ('recording_finalize.backoff_delay(integer,interval,double precision,interval,'
         || 'double precision)');
 
