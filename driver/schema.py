@@ -153,11 +153,11 @@ class Drift:
                   f"{self.database_schema_version or '?'})")
         if self.database_is_newer:
             return (f"the database is newer than this package: it was migrated by {theirs}, "
-                    f"this is {ours}: {shown}. Upgrade the package (this package's migrate "
+                    f"this is {ours}: {shown}; upgrade the package (this package's migrate "
                     "refuses to roll the schema back)")
         side = " (the package is newer than the database)" if self.newer == "package" else ""
-        return (f"the database schema does not match {ours}{side}: {shown}. "
-                "Run `recording-finalize migrate`")
+        return (f"the database schema does not match {ours}{side}: {shown}; "
+                "run `recording-finalize migrate`")
 
 
 def _names(items: Iterable[str]) -> str:
