@@ -283,6 +283,7 @@ def test_migrate_retries_behind_an_open_writer_without_queueing_the_service(
     db: Db, tmp_path: Path
 ) -> None:
     proc, elapsed, longest = _migrate_behind_an_open_writer(db, tmp_path, hold_s=3.0)
+    print(f"writer held 3 s: migrate {elapsed:.2f} s, longest service write {longest:.3f} s")
     assert longest < 2.0, f"a service write waited {longest:.2f} s behind migrate"
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert "messenger.zz_lock_probe.sql: lock not granted within 1000 ms" in proc.stderr
@@ -292,6 +293,7 @@ def test_migrate_retries_behind_an_open_writer_without_queueing_the_service(
 
 def test_migrate_gives_up_behind_a_writer_that_never_commits(db: Db, tmp_path: Path) -> None:
     proc, elapsed, longest = _migrate_behind_an_open_writer(db, tmp_path, hold_s=None)
+    print(f"writer never commits: migrate {elapsed:.2f} s, longest service write {longest:.3f} s")
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert "function file messenger.zz_lock_probe.sql: a lock was not granted" in proc.stderr
     assert "5 tries" in proc.stderr and "pg_stat_activity" in proc.stderr
