@@ -11,7 +11,7 @@ import importlib.util
 import math
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -119,7 +119,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("RFR_LOCK_KEY", str(DEFAULT_LOCK_KEY), "a 64-bit signed integer",
              "the advisory lock key of the single-runner lock", "--lock-key"),
     Variable("RFR_METRICS_PORT", "9464", "an integer in 0..65535 (0 disables /metrics)",
-             "the /metrics port (run)", "--metrics-port"),
+             "the port of /metrics, /livez and /readyz (run)", "--metrics-port"),
     Variable("RFR_RETENTION", "30d", f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)",
              "run prunes published events, dispatched pushes and Done rows older than this, "
              "hourly"),
@@ -305,14 +305,42 @@ def _check_database_url(r: _Reader) -> str:
     value, source = r.raw("DATABASE_URL")
     if value is None:
         raise r.fail("DATABASE_URL", value, source)
-    if urlsplit(value).scheme not in ("postgresql", "postgres"):
+    try:
+        scheme = urlsplit(value).scheme
+    except ValueError as exc:  # e.g. an unclosed [IPv6] host
+        raise r.fail("DATABASE_URL", value, source) from exc
+    if scheme not in ("postgresql", "postgres"):
         raise r.fail("DATABASE_URL", value, source)
     try:
-        conninfo_to_dict(value)
+        params = conninfo_to_dict(value)
     except psycopg.Error as exc:
         # libpq's own parser: the same one that will connect later, so no surprises then.
         raise r.fail("DATABASE_URL", value, source) from exc
+    # libpq parses these only when it connects: a bad one must be a configuration error too.
+    for key, ok in _DSN_VALUES.items():
+        given = params.get(key)
+        if given is not None and not all(ok(part) for part in str(given).split(",")):
+            raise r.fail("DATABASE_URL", value, source,
+                         f"{VARIABLE_BY_NAME['DATABASE_URL'].rule} with a valid {key}")
     return value
+
+
+def _int_in(low: int, high: int) -> Callable[[str], bool]:
+    return lambda text: text.strip().isdigit() and low <= int(text) <= high
+
+
+_DSN_VALUES: dict[str, Callable[[str], bool]] = {
+    "port": lambda text: text == "" or _int_in(1, 65535)(text),
+    "connect_timeout": _int_in(0, _INT32_MAX),
+    "keepalives": _int_in(0, 1),
+    "keepalives_idle": _int_in(0, _INT32_MAX),
+    "keepalives_interval": _int_in(0, _INT32_MAX),
+    "keepalives_count": _int_in(0, _INT32_MAX),
+    "sslmode": lambda text: text in ("disable", "allow", "prefer", "require", "verify-ca",
+                                     "verify-full"),
+    "target_session_attrs": lambda text: text in ("any", "read-write", "read-only", "primary",
+                                                  "standby", "prefer-standby"),
+}
 
 
 def _check_endpoint(r: _Reader) -> str | None:

@@ -21,6 +21,7 @@ import queue
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -236,11 +237,16 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     return summary
 
 
-def run_loop(ctx: Context, stop: threading.Event) -> None:
+def run_loop(
+    ctx: Context, stop: threading.Event, on_tick: Callable[[], None] | None = None
+) -> None:
     """``run``: a cycle every polling interval until stopped. Cycles never overlap: the next
-    one starts an interval after the previous one started, or at once if it overran."""
+    one starts an interval after the previous one started, or at once if it overran.
+    ``on_tick`` is told when each cycle starts (the liveness probe's heartbeat)."""
     while not stop.is_set():
         tick = time.monotonic()
+        if on_tick is not None:
+            on_tick()
         run_cycle(ctx, stop)
         stop.wait(max(0.0, tick + ctx.settings.polling_interval - time.monotonic()))
 

@@ -115,7 +115,9 @@ def test_no_secret_and_no_url_in_anything_the_worker_prints(
     }
     assert runs["success"].returncode == 0, runs["success"].stderr
     assert runs["status"].returncode == 0, runs["status"].stderr
-    assert runs["database refuses the password"].returncode == 1
+    # An answer that waiting will not change: a start-up refusal, exit 2 (issue 10 item 8).
+    assert runs["database refuses the password"].returncode == 2
+    assert "password authentication failed" in runs["database refuses the password"].stderr
     assert runs["S3 refuses the secret key"].returncode == 1
     for name, proc in runs.items():
         _events_or_lines(proc.stderr)

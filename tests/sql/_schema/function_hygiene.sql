@@ -41,6 +41,7 @@ select set_eq(
         ('recording_finalize.stats(text)'),
         ('recording_finalize.quarantined_rows(integer)'),
         ('recording_finalize.requeue(uuid)'),
+        ('recording_finalize.schema_state()'),
         ('messenger.recording_started(uuid,text,uuid,text,text)'),
         ('messenger.recording_stopped(uuid,interval)'),
         ('messenger.session_ended(text,uuid,interval)'),
@@ -105,7 +106,9 @@ select is_empty(
             'recording_finalize.storage_incident_list(interval,integer)',
             'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,'
                 || 'text)',
-            'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)')$$,
+            'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)',
+            'recording_finalize.function_fingerprint(text)',
+            'recording_finalize.schema_state()')$$,
     'every function that writes (or draws random numbers) is VOLATILE'
 );
 select is(
