@@ -378,7 +378,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
             return _storage_incident(incident_args, settings)
         return handlers[args.command](args, settings)
     except psycopg.Error as err:
-        return _fail(f"database error: {describe(err)}: {err}")
+        hint = ""
+        if err.sqlstate == "42501" and args.command not in ("migrate", "run", "run-once"):
+            hint = (f"; `{args.command}` is an operator's command: log in as a role granted "
+                    "recording_finalize_operator")
+        return _fail(f"database error: {describe(err)}: {err}{hint}")
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:

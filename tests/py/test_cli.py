@@ -204,6 +204,9 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, operator: Worker,
     # The worker's own login may not requeue: an operator action is not the worker's.
     proc = worker.cli("requeue", str(poison.recording_id), "--reason", "test")
     assert proc.returncode == 1 and "42501" in proc.stderr, proc.stderr
+    assert "log in as a role granted recording_finalize_operator" in proc.stderr
+    status = worker.cli("status")
+    assert status.returncode == 1 and "recording_finalize_operator" in status.stderr
     assert finalize_row(db, poison.recording_id)["status"] == "Quarantined"
 
     # Not quarantined (RF006) and unknown (RF005): exit 1 with a clear message.

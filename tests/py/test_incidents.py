@@ -246,7 +246,7 @@ def test_storage_incident_cli(worker: Worker, db: Db, operator_url: str) -> None
     [row] = json.loads(listed.stdout)["storageIncidents"]
     assert row["open"] and 1190 < row["durationSeconds"] < 1300  # back-dated by 20 minutes
 
-    status = worker.cli("status", "--json")
+    status = worker.cli("status", "--json", DATABASE_URL=operator_url)
     assert [i["id"] for i in json.loads(status.stdout)["storageIncidents"]] == [body["id"]]
 
     bad_at = worker.cli("storage-incident", "close", "--source", "recorder", "--at", "soon",

@@ -117,6 +117,7 @@ def test_migrate_run_once_and_status_from_the_installed_package(
     assert "function files applied: 0, unchanged:" in second
     with db.connect() as conn:
         conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
+    db.set_server_topic(worker.topic)  # the topic lives on the server (migration 0004)
 
     found = seed_stuck(db)
     put_binary(worker.stack, worker.bucket, found.recording_id)
@@ -127,7 +128,7 @@ def test_migrate_run_once_and_status_from_the_installed_package(
             summary["republished"], summary["published"]) == (3, 1, 1, 1, 2), summary
     assert summary["error"] is None
 
-    status = json.loads(cli("status", "--json", url=db.worker_url).stdout)
+    status = json.loads(cli("status", "--json", url=db.operator_url).stdout)
     assert status["backlog"] == 0 and status["publishBacklog"] == 0
     assert status["schema"]["matches"] is True and status["schema"]["database"] == last
     statuses = dict(db.all("select id, status from messenger.call_recordings where id = any(%s)",

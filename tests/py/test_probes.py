@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import CLI, DEAD_PORT, Db, Stack, Worker, _base_env, free_port
+from conftest import CLI, DEAD_PORT, Db, Stack, Worker, _base_env, free_port, planted_body
 from recording_finalize.metrics import Metrics
 from recording_finalize.probes import Health
 from test_run import Running, wait_for
@@ -80,7 +80,7 @@ def test_a_running_run_is_live_and_ready_and_unready_while_its_schema_differs(
     definition = db.one("select pg_get_functiondef('recording_finalize.stats(text)'"
                         "::regprocedure)")[0]
     with db.connect() as conn:
-        conn.execute(definition.replace("-- Each figure reads", "-- by hand\n    -- Each"))
+        conn.execute(planted_body(definition, "by hand"))
     wait_for(lambda: probe(running.metrics_port, "/readyz")[0] == 503, 10, "unready", running)
     _status, body = probe(running.metrics_port, "/readyz")
     assert body.startswith("schema mismatch:") and "recording_finalize.stats.sql" in body

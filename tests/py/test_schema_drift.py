@@ -19,7 +19,16 @@ import time
 from pathlib import Path
 
 import psycopg
-from conftest import CLI, REPO, Db, Worker, _base_env, put_binary, seed_stuck
+from conftest import (
+    CLI,
+    REPO,
+    Db,
+    Worker,
+    _base_env,
+    planted_body,
+    put_binary,
+    seed_stuck,
+)
 
 META = "recording_finalize_migrations"
 
@@ -52,19 +61,21 @@ def assert_refused(proc: subprocess.CompletedProcess[str], *needles: str) -> Non
         assert needle in proc.stderr, (needle, proc.stderr)
 
 
-def test_a_matching_schema_runs_and_status_says_it_matches(worker: Worker, db: Db) -> None:
+def test_a_matching_schema_runs_and_status_says_it_matches(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
     summary = worker.run_once()
     assert summary["error"] is None
-    status = json.loads(worker.cli("status", "--json").stdout)["schema"]
+    status = json.loads(operator.cli("status", "--json").stdout)["schema"]
     last = max(p.stem for p in (REPO / "sql" / "migrations").glob("*.sql"))
     assert status["matches"] is True and status["differences"] == []
     assert status["database"] == status["package"] == last
-    text = worker.cli("status").stdout.splitlines()[0]
+    text = operator.cli("status").stdout.splitlines()[0]
     assert text.startswith("schema version") and last in text and text.endswith("matches")
 
 
 def test_an_old_function_body_planted_by_hand_is_refused_until_migrate(
-    worker: Worker, db: Db
+    worker: Worker, operator: Worker, db: Db
 ) -> None:
     rid = seed_stuck(db).recording_id
     put_binary(worker.stack, worker.bucket, rid)
@@ -72,15 +83,14 @@ def test_an_old_function_body_planted_by_hand_is_refused_until_migrate(
     definition = db.one("select pg_get_functiondef('recording_finalize.stats(text)'::regprocedure)"
                         )[0]
     with db.connect() as conn:
-        conn.execute(definition.replace("-- Each figure reads",
-                                        "-- hotfix by hand\n    -- Each figure"))
+        conn.execute(planted_body(definition, "hotfix by hand"))
     proc = worker.cli("run-once")
     assert_refused(proc, "recording_finalize.stats.sql", "changed in the database",
                    "run `recording-finalize migrate`")
     # Nothing was touched before the refusal.
     assert db.one("select attempts from messenger.recording_finalize_attempts "
                   "where recording_id = %s", (rid,)) == (0,)
-    status = json.loads(worker.cli("status", "--json").stdout)["schema"]
+    status = json.loads(operator.cli("status", "--json").stdout)["schema"]
     assert status["matches"] is False and status["databaseIsNewer"] is False
     assert any("recording_finalize.stats.sql" in d for d in status["differences"])
 
@@ -102,7 +112,7 @@ def test_a_missing_migration_is_refused_and_migrate_applies_it(worker: Worker, d
 
 
 def test_a_database_newer_than_the_package_is_refused_and_never_rolled_back(
-    worker: Worker, db: Db
+    worker: Worker, operator: Worker, db: Db
 ) -> None:
     # A newer package migrated this database: one more migration and a changed function.
     with db.connect() as conn:
@@ -110,7 +120,7 @@ def test_a_database_newer_than_the_package_is_refused_and_never_rolled_back(
                      "applied_at_utc) values ('f' || md5('9999'), '9999_from_the_future', now())")
         conn.execute(f"update {META}.migrate_state set package_version = '99.0.0', "
                      "schema_version = '9999_from_the_future'")
-    status = json.loads(worker.cli("status", "--json").stdout)["schema"]
+    status = json.loads(operator.cli("status", "--json").stdout)["schema"]
     assert status["databaseIsNewer"] is True and status["migratedBy"] == "99.0.0"
 
     proc = worker.cli("run-once")
@@ -130,7 +140,7 @@ def test_a_newer_package_version_alone_is_refused_by_an_older_migrate(db: Db) ->
     definition = db.one("select pg_get_functiondef('recording_finalize.stats(text)'::regprocedure)"
                         )[0]
     with db.connect() as conn:
-        conn.execute(definition.replace("-- Each figure reads", "-- v99\n    -- Each figure"))
+        conn.execute(planted_body(definition, "v99"))
         conn.execute(f"update {META}.file_checksums set sha256 = repeat('a', 64), "
                      "definition_md5 = recording_finalize.function_fingerprint(file_name), "
                      "package_version = '99.0.0' where file_name = 'recording_finalize.stats.sql'")

@@ -94,7 +94,8 @@ def test_explain_tells_a_backing_off_recording_and_what_happens_next(
 ) -> None:
     stuck = seed_stuck(db)
     # S3 unreachable: the attempt is counted at claim and the row backs off.
-    summary = worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
+    # Storage unreachable: a degraded cycle (exit 1), the row backs off.
+    summary = worker.run_once(expect_rc=1, S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
     assert summary["backoff"] == 1, summary
     before = db_fingerprint(db)
 
@@ -207,7 +208,7 @@ def test_retry_makes_a_backing_off_row_due_now_keeping_its_attempts(
     worker: Worker, operator: Worker, db: Db
 ) -> None:
     stuck = seed_stuck(db)
-    worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
+    worker.run_once(expect_rc=1, S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
     row = finalize_row(db, stuck.recording_id)
     assert row["in_future"] and row["attempts"] == 1
 
