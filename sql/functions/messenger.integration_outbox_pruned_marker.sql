@@ -14,6 +14,8 @@ begin
     select d.topic, d.dedupe_key, d.published_at
     from pruned_rows as d
     where d.published_at is not null
+        -- Only our topic: the outbox is shared, and other services' deletes are not our business.
+        and d.topic = (select s.topic from recording_finalize.settings as s)
     on conflict (topic, dedupe_key) do nothing;
     return null;
 end
@@ -21,7 +23,8 @@ $$;
 
 comment on function messenger.integration_outbox_pruned_marker() is
 'AFTER DELETE statement trigger of messenger.integration_outbox: records (topic, dedupe_key) of '
-'every deleted published row in messenger.integration_outbox_pruned, so enqueue_available keeps '
+'every deleted published row of the server''s topic (recording_finalize.settings.topic; other '
+'topics are ignored) in messenger.integration_outbox_pruned, so enqueue_available keeps '
 '"once per recording" after the outbox row is gone, whoever deleted it. Idempotent.';
 
 revoke all on function messenger.integration_outbox_pruned_marker() from public;

@@ -4,7 +4,7 @@ create or replace function recording_finalize.audit(
     p_sla_timeout interval default '30 minutes',
     p_polling_interval interval default '60 seconds',
     p_examples integer default 5,
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns table (check_name text, reason text, found bigint, examples text[])
 language plpgsql
@@ -12,6 +12,9 @@ stable
 security definer
 set search_path = ''
 as $$
+declare
+    -- The server's topic, whatever the caller passes (RF009 for any other).
+    v_topic text := recording_finalize.our_topic(p_topic);
 begin
     if p_sla_timeout is null or p_sla_timeout <= interval '0'
         or p_polling_interval is null or p_polling_interval <= interval '0'
@@ -29,9 +32,9 @@ begin
         select r.id::text as id from messenger.call_recordings as r
         where r.status = 'Available'
             and not exists (select from messenger.integration_outbox as o
-                where o.topic = p_topic and o.dedupe_key = r.id::text)
+                where o.topic = v_topic and o.dedupe_key = r.id::text)
             and not exists (select from messenger.integration_outbox_pruned as m
-                where m.topic = p_topic and m.dedupe_key = r.id::text)
+                where m.topic = v_topic and m.dedupe_key = r.id::text)
             and not exists (select from messenger.recording_finalize_attempts as f
                 where f.recording_id = r.id and f.status = 'Pending')
     )
@@ -72,7 +75,7 @@ begin
     return query
     with hits as (
         select o.dedupe_key as id from messenger.integration_outbox as o
-        where o.topic = p_topic and o.published_at is null
+        where o.topic = v_topic and o.published_at is null
             and o.created_at < now() - p_polling_interval
     )
     select 'unpublished_overdue', null::text, count(*),
@@ -105,7 +108,8 @@ comment on function recording_finalize.audit(interval, interval, integer, text) 
 'p_sla_timeout ago, no finalize row), done_not_terminal (Done row, recording not Available/'
 'Failed or missing), unpublished_overdue (unpublished outbox rows of p_topic older than '
 'p_polling_interval), quarantined (one row per quarantine_reason). Scans the recordings: an '
-'operator''s command, not a hot path. RF001 for bad arguments. Operator API (SECURITY DEFINER).';
+'operator''s command, not a hot path. RF001 for bad arguments. Operator API (SECURITY DEFINER). '
+'p_topic NULL (the default) is the server''s topic; any other raises RF009.';
 
 revoke all on function recording_finalize.audit(interval, interval, integer, text) from public;
 grant execute on function recording_finalize.audit(interval, interval, integer, text)

@@ -4,7 +4,7 @@ create or replace function recording_finalize.claim_preview(
     p_limit integer default 1000,
     p_max_attempts integer default 8,
     p_sla_timeout interval default '30 minutes',
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns table (
     recording_id uuid,
@@ -20,6 +20,9 @@ stable
 security definer
 set search_path = ''
 as $$
+declare
+    -- The server's topic, whatever the caller passes (RF009 for any other).
+    v_topic text := recording_finalize.our_topic(p_topic);
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
@@ -41,7 +44,7 @@ begin
         f.next_attempt_at, p.detail
     from messenger.recording_finalize_attempts as f
     cross join lateral recording_finalize.predict_action(
-        f.recording_id, p_max_attempts, p_sla_timeout, p_topic
+        f.recording_id, p_max_attempts, p_sla_timeout, v_topic
     ) as p
     where f.status = 'Pending' and f.next_attempt_at <= now()
     order by f.next_attempt_at, f.recording_id
@@ -54,7 +57,8 @@ comment on function recording_finalize.claim_preview(integer, integer, interval,
 'each with the action claim_due would take (reconcile, republished, closed, deferred, '
 'quarantined), the attempts it would leave and its detail - the same rules as claim_due, by '
 'predict_action. STABLE: takes no row lock, counts no attempt, writes nothing. RF001 for '
-'out-of-range arguments. Worker and operator API (SECURITY DEFINER).';
+'out-of-range arguments. Worker and operator API (SECURITY DEFINER). '
+'p_topic NULL (the default) is the server''s topic; any other raises RF009.';
 
 revoke all on function recording_finalize.claim_preview(integer, integer, interval, text)
 from public;

@@ -4,7 +4,7 @@ create or replace function recording_finalize.explain(
     p_recording_id uuid,
     p_max_attempts integer default 8,
     p_sla_timeout interval default '30 minutes',
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns jsonb
 language plpgsql
@@ -13,6 +13,8 @@ security definer
 set search_path = ''
 as $$
 declare
+    -- The server's topic, whatever the caller passes (RF009 for any other).
+    v_topic text := recording_finalize.our_topic(p_topic);
     v_rec messenger.call_recordings%rowtype;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_has_row boolean;
@@ -64,11 +66,11 @@ begin
         'leasedUntil', o.relay_lease_until)
     into v_outbox
     from messenger.integration_outbox as o
-    where o.topic = p_topic and o.dedupe_key = p_recording_id::text;
+    where o.topic = v_topic and o.dedupe_key = p_recording_id::text;
     select jsonb_build_object('publishedAt', m.published_at, 'prunedAt', m.pruned_at)
     into v_pruned
     from messenger.integration_outbox_pruned as m
-    where m.topic = p_topic and m.dedupe_key = p_recording_id::text;
+    where m.topic = v_topic and m.dedupe_key = p_recording_id::text;
 
     select coalesce(jsonb_agg(jsonb_build_object('kind', t.kind, 'createdAt', t.created_at,
         'dispatchedAt', t.dispatched_at) order by t.id), '[]')
@@ -105,7 +107,7 @@ begin
             coalesce(v_row.quarantine_reason, 'reason unknown')));
     else
         select p.* into v_pred from recording_finalize.predict_action(
-            p_recording_id, p_max_attempts, p_sla_timeout, p_topic
+            p_recording_id, p_max_attempts, p_sla_timeout, v_topic
         ) as p;
         v_next := jsonb_build_object(
             'action', v_pred.action,
@@ -166,7 +168,8 @@ comment on function recording_finalize.explain(uuid, integer, interval, text) is
 'quarantineReason), its integration-outbox row (or the pruned marker), realtime rows, the '
 'operator audit trail, and next: what the worker will do and when (same rules as claim_due). '
 'RF021 when neither a recording nor a finalize row has this id; RF001 for bad settings. '
-'Operator API (SECURITY DEFINER).';
+'Operator API (SECURITY DEFINER). '
+'p_topic NULL (the default) is the server''s topic; any other raises RF009.';
 
 revoke all on function recording_finalize.explain(uuid, integer, interval, text) from public;
 grant execute on function recording_finalize.explain(uuid, integer, interval, text)

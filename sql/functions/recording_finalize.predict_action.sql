@@ -13,6 +13,8 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
+    -- The server's topic, whatever the caller passes (RF009 for any other).
+    v_topic text := recording_finalize.our_topic(p_topic);
     v_row messenger.recording_finalize_attempts%rowtype;
     v_rec messenger.call_recordings%rowtype;
     v_found boolean;
@@ -37,11 +39,11 @@ begin
             when v_rec.status = 'Available'
                 and not exists (
                     select from messenger.integration_outbox as o
-                    where o.topic = p_topic and o.dedupe_key = v_rec.id::text
+                    where o.topic = v_topic and o.dedupe_key = v_rec.id::text
                 )
                 and not exists (
                     select from messenger.integration_outbox_pruned as m
-                    where m.topic = p_topic and m.dedupe_key = v_rec.id::text
+                    where m.topic = v_topic and m.dedupe_key = v_rec.id::text
                 )
                 then 'republished'
             else 'closed'
@@ -82,7 +84,8 @@ comment on function recording_finalize.predict_action(uuid, integer, interval, t
 'claimed it now, with the same rules and the same action/detail vocabulary (reconcile, '
 'republished, closed, deferred, quarantined), and attempts as the claim would leave them. '
 'No row when the recording has no finalize row. Takes no lock, writes nothing; rows locked by '
-'another runner are predicted as if they were free. Raises nothing.';
+'another runner are predicted as if they were free. Raises only RF009, for a p_topic that is '
+'not NULL (the server''s topic) and not the server''s topic.';
 
 revoke all on function recording_finalize.predict_action(uuid, integer, interval, text)
 from public;

@@ -4,7 +4,7 @@ create or replace function recording_finalize.prune(
     p_older_than interval,
     p_batch_size integer default 1000,
     p_dry_run boolean default false,
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns table (outbox bigint, realtime bigint, finalize bigint)
 language plpgsql
@@ -18,6 +18,9 @@ as $$
 #variable_conflict use_column
 declare
     v_cutoff timestamptz;
+    -- The server's topic, whatever the caller passes (RF009 for another service's topic).
+    v_topic text := recording_finalize.our_topic(p_topic);
+    v_s recording_finalize.settings%rowtype;
 begin
     if p_older_than is null or p_older_than < interval '1 minute' then
         raise exception using
@@ -30,12 +33,25 @@ begin
             errcode = 'RF001',
             message = format('prune: p_batch_size must be 1..10000, got %s', p_batch_size);
     end if;
+    -- The server's retention floor: no login prunes fresher history than the owner allows.
+    select s.* into v_s from recording_finalize.settings as s;
+    if p_older_than < v_s.retention_min then
+        raise exception using
+            errcode = 'RF010',
+            message = format(
+                'policy_out_of_bounds: p_older_than is %s; the server''s bound '
+                '(recording_finalize.settings.retention_min) is at least %s',
+                p_older_than, v_s.retention_min
+            ),
+            hint = 'Prune older history only, or have the owner lower '
+                'recording_finalize.settings.retention_min.';
+    end if;
     v_cutoff := now() - p_older_than;
 
     if p_dry_run then
         return query select
             (select count(*) from messenger.integration_outbox as o
-                where o.topic = p_topic and o.published_at < v_cutoff),
+                where o.topic = v_topic and o.published_at < v_cutoff),
             (select count(*) from messenger.realtime_outbox as t
                 where t.dispatched_at < v_cutoff),
             (select count(*) from messenger.recording_finalize_attempts as f
@@ -52,7 +68,7 @@ begin
         delete from messenger.integration_outbox as o
         where o.id in (
             select x.id from messenger.integration_outbox as x
-            where x.topic = p_topic and x.published_at < v_cutoff
+            where x.topic = v_topic and x.published_at < v_cutoff
             order by x.id
             limit p_batch_size
             for update skip locked
@@ -91,6 +107,17 @@ begin
         returning 1
     )
     select count(*) into finalize from gone;
+
+    -- Markers of our topic older than the server's marker retention (not counted in the result:
+    -- the return type stays as the driver knows it). A duplicate callback that late is not
+    -- plausible; without this the marker table only grows.
+    delete from messenger.integration_outbox_pruned as m
+    where (m.topic, m.dedupe_key) in (
+        select x.topic, x.dedupe_key from messenger.integration_outbox_pruned as x
+        where x.topic = v_topic and x.pruned_at < now() - v_s.marker_retention
+        limit p_batch_size
+        for update skip locked
+    );
     return next;
 end
 $$;
@@ -98,13 +125,17 @@ $$;
 comment on function recording_finalize.prune(interval, integer, boolean, text) is
 'Retention, one batch per call (the driver calls it until every count is below p_batch_size, '
 'each call its own transaction): deletes up to p_batch_size (1..10000) each of published '
-'integration-outbox rows of p_topic published before now() - p_older_than (>= 1 minute), '
-'dispatched realtime rows dispatched before it, and Done finalize rows of terminal recordings '
-'last updated (and due) before it. FOR UPDATE SKIP LOCKED and lock_timeout 2s: never waits on '
+'integration-outbox rows of the server''s topic published before now() - p_older_than '
+'(>= 1 minute and >= settings.retention_min), dispatched realtime rows dispatched before it, '
+'and Done finalize rows of terminal recordings last updated (and due) before it. FOR UPDATE '
+'SKIP LOCKED and lock_timeout 2s: never waits on '
 'the worker or the ingest callback. A deleted published event leaves a marker in '
 'messenger.integration_outbox_pruned (trigger), so enqueue_available never sends it again. '
-'p_dry_run: counts what would go, deletes nothing. RF001 for bad arguments. Worker and '
-'operator API (SECURITY DEFINER).';
+'p_dry_run: counts what would go, deletes nothing. Also deletes up to p_batch_size markers of '
+'the topic pruned longer ago than settings.marker_retention (not counted). p_topic NULL (the '
+'default) is the server''s topic; any other topic raises RF009, so no login can prune another '
+'service''s events. RF001 for bad arguments, RF010 when p_older_than is below '
+'settings.retention_min. Worker and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.prune(interval, integer, boolean, text) from public;
 grant execute on function recording_finalize.prune(interval, integer, boolean, text)
