@@ -13,6 +13,7 @@ declare
     v_rec messenger.call_recordings%rowtype;
     v_session messenger.call_sessions%rowtype;
     v_inserted integer;
+    v_new_id bigint;
     v_topic text := recording_finalize.our_topic(p_topic);
 begin
     select r.* into v_rec from messenger.call_recordings as r where r.id = p_recording_id;
@@ -28,7 +29,7 @@ begin
     -- The event was published and its outbox row pruned since: it was enqueued once already.
     if exists (
         select from messenger.integration_outbox_pruned as m
-        where m.topic = p_topic and m.dedupe_key = v_rec.id::text
+        where m.topic = v_topic and m.dedupe_key = v_rec.id::text
     ) then
         return false;
     end if;
@@ -71,8 +72,26 @@ begin
             'event-id', gen_random_uuid()::text
         )
     )
-    on conflict (topic, dedupe_key) do nothing;
+    on conflict (topic, dedupe_key) do nothing
+    returning id into v_new_id;
     get diagnostics v_inserted = row_count;
+
+    -- A concurrent prune may have deleted the published row this INSERT waited on and committed
+    -- its marker: the check above (an older snapshot) missed it, and the INSERT then succeeded.
+    -- This statement has a fresh snapshot (READ COMMITTED), so the committed marker is visible:
+    -- the event was published once already, so the new (unpublished, hence unmarked) row goes.
+    if v_inserted > 0 and exists (
+        select from messenger.integration_outbox_pruned as m
+        where m.topic = v_topic and m.dedupe_key = v_rec.id::text
+    ) then
+        delete from messenger.integration_outbox as o where o.id = v_new_id;
+        return false;
+    end if;
+    -- An event that existed already came with its realtime row (both are written in one
+    -- transaction); a pruned realtime row must not be pushed a second time.
+    if v_inserted = 0 then
+        return false;
+    end if;
 
     -- The push carries no URL and no secret: the client fetches by FileId through the API.
     insert into messenger.realtime_outbox (kind, session_kind, session_id, reference_id, payload)
@@ -87,7 +106,7 @@ begin
     where kind in ('RecordingAvailable', 'RecordingFailed')
     do nothing;
 
-    return v_inserted > 0;
+    return true;
 end
 $$;
 
@@ -96,7 +115,9 @@ comment on function recording_finalize.enqueue_available(uuid, text) is
 'event-type and a fresh event-id) and the realtime RecordingAvailable row for an Available '
 'recording. Idempotent by RecordingId: returns true only when the integration row is new; a '
 'recording whose published row was pruned (messenger.integration_outbox_pruned) gets neither '
-'row again. The '
+'row again, also when the prune commits while this INSERT waits on the row it deletes (the '
+'marker is re-checked after the INSERT in a fresh snapshot and the new row deleted); the '
+'realtime row is written only together with a new integration row. The '
 'only place the payload is built, so the happy path and the safety net emit identical events. '
 'A missing ended_at is taken as available_at, a missing started_at as ended_at - duration. '
 'Raises RF007 when the recording is not Available, RF009 when p_topic is not NULL and not the '
