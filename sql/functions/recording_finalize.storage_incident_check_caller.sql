@@ -25,9 +25,12 @@ begin
                 recording_finalize.iso_utc(p_at), recording_finalize.iso_utc(now()));
     end if;
     -- The worker records only what it saw itself; operators and the owner record any source.
+    -- Deny by default, by membership (not inherited usage): a NOINHERIT login that SET ROLEs to
+    -- the worker role is still no operator. current_user is the owner here (the callers are
+    -- SECURITY DEFINER), so "member of current_user" is the owner (or a superuser).
     if p_source <> 'worker'
-        and pg_catalog.pg_has_role(session_user, 'recording_finalize_worker', 'USAGE')
-        and not pg_catalog.pg_has_role(session_user, 'recording_finalize_operator', 'USAGE') then
+        and not pg_catalog.pg_has_role(session_user, 'recording_finalize_operator', 'MEMBER')
+        and not pg_catalog.pg_has_role(session_user, current_user, 'MEMBER') then
         raise exception using
             errcode = 'RF018',
             message = format('storage_incident_%s: role %s may only record incidents of source '
@@ -39,9 +42,10 @@ $$;
 
 comment on function recording_finalize.storage_incident_check_caller(text, timestamptz, text) is
 'Internal (no grant): the argument and caller checks of storage_incident_open/close. RF016 '
-'source not ^[a-z][a-z0-9_.-]{0,63}$; RF017 p_at in the future; RF018 a login role that is '
-'granted recording_finalize_worker but not recording_finalize_operator names a source other '
-'than worker. Read-only.';
+'source not ^[a-z][a-z0-9_.-]{0,63}$; RF017 p_at in the future; RF018 a source other than '
+'worker from a login (session_user) that is neither a MEMBER of recording_finalize_operator '
+'nor of the owner (deny by default: a NOINHERIT worker login that SET ROLEs is refused too). '
+'Must be called from the SECURITY DEFINER callers (current_user = the owner). Read-only.';
 
 revoke all on function recording_finalize.storage_incident_check_caller(text, timestamptz, text)
 from public;
