@@ -15,6 +15,7 @@ set search_path = ''
 as $$
 declare
     v_session messenger.call_sessions%rowtype;
+    v_constraint text;
 begin
     -- FOR SHARE on the session before ended_at is read: a concurrent session_ended (an UPDATE
     -- of that row) waits until this start commits and then sees the recording, or ended first
@@ -31,8 +32,20 @@ begin
             message = format('recording_started: session %s has already ended', p_session_id);
     end if;
 
-    -- A repeated start of the same recording is a no-op.
+    -- A repeated start of the same recording is a no-op; the same id in another session is not.
     if exists (select from messenger.call_recordings as r where r.id = p_recording_id) then
+        if not exists (
+            select from messenger.call_recordings as r
+            where r.id = p_recording_id and r.session_kind = p_session_kind
+                and r.session_id = p_session_id
+        ) then
+            raise exception using
+                errcode = 'RF007',
+                message = format(
+                    'recording_started: recording %s belongs to another session, not %s %s',
+                    p_recording_id, p_session_kind, p_session_id
+                );
+        end if;
         return;
     end if;
 
@@ -44,6 +57,24 @@ begin
             p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording', now()
         );
     exception when unique_violation then
+        get stacked diagnostics v_constraint = constraint_name;
+        -- A concurrent delivery of the same start committed first (at-least-once retry): the
+        -- primary key, not ix_recording_active. A no-op when it names the same session.
+        if v_constraint = 'call_recordings_pkey' then
+            if exists (
+                select from messenger.call_recordings as r
+                where r.id = p_recording_id and r.session_kind = p_session_kind
+                    and r.session_id = p_session_id
+            ) then
+                return;
+            end if;
+            raise exception using
+                errcode = 'RF007',
+                message = format(
+                    'recording_started: recording %s belongs to another session, not %s %s',
+                    p_recording_id, p_session_kind, p_session_id
+                );
+        end if;
         raise exception using
             errcode = 'RF007',
             message = format(
@@ -57,8 +88,10 @@ $$;
 comment on function messenger.recording_started(uuid, text, uuid, text, text) is
 'Lifecycle (messenger service): inserts the recording in status Recording, started_at = now(). '
 'No finalize row yet: one is opened when the recording or its session ends. Idempotent by '
-'RecordingId. RF001 bad session kind, RF004 unknown session, RF007 session ended or another '
-'non-terminal recording in it (ix_recording_active); CHECK violations for bad media type/trigger. '
+'RecordingId, also under concurrency (two deliveries of the same start at once: the one that '
+'loses the primary-key race returns too). RF001 bad session kind, RF004 unknown session, RF007 '
+'session ended, another non-terminal recording in it (ix_recording_active), or the recording '
+'id already belongs to another session; CHECK violations for bad media type/trigger. '
 'Concurrency: locks the session FOR SHARE, so a concurrent session_ended either waits for this '
 'start (and opens its finalize row) or ended first (RF007 here).';
 
