@@ -674,7 +674,10 @@ def pause_command(args: argparse.Namespace, settings: Settings) -> int:
                      EXIT_USAGE)
     paused = args.command == "pause"
     with _connect(settings) as conn:
-        rows = queries.set_pause(conn, args.part, paused, _operator(args), args.reason)
+        # SPEC section 7 keeps --reason optional; the database requires one (an audited action
+        # always says why), so an omitted reason is recorded as such, in words.
+        rows = queries.set_pause(conn, args.part, paused, _operator(args),
+                                 args.reason or "(no reason given)")
     logs.log("paused" if paused else "resumed", part=args.part, operator=_operator(args),
              reason=args.reason)
     if args.json:

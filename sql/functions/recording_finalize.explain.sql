@@ -78,7 +78,7 @@ begin
     from messenger.realtime_outbox as t where t.reference_id = p_recording_id;
 
     select coalesce(jsonb_agg(jsonb_build_object(
-        'action', a.action_kind, 'operator', a.operator_name,
+        'action', a.action_kind, 'operator', a.operator_name, 'login', a.login_role,
         'reason', a.reason, 'at', a.created_at, 'detail', a.detail) order by a.id), '[]')
     into v_actions
     from messenger.recording_finalize_operator_actions as a
@@ -169,7 +169,8 @@ comment on function recording_finalize.explain(uuid, integer, interval, text) is
 'operator audit trail, and next: what the worker will do and when (same rules as claim_due). '
 'RF021 when neither a recording nor a finalize row has this id; RF001 for bad settings. '
 'Operator API (SECURITY DEFINER). '
-'p_topic NULL (the default) is the server''s topic; any other raises RF009.';
+'p_topic NULL (the default) is the server''s topic; any other raises RF009. '
+'Each operatorActions entry carries operator (the name given) and login (the session_user).';
 
 revoke all on function recording_finalize.explain(uuid, integer, interval, text) from public;
 grant execute on function recording_finalize.explain(uuid, integer, interval, text)

@@ -17,7 +17,8 @@ as $$
         exists (select from messenger.recording_finalize_pause as p where p.part = 'relay'),
         coalesce(
             (select jsonb_agg(jsonb_build_object('part', p.part, 'pausedAt', p.paused_at,
-                'pausedBy', p.paused_by, 'reason', p.reason) order by p.part)
+                'pausedBy', p.paused_by, 'login', p.login_role, 'reason', p.reason)
+                order by p.part)
                 from messenger.recording_finalize_pause as p),
             '[]'
         ),
@@ -37,7 +38,8 @@ $$;
 
 comment on function recording_finalize.operator_state() is
 'Read once per cycle by every runner: reconcile_paused / relay_paused (the pause switch), the '
-'pauses with who and why, and the Quarantined rows counted by quarantine_reason (unknown for '
+'pauses with who (pausedBy, the name given; login, the session_user) and why, and the '
+'Quarantined rows counted by quarantine_reason (unknown for '
 'a row quarantined by hand). Read-only. Worker and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.operator_state() from public;

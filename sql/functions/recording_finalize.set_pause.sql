@@ -15,7 +15,7 @@ as $$
 #variable_conflict use_column
 declare
     v_parts text[];
-    v_reason text := coalesce(nullif(btrim(p_reason), ''), '(no reason given)');
+    v_reason text := nullif(btrim(p_reason), '');
 begin
     if p_part is null or p_part not in ('reconcile', 'relay', 'all') then
         raise exception using
@@ -24,6 +24,12 @@ begin
     end if;
     if p_paused is null then
         raise exception using errcode = 'RF001', message = 'pause: p_paused must be set';
+    end if;
+    -- Every operator action states why (the CLI passes its own text when --reason is omitted).
+    if v_reason is null then
+        raise exception using
+            errcode = 'RF001',
+            message = 'pause: p_reason must be given (a pause or resume is an audited action)';
     end if;
     v_parts := case when p_part = 'all' then array['reconcile', 'relay'] else array[p_part] end;
     perform recording_finalize.record_operator_action(
@@ -34,7 +40,9 @@ begin
         insert into messenger.recording_finalize_pause as s (part, paused_by, reason)
         select x, btrim(p_operator), v_reason from unnest(v_parts) as x
         on conflict (part) do update
-        set paused_by = excluded.paused_by, reason = excluded.reason;
+        -- A re-pause is a new pause: its time and login go with its name and reason.
+        set paused_by = excluded.paused_by, reason = excluded.reason, paused_at = now(),
+            login_role = session_user;
     else
         delete from messenger.recording_finalize_pause as s where s.part = any(v_parts);
     end if;
@@ -48,9 +56,10 @@ $$;
 
 comment on function recording_finalize.set_pause(text, boolean, text, text) is
 'Pause switch: p_paused true pauses p_part (reconcile, relay or all) for every runner from its '
-'next cycle, false resumes it; idempotent (pausing a paused part keeps its first paused_at). '
-'Writes one operator audit row (pause/resume; a missing reason is recorded as such). Returns '
-'the state of both parts after the change. RF001 for an unknown part or an empty operator. '
+'next cycle, false resumes it; idempotent (pausing a paused part again records the new '
+'paused_at, name, login_role = session_user and reason). Writes one operator audit row '
+'(pause/resume, with the login). Returns the state of both parts after the change. RF001 for '
+'an unknown part, an empty operator or a missing reason. '
 'Operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.set_pause(text, boolean, text, text) from public;

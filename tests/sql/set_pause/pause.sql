@@ -16,7 +16,8 @@ select results_eq(
     'pause all: both parts paused, with who and why'
 );
 select results_eq(
-    $$select part, paused from recording_finalize.set_pause('relay', false, 'bob')$$,
+    $$select part, paused from recording_finalize.set_pause('relay', false, 'bob',
+        'Kafka is back')$$,
     $$values ('reconcile', true), ('relay', false)$$,
     'resume relay: reconcile stays paused'
 );
@@ -29,12 +30,12 @@ select results_eq(
     $$select action_kind, operator_name, reason from messenger.recording_finalize_operator_actions
     order by id$$,
     $$values ('pause'::varchar, 'ann', 'Kafka migration'),
-        ('resume'::varchar, 'bob', '(no reason given)')$$,
+        ('resume'::varchar, 'bob', 'Kafka is back')$$,
     'each switch is audited'
 );
-select throws_ok($$select * from recording_finalize.set_pause('claim', true, 'ann')$$, 'RF001',
+select throws_ok($$select * from recording_finalize.set_pause('claim', true, 'ann', 'r')$$, 'RF001',
     null, 'an unknown part is refused');
-select throws_ok($$select * from recording_finalize.set_pause('all', true, '')$$, 'RF001',
+select throws_ok($$select * from recording_finalize.set_pause('all', true, '', 'r')$$, 'RF001',
     null, 'an operator is required');
 
 select * from finish();
