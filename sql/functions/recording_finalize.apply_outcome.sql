@@ -32,8 +32,11 @@ declare
         400
     );
     v_topic text := recording_finalize.our_topic(p_topic);
+    v_grace_max interval;
 begin
     perform recording_finalize.check_policy(p_max_attempts);
+    -- RF010 outside settings.upload_grace_min/max; returns the max, the longest deferral.
+    v_grace_max := recording_finalize.check_upload_grace(p_upload_grace);
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
         raise exception using
@@ -109,7 +112,8 @@ begin
         from recording_finalize.upload_deferral(p_recording_id, p_upload_grace) as d;
         if v_defer.defer_until is not null then
             update messenger.recording_finalize_attempts as f
-            set attempts = greatest(f.attempts - 1, 0), next_attempt_at = v_defer.defer_until,
+            set attempts = greatest(f.attempts - 1, 0),
+                next_attempt_at = least(v_defer.defer_until, now() + v_grace_max),
                 claim_token = null, last_error = v_defer.reason, updated_at = now()
             where f.id = v_row.id;
             result := 'deferred';
@@ -206,7 +210,9 @@ comment on function recording_finalize.apply_outcome(
 'the recording''s row lock; the claim''s recording_version is not compared). p_error is stored '
 'as last_error with URLs masked; a settle without an error keeps the last one. Locks the '
 'recording, then the finalize row (FOR NO KEY UPDATE). RF001 for an unknown outcome, RF010 for '
-'p_max_attempts above the server''s bound (check_policy), RF009 for a p_topic other than the '
+'p_max_attempts outside the server''s bounds (check_policy) or p_upload_grace outside '
+'settings.upload_grace_min/max (check_upload_grace; a deferral never reaches past now() + '
+'upload_grace_max), RF009 for a p_topic other than the '
 'server''s (NULL = the server''s topic; our_topic); RF001 for missing when p_upload_grace '
 'is not > 0. Worker API (SECURITY DEFINER).';
 

@@ -30,7 +30,11 @@ begin
 
     -- NULL and values the caller's own rules refuse (RF001: max attempts < 1, SLA or base <= 0,
     -- factor < 1 or not finite, jitter outside [0, 1)) are left to those rules.
-    if p_max_attempts >= 1 and p_max_attempts > v_s.max_attempts_max then
+    if p_max_attempts >= 1 and p_max_attempts < v_s.max_attempts_min then
+        v_argument := 'p_max_attempts';
+        v_value := p_max_attempts::text;
+        v_bound := format('at least %s', v_s.max_attempts_min);
+    elsif p_max_attempts >= 1 and p_max_attempts > v_s.max_attempts_max then
         v_argument := 'p_max_attempts';
         v_value := p_max_attempts::text;
         v_bound := format('at most %s', v_s.max_attempts_max);
@@ -77,9 +81,10 @@ comment on function recording_finalize.check_policy(
     integer, interval, interval, double precision, interval, double precision
 ) is
 'Internal. Raises RF010 (policy_out_of_bounds) naming the argument, its value and the server''s '
-'bound (recording_finalize.settings) when a policy argument is outside it: max attempts above '
-'max_attempts_max, SLA or backoff base outside [min, max], factor, cap or jitter above their '
-'max. NULL and values the caller''s own RF001 rules refuse are left to those rules. Called '
+'bound (recording_finalize.settings) when a policy argument is outside it: max attempts outside '
+'[max_attempts_min, max_attempts_max], SLA or backoff base outside [min, max], factor, cap or '
+'jitter above their max. NULL and values the caller''s own RF001 rules refuse are left to '
+'those rules. Called '
 'first by claim_due and apply_outcome, before any row is touched. Read-only.';
 
 revoke all on function recording_finalize.check_policy(

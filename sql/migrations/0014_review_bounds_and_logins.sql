@@ -12,7 +12,7 @@ set local statement_timeout = '5min';
 alter table recording_finalize.settings
 add column retention_min interval not null default '1 day',
 add column marker_retention interval not null default '90 days',
-add column upload_grace_min interval not null default '1 minute',
+add column upload_grace_min interval not null default '1 second',
 add column upload_grace_max interval not null default '24 hours',
 add column max_attempts_min integer not null default 1;
 
@@ -38,7 +38,8 @@ comment on column recording_finalize.settings.marker_retention is
 'How long a prune marker (messenger.integration_outbox_pruned) is kept: prune deletes markers '
 'pruned longer ago than this, a bound far beyond any plausible duplicate ingest callback.';
 comment on column recording_finalize.settings.upload_grace_min is
-'Smallest apply_outcome p_upload_grace (RFR_UPLOAD_GRACE) accepted (RF010).';
+'Smallest apply_outcome p_upload_grace (RFR_UPLOAD_GRACE, by default the SLA) accepted (RF010). '
+'Default 1 second, the smallest SLA (sla_timeout_min), since an unset RFR_UPLOAD_GRACE is the SLA.';
 comment on column recording_finalize.settings.upload_grace_max is
 'Largest apply_outcome p_upload_grace accepted (RF010); also the longest deferral of a 404 '
 'during a storage incident (defer_until is capped at now() + upload_grace_max).';

@@ -73,11 +73,13 @@ select results_eq(
         'recording_finalize.iso_utc(timestamp with time zone)',
         'recording_finalize.quarantined_rows(integer)',
         'recording_finalize.storage_incident_list(interval,integer)',
+        'recording_finalize.check_upload_grace(interval)',
         'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
         'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)')
     order by fn$$,
     -- iso_utc is STABLE: it calls to_char(), which is STABLE (issue 9, finding 7).
-    $$values ('recording_finalize.iso_utc(timestamp with time zone)', 's'),
+    $$values ('recording_finalize.check_upload_grace(interval)', 's'),
+        ('recording_finalize.iso_utc(timestamp with time zone)', 's'),
         ('recording_finalize.quarantined_rows(integer)', 's'),
         ('recording_finalize.stats(text)', 's'),
         ('recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
@@ -108,6 +110,7 @@ select is_empty(
                 || 'text)',
             'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)',
             'recording_finalize.function_fingerprint(text)',
+            'recording_finalize.check_upload_grace(interval)',
             'recording_finalize.schema_state()')$$,
     'every function that writes (or draws random numbers) is VOLATILE'
 );
