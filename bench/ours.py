@@ -121,6 +121,7 @@ def main() -> int:
     sys.stdin.readline()
 
     stop = threading.Event()
+    t_start = time.monotonic()  # system-wide: comparable with bench/messenger.py's samples
     t0 = time.perf_counter()
     cpu0 = time.process_time()
     if relay_only:
@@ -130,6 +131,7 @@ def main() -> int:
     else:
         summary = run_cycle(ctx, stop)
     wall = time.perf_counter() - t0
+    t_end = time.monotonic()
     cpu = time.process_time() - cpu0
     rel.close()
     pool.close()
@@ -138,6 +140,8 @@ def main() -> int:
             "published": result.published, "batches": result.batches, "failed": result.failed,
             "reason": result.reason},
         "wall_s": wall,
+        "t_start": t_start,
+        "t_end": t_end,
         "cpu_s": cpu,
         "seconds": dict(timers.seconds),
         "calls": dict(timers.calls),

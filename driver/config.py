@@ -115,6 +115,10 @@ VARIABLES: tuple[Variable, ...] = (
              "the /metrics port (run)", "--metrics-port"),
     Variable("RFR_SQL_DIR", None, "a directory holding migrations/ and functions/",
              "the SQL tree for migrate (default: the package's sql/)"),
+    Variable("RFR_MAX_APPLY_RATE", "0", "a number in 0..100000 (0 = no limit)",
+             "at most this many verdicts applied per second, so a backlog drain leaves the "
+             "shared database room for the messenger's own writes (docs/benchmarks.md)",
+             "--max-apply-rate"),
 )
 
 VARIABLE_BY_NAME = {v.name: v for v in VARIABLES}
@@ -206,6 +210,7 @@ class Settings:
     lock_key: int
     metrics_port: int
     sql_dir: Path
+    max_apply_rate: float = 0.0
 
     def secrets(self) -> list[str]:
         """Values the logger must mask: passwords and keys, also as they appear URL-quoted."""
@@ -466,6 +471,7 @@ def load_settings(
         lock_key=r.integer("RFR_LOCK_KEY", *_INT64),
         metrics_port=r.integer("RFR_METRICS_PORT", 0, 65535),
         sql_dir=_check_sql_dir(r),
+        max_apply_rate=r.number("RFR_MAX_APPLY_RATE", 0.0, 100000.0),
     )
 
 
