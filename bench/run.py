@@ -110,6 +110,11 @@ class Bench:
         path = f"/{dbname}" if dbname else parts.path
         return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
 
+    def _use_topic(self, topic: str) -> None:
+        """The topic lives on the server (recording_finalize.settings): the run's becomes it."""
+        with self.owner() as conn:
+            conn.execute("update recording_finalize.settings set topic = %s", (topic,))
+
     def owner(self, dbname: str | None = None) -> psycopg.Connection[Any]:
         url = self.owner_url
         if dbname:
@@ -255,6 +260,7 @@ class Bench:
         self._reset(contender, dbname)
         topic = costs.new_topic_name("e2e")
         world.create_topic(self.bootstrap, topic)
+        self._use_topic(topic)
         logs = Path(self.args.out)
         if contender == "ours":
             url = self._url(self.worker_url, WORKER_ROLE, self.worker_password, dbname)
@@ -361,6 +367,7 @@ class Bench:
         for rep in range(1, reps + 1):
             topic = costs.new_topic_name("relay")
             world.create_topic(self.bootstrap, topic)
+            self._use_topic(topic)
             with self.owner() as conn:
                 world.reset(conn)
                 costs.seed_outbox(conn, topic, n)
@@ -399,6 +406,7 @@ class Bench:
         for rep in range(1, reps + 1):
             topic = costs.new_topic_name("rss")
             world.create_topic(self.bootstrap, topic)
+            self._use_topic(topic)
             with self.owner() as conn:
                 world.reset(conn)
                 world.seed_stuck(conn, backlog)

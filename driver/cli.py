@@ -128,7 +128,8 @@ COMMANDS = {
         "exit 0.",
         "exit 1: the worker could not start (e.g. the metrics port is taken).\n"
         "exit 2: a start-up self-check failed: the lock connection goes through a\n"
-        "transaction-pooling proxy, or the producer would not be idempotent.",
+        "transaction-pooling proxy, the producer would not be idempotent, or RFR_TOPIC or a\n"
+        "policy value disagrees with the server's settings (recording_finalize.settings).",
     ),
     "run-once": (
         "one full cycle and a relay drain; prints the cycle summary as JSON",
@@ -144,7 +145,8 @@ COMMANDS = {
     "requeue": (
         "runbook: hand a quarantined recording back to the worker",
         "Moves the finalize row of RECORDING_ID from Quarantined to Pending with attempts = 0,\n"
-        "due now; its last_error is kept. Look at `status` first.",
+        "due now; its last_error is kept. Look at `status` first. Connect as a login granted\n"
+        "recording_finalize_operator (the worker's role may not requeue).",
         "exit 1: no finalize row for RECORDING_ID, or the row is not Quarantined.\n"
         "exit 2: RECORDING_ID is not a UUID.",
     ),
@@ -152,7 +154,8 @@ COMMANDS = {
         "backlog, oldest age, publish backlog and the quarantined rows",
         "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
         "row, quarantined rows, unpublished events) and the quarantined rows with their last\n"
-        "error: a table, or one JSON object with --json.",
+        "error: a table, or one JSON object with --json. Connect as a login granted\n"
+        "recording_finalize_operator.",
         "",
     ),
 }
@@ -345,6 +348,7 @@ def _start_checks(settings: Settings, retry: threading.Event | None = None) -> i
     The producer must be idempotent with acks=all (a row is marked published only after the
     broker's acknowledgement), and the lock connection must reach a PostgreSQL session of its
     own (no transaction pooling). RFR_S3_TIMEOUT < RFR_LOCK_TTL / 2 is a configuration rule.
+    RFR_TOPIC and the policy values must agree with the server's (recording_finalize.settings).
 
     An unreachable database is no verdict: with ``retry`` (``run``) the check is tried again
     every polling interval until it can be made or ``retry`` is set (stop: exit 0); without it
@@ -352,6 +356,7 @@ def _start_checks(settings: Settings, retry: threading.Event | None = None) -> i
     """
     from .db import LockConnectionError, check_lock_connection
     from .relay import ProducerConfigError, check_producer_idempotent, producer_config
+    from .server_settings import check_server_settings
 
     try:
         check_producer_idempotent(producer_config(settings))
@@ -361,8 +366,12 @@ def _start_checks(settings: Settings, retry: threading.Event | None = None) -> i
     while True:
         try:
             check_lock_connection(settings)
+            check_server_settings(settings)
         except LockConnectionError as err:
             return _fail(f"start-up check failed: {err}", EXIT_USAGE)
+        except ConfigError as err:
+            # RFR_TOPIC or a policy value the server's settings refuse: named with both values.
+            return _fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
         except psycopg.Error as err:
             if retry is None:
                 raise

@@ -19,6 +19,8 @@ class SqlState(StrEnum):
     NOT_QUARANTINED = "RF006"
     RECORDING_CONFLICT = "RF007"
     TERMINAL_RECORDING_IMMUTABLE = "RF008"
+    TOPIC_MISMATCH = "RF009"
+    POLICY_OUT_OF_BOUNDS = "RF010"
 
 
 def sqlstate(exc: psycopg.Error) -> SqlState | None:

@@ -48,12 +48,14 @@ class AppliedResult:
 
 @dataclass(frozen=True)
 class OutboxRow:
-    """A leased integration-outbox row: ``payload`` is the exact text to publish."""
+    """A leased integration-outbox row: ``payload`` is the exact text to publish;
+    ``lease_token`` (the same for the whole batch) goes back to ``relay_mark_published``."""
 
     id: int
     message_key: str
     payload: str
     headers: dict[str, str]
+    lease_token: UUID
 
 
 @dataclass(frozen=True)
@@ -134,11 +136,20 @@ from recording_finalize.apply_outcome(
 """
 
 RELAY_CLAIM = """
-select id, message_key, payload, headers
+select id, message_key, payload, headers, lease_token
 from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_topic => %s)
 """
 
-RELAY_MARK_PUBLISHED = "select recording_finalize.relay_mark_published(p_ids => %s::bigint[])"
+RELAY_MARK_PUBLISHED = """
+select recording_finalize.relay_mark_published(p_ids => %s::bigint[], p_lease_token => %s)
+"""
+
+SERVER_SETTINGS = """
+select topic, max_attempts_max, sla_timeout_min, sla_timeout_max, backoff_base_min,
+    backoff_base_max, backoff_factor_max, backoff_cap_max, backoff_jitter_max, relay_lease_max,
+    relay_batch_max
+from recording_finalize.server_settings()
+"""
 
 TRY_LOCK_RUNNER = "select recording_finalize.try_lock_runner(p_lock_key => %s)"
 
@@ -330,10 +341,36 @@ def relay_claim(conn: Connection, limit: int, lease_s: float, topic: str) -> lis
         return cur.execute(RELAY_CLAIM, (limit, _seconds(lease_s), topic)).fetchall()
 
 
-def relay_mark_published(conn: Connection, ids: list[int]) -> int:
-    """Marks the broker-acknowledged rows published; returns how many it marked."""
-    row = conn.execute(RELAY_MARK_PUBLISHED, (ids,)).fetchone()
+def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) -> int:
+    """Marks the broker-acknowledged rows published, if still leased with ``lease_token``
+    (the token their ``relay_claim`` returned); returns how many it marked."""
+    row = conn.execute(RELAY_MARK_PUBLISHED, (ids, lease_token)).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """``recording_finalize.server_settings()``: the server's topic and policy bounds."""
+
+    topic: str
+    max_attempts_max: int
+    sla_timeout_min: timedelta
+    sla_timeout_max: timedelta
+    backoff_base_min: timedelta
+    backoff_base_max: timedelta
+    backoff_factor_max: float
+    backoff_cap_max: timedelta
+    backoff_jitter_max: float
+    relay_lease_max: timedelta
+    relay_batch_max: int
+
+
+def server_settings(conn: Connection) -> ServerSettings:
+    with conn.cursor(row_factory=class_row(ServerSettings)) as cur:
+        result = cur.execute(SERVER_SETTINGS).fetchone()
+    if result is None:
+        raise RuntimeError("server_settings returned no row (recording_finalize.settings is empty)")
+    return result
 
 
 def try_lock_runner(conn: Connection, key: int) -> bool:

@@ -6,7 +6,9 @@ One relay batch costs two database calls on one autocommit connection:
 2. every row is produced in id order (key = SessionId, value = the payload text exactly as the
    database rendered it, headers from the row), then ONE ``flush`` waits for all the delivery
    reports;
-3. ``relay_mark_published`` marks only the rows whose delivery report said the broker has them.
+3. ``relay_mark_published`` marks only the rows whose delivery report said the broker has them,
+   presenting the lease token the claim returned (a row another relay took over meanwhile, or
+   of another topic, is not marked).
 
 Nothing is marked before the broker's acknowledgement (idempotent producer, ``acks=all``), so a
 crash anywhere means a message is sent again, never lost: at-least-once, and consumers dedupe
@@ -280,7 +282,8 @@ class Relay:
             return "empty"
         rows.sort(key=lambda row: row.id)
         batch = self._publish(producer, rows)
-        marked = queries.relay_mark_published(conn, batch.acked) if batch.acked else 0
+        marked = (queries.relay_mark_published(conn, batch.acked, rows[0].lease_token)
+                  if batch.acked else 0)
         self._metrics.published_total.inc(marked)
         self._metrics.publish_failures_total.inc(len(batch.failed))
         result.batches += 1

@@ -2,7 +2,8 @@
 # make demo: the safety net at work on a throwaway local stack, with faults, and a verdict.
 #   1. start PostgreSQL 15, SeaweedFS (S3) and Tansu (Kafka) in .stack/demo (stopped on any exit),
 #   2. `recording-finalize migrate` as the schema owner,
-#   3. a login role for the worker that is only granted recording_finalize_worker,
+#   3. a login role for the worker that is only granted recording_finalize_worker, and one for
+#      the operator's runbook that is only granted recording_finalize_operator,
 #   4. tools/demo.py: the scenario, the real `recording-finalize run`, the report and the chart.
 # Outputs in out/demo/. Exit status: tools/demo.py's (0 PASS, 1 FAIL).
 # Arguments go to tools/demo.py, e.g. `bash scripts/demo.sh --break republish`
@@ -53,5 +54,15 @@ create role rfr_demo_worker login password :'pw' in role recording_finalize_work
 SQL
 export RFR_DEMO_WORKER_DATABASE_URL="postgresql://rfr_demo_worker:${RFR_DEMO_WORKER_PASSWORD}@${PGHOST}:${PGPORT}/${PGDATABASE}"
 say "worker role rfr_demo_worker: granted recording_finalize_worker only"
+
+# The operator's runbook (status, requeue) runs as a login of its own: requeue is not the worker's.
+RFR_DEMO_OPERATOR_PASSWORD="$("$PY" -c 'import secrets; print(secrets.token_hex(16))')"
+export RFR_DEMO_OPERATOR_PASSWORD
+psql -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+\getenv pw RFR_DEMO_OPERATOR_PASSWORD
+create role rfr_demo_operator login password :'pw' in role recording_finalize_operator;
+SQL
+export RFR_DEMO_OPERATOR_DATABASE_URL="postgresql://rfr_demo_operator:${RFR_DEMO_OPERATOR_PASSWORD}@${PGHOST}:${PGPORT}/${PGDATABASE}"
+say "operator role rfr_demo_operator: granted recording_finalize_operator only"
 
 "$PY" -m tools.demo --out "$OUT" "$@"

@@ -28,12 +28,30 @@ echo "== starting the local stack (PostgreSQL 15, SeaweedFS, Tansu)"
 # shellcheck disable=SC1091
 source "$STACK_DIR/env"
 
+# The schema owner as production has it: LOGIN CREATEROLE (migration 0002/0004 create the
+# worker and operator roles), not a superuser. Created (or its password reset) by the stack's
+# superuser; prints the owner's URL for database $1.
+schema_owner_url() {
+    local pw
+    pw="$("$PY" -c 'import secrets; print(secrets.token_hex(16))')"
+    RFR_SCHEMA_OWNER_PW="$pw" psql -q -v ON_ERROR_STOP=1 -d postgres >/dev/null <<'SQL'
+\getenv pw RFR_SCHEMA_OWNER_PW
+select format('%s role rfr_schema_owner login createrole nosuperuser password %L',
+    case when exists (select from pg_catalog.pg_roles where rolname = 'rfr_schema_owner')
+        then 'alter' else 'create' end,
+    :'pw') \gexec
+SQL
+    echo "postgresql://rfr_schema_owner:${pw}@${PGHOST}:${PGPORT}/$1"
+}
+
 run_sql() {
     echo "== pgTAP: tests/sql"
-    local db=rfr_pgtap
+    local db=rfr_pgtap owner_url
+    owner_url="$(schema_owner_url "$db")"
     psql -q -v ON_ERROR_STOP=1 -d postgres -c "drop database if exists $db" \
-        -c "create database $db"
-    DATABASE_URL="${DATABASE_URL%/*}/$db" .venv/bin/recording-finalize migrate >/dev/null
+        -c "create database $db owner rfr_schema_owner"
+    # Migrated as the non-superuser owner; the extensions the suite needs come from the superuser.
+    DATABASE_URL="$owner_url" .venv/bin/recording-finalize migrate >/dev/null
     # dblink authenticates from the server side: the concurrency tests need the password.
     psql -q -v ON_ERROR_STOP=1 -d postgres -c "alter database $db set rfr_tests.conninfo = \
 'host=$PGHOST port=$PGPORT user=$PGUSER password=$PGPASSWORD dbname=$db'"

@@ -582,7 +582,8 @@ class World:
 
     def _cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        env["DATABASE_URL"] = self.worker_url  # the operator needs no table privilege either
+        # The runbook's own login (recording_finalize_operator): no table privilege either.
+        env["DATABASE_URL"] = self.env.get("RFR_DEMO_OPERATOR_DATABASE_URL") or self.worker_url
         exe = Path(sys.executable).parent / "recording-finalize"
         return subprocess.run(
             [str(exe), *args], env=env, capture_output=True, text=True, timeout=30, check=False

@@ -10,7 +10,7 @@ create or replace function recording_finalize.apply_outcome(
     p_format text default null,
     p_error text default null,
     p_max_attempts integer default 8,
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns table (result text, finalize_status text, attempts integer)
 language plpgsql
@@ -29,7 +29,9 @@ declare
         ),
         400
     );
+    v_topic text := recording_finalize.our_topic(p_topic);
 begin
+    perform recording_finalize.check_policy(p_max_attempts);
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
         raise exception using
@@ -80,7 +82,7 @@ begin
     -- between (session_ended: Recording -> Uploading) must not make the verdict stale.
     if v_rec.status in ('Available', 'Failed') then
         if v_rec.status = 'Available' then
-            perform recording_finalize.enqueue_available(v_rec.id, p_topic);
+            perform recording_finalize.enqueue_available(v_rec.id, v_topic);
         end if;
         perform recording_finalize.settle_finalize_row(p_recording_id, 'Done');
         result := 'terminal';
@@ -92,7 +94,7 @@ begin
 
     if p_outcome = 'found' then
         perform recording_finalize.transition_available(
-            p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format, p_topic
+            p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format, v_topic
         );
         perform recording_finalize.settle_finalize_row(p_recording_id, 'Done');
         result := 'reconciled';
@@ -183,8 +185,9 @@ comment on function recording_finalize.apply_outcome(
 'recording is already Available/Failed: never rewritten; row closed - a status guard under '
 'the recording''s row lock; the claim''s recording_version is not compared). p_error is stored '
 'as last_error with URLs masked; a settle without an error keeps the last one. Locks the '
-'recording, then the finalize row (FOR NO KEY UPDATE). RF001 for an unknown outcome. Worker '
-'API (SECURITY DEFINER).';
+'recording, then the finalize row (FOR NO KEY UPDATE). RF001 for an unknown outcome, RF010 for '
+'p_max_attempts above the server''s bound (check_policy), RF009 for a p_topic other than the '
+'server''s (NULL = the server''s topic; our_topic). Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.apply_outcome(
     uuid, uuid, text, text, bigint, integer, text, text, integer, text

@@ -74,9 +74,7 @@ comment on function recording_finalize.backoff_delay(
 'cap < base or jitter outside [0, 1). '
 'VOLATILE and PARALLEL RESTRICTED, like the random() it calls; reads no table.';
 
+-- The worker had it before migration 0004; claim_due calls it as the owner, the worker never.
 revoke all on function recording_finalize.backoff_delay(
     integer, interval, double precision, interval, double precision
-) from public;
-grant execute on function recording_finalize.backoff_delay(
-    integer, interval, double precision, interval, double precision
-) to recording_finalize_worker;
+) from public, recording_finalize_worker;

@@ -8,7 +8,7 @@ create or replace function recording_finalize.claim_due(
     p_backoff_factor double precision default 2.0,
     p_backoff_cap interval default '15 minutes',
     p_backoff_jitter double precision default 0.1,
-    p_topic text default 'pin.messenger.call-recording-available.v1'
+    p_topic text default null
 )
 returns table (
     recording_id uuid,
@@ -33,7 +33,12 @@ declare
     v_session messenger.call_sessions%rowtype;
     v_token uuid;
     v_claimed integer := 0;
+    v_topic text := recording_finalize.our_topic(p_topic);
 begin
+    perform recording_finalize.check_policy(
+        p_max_attempts, p_sla_timeout, p_backoff_base, p_backoff_factor, p_backoff_cap,
+        p_backoff_jitter
+    );
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
@@ -87,7 +92,7 @@ begin
         -- the republish phase, settled right here without a round trip to the driver.
         if v_rec.status in ('Available', 'Failed') then
             if v_rec.status = 'Available'
-                and recording_finalize.enqueue_available(v_rec.id, p_topic) then
+                and recording_finalize.enqueue_available(v_rec.id, v_topic) then
                 action := 'republished';
             else
                 action := 'closed';
@@ -208,7 +213,9 @@ comment on function recording_finalize.claim_due(
 '(rows without a recording are taken after the others, in what is left of the batch). '
 'recording_version is the version seen at claim, for logs only. '
 'Raises RF001 for out-of-range settings (batch 1..10000, max attempts > 0, SLA > 0, backoff '
-'as backoff_delay). Never waits on a lock. Worker API (SECURITY DEFINER).';
+'as backoff_delay), RF010 for a policy argument outside the server''s bounds (check_policy), '
+'RF009 for a p_topic other than the server''s (NULL = the server''s topic; our_topic). '
+'Never waits on a lock. Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.claim_due(
     integer, integer, interval, interval, double precision, interval, double precision, text

@@ -13,6 +13,7 @@ declare
     v_rec messenger.call_recordings%rowtype;
     v_session messenger.call_sessions%rowtype;
     v_inserted integer;
+    v_topic text := recording_finalize.our_topic(p_topic);
 begin
     select r.* into v_rec from messenger.call_recordings as r where r.id = p_recording_id;
     if not found or v_rec.status <> 'Available' then
@@ -30,7 +31,7 @@ begin
         topic, message_key, event_type, dedupe_key, payload, headers
     )
     values (
-        p_topic,
+        v_topic,
         v_rec.session_id::text,
         'call-recording-available',
         v_rec.id::text,
@@ -88,6 +89,8 @@ comment on function recording_finalize.enqueue_available(uuid, text) is
 'recording. Idempotent by RecordingId: returns true only when the integration row is new. The '
 'only place the payload is built, so the happy path and the safety net emit identical events. '
 'A missing ended_at is taken as available_at, a missing started_at as ended_at - duration. '
-'Raises RF007 when the recording is not Available. Runs in the caller''s transaction.';
+'Raises RF007 when the recording is not Available, RF009 when p_topic is not NULL and not the '
+'server''s topic (the event always goes to the server''s topic). Runs in the caller''s '
+'transaction.';
 
 revoke all on function recording_finalize.enqueue_available(uuid, text) from public;

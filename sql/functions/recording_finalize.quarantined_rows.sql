@@ -33,7 +33,10 @@ $$;
 comment on function recording_finalize.quarantined_rows(integer) is
 'Runbook listing: up to p_limit (1..10000, RF001 otherwise) Quarantined rows, oldest first, '
 'with attempts and last_error (error class and code, no PII, no URL). Read-only. '
-'Worker API (SECURITY DEFINER).';
+'Operator API (SECURITY DEFINER): not the worker''s.';
 
-revoke all on function recording_finalize.quarantined_rows(integer) from public;
-grant execute on function recording_finalize.quarantined_rows(integer) to recording_finalize_worker;
+-- The worker had it before migration 0004: the runbook listing is the operator's.
+revoke all on function recording_finalize.quarantined_rows(integer)
+from public, recording_finalize_worker;
+grant execute on function recording_finalize.quarantined_rows(integer)
+to recording_finalize_operator;

@@ -52,7 +52,9 @@ $$;
 comment on function recording_finalize.requeue(uuid) is
 'Runbook re-enqueue: Quarantined -> Pending, attempts = 0, due now; last_error is kept. '
 'Returns the row as it now is. RF005 when the recording has no finalize row, RF006 when the row '
-'is not Quarantined. Worker API (SECURITY DEFINER).';
+'is not Quarantined. Operator API (SECURITY DEFINER): not the worker''s.';
 
-revoke all on function recording_finalize.requeue(uuid) from public;
-grant execute on function recording_finalize.requeue(uuid) to recording_finalize_worker;
+-- The worker had it before migration 0004: an operator action is not the worker's.
+revoke all on function recording_finalize.requeue(uuid)
+from public, recording_finalize_worker;
+grant execute on function recording_finalize.requeue(uuid) to recording_finalize_operator;

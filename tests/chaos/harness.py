@@ -326,6 +326,9 @@ class World:
             conn.execute(f'create database "{self.dbname}" template "{template.name}"')
         self.owner_url = stack.url_for(self.dbname)
         self.worker_url = stack.url_for(self.dbname, WORKER_ROLE, template.password)
+        # The topic lives on the server (recording_finalize.settings): the scenario's becomes it.
+        with psycopg.connect(self.owner_url, autocommit=True) as conn:
+            conn.execute("update recording_finalize.settings set topic = %s", (self.topic,))
         self.worker_password = template.password
         stack.s3().create_bucket(Bucket=self.bucket)
         admin = AdminClient({"bootstrap.servers": stack.env["KAFKA_BOOTSTRAP_SERVERS"]})

@@ -3,11 +3,14 @@
 - ``stack``: the local stack of ``tools/stack.py``. With ``RFR_STACK_DIR`` set (``make test``)
   the running stack there is used and left running; otherwise one is started in a temp dir for
   this session and stopped at the end.
-- ``template_db``: a database migrated once through the real ``recording-finalize migrate``,
-  plus a LOGIN role granted ``recording_finalize_worker`` (the least-privilege worker).
+- ``template_db``: a database owned by a non-superuser schema owner (LOGIN CREATEROLE, as in
+  production) and migrated once, as that owner, through the real ``recording-finalize migrate``;
+  plus a LOGIN role granted ``recording_finalize_worker`` (the least-privilege worker) and one
+  granted ``recording_finalize_operator`` (the runbook: status, requeue).
 - per test: ``db`` (a fresh database cloned from the template), ``bucket`` (an S3 bucket),
   ``topic`` (a Kafka topic), and ``worker`` — runs the real console script as the worker role
-  against all three. Seeding goes through the messenger.* lifecycle functions as the owner.
+  against all three (the server's topic, ``recording_finalize.settings``, is set to the test's
+  topic). Seeding goes through the messenger.* lifecycle functions as the stack's superuser.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from tools import stack as stack_tool  # noqa: E402
 
 CLI = str(Path(sys.executable).parent / "recording-finalize")
 WORKER_ROLE = "rfr_worker_login"
+OPERATOR_ROLE = "rfr_operator_login"
+SCHEMA_OWNER_ROLE = "rfr_schema_owner"
 TOPIC_DEFAULT = "pin.messenger.call-recording-available.v1"
 
 
@@ -106,28 +111,45 @@ class Template:
     name: str
     worker_user: str
     worker_password: str
+    operator_user: str = OPERATOR_ROLE
+    operator_password: str = ""
+    owner_user: str = SCHEMA_OWNER_ROLE
+    owner_password: str = ""
+
+
+def ensure_login(conn: psycopg.Connection[Any], role: str, password: str,
+                 options: str = "") -> None:
+    """Creates the LOGIN role (cluster-wide) or resets its password and options."""
+    exists = conn.execute("select 1 from pg_roles where rolname = %s", (role,)).fetchone()
+    verb = "alter" if exists else "create"
+    conn.execute(f"{verb} role {role} login {options} password '{password}'")
 
 
 @pytest.fixture(scope="session")
 def template_db(stack: Stack) -> Iterator[Template]:
     name = f"rfr_tpl_{uuid.uuid4().hex[:10]}"
+    owner_password = secrets.token_hex(16)
     with _admin(stack) as conn:
-        conn.execute(f'create database "{name}"')
+        # The schema owner as production has it: not a superuser; CREATEROLE for the roles the
+        # migrations create (recording_finalize_worker, recording_finalize_operator).
+        ensure_login(conn, SCHEMA_OWNER_ROLE, owner_password, "createrole nosuperuser")
+        conn.execute(f'create database "{name}" owner {SCHEMA_OWNER_ROLE}')
     try:
-        # The real code path: the console script, as the owner.
-        env = _base_env() | {"DATABASE_URL": stack.url_for(name)}
+        # The real code path: the console script, as the (non-superuser) owner.
+        env = _base_env() | {
+            "DATABASE_URL": stack.url_for(name, SCHEMA_OWNER_ROLE, owner_password)}
         proc = subprocess.run([CLI, "migrate"], env=env, capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 0, proc.stderr
         password = secrets.token_hex(16)
+        operator_password = secrets.token_hex(16)
         with _admin(stack, name) as conn:
-            exists = conn.execute(
-                "select 1 from pg_roles where rolname = %s", (WORKER_ROLE,)
-            ).fetchone()
-            verb = "alter" if exists else "create"
-            conn.execute(f"{verb} role {WORKER_ROLE} login password '{password}'")
+            ensure_login(conn, WORKER_ROLE, password)
             conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
-        yield Template(name, WORKER_ROLE, password)
+            ensure_login(conn, OPERATOR_ROLE, operator_password)
+            conn.execute(f"grant recording_finalize_operator to {OPERATOR_ROLE}")
+        yield Template(name, WORKER_ROLE, password, OPERATOR_ROLE, operator_password,
+                       SCHEMA_OWNER_ROLE, owner_password)
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
@@ -142,6 +164,7 @@ class Db:
     stack: Stack
     name: str
     worker_url: str
+    operator_url: str = ""
 
     @property
     def owner_url(self) -> str:
@@ -160,15 +183,23 @@ class Db:
         with self.connect() as conn:
             return conn.execute(sql, params).fetchall()
 
+    def set_server_topic(self, topic: str) -> None:
+        """The owner's side of the topic (recording_finalize.settings): the worker must agree."""
+        with self.connect() as conn:
+            conn.execute("update recording_finalize.settings set topic = %s, updated_at = now()",
+                         (topic,))
+
 
 @pytest.fixture
 def db(stack: Stack, template_db: Template) -> Iterator[Db]:
     name = f"rfr_t_{uuid.uuid4().hex[:12]}"
     with _admin(stack) as conn:
-        conn.execute(f'create database "{name}" template "{template_db.name}"')
+        conn.execute(f'create database "{name}" template "{template_db.name}" '
+                     f"owner {template_db.owner_user}")
     try:
-        yield Db(stack, name, stack.url_for(name, template_db.worker_user,
-                                            template_db.worker_password))
+        yield Db(stack, name,
+                 stack.url_for(name, template_db.worker_user, template_db.worker_password),
+                 stack.url_for(name, template_db.operator_user, template_db.operator_password))
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
@@ -408,6 +439,8 @@ class Worker:
 
 @pytest.fixture
 def worker(stack: Stack, db: Db, bucket: str, topic: str) -> Worker:
+    # The topic lives on the server: the test's database gets the test's topic.
+    db.set_server_topic(topic)
     return Worker(stack, db, bucket, topic)
 
 

@@ -203,7 +203,7 @@ def test_a_terminal_recording_cannot_be_moved_back(db: Db) -> None:
 # --- the happy path's callback: duplicated, late, malformed ----------------------------------
 
 
-def ingest(db: Db, recording_id: uuid.UUID, topic: str, file_id: str = "files/a",
+def ingest(db: Db, recording_id: uuid.UUID, topic: str | None, file_id: str = "files/a",
            size: int = 10, duration: int = 5, fmt: str = "Webm") -> Any:
     return db.one("select messenger.recording_ingest_completed(%s, %s, %s, %s, %s, %s)",
                   (recording_id, file_id, size, duration, fmt, topic))[0]
@@ -253,7 +253,7 @@ def test_a_malformed_callback_is_refused_and_changes_nothing(
     seeded = seed_stuck(db)
     version = recording(db, seeded.recording_id)["version"]
     with pytest.raises(psycopg.Error) as err:
-        ingest(db, seeded.recording_id, "t", **args)
+        ingest(db, seeded.recording_id, None, **args)  # None: the server's topic
     assert err.value.sqlstate == sqlstate
     assert "unusable file metadata" in str(err.value)
     untouched(db, seeded.recording_id, version)
@@ -262,7 +262,7 @@ def test_a_malformed_callback_is_refused_and_changes_nothing(
 
 def test_a_callback_for_an_unknown_recording_is_refused(db: Db) -> None:
     with pytest.raises(psycopg.Error) as err:
-        ingest(db, uuid.uuid4(), "t")
+        ingest(db, uuid.uuid4(), None)
     assert err.value.sqlstate == "RF003"
 
 

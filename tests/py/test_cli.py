@@ -18,6 +18,7 @@ from conftest import (
     Stack,
     Worker,
     _base_env,
+    finalize_row,
     put_binary,
     seed_stuck,
 )
@@ -186,27 +187,34 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, db: Db) -> None:
                metadata={"duration-seconds": "NaN"})
     worker.run_once()
 
-    status = json.loads(worker.cli("status", "--json").stdout)
+    # The runbook is the operator's: a login granted recording_finalize_operator.
+    operator = {"DATABASE_URL": db.operator_url}
+    status = json.loads(worker.cli("status", "--json", **operator).stdout)
     assert status["quarantined"] == 1 and status["backlog"] == 1
     [row] = status["quarantinedRows"]
     assert row["recordingId"] == str(poison.recording_id)
     assert row["lastError"].startswith("InvalidMetadata: duration-seconds")
-    text = worker.cli("status")
+    text = worker.cli("status", **operator)
     assert text.returncode == 0 and str(poison.recording_id) in text.stdout
     assert "InvalidMetadata" in text.stdout
 
+    # The worker's own login may not requeue: an operator action is not the worker's.
+    proc = worker.cli("requeue", str(poison.recording_id))
+    assert proc.returncode == 1 and "42501" in proc.stderr, proc.stderr
+    assert finalize_row(db, poison.recording_id)["status"] == "Quarantined"
+
     # Not quarantined (RF006) and unknown (RF005): exit 1 with a clear message.
-    proc = worker.cli("requeue", str(healthy.recording_id))
+    proc = worker.cli("requeue", str(healthy.recording_id), **operator)
     assert proc.returncode == 1 and "not Quarantined" in proc.stderr
-    proc = worker.cli("requeue", str(uuid.uuid4()))
+    proc = worker.cli("requeue", str(uuid.uuid4()), **operator)
     assert proc.returncode == 1 and "no finalize row" in proc.stderr
 
-    proc = worker.cli("requeue", str(poison.recording_id), "--json")
+    proc = worker.cli("requeue", str(poison.recording_id), "--json", **operator)
     assert proc.returncode == 0, proc.stderr
     requeued = json.loads(proc.stdout)
     assert (requeued["status"], requeued["attempts"]) == ("Pending", 0)
     assert requeued["lastError"].startswith("InvalidMetadata")
-    assert json.loads(worker.cli("status", "--json").stdout)["quarantined"] == 0
+    assert json.loads(worker.cli("status", "--json", **operator).stdout)["quarantined"] == 0
 
 
 def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: object) -> None:

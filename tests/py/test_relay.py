@@ -123,6 +123,7 @@ def events(stream: io.StringIO) -> list[dict[str, Any]]:
 
 
 def make_settings(stack: Stack, db: Db, topic: str, **env: str) -> Settings:
+    db.set_server_topic(topic)  # the topic lives on the server: the test's is the server's
     return load_settings(
         {
             "DATABASE_URL": db.worker_url,
@@ -278,6 +279,51 @@ def test_two_database_calls_per_relay_batch(
     assert traced.round_trips() == 3 * 2 + 1
     assert traced.calls() == ["relay_claim", "relay_mark_published"] * 3 + ["relay_claim"]
     assert len(consume(stack, topic, expect=5)) == 5
+
+
+def test_rows_another_relay_took_over_are_not_marked_by_this_one(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any
+) -> None:
+    """The relay presents its claim's lease token: once another relay has re-leased the rows
+    (this one's lease ran out while it waited for the broker), marking them is the other's."""
+    enqueue(db, topic, 3)
+    other_token = uuid.uuid4()
+
+    def take_over() -> None:
+        # Between this relay's claim and its mark: another relay leases the same rows.
+        with db.connect() as conn:
+            conn.execute("update messenger.integration_outbox set relay_lease_token = %s "
+                         "where topic = %s and relay_lease_until is not null",
+                         (other_token, topic))
+
+    def factory(config: dict[str, Any]) -> Producer:
+        producer = Producer(config)
+
+        def flush(*args: Any) -> int:
+            take_over()
+            return int(producer.flush(*args))
+
+        return _FlushWrapped(producer, flush)  # type: ignore[return-value]
+
+    with relay_for(settings, pool, Metrics(), producer_factory=factory) as relay:
+        result = drain(relay)
+    assert (result.claimed, result.published) == (3, 0), result
+    assert not any(row.published for row in outbox(db, topic))
+    tokens = db.all("select distinct relay_lease_token from messenger.integration_outbox "
+                    "where topic = %s", (topic,))
+    assert tokens == [(other_token,)]
+    assert len(consume(stack, topic, expect=3)) == 3  # delivered: the other relay resends
+
+
+class _FlushWrapped:
+    """A producer whose flush runs a hook first (everything else is the real producer's)."""
+
+    def __init__(self, producer: Producer, flush: Callable[..., int]) -> None:
+        self._producer = producer
+        self.flush = flush
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._producer, name)
 
 
 # ------------------------------------------------------------------------------------------

@@ -44,6 +44,19 @@ def secret_role(db: Db) -> Iterator[tuple[str, str]]:
         conn.execute(f"drop role if exists {name}")
 
 
+@pytest.fixture
+def secret_operator(db: Db) -> Iterator[tuple[str, str]]:
+    """An operator login role (status, requeue) with the same kind of password."""
+    name = f"rfr_sec_op_{uuid.uuid4().hex[:8]}"
+    password = f"Op/{secrets.token_hex(6)}:@%?#&={secrets.token_hex(6)}"
+    with db.connect() as conn:
+        conn.execute(f"create role {name} login password '{password}' "
+                     "in role recording_finalize_operator")
+    yield name, password
+    with db.connect() as conn:
+        conn.execute(f"drop role if exists {name}")
+
+
 def dsn(db: Db, user: str, password: str, port: int | None = None) -> str:
     parts = urlsplit(db.owner_url)
     host = parts.netloc.rsplit("@", 1)[1] if port is None else f"127.0.0.1:{port}"
@@ -65,9 +78,11 @@ def assert_clean(text: str, secret_values: list[str], where: str) -> None:
 
 
 def test_no_secret_and_no_url_in_anything_the_worker_prints(
-    worker: Worker, db: Db, secret_role: tuple[str, str]
+    worker: Worker, db: Db, secret_role: tuple[str, str], secret_operator: tuple[str, str]
 ) -> None:
     user, password = secret_role
+    op_user, op_password = secret_operator
+    operator = dsn(db, op_user, op_password)
     s3_secret = worker.stack.env["AWS_SECRET_ACCESS_KEY"]
     wrong_s3 = "Wr0ng-" + secrets.token_hex(12)
     sasl = "Sasl-" + secrets.token_hex(12)
@@ -80,8 +95,10 @@ def test_no_secret_and_no_url_in_anything_the_worker_prints(
 
     runs = {
         "success": worker.cli("run-once", DATABASE_URL=good),
-        "status": worker.cli("status", "--json", DATABASE_URL=good),
+        "status": worker.cli("status", "--json", DATABASE_URL=operator),
         "requeue of a row that is not quarantined": worker.cli(
+            "requeue", str(found.recording_id), DATABASE_URL=operator),
+        "requeue refused to the worker": worker.cli(
             "requeue", str(found.recording_id), DATABASE_URL=good),
         "database refuses the password": worker.cli(
             "run-once", DATABASE_URL=dsn(db, user, password + "x")),
@@ -97,11 +114,13 @@ def test_no_secret_and_no_url_in_anything_the_worker_prints(
             timeout=90, **fast),
     }
     assert runs["success"].returncode == 0, runs["success"].stderr
+    assert runs["status"].returncode == 0, runs["status"].stderr
     assert runs["database refuses the password"].returncode == 1
     assert runs["S3 refuses the secret key"].returncode == 1
     for name, proc in runs.items():
         _events_or_lines(proc.stderr)
-        assert_clean(proc.stdout + proc.stderr, [password, s3_secret, wrong_s3, sasl], name)
+        assert_clean(proc.stdout + proc.stderr,
+                     [password, op_password, s3_secret, wrong_s3, sasl], name)
 
 
 def _events_or_lines(stderr: str) -> None:
@@ -176,3 +195,37 @@ def test_the_worker_role_reads_no_table_even_with_its_password(
         for table in ("call_recordings", "integration_outbox", "recording_finalize_attempts"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(f"select 1 from messenger.{table} limit 1")
+
+
+def test_a_worker_login_cannot_connect_to_another_database_once_connect_is_revoked(
+    db: Db, secret_role: tuple[str, str]
+) -> None:
+    """Roles are cluster-wide and CONNECT is granted to PUBLIC by default: a worker login made
+    for one database could run another database's API. sql/README.md says: revoke connect on
+    database <db> from public; grant connect on database <db> to <the worker login>. Shown here
+    on two real databases of the same cluster."""
+    user, password = secret_role
+    other = f"rfr_other_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(db.stack.url_for("postgres"), autocommit=True) as conn:
+        conn.execute(f'create database "{other}"')
+    try:
+        with db.connect() as conn:
+            conn.execute(f'revoke connect on database "{db.name}" from public')
+            conn.execute(f'grant connect on database "{db.name}" to {user}')
+        with psycopg.connect(db.stack.url_for(other), autocommit=True) as conn:
+            # The other service's database, locked down the same way, its own login granted.
+            conn.execute(f'revoke connect on database "{other}" from public')
+        # Its own database still admits the worker login (and it can run the API there)...
+        with psycopg.connect(dsn(db, user, password), autocommit=True) as conn:
+            assert conn.execute("select topic from recording_finalize.server_settings()"
+                                ).fetchone() is not None
+        # ...the other database refuses it before any statement.
+        other_dsn = urlunsplit(urlsplit(dsn(db, user, password))._replace(path=f"/{other}"))
+        with pytest.raises(psycopg.OperationalError) as refused:
+            psycopg.connect(other_dsn, autocommit=True, connect_timeout=10).close()
+        assert "permission denied for database" in str(refused.value)
+    finally:
+        with db.connect() as conn:  # the role goes at teardown: its grant must go first
+            conn.execute(f'revoke connect on database "{db.name}" from {user}')
+        with psycopg.connect(db.stack.url_for("postgres"), autocommit=True) as conn:
+            conn.execute(f'drop database if exists "{other}" with (force)')

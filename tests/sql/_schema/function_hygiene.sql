@@ -31,7 +31,8 @@ select set_eq(
         ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,'
             || 'integer,text)'),
         ('recording_finalize.relay_claim(integer,interval,text)'),
-        ('recording_finalize.relay_mark_published(bigint[])'),
+        ('recording_finalize.relay_mark_published(bigint[],uuid)'),
+        ('recording_finalize.server_settings()'),
         ('recording_finalize.try_lock_runner(bigint)'),
         ('recording_finalize.unlock_runner(bigint)'),
         ('recording_finalize.stats(text)'),
@@ -65,7 +66,11 @@ select is_empty(
     where provolatile <> 'v'
         and fn not in ('recording_finalize.stats(text)',
             'recording_finalize.iso_utc(timestamp with time zone)',
-            'recording_finalize.quarantined_rows(integer)')$$,
+            'recording_finalize.quarantined_rows(integer)',
+            'recording_finalize.server_settings()',
+            'recording_finalize.our_topic(text)',
+            'recording_finalize.check_policy(integer,interval,interval,double precision,'
+                || 'interval,double precision)')$$,
     'every function that writes (or draws random numbers) is VOLATILE'
 );
 select is(

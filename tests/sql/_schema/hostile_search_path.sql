@@ -168,8 +168,9 @@ select is(
 );
 select is(
     tests.call_with_search_path(:'hostile', format(
-        $$select recording_finalize.relay_mark_published(%L::bigint[])$$,
-        (select array_agg(id) from hostile_relay)
+        $$select recording_finalize.relay_mark_published(%L::bigint[], %L::uuid)$$,
+        (select array_agg(id) from hostile_relay),
+        (select min(lease_token::text) from hostile_relay)
     )),
     null,
     'relay_mark_published ignores it'

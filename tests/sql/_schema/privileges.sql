@@ -1,9 +1,12 @@
 -- Least privilege: a login role granted recording_finalize_worker can EXECUTE the worker API
--- and nothing else; PUBLIC can execute no function; nobody but the owner touches the tables.
+-- (what the cycle and the relay need) and nothing else; one granted recording_finalize_operator
+-- the runbook functions and nothing else; PUBLIC can execute no function; nobody but the owner
+-- touches the tables, the server settings included.
 begin;
-select plan(34);
+select plan(48);
 
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
+create role rfr_pgtap_operator_login login in role recording_finalize_operator;
 
 create temp table api (fn text);
 insert into api values
@@ -12,14 +15,18 @@ insert into api values
     ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,integer,'
         || 'text)'),
     ('recording_finalize.relay_claim(integer,interval,text)'),
-    ('recording_finalize.relay_mark_published(bigint[])'),
+    ('recording_finalize.relay_mark_published(bigint[],uuid)'),
     ('recording_finalize.try_lock_runner(bigint)'),
     ('recording_finalize.unlock_runner(bigint)'),
     ('recording_finalize.stats(text)'),
-    ('recording_finalize.quarantined_rows(integer)'),
+    ('recording_finalize.server_settings()');
+
+create temp table operator_api (fn text);
+insert into operator_api values
     ('recording_finalize.requeue(uuid)'),
-    ('recording_finalize.backoff_delay(integer,interval,double precision,interval,'
-        || 'double precision)');
+    ('recording_finalize.quarantined_rows(integer)'),
+    ('recording_finalize.stats(text)'),
+    ('recording_finalize.server_settings()');
 
 create temp table product_functions as
 select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, p.proacl, p.proowner
@@ -32,7 +39,13 @@ select set_eq(
     $$select fn from product_functions
     where has_function_privilege('rfr_pgtap_worker_login', oid, 'execute')$$,
     'select fn from api',
-    'the worker can execute exactly the API functions of sql/README.md'
+    'the worker can execute exactly the worker API functions of sql/README.md'
+);
+select set_eq(
+    $$select fn from product_functions
+    where has_function_privilege('rfr_pgtap_operator_login', oid, 'execute')$$,
+    'select fn from operator_api',
+    'the operator can execute exactly the operator API functions of sql/README.md'
 );
 select is_empty(
     $$select fn from product_functions as f
@@ -81,6 +94,27 @@ select results_eq(
     from pg_catalog.pg_roles where rolname = 'recording_finalize_worker'$$,
     $$values (false, false, false, false, false)$$,
     'recording_finalize_worker is a plain NOLOGIN group role'
+);
+select results_eq(
+    $$select rolsuper, rolcreaterole, rolcreatedb, rolbypassrls, rolcanlogin
+    from pg_catalog.pg_roles where rolname = 'recording_finalize_operator'$$,
+    $$values (false, false, false, false, false)$$,
+    'recording_finalize_operator is a plain NOLOGIN group role'
+);
+select is(
+    array(
+        select r || ' ' || p
+        from unnest(array['rfr_pgtap_worker_login', 'rfr_pgtap_operator_login', 'public']) as r,
+            unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) as p
+        where has_table_privilege(r, 'recording_finalize.settings', p)
+    ),
+    array[]::text[],
+    'nobody but the owner reads or changes the server settings table'
+);
+select ok(
+    not pg_has_role('rfr_pgtap_worker_login', 'recording_finalize_operator', 'usage')
+        and not pg_has_role('rfr_pgtap_operator_login', 'recording_finalize_worker', 'usage'),
+    'the worker and the operator roles are apart'
 );
 
 -- A fixture, built as the owner.
@@ -161,26 +195,76 @@ select is(
 create temp table worker_relay as select * from recording_finalize.relay_claim(10);
 select is((select count(*) from worker_relay), 2::bigint, 'relay_claim works for the worker');
 select is(
-    recording_finalize.relay_mark_published((select array_agg(id) from worker_relay)), 2,
+    recording_finalize.relay_mark_published(
+        (select array_agg(id) from worker_relay),
+        (select min(lease_token::text)::uuid from worker_relay)
+    ),
+    2,
     'relay_mark_published works for the worker'
 );
 select is(
     (select backlog from recording_finalize.stats()), 0::bigint,
     'stats works for the worker'
 );
-select is_empty(
-    'select * from recording_finalize.quarantined_rows()',
-    'quarantined_rows works for the worker'
+select is(
+    (select topic from recording_finalize.server_settings()),
+    'pin.messenger.call-recording-available.v1',
+    'server_settings works for the worker'
 );
 select throws_ok(
-    format('select * from recording_finalize.requeue(%L)', :'rec'),
-    'RF006', null, 'requeue runs for the worker (and refuses a Done row)'
+    'select * from recording_finalize.quarantined_rows()', '42501', null,
+    'the worker cannot list quarantined rows (an operator function)'
+);
+select throws_ok(
+    format('select * from recording_finalize.requeue(%L)', :'rec'), '42501', null,
+    'the worker cannot requeue (an operator action)'
 );
 select ok(recording_finalize.try_lock_runner(777), 'try_lock_runner works for the worker');
 select ok(recording_finalize.unlock_runner(777), 'unlock_runner works for the worker');
+select throws_ok(
+    $$select recording_finalize.backoff_delay(1, '1 minute', 2, '15 minutes', 0)$$,
+    '42501', null, 'the worker cannot call backoff_delay (claim_due calls it as the owner)'
+);
+select throws_ok(
+    'select * from recording_finalize.settings', '42501', null,
+    'the worker cannot read the settings table'
+);
+select throws_ok(
+    $$update recording_finalize.settings set topic = 'pin.billing.invoice-paid.v1'$$,
+    '42501', null, 'the worker cannot change the server''s topic'
+);
+
+reset role;
+
+-- The operator: the runbook functions, nothing of the cycle.
+set local role rfr_pgtap_operator_login;
+select is_empty(
+    'select * from recording_finalize.quarantined_rows()',
+    'quarantined_rows works for the operator'
+);
+select throws_ok(
+    format('select * from recording_finalize.requeue(%L)', :'rec'),
+    'RF006', null, 'requeue runs for the operator (and refuses a Done row)'
+);
 select is(
-    recording_finalize.backoff_delay(1, '1 minute', 2, '15 minutes', 0), interval '1 minute',
-    'backoff_delay works for the worker'
+    (select backlog from recording_finalize.stats()), 0::bigint,
+    'stats works for the operator'
+);
+select is(
+    (select relay_lease_max from recording_finalize.server_settings()), interval '15 minutes',
+    'server_settings works for the operator'
+);
+select throws_ok(
+    'select * from recording_finalize.claim_due()', '42501', null,
+    'the operator cannot claim'
+);
+select throws_ok(
+    'select * from recording_finalize.relay_claim()', '42501', null,
+    'the operator cannot lease outbox rows'
+);
+select throws_ok(
+    $$update recording_finalize.settings set max_attempts_max = 2147483647$$,
+    '42501', null, 'the operator cannot change the server''s bounds'
 );
 
 reset role;

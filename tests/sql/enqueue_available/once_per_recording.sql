@@ -20,24 +20,24 @@ select is(
 );
 select is(tests.event_count(:'rec'), 1::bigint, 'one integration row');
 select is(tests.realtime_count(:'rec', 'RecordingAvailable'), 1::bigint, 'one realtime row');
-select is(
-    recording_finalize.enqueue_available(:'rec', 'another.topic'), true,
-    'uniqueness is per topic'
+select throws_ok(
+    format($$select recording_finalize.enqueue_available(%L, 'another.topic')$$, :'rec'),
+    'RF009', null, 'another topic than the server''s is refused (no event lands elsewhere)'
 );
 select is(
-    (select count(distinct headers ->> 'event-id') from messenger.integration_outbox), 2::bigint,
-    'every outbox row has its own event-id'
+    recording_finalize.enqueue_available(:'rec', null), false,
+    'NULL is the server''s topic: the event is already there'
 );
 select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, 't')$$, :'uploading'),
+    format($$select recording_finalize.enqueue_available(%L, null)$$, :'uploading'),
     'RF007', null, 'a recording that is not Available has no event'
 );
 select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, 't')$$, :'failed'),
+    format($$select recording_finalize.enqueue_available(%L, null)$$, :'failed'),
     'RF007', null, 'a Failed recording has no event'
 );
 select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, 't')$$, gen_random_uuid()),
+    format($$select recording_finalize.enqueue_available(%L, null)$$, gen_random_uuid()),
     'RF007', null, 'a missing recording has no event'
 );
 

@@ -1,5 +1,5 @@
 -- Two relays claiming at once get disjoint rows and never wait for each other.
--- The outbox rows are committed through dblink on a topic of their own; removed at the end.
+-- The outbox rows are committed through dblink on the server's topic; removed at the end.
 begin;
 select plan(7);
 
@@ -7,7 +7,7 @@ select tests.delete_committed('c0c0c0c2');
 select tests.exec_committed(
     $$insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key,
         payload)
-    select 'rfr.pgtap.concurrent-relays', 'k', 'call-recording-available',
+    select 'pin.messenger.call-recording-available.v1', 'k', 'call-recording-available',
         'c0c0c0c2-' || n, jsonb_build_object('n', n)
     from generate_series(1, 6) as n$$
 ) as inserted \gset
@@ -20,10 +20,10 @@ select dblink_exec('rfr_relay_c', $$set lock_timeout = '3s'$$) as c_lock_timeout
 select dblink_exec('rfr_relay_b', 'begin') as b_begin \gset
 create temp table b_rows as
 select * from dblink('rfr_relay_b', $$select id from recording_finalize.relay_claim(3,
-    interval '1 minute', 'rfr.pgtap.concurrent-relays')$$) as t(id bigint);
+    interval '1 minute')$$) as t(id bigint);
 create temp table c_rows as
 select * from dblink('rfr_relay_c', $$select id from recording_finalize.relay_claim(10,
-    interval '1 minute', 'rfr.pgtap.concurrent-relays')$$) as t(id bigint);
+    interval '1 minute')$$) as t(id bigint);
 
 select is((select count(*) from b_rows), 3::bigint, 'B leases 3 rows');
 select is((select count(*) from c_rows), 3::bigint, 'C, at the same time, gets the other 3');

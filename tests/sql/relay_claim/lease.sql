@@ -11,7 +11,9 @@ select count(recording_finalize.enqueue_available(id, 'pin.messenger.call-record
     as enqueued from recs \gset
 update messenger.integration_outbox set published_at = now() - interval '1 hour'
 where id = (select max(id) from messenger.integration_outbox);
-select recording_finalize.enqueue_available(id, 'other.topic') as other from recs limit 1 \gset
+-- Written as the owner: no API function writes another topic's rows any more.
+insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload)
+values ('other.topic', 'k', 'call-recording-available', 'other-1', '{}');
 
 create temp table first_claim as
 select * from recording_finalize.relay_claim(2, interval '1 minute');
@@ -55,12 +57,13 @@ select set_eq(
     'select id from first_claim',
     'an expired lease makes the rows claimable again (at-least-once)'
 );
+update recording_finalize.settings set topic = 'other.topic';
 select is(
-    (select count(*) from recording_finalize.relay_claim(10, interval '1 minute',
-        'other.topic')),
+    (select count(*) from recording_finalize.relay_claim(10, interval '1 minute')),
     1::bigint,
-    'p_topic selects the topic'
+    'the server''s topic selects the rows'
 );
+update recording_finalize.settings set topic = 'pin.messenger.call-recording-available.v1';
 select is(
     (select count(*) from messenger.integration_outbox where published_at is not null),
     1::bigint,

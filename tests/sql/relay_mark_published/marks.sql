@@ -11,7 +11,10 @@ select count(recording_finalize.enqueue_available(id, 'pin.messenger.call-record
 create temp table claimed as select * from recording_finalize.relay_claim(2);
 
 select is(
-    recording_finalize.relay_mark_published((select array_agg(id) from claimed)), 2,
+    recording_finalize.relay_mark_published(
+        (select array_agg(id) from claimed), (select min(lease_token::text)::uuid from claimed)
+    ),
+    2,
     'marks the two acknowledged rows and says so'
 );
 select is(
@@ -28,7 +31,10 @@ select is(
 update messenger.integration_outbox set published_at = now() - interval '1 minute'
 where id in (select id from claimed);
 select is(
-    recording_finalize.relay_mark_published((select array_agg(id) from claimed)), 0,
+    recording_finalize.relay_mark_published(
+        (select array_agg(id) from claimed), (select min(lease_token::text)::uuid from claimed)
+    ),
+    0,
     'marking the same rows again marks nothing'
 );
 select is(
@@ -38,11 +44,17 @@ select is(
     'and keeps their first published_at'
 );
 select is(
-    recording_finalize.relay_mark_published(array[-1, 0]::bigint[]), 0,
+    recording_finalize.relay_mark_published(
+        array[-1, 0]::bigint[], (select min(lease_token::text)::uuid from claimed)
+    ),
+    0,
     'unknown ids mark nothing'
 );
 select is(
-    recording_finalize.relay_mark_published(array[]::bigint[]), 0,
+    recording_finalize.relay_mark_published(
+        array[]::bigint[], (select min(lease_token::text)::uuid from claimed)
+    ),
+    0,
     'an empty batch marks nothing'
 );
 select is_empty(

@@ -3,8 +3,8 @@
 -- (as autovacuum leaves a quiet table), one call reads under 200 buffers and scans no table
 -- sequentially: both ages are one entry of the created_at partial indexes (migration 0005),
 -- the counts index-only. Before 0005 the same call read about 2 000 buffers.
--- The rows are committed and vacuumed through dblink (ids c0c0c0a4..., a topic of their own)
--- and removed at the end.
+-- The rows are committed and vacuumed through dblink (ids and dedupe keys c0c0c0a4..., in the
+-- server's topic) and removed at the end.
 begin;
 -- plan() comes after the load: it writes a temp table, which gives this transaction an xid,
 -- and vacuum cannot mark all-visible the rows committed after a transaction still running.
@@ -26,7 +26,7 @@ select dblink_exec('rfr_load', $$
     insert into messenger.integration_outbox (
         topic, message_key, event_type, dedupe_key, payload, created_at, published_at
     )
-    select 'rfr.pgtap.stats-cost', 'k', 'call-recording-available', 'c0c0c0a4-' || n,
+    select 'pin.messenger.call-recording-available.v1', 'k', 'call-recording-available', 'c0c0c0a4-' || n,
         jsonb_build_object('pad', repeat('x', 100)), now() - make_interval(secs => n),
         case when n > 10000 then now() end
     from generate_series(1, 30000) as n
@@ -55,8 +55,8 @@ create temp table counters_before as
 select pg_stat_get_xact_numscans('messenger.recording_finalize_attempts'::regclass) as f_seq,
     pg_stat_get_xact_numscans('messenger.integration_outbox'::regclass) as o_seq;
 -- Once to warm the cache, then measured.
-create temp table figures as select * from recording_finalize.stats('rfr.pgtap.stats-cost');
-select pg_temp.buffers($$select * from recording_finalize.stats('rfr.pgtap.stats-cost')$$)
+create temp table figures as select * from recording_finalize.stats();
+select pg_temp.buffers($$select * from recording_finalize.stats()$$)
     as buffers \gset
 create temp table counters as
 select pg_stat_get_xact_numscans('messenger.recording_finalize_attempts'::regclass)

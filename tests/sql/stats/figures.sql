@@ -1,6 +1,6 @@
 -- stats: backlog, due, oldest age, quarantined and publish backlog on a known fixture.
 begin;
-select plan(4);
+select plan(5);
 
 select tests.clean_slate();
 
@@ -45,12 +45,18 @@ select results_eq(
         300::double precision)$$,
     'backlog 3, due 2, oldest Pending 7200 s, quarantined 2, publish backlog 3 (oldest 300 s)'
 );
-select results_eq(
-    $$select publish_backlog, oldest_unpublished_age_seconds
-    from recording_finalize.stats('other.topic')$$,
-    $$values (1::bigint, 86400::double precision)$$,
-    'the publish figures follow p_topic'
+select throws_ok(
+    $$select * from recording_finalize.stats('other.topic')$$, 'RF009', null,
+    'another topic than the server''s is refused'
 );
+-- The owner moves the server's topic: the publish figures follow it.
+update recording_finalize.settings set topic = 'other.topic';
+select results_eq(
+    $$select publish_backlog, oldest_unpublished_age_seconds from recording_finalize.stats()$$,
+    $$values (1::bigint, 86400::double precision)$$,
+    'the publish figures follow the server''s topic'
+);
+update recording_finalize.settings set topic = 'pin.messenger.call-recording-available.v1';
 
 update messenger.integration_outbox set published_at = now();
 select results_eq(

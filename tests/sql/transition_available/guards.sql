@@ -11,33 +11,33 @@ select tests.make_recording('Direct', tests.make_session(), 'Pending') as pendin
 
 select throws_ok(
     format(
-        $$select recording_finalize.transition_available(%L, 'k', 1, 1, 'Ogg', 't')$$,
+        $$select recording_finalize.transition_available(%L, 'k', 1, 1, 'Ogg', null)$$,
         :'available'
     ),
     'RF007', null, 'an Available recording is not transitioned again'
 );
 select throws_ok(
     format(
-        $$select recording_finalize.transition_available(%L, 'k', 1, 1, 'Ogg', 't')$$, :'failed'
+        $$select recording_finalize.transition_available(%L, 'k', 1, 1, 'Ogg', null)$$, :'failed'
     ),
     'RF007', null, 'a Failed recording is not transitioned'
 );
 select throws_ok(
     format(
-        $$select recording_finalize.transition_available(%L, 'k', 1, 1, 'Ogg', 't')$$,
+        $$select recording_finalize.transition_available(%L, 'k', 1, 1, 'Ogg', null)$$,
         gen_random_uuid()
     ),
     'RF007', null, 'a missing recording is refused'
 );
 select throws_ok(
     format(
-        $$select recording_finalize.transition_available(%L, 'ftp://h/k', 1, 1, 'Ogg', 't')$$,
+        $$select recording_finalize.transition_available(%L, 'ftp://h/k', 1, 1, 'Ogg', null)$$,
         :'uploading'
     ),
     'RF002', null, 'unusable metadata is refused before anything moves'
 );
 
-select recording_finalize.transition_available(:'uploading', 'k', 1, 1, 'Ogg', 't')
+select recording_finalize.transition_available(:'uploading', 'k', 1, 1, 'Ogg', null)
     is null as moved \gset
 select is(
     (select version from messenger.call_recordings where id = :'uploading'), 2,
@@ -45,7 +45,7 @@ select is(
 );
 
 update messenger.call_recordings set started_at = null, ended_at = null where id = :'pending';
-select recording_finalize.transition_available(:'pending', 'k2', 1, 90, 'Ogg', 't')
+select recording_finalize.transition_available(:'pending', 'k2', 1, 90, 'Ogg', null)
     is null as moved_pending \gset
 select results_eq(
     format(

@@ -23,8 +23,8 @@ insert into probes values
 
 select is(
     tests.error_of(format(
-        'select recording_finalize.transition_available(%L, %L, %s, %s, %L, %L)',
-        :'rec', p.file_id, p.size_bytes, p.duration, p.fmt, 't'
+        'select recording_finalize.transition_available(%L, %L, %s, %s, %L, null)',
+        :'rec', p.file_id, p.size_bytes, p.duration, p.fmt
     )),
     format('RF002: recording %s: unusable file metadata: %s', :'rec', p.expected),
     format('RF002 "%s"', p.expected)
@@ -37,7 +37,7 @@ select set_eq(
 );
 select lives_ok(
     format(
-        $$select recording_finalize.transition_available(%L, %L, 0, 0, 'M4a', 't')$$,
+        $$select recording_finalize.transition_available(%L, %L, 0, 0, 'M4a', null)$$,
         :'rec', repeat('k', 1024)
     ),
     'a file_id of exactly 1024 characters, size 0 and duration 0 are accepted'

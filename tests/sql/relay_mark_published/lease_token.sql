@@ -1,0 +1,81 @@
+-- As the worker login: relay_mark_published marks only rows of the server's topic leased with
+-- the token it presents: another topic's id, a wrong or NULL token, a row another relay re-leased
+-- are never marked, so no other service's event is silently dropped.
+begin;
+select plan(7);
+
+select tests.clean_slate();
+create temp table recs as
+select tests.make_recording('Direct', tests.make_session(), 'Available') as id
+from generate_series(1, 2);
+select count(recording_finalize.enqueue_available(id, null)) as enqueued from recs \gset
+insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload)
+values ('pin.billing.invoice-paid.v1', 'k', 'invoice-paid', 'inv-1', '{}');
+select id as foreign_id from messenger.integration_outbox
+where topic = 'pin.billing.invoice-paid.v1' \gset
+-- The other service's own relay holds a lease on its row.
+update messenger.integration_outbox
+set relay_lease_until = now() + interval '1 minute', relay_lease_token = gen_random_uuid()
+where id = :foreign_id;
+select relay_lease_token as foreign_token from messenger.integration_outbox
+where id = :foreign_id \gset
+create role rfr_pgtap_worker_login login in role recording_finalize_worker;
+
+set local role rfr_pgtap_worker_login;
+create temp table claimed as select * from recording_finalize.relay_claim(1, interval '1 minute');
+select min(lease_token::text) as token from claimed \gset
+select is(
+    recording_finalize.relay_mark_published(array[:foreign_id]::bigint[], :'token'), 0,
+    'another topic''s id marks nothing, even with a valid token'
+);
+select is(
+    recording_finalize.relay_mark_published(array[:foreign_id]::bigint[], :'foreign_token'), 0,
+    'nor with the other relay''s own token'
+);
+select is(
+    recording_finalize.relay_mark_published(
+        (select array_agg(id) from claimed), gen_random_uuid()
+    ),
+    0,
+    'our own leased row with a wrong token marks nothing'
+);
+select is(
+    recording_finalize.relay_mark_published((select array_agg(id) from claimed), null), 0,
+    'nor with no token'
+);
+select is(
+    recording_finalize.relay_mark_published(
+        array[0]::bigint[] || (select array_agg(id) from claimed),
+        :'token'
+    ),
+    1,
+    'the right token marks the row it leased'
+);
+reset role;
+
+select ok(
+    (select published_at is null from messenger.integration_outbox where id = :foreign_id),
+    'the other service''s event is still unpublished'
+);
+
+-- A relay whose lease ran out and was taken over cannot mark the new holder's rows.
+update messenger.integration_outbox set relay_lease_until = now() - interval '1 second'
+where published_at is null and topic = 'pin.messenger.call-recording-available.v1';
+set local role rfr_pgtap_worker_login;
+create temp table first_lease as select * from recording_finalize.relay_claim(1);
+select min(lease_token::text) as first_token from first_lease \gset
+reset role;
+update messenger.integration_outbox set relay_lease_until = now() - interval '1 second'
+where id in (select id from first_lease);
+set local role rfr_pgtap_worker_login;
+create temp table second_lease as select * from recording_finalize.relay_claim(1);
+select is(
+    recording_finalize.relay_mark_published((select array_agg(id) from first_lease),
+        :'first_token'),
+    0,
+    'the first relay''s token no longer marks a row another relay re-leased'
+);
+reset role;
+
+select * from finish();
+rollback;
