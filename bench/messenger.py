@@ -1,12 +1,12 @@
 """A simulated messenger service: the happy path at a fixed rate, each call's latency recorded.
 
-``python -m bench.messenger RATE TOPIC`` (as the tables' owner, ``DATABASE_URL``): prints
+``python -m bench.messenger RATE`` (as the tables' owner, ``DATABASE_URL``): prints
 ``ready``, waits for ``go`` on stdin, then starts one recording every 1/RATE seconds on an
 open-loop schedule (a late start does not shift the ones after it) until a line ``stop`` comes
 on stdin. Each recording is what the service does for a short call, in its own transactions:
 the session row (the service owns it), ``recording_started``, ``session_ended``,
-``recording_ingest_completed`` (with ``TOPIC``, so our relay, which publishes another topic,
-leaves these events alone). Prints one JSON object: for every call its start on the system-wide
+``recording_ingest_completed`` (its events go to the server's topic, and our relay publishes
+them with the backlog's). Prints one JSON object: for every call its start on the system-wide
 monotonic clock (``time.monotonic``, comparable with the worker's), its name and its latency in
 ms; how many recordings it completed; how far behind its schedule it fell.
 
@@ -30,12 +30,11 @@ SESSION_SQL = ("insert into messenger.call_sessions (id, chat_id, deal_id, tenan
                " values (%s, %s, null, %s, now() - interval '5 minutes')")
 STARTED_SQL = "select messenger.recording_started(%s, 'Direct', %s, 'Audio', 'Auto')"
 ENDED_SQL = "select messenger.session_ended('Direct', %s)"
-INGEST_SQL = "select messenger.recording_ingest_completed(%s, %s, 120000, 240, 'Webm', %s)"
+INGEST_SQL = "select messenger.recording_ingest_completed(%s, %s, 120000, 240, 'Webm')"
 
 
 def main() -> int:
     rate = float(sys.argv[1])
-    topic = sys.argv[2]
     stop = threading.Event()
     conn = psycopg.connect(os.environ["DATABASE_URL"], autocommit=True, prepare_threshold=0)
     conn.execute("select 1")
@@ -65,7 +64,7 @@ def main() -> int:
             ("session_insert", SESSION_SQL, (sid, uuid.uuid4(), uuid.uuid4())),
             ("recording_started", STARTED_SQL, (rid, sid)),
             ("session_ended", ENDED_SQL, (sid,)),
-            ("recording_ingest_completed", INGEST_SQL, (rid, f"recordings/{rid}", topic)),
+            ("recording_ingest_completed", INGEST_SQL, (rid, f"recordings/{rid}")),
         ]
         for name, sql, params in calls:
             start = time.monotonic()

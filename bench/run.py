@@ -110,9 +110,9 @@ class Bench:
         path = f"/{dbname}" if dbname else parts.path
         return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
 
-    def _use_topic(self, topic: str) -> None:
+    def _use_topic(self, topic: str, dbname: str | None = None) -> None:
         """The topic lives on the server (recording_finalize.settings): the run's becomes it."""
-        with self.owner() as conn:
+        with self.owner(dbname) as conn:
             conn.execute("update recording_finalize.settings set topic = %s", (topic,))
 
     def owner(self, dbname: str | None = None) -> psycopg.Connection[Any]:
@@ -260,7 +260,7 @@ class Bench:
         self._reset(contender, dbname)
         topic = costs.new_topic_name("e2e")
         world.create_topic(self.bootstrap, topic)
-        self._use_topic(topic)
+        self._use_topic(topic, dbname)
         logs = Path(self.args.out)
         if contender == "ours":
             url = self._url(self.worker_url, WORKER_ROLE, self.worker_password, dbname)
@@ -506,14 +506,15 @@ class Bench:
         self._reset("ours", items=items)
         topic = costs.new_topic_name("drain")
         world.create_topic(self.bootstrap, topic)
+        self._use_topic(topic)
         logs = Path(self.args.out)
         env = self._cli_env(self.worker_url, RFR_TOPIC=topic, RFR_MAX_APPLY_RATE=str(cap),
                             **OURS_ENV)
         worker = self._spawn([self.python, "-m", "bench.ours"], env,
                              logs / f"drain-{cap}-{rep}.log")
         service = self._spawn(
-            [self.python, "-m", "bench.messenger", str(self.args.drain_call_rate),
-             "bench-messenger-events"], self._cli_env(self.owner_url),
+            [self.python, "-m", "bench.messenger", str(self.args.drain_call_rate)],
+            self._cli_env(self.owner_url),
             logs / f"drain-messenger-{cap}-{rep}.log")
         for p in (worker, service):
             assert p.stdout is not None
@@ -552,19 +553,22 @@ class Bench:
             if phase:
                 lat[phase].setdefault(name, []).append(ms)
         with self.owner() as conn:
+            # The service's events share the server's topic; those after the relay's last
+            # batch wait for the next cycle, so only the backlog's must all be published.
             result = world.outcome(conn, topic)
-            svc_avail = conn.execute(
-                "select count(*) from messenger.call_recordings r"
-                " join messenger.integration_outbox o on o.dedupe_key = r.id::text"
-                " where o.topic = 'bench-messenger-events' and r.status = 'Available'"
-            ).fetchone()
+            row = conn.execute(
+                "select count(*) from messenger.integration_outbox"
+                " where topic = %s and published_at is not null"
+                " and dedupe_key = any(%s::text[])",
+                (topic, [str(it.recording_id) for it in items])).fetchone()
         m = int(svc.get("recordings", 0))
-        if result.outbox != n or result.published != n:
-            problems.append(f"{result.outbox} outbox rows, {result.published} published of {n}")
-        if result.available != n + m or result.done != n + m:
-            problems.append(f"{result.available} Available, {result.done} Done for {n} + {m}")
-        if svc_avail is None or int(svc_avail[0]) != m:
-            problems.append(f"messenger: {svc_avail} of {m} recordings Available with an event")
+        backlog_published = int(row[0]) if row else 0
+        if result.outbox != n + m or backlog_published != n:
+            problems.append(f"{result.outbox} outbox rows for {n} + {m} recordings, "
+                            f"{backlog_published} of the backlog's {n} published")
+        if result.available != n + m or result.done != n + m or result.realtime != n + m:
+            problems.append(f"{result.available} Available, {result.done} Done, "
+                            f"{result.realtime} realtime rows for {n} + {m}")
         world.delete_topic(self.bootstrap, topic)
         apply_s = max(end - start, 1e-9)
         run = Run("drain", f"max {cap} rows/s" if cap else "unthrottled", rep, n, apply_s,
