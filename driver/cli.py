@@ -21,11 +21,11 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 import psycopg
 
-from . import logs, queries, tracing
+from . import logs, queries, toolkit, tracing
 from .config import (
     DURATION_RULE,
     VARIABLE_BY_NAME,
@@ -35,7 +35,7 @@ from .config import (
     load_settings,
 )
 from .config import require_kafka as _require_kafka
-from .errors import SqlState, describe, sqlstate
+from .errors import describe
 
 PROG = "recording-finalize"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -79,6 +79,10 @@ _COMMAND_FLAGS = {
     "requeue": [],
     "status": ["RFR_TOPIC"],
 }
+# The operator toolkit's commands (driver/toolkit.py): explain, audit, retry, pause, resume, prune.
+_COMMAND_VARIABLES |= toolkit.COMMAND_VARIABLES
+_REQUIRED |= toolkit.REQUIRED
+_COMMAND_FLAGS |= toolkit.COMMAND_FLAGS
 
 
 def _environment_help(command: str) -> str:
@@ -143,12 +147,9 @@ COMMANDS = {
         "exit 2: a start-up self-check failed (as for run).",
     ),
     "requeue": (
-        "runbook: hand a quarantined recording back to the worker",
-        "Moves the finalize row of RECORDING_ID from Quarantined to Pending with attempts = 0,\n"
-        "due now; its last_error is kept. Look at `status` first. Connect as a login granted\n"
-        "recording_finalize_operator (the worker's role may not requeue).",
-        "exit 1: no finalize row for RECORDING_ID, or the row is not Quarantined.\n"
-        "exit 2: RECORDING_ID is not a UUID.",
+        "runbook: hand quarantined recordings back to the worker (one, or in bulk), audited",
+        toolkit.REQUEUE_DESCRIPTION,
+        toolkit.REQUEUE_EXITS,
     ),
     "status": (
         "backlog, oldest age, publish backlog and the quarantined rows",
@@ -181,8 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=_Formatter,
         )
         if name == "requeue":
-            cmd.add_argument("recording_id", metavar="RECORDING_ID",
-                             help="the recording's UUID")
+            toolkit.extend_requeue(cmd)
+        if name == "run-once":
+            toolkit.add_dry_run(cmd)
         if name in ("requeue", "status"):
             cmd.add_argument("--json", action="store_true",
                              help="print one JSON object instead of text")
@@ -194,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
             flag = spec.flag or "--sql-dir"
             cmd.add_argument(flag, dest=variable, metavar=_metavar(spec.rule), default=None,
                              help=f"overrides {variable}")
+    for name, (summary, description, exits) in toolkit.COMMANDS.items():
+        cmd = sub.add_parser(
+            name, help=summary, description=description, epilog=_epilog(name, exits),
+            formatter_class=_Formatter,
+        )
+        toolkit.add_arguments(name, cmd)
     return parser
 
 
@@ -226,12 +234,6 @@ def _fail(message: str, code: int = EXIT_FAILURE, redact: bool = True) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    recording_id: UUID | None = None
-    if args.command == "requeue":
-        try:
-            recording_id = UUID(args.recording_id)
-        except ValueError:
-            return _fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
     if args.command == "status" and not 1 <= args.limit <= 10000:
         return _fail(f"--limit must be an integer in 1..10000; got {args.limit}", EXIT_USAGE)
     try:
@@ -247,10 +249,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "run": _run,
         "run-once": _run_once,
         "status": _status,
+        "requeue": toolkit.requeue_command,
+        "explain": toolkit.explain_command,
+        "audit": toolkit.audit_command,
+        "retry": toolkit.retry_command,
+        "pause": toolkit.pause_command,
+        "resume": toolkit.pause_command,
+        "prune": toolkit.prune_command,
     }
     try:
-        if recording_id is not None:
-            return _requeue(recording_id, settings, as_json=args.json)
         return handlers[args.command](args, settings)
     except psycopg.Error as err:
         return _fail(f"database error: {describe(err)}: {err}")
@@ -398,6 +405,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         except OSError as err:
             return _fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
         logs.log("worker started", metricsPort=port, **_safe_settings(settings))
+        toolkit.start_pruner(settings, stop.event)
         if not settings.recordings_enabled:
             logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
                      "idles, touches no recording and publishes nothing")
@@ -412,6 +420,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import CycleSummary, run_cycle
 
+    if args.dry_run:
+        return toolkit.dry_run_command(args, settings)
     try:
         refused = _start_checks(settings)
     except psycopg.Error as err:
@@ -438,38 +448,11 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if summary.ok else EXIT_FAILURE
 
 
-def _requeue(recording_id: UUID, settings: Settings, as_json: bool) -> int:
-    try:
-        with _connect(settings) as conn:
-            row = queries.requeue(conn, recording_id)
-    except psycopg.Error as err:
-        state = sqlstate(err)
-        if state == SqlState.FINALIZE_ROW_NOT_FOUND:
-            return _fail(f"requeue: recording {recording_id} has no finalize row (RF005)")
-        if state == SqlState.NOT_QUARANTINED:
-            return _fail(f"requeue: the finalize row of recording {recording_id} is not "
-                         "Quarantined (RF006); only quarantined rows are re-enqueued")
-        raise
-    logs.log("recording requeued", recordingId=row.recording_id)
-    if as_json:
-        print(json.dumps({
-            "recordingId": str(row.recording_id),
-            "status": row.status,
-            "attempts": row.attempts,
-            "nextAttemptAt": _iso(row.next_attempt_at),
-            "lastError": row.last_error,
-        }, separators=(",", ":")))
-    else:
-        print(f"requeued {row.recording_id}: status {row.status}, attempts {row.attempts}, "
-              f"due {_iso(row.next_attempt_at)}")
-        print(f"last error (kept): {row.last_error or '-'}")
-    return EXIT_OK
-
-
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     with _connect(settings) as conn:
         stats = queries.stats(conn, settings.topic)
         rows = queries.quarantined_rows(conn, args.limit)
+        extra_lines, extra = toolkit.status_lines(conn)
     if args.json:
         print(json.dumps({
             "backlog": stats.backlog,
@@ -489,7 +472,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
                 }
                 for r in rows
             ],
-        }, separators=(",", ":")))
+        } | extra, separators=(",", ":")))
         return EXIT_OK
     print(f"backlog (Pending rows)        {stats.backlog}")
     print(f"due now                       {stats.due}")
@@ -497,6 +480,8 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     print(f"quarantined rows              {stats.quarantined}")
     print(f"publish backlog               {stats.publish_backlog}")
     print(f"oldest unpublished event      {_age(stats.oldest_unpublished_age_seconds)}")
+    for extra_line in extra_lines:
+        print(extra_line)
     if rows:
         print()
         print(f"quarantined (oldest first, {len(rows)} of {stats.quarantined}):")

@@ -22,8 +22,8 @@ from psycopg.conninfo import conninfo_to_dict
 DEFAULT_TOPIC = "pin.messenger.call-recording-available.v1"
 DEFAULT_LOCK_KEY = 5928001741300501
 
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 DURATION_RULE = "a duration (a number of seconds, or a number with ms/s/m/h: 90, 250ms, 5m, 1h)"
 # PostgreSQL's idle_session_timeout takes at most 2^31-1 ms (~24.8 days).
 _MAX_LOCK_TTL_S = 24 * 3600.0
@@ -113,6 +113,9 @@ VARIABLES: tuple[Variable, ...] = (
              "the advisory lock key of the single-runner lock", "--lock-key"),
     Variable("RFR_METRICS_PORT", "9464", "an integer in 0..65535 (0 disables /metrics)",
              "the /metrics port (run)", "--metrics-port"),
+    Variable("RFR_RETENTION", "30d", f"{DURATION_RULE} or with d (30d), >= 1m; or 0 (off)",
+             "run prunes published events, dispatched pushes and Done rows older than this, "
+             "hourly"),
     Variable("RFR_SQL_DIR", None, "a directory holding migrations/ and functions/",
              "the SQL tree for migrate (default: the package's sql/)"),
     Variable("RFR_MAX_APPLY_RATE", "0", "a number in 0..100000 (0 = no limit)",
@@ -164,10 +167,12 @@ def dsn_password(dsn: str) -> str | None:
     return str(password) if password else None
 
 
-def parse_duration(text: str) -> float:
-    """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds. ValueError otherwise."""
+def parse_duration(text: str, days: bool = False) -> float:
+    """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds. ValueError otherwise.
+
+    ``days``: also ``"30d"`` (SPEC section 7: RFR_RETENTION and ``prune --older-than``)."""
     match = _DURATION.match(text)
-    if match is None:
+    if match is None or (match.group(2) == "d" and not days):
         raise ValueError(f"not a duration: {text!r}")
     seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
     if not math.isfinite(seconds):
@@ -210,6 +215,8 @@ class Settings:
     lock_key: int
     metrics_port: int
     sql_dir: Path
+    # The operator toolkit (SPEC section 7): 0 = run never prunes.
+    retention: float = 30 * 86400.0
     max_apply_rate: float = 0.0
 
     def secrets(self) -> list[str]:
@@ -408,6 +415,20 @@ def _check_sql_dir(r: _Reader) -> Path:
     return path.resolve()
 
 
+def _check_retention(r: _Reader) -> float:
+    """RFR_RETENTION: a duration of at least a minute (prune refuses less), or 0 for off."""
+    value, source = r.raw("RFR_RETENTION")
+    try:
+        seconds = parse_duration(value, days=True) if value is not None else -1.0
+    except ValueError:
+        seconds = -1.0
+    if seconds == 0:
+        return 0.0
+    if not 60 <= seconds <= 10 * _MAX_DURATION_S:
+        raise r.fail("RFR_RETENTION", value, source)
+    return seconds
+
+
 def load_settings(
     environ: Mapping[str, str], overrides: Mapping[str, str] | None = None
 ) -> Settings:
@@ -471,6 +492,7 @@ def load_settings(
         lock_key=r.integer("RFR_LOCK_KEY", *_INT64),
         metrics_port=r.integer("RFR_METRICS_PORT", 0, 65535),
         sql_dir=_check_sql_dir(r),
+        retention=_check_retention(r),
         max_apply_rate=r.number("RFR_MAX_APPLY_RATE", 0.0, 100000.0),
     )
 

@@ -30,7 +30,7 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from . import queries, tracing
+from . import queries, toolkit, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import SqlState, describe, sqlstate
@@ -97,6 +97,8 @@ class CycleSummary:
     skipped: bool = False
     disabled: bool = False
     error: str | None = None
+    #: Parts skipped by the pause switch (``recording-finalize pause``): reconcile, relay.
+    paused: tuple[str, ...] = ()
 
     @property
     def result(self) -> str:
@@ -142,6 +144,7 @@ class CycleSummary:
             "skipped": self.skipped,
             "disabled": self.disabled,
             "error": self.error,
+            "paused": list(self.paused),
         }
 
     def to_json(self) -> str:
@@ -190,6 +193,8 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
             fields: dict[str, Any] = {"error": describe(err), "detail": str(err)}
             log("cycle failed", level="error", jobRunId=summary.job_run_id,
                 **fields, **summary.counts())
+    if summary.disabled or summary.skipped:
+        toolkit.refresh_gauges(ctx)  # no cycle ran here: /metrics stays as fresh as status
     elapsed = time.monotonic() - started
     summary.duration_ms = round(elapsed * 1000)
     ctx.metrics.observe_cycle(summary.result, elapsed)
@@ -214,19 +219,22 @@ def _locked_cycle(
     settings = ctx.settings
     lock_deadline = started + settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
+    # The pause switch, read once per cycle by every runner (logged and exposed when set).
+    summary.paused = tuple(sorted(toolkit.cycle_pauses(ctx, summary.job_run_id)))
 
     try:
-        bucket_confirmed = ctx.storage.check_bucket()
+        bucket_confirmed = False if "reconcile" in summary.paused else ctx.storage.check_bucket()
     except StorageConfigError as err:
         _config_error(ctx, summary, err.code)
     else:
-        if not bucket_confirmed:
+        if not bucket_confirmed and "reconcile" not in summary.paused:
             log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
                 message="the bucket could not be confirmed: no row fails, rows back off")
-        with ctx.pool.connection() as conn:
-            _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
+        if "reconcile" not in summary.paused:
+            with ctx.pool.connection() as conn:
+                _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
 
-    if ctx.relay is not None and not stop.is_set():
+    if ctx.relay is not None and not stop.is_set() and "relay" not in summary.paused:
         _check_deadline(lock_deadline)
         summary.published = ctx.relay.drain(lock_deadline, stop).published
     with ctx.pool.connection() as conn:

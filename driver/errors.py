@@ -21,6 +21,9 @@ class SqlState(StrEnum):
     TERMINAL_RECORDING_IMMUTABLE = "RF008"
     TOPIC_MISMATCH = "RF009"
     POLICY_OUT_OF_BOUNDS = "RF010"
+    # the operator toolkit (migration 0010)
+    NOT_PENDING = "RF020"
+    UNKNOWN_RECORDING = "RF021"
 
 
 def sqlstate(exc: psycopg.Error) -> SqlState | None:

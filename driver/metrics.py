@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 from wsgiref.simple_server import WSGIServer
 
@@ -32,6 +32,11 @@ PREFIX = "messenger_recording_finalize"
 
 #: The values of the ``result`` label of ``…_cycles_total``; all are exposed from the start, at 0.
 CYCLE_RESULTS = ("ok", "skipped", "config_error", "error", "disabled")
+
+#: The parts the pause switch stops, and the quarantine reason codes (plus ``unknown``).
+PAUSE_PARTS = ("reconcile", "relay")
+QUARANTINE_REASONS = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
+                      "session_not_found", "unknown")
 
 #: Cycle durations: a healthy cycle takes well under a second, MaxRunDuration defaults to 3 min.
 CYCLE_DURATION_BUCKETS = (
@@ -172,6 +177,35 @@ class Metrics:
             buckets=CYCLE_DURATION_BUCKETS,
             registry=r,
         )
+
+        # The operator toolkit: the pause switch and the quarantined rows by reason, read from
+        # recording_finalize.operator_state() once per cycle (also while idle or paused).
+        self.paused = Gauge(
+            f"{PREFIX}_paused",
+            "1 while the part (reconcile, relay) is paused by `recording-finalize pause`.",
+            ["part"],
+            registry=r,
+        )
+        for part in PAUSE_PARTS:
+            self.paused.labels(part=part)
+        self.quarantined_rows_by_reason = Gauge(
+            f"{PREFIX}_quarantined_rows_by_reason",
+            "Quarantined finalize rows by quarantine_reason (sums to ..._quarantined_rows).",
+            ["reason"],
+            registry=r,
+        )
+        for reason in QUARANTINE_REASONS:
+            self.quarantined_rows_by_reason.labels(reason=reason)
+
+    def update_operator_state(
+        self, paused: Mapping[str, bool], quarantined_by_reason: Mapping[str, int]
+    ) -> None:
+        """Sets the pause gauges and the quarantined-by-reason gauges (absent reasons: 0)."""
+        for part in PAUSE_PARTS:
+            self.paused.labels(part=part).set(1 if paused.get(part) else 0)
+        for reason in {*QUARANTINE_REASONS, *quarantined_by_reason}:
+            self.quarantined_rows_by_reason.labels(reason=reason).set(
+                quarantined_by_reason.get(reason, 0))
 
     def update_from_stats(self, stats: StatsLike) -> None:
         """Sets the gauges from one ``recording_finalize.stats()`` row."""

@@ -1,4 +1,4 @@
--- The body of recording_finalize.claim_due before issue 14 (main at f9e1634): one UPDATE per
+-- The body of recording_finalize.claim_due before issue 14 (main at f82ad26): one UPDATE per
 -- claimed row.
 -- Claims one batch of due finalize rows and settles every row that needs no file-storage check.
 

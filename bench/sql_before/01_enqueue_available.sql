@@ -1,4 +1,4 @@
--- The body of recording_finalize.enqueue_available before issue 14 (main at f9e1634):
+-- The body of recording_finalize.enqueue_available before issue 14 (main at f82ad26):
 -- the three timestamps through recording_finalize.iso_utc.
 -- Writes the call-recording-available event and the realtime RecordingAvailable row, once.
 
@@ -25,6 +25,14 @@ begin
                 'enqueue_available: recording %s is not Available (%s)',
                 p_recording_id, coalesce(v_rec.status, 'missing')
             );
+    end if;
+
+    -- The event was published and its outbox row pruned since: it was enqueued once already.
+    if exists (
+        select from messenger.integration_outbox_pruned as m
+        where m.topic = p_topic and m.dedupe_key = v_rec.id::text
+    ) then
+        return false;
     end if;
 
     v_session := recording_finalize.session_of(v_rec.session_kind, v_rec.session_id);
@@ -88,7 +96,9 @@ $$;
 comment on function recording_finalize.enqueue_available(uuid, text) is
 'Internal. Enqueues the integration event (key = SessionId, dedupe_key = RecordingId, headers '
 'event-type and a fresh event-id) and the realtime RecordingAvailable row for an Available '
-'recording. Idempotent by RecordingId: returns true only when the integration row is new. The '
+'recording. Idempotent by RecordingId: returns true only when the integration row is new; a '
+'recording whose published row was pruned (messenger.integration_outbox_pruned) gets neither '
+'row again. The '
 'only place the payload is built, so the happy path and the safety net emit identical events. '
 'A missing ended_at is taken as available_at, a missing started_at as ended_at - duration. '
 'Raises RF007 when the recording is not Available, RF009 when p_topic is not NULL and not the '

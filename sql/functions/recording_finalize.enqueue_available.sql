@@ -25,6 +25,14 @@ begin
             );
     end if;
 
+    -- The event was published and its outbox row pruned since: it was enqueued once already.
+    if exists (
+        select from messenger.integration_outbox_pruned as m
+        where m.topic = p_topic and m.dedupe_key = v_rec.id::text
+    ) then
+        return false;
+    end if;
+
     v_session := recording_finalize.session_of(v_rec.session_kind, v_rec.session_id);
 
     insert into messenger.integration_outbox (
@@ -93,7 +101,9 @@ $$;
 comment on function recording_finalize.enqueue_available(uuid, text) is
 'Internal. Enqueues the integration event (key = SessionId, dedupe_key = RecordingId, headers '
 'event-type and a fresh event-id) and the realtime RecordingAvailable row for an Available '
-'recording. Idempotent by RecordingId: returns true only when the integration row is new. The '
+'recording. Idempotent by RecordingId: returns true only when the integration row is new; a '
+'recording whose published row was pruned (messenger.integration_outbox_pruned) gets neither '
+'row again. The '
 'only place the payload is built, so the happy path and the safety net emit identical events. '
 'A missing ended_at is taken as available_at, a missing started_at as ended_at - duration. '
 'Raises RF007 when the recording is not Available, RF009 when p_topic is not NULL and not the '

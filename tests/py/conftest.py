@@ -532,3 +532,29 @@ def slow_s3(stack: Stack) -> Iterator[SlowProxy]:
     proxy = SlowProxy(port, delay_s=0.4)
     yield proxy
     proxy.close()
+
+
+# ------------------------------------------------------------------------------------------
+# the operator toolkit: the same CLI as a login granted recording_finalize_operator
+
+@pytest.fixture
+def operator(worker: Worker) -> Worker:
+    """The console script as an operator (the template's login granted
+    recording_finalize_operator): same database, bucket and topic as ``worker``."""
+    return Worker(worker.stack, worker.db, worker.bucket, worker.topic,
+                  env={"DATABASE_URL": worker.db.operator_url})
+
+
+def db_fingerprint(db: Db) -> dict[str, str]:
+    """Per messenger table: an md5 of every row's content and xmin (a rewrite changes xmin)."""
+    with db.connect() as conn:
+        tables = [r[0] for r in conn.execute(
+            "select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+            "where n.nspname = 'messenger' and c.relkind = 'r' order by 1").fetchall()]
+        out = {}
+        for table in tables:
+            row = conn.execute(
+                f"select md5(coalesce(string_agg(t.xmin::text || ':' || t::text, ',' "
+                f"order by t::text), '')) from messenger.{table} as t").fetchone()
+            out[table] = row[0] if row else ""
+    return out

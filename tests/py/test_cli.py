@@ -163,7 +163,8 @@ def test_a_flag_overrides_its_variable_and_is_validated_the_same_way(
 def test_the_database_password_never_appears_when_the_database_is_unreachable() -> None:
     env = GOOD_ENV | {
         "DATABASE_URL": f"postgresql://worker:Sup3rS3cret-pw@127.0.0.1:{DEAD_PORT}/db"}
-    for command in (["run-once"], ["status"], ["requeue", str(uuid.uuid4())], ["migrate"]):
+    for command in (["run-once"], ["status"], ["requeue", str(uuid.uuid4()), "--reason", "x"],
+                    ["explain", str(uuid.uuid4())], ["audit"], ["migrate"]):
         proc = run_cli(*command, env=env)
         assert proc.returncode == 1, (command, proc.stderr)
         assert "Sup3rS3cret-pw" not in proc.stdout + proc.stderr
@@ -174,12 +175,13 @@ def test_the_database_password_never_appears_when_the_database_is_unreachable() 
 
 
 def test_requeue_rejects_a_malformed_id_with_exit_2() -> None:
-    proc = run_cli("requeue", "not-a-uuid", env={"DATABASE_URL": "postgresql://u@127.0.0.1/x"})
+    proc = run_cli("requeue", "not-a-uuid", "--reason", "x",
+                   env={"DATABASE_URL": "postgresql://u@127.0.0.1/x"})
     assert proc.returncode == 2
     assert "RECORDING_ID" in proc.stderr
 
 
-def test_requeue_and_status_follow_the_runbook(worker: Worker, db: Db) -> None:
+def test_requeue_and_status_follow_the_runbook(worker: Worker, operator: Worker, db: Db) -> None:
     poison = seed_stuck(db)
     healthy = seed_stuck(db, ended_ago="1 minute")  # still within its SLA: stays Pending
     # Poison: the binary is there but its metadata is unusable -> quarantined at once.
@@ -188,13 +190,12 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, db: Db) -> None:
     worker.run_once()
 
     # The runbook is the operator's: a login granted recording_finalize_operator.
-    operator = {"DATABASE_URL": db.operator_url}
-    status = json.loads(worker.cli("status", "--json", **operator).stdout)
+    status = json.loads(operator.cli("status", "--json").stdout)
     assert status["quarantined"] == 1 and status["backlog"] == 1
     [row] = status["quarantinedRows"]
     assert row["recordingId"] == str(poison.recording_id)
     assert row["lastError"].startswith("InvalidMetadata: duration-seconds")
-    text = worker.cli("status", **operator)
+    text = operator.cli("status")
     assert text.returncode == 0 and str(poison.recording_id) in text.stdout
     assert "InvalidMetadata" in text.stdout
 
@@ -204,17 +205,18 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, db: Db) -> None:
     assert finalize_row(db, poison.recording_id)["status"] == "Quarantined"
 
     # Not quarantined (RF006) and unknown (RF005): exit 1 with a clear message.
-    proc = worker.cli("requeue", str(healthy.recording_id), **operator)
+    # Requeue is an operator's command (recording_finalize_operator), audited with a reason.
+    proc = operator.cli("requeue", str(healthy.recording_id), "--reason", "test")
     assert proc.returncode == 1 and "not Quarantined" in proc.stderr
-    proc = worker.cli("requeue", str(uuid.uuid4()), **operator)
+    proc = operator.cli("requeue", str(uuid.uuid4()), "--reason", "test")
     assert proc.returncode == 1 and "no finalize row" in proc.stderr
 
-    proc = worker.cli("requeue", str(poison.recording_id), "--json", **operator)
+    proc = operator.cli("requeue", str(poison.recording_id), "--json", "--reason", "re-uploaded")
     assert proc.returncode == 0, proc.stderr
     requeued = json.loads(proc.stdout)
     assert (requeued["status"], requeued["attempts"]) == ("Pending", 0)
     assert requeued["lastError"].startswith("InvalidMetadata")
-    assert json.loads(worker.cli("status", "--json", **operator).stdout)["quarantined"] == 0
+    assert json.loads(operator.cli("status", "--json").stdout)["quarantined"] == 0
 
 
 def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: object) -> None:

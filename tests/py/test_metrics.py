@@ -37,6 +37,9 @@ EXPECTED_NAMES = {
     f"{P}_cycle_duration_seconds_bucket",
     f"{P}_cycle_duration_seconds_count",
     f"{P}_cycle_duration_seconds_sum",
+    # the operator toolkit: the pause switch and the quarantined rows by reason
+    f"{P}_paused",
+    f"{P}_quarantined_rows_by_reason",
 }
 
 

@@ -97,9 +97,9 @@ def test_no_secret_and_no_url_in_anything_the_worker_prints(
         "success": worker.cli("run-once", DATABASE_URL=good),
         "status": worker.cli("status", "--json", DATABASE_URL=operator),
         "requeue of a row that is not quarantined": worker.cli(
-            "requeue", str(found.recording_id), DATABASE_URL=operator),
+            "requeue", str(found.recording_id), "--reason", "test", DATABASE_URL=operator),
         "requeue refused to the worker": worker.cli(
-            "requeue", str(found.recording_id), DATABASE_URL=good),
+            "requeue", str(found.recording_id), "--reason", "test", DATABASE_URL=good),
         "database refuses the password": worker.cli(
             "run-once", DATABASE_URL=dsn(db, user, password + "x")),
         "database unreachable": worker.cli("run-once", DATABASE_URL=dsn(db, user, password,

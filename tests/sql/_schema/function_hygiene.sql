@@ -41,7 +41,21 @@ select set_eq(
         ('messenger.recording_started(uuid,text,uuid,text,text)'),
         ('messenger.recording_stopped(uuid,interval)'),
         ('messenger.session_ended(text,uuid,interval)'),
-        ('messenger.recording_ingest_completed(uuid,text,bigint,integer,text,text)')$$,
+        ('messenger.recording_ingest_completed(uuid,text,bigint,integer,text,text)'),
+        -- the operator toolkit (0010) and the trigger that writes the pruned-event marker
+        ('recording_finalize.explain(uuid,integer,interval,text)'),
+        ('recording_finalize.audit(interval,interval,integer,text)'),
+        ('recording_finalize.audit_repair(text,interval,integer)'),
+        ('recording_finalize.failed_recordings(integer)'),
+        ('recording_finalize.claim_preview(integer,integer,interval,text)'),
+        ('recording_finalize.operator_requeue(uuid,text,text)'),
+        ('recording_finalize.operator_requeue_quarantined(text,text,text,'
+            || 'timestamp with time zone,integer,boolean)'),
+        ('recording_finalize.operator_retry(uuid,text,text)'),
+        ('recording_finalize.set_pause(text,boolean,text,text)'),
+        ('recording_finalize.operator_state()'),
+        ('recording_finalize.prune(interval,integer,boolean,text)'),
+        ('messenger.integration_outbox_pruned_marker()')$$,
     'exactly the API and lifecycle functions are SECURITY DEFINER'
 );
 select is_empty(
@@ -70,7 +84,14 @@ select is_empty(
             'recording_finalize.server_settings()',
             'recording_finalize.our_topic(text)',
             'recording_finalize.check_policy(integer,interval,interval,double precision,'
-                || 'interval,double precision)')$$,
+                || 'interval,double precision)',
+            -- the operator toolkit's read-only functions (0010)
+            'recording_finalize.explain(uuid,integer,interval,text)',
+            'recording_finalize.audit(interval,interval,integer,text)',
+            'recording_finalize.failed_recordings(integer)',
+            'recording_finalize.claim_preview(integer,integer,interval,text)',
+            'recording_finalize.predict_action(uuid,integer,interval,text)',
+            'recording_finalize.operator_state()')$$,
     'every function that writes (or draws random numbers) is VOLATILE'
 );
 select is(

@@ -10,8 +10,12 @@ select is_empty(
     join pg_catalog.pg_language as l on l.oid = p.prolang
     cross join lateral public.plpgsql_check_function_tb(
         p.oid,
-        relid => case when p.prorettype = 'trigger'::regtype
-            then 'messenger.call_recordings'::regclass else 0 end,
+        relid => coalesce(
+            (select t.tgrelid from pg_catalog.pg_trigger as t where t.tgfoid = p.oid limit 1),
+            0
+        ),
+        oldtable => (select t.tgoldtable from pg_catalog.pg_trigger as t
+            where t.tgfoid = p.oid limit 1),
         fatal_errors => false,
         other_warnings => true,
         extra_warnings => true

@@ -19,14 +19,31 @@ insert into api values
     ('recording_finalize.try_lock_runner(bigint)'),
     ('recording_finalize.unlock_runner(bigint)'),
     ('recording_finalize.stats(text)'),
-    ('recording_finalize.server_settings()');
+    ('recording_finalize.server_settings()'),
+    -- the operator toolkit (0010): what the cycle reads and run's own retention
+    ('recording_finalize.claim_preview(integer,integer,interval,text)'),
+    ('recording_finalize.operator_state()'),
+    ('recording_finalize.prune(interval,integer,boolean,text)');
 
 create temp table operator_api (fn text);
 insert into operator_api values
     ('recording_finalize.requeue(uuid)'),
     ('recording_finalize.quarantined_rows(integer)'),
     ('recording_finalize.stats(text)'),
-    ('recording_finalize.server_settings()');
+    ('recording_finalize.server_settings()'),
+    -- the operator toolkit (0010)
+    ('recording_finalize.explain(uuid,integer,interval,text)'),
+    ('recording_finalize.audit(interval,interval,integer,text)'),
+    ('recording_finalize.audit_repair(text,interval,integer)'),
+    ('recording_finalize.failed_recordings(integer)'),
+    ('recording_finalize.claim_preview(integer,integer,interval,text)'),
+    ('recording_finalize.operator_requeue(uuid,text,text)'),
+    ('recording_finalize.operator_requeue_quarantined(text,text,text,timestamp with time zone,'
+        || 'integer,boolean)'),
+    ('recording_finalize.operator_retry(uuid,text,text)'),
+    ('recording_finalize.set_pause(text,boolean,text,text)'),
+    ('recording_finalize.operator_state()'),
+    ('recording_finalize.prune(interval,integer,boolean,text)');
 
 create temp table product_functions as
 select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, p.proacl, p.proowner

@@ -24,6 +24,7 @@ select is_empty(
         ('recording_finalize_attempts', 'last_error'),
         ('recording_finalize_attempts', 'claim_token'),
         ('recording_finalize_attempts', 'created_at'),
+        ('recording_finalize_attempts', 'quarantine_reason'),
         ('integration_outbox', 'message_key'), ('integration_outbox', 'dedupe_key'),
         ('integration_outbox', 'payload'), ('integration_outbox', 'published_at'),
         ('integration_outbox', 'relay_lease_until'),

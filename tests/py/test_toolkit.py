@@ -1,0 +1,422 @@
+"""The operator toolkit against the real stack: explain, audit [--repair], audited requeue
+(single and bulk) and retry, pause/resume, run-once --dry-run, prune and RFR_RETENTION.
+
+The operator commands run as a login granted only recording_finalize_operator (``operator``),
+the cycle as the worker role (``worker``); seeding is done as the owner.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.request
+import uuid
+from typing import Any
+
+import pytest
+from conftest import (
+    CLI,
+    DEAD_PORT,
+    Db,
+    Seeded,
+    Worker,
+    _base_env,
+    db_fingerprint,
+    finalize_row,
+    free_port,
+    log_events,
+    put_binary,
+    recording,
+    seed_available_unpublished,
+    seed_stuck,
+)
+
+
+def _json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1, (proc.returncode, proc.stdout, proc.stderr)
+    data: dict[str, Any] = json.loads(lines[0])
+    return data
+
+
+def _actions(db: Db, recording_id: uuid.UUID | None = None) -> list[tuple[Any, ...]]:
+    if recording_id is None:
+        return db.all("select recording_id, action_kind, operator_name, reason "
+                      "from messenger.recording_finalize_operator_actions order by id")
+    return db.all("select recording_id, action_kind, operator_name, reason "
+                  "from messenger.recording_finalize_operator_actions where recording_id = %s "
+                  "order by id", (recording_id,))
+
+
+def _plant_orphan(db: Db) -> uuid.UUID:
+    """A recording the lifecycle never handed to the safety net: Uploading, its session ended
+    two hours ago, and no finalize row (written directly, as a buggy service would)."""
+    rid, sid = uuid.uuid4(), uuid.uuid4()
+    with db.connect() as conn:
+        conn.execute("insert into messenger.call_sessions (id, started_at, ended_at) "
+                     "values (%s, now() - interval '3 hours', now() - interval '2 hours')", (sid,))
+        conn.execute("insert into messenger.call_recordings (id, session_kind, session_id, "
+                     "media_type, trigger, status, started_at, ended_at) values "
+                     "(%s, 'Direct', %s, 'Audio', 'Auto', 'Uploading', "
+                     "now() - interval '3 hours', now() - interval '2 hours')", (rid, sid))
+    return rid
+
+
+def _quarantine_by_metadata(worker: Worker, db: Db, n: int) -> list[Seeded]:
+    seeded = [seed_stuck(db) for _ in range(n)]
+    for s in seeded:
+        put_binary(worker.stack, worker.bucket, s.recording_id,
+                   metadata={"duration-seconds": "NaN"})
+    worker.run_once()
+    for s in seeded:
+        assert finalize_row(db, s.recording_id)["status"] == "Quarantined"
+    return seeded
+
+
+@pytest.mark.parametrize("command", ["explain", "audit", "retry", "pause", "resume", "prune",
+                                     "requeue", "run-once"])
+def test_every_toolkit_command_explains_itself(command: str) -> None:
+    proc = subprocess.run([CLI, command, "--help"], env=_base_env(), capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert "exit codes:" in proc.stdout and "DATABASE_URL" in proc.stdout
+    expected = {"requeue": ["--quarantined", "--reason-code", "--since", "--yes", "--dry-run",
+                            "--operator"],
+                "run-once": ["--dry-run", "RFR_RETENTION"], "prune": ["--older-than"],
+                "audit": ["--repair", "--json"], "explain": ["--json"]}
+    for flag in expected.get(command, ["--reason"]):
+        assert flag in proc.stdout, flag
+
+
+def test_explain_tells_a_backing_off_recording_and_what_happens_next(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    stuck = seed_stuck(db)
+    # S3 unreachable: the attempt is counted at claim and the row backs off.
+    summary = worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
+    assert summary["backoff"] == 1, summary
+    before = db_fingerprint(db)
+
+    proc = operator.cli("explain", str(stuck.recording_id), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = _json(proc)
+    assert doc["recording"]["status"] == "Uploading"
+    assert doc["session"]["endedAt"] and doc["session"]["slaDueAt"]
+    assert doc["finalize"]["status"] == "Pending" and doc["finalize"]["attempts"] == 1
+    assert doc["finalize"]["lastError"].startswith("Transient")
+    assert doc["s3"]["outcome"] == "missing" and doc["s3"]["present"] is False
+    assert doc["outbox"] is None and doc["realtime"] == []
+    assert doc["next"]["action"] == "reconcile" and doc["next"]["due"] is False
+    assert "attempt 2 of 8" in doc["next"]["sentence"]
+    assert "Failed (Timeout)" in doc["next"]["sentence"]
+
+    put_binary(worker.stack, worker.bucket, stuck.recording_id, size=777)
+    text = operator.cli("explain", str(stuck.recording_id))
+    assert text.returncode == 0, text.stderr
+    assert "777 bytes; verdict found" in text.stdout
+    assert "would become Available" in text.stdout
+    assert db_fingerprint(db) == before, "explain wrote something"
+
+    unknown = operator.cli("explain", str(uuid.uuid4()))
+    assert unknown.returncode == 1 and "no recording and no finalize row" in unknown.stderr
+    bad = operator.cli("explain", "nope")
+    assert bad.returncode == 2 and "RECORDING_ID" in bad.stderr
+
+
+def test_audit_finds_a_planted_orphan_and_is_clean_after_repair_and_one_cycle(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    assert operator.cli("audit").returncode == 0
+    orphan = _plant_orphan(db)
+
+    proc = operator.cli("audit", "--json")
+    assert proc.returncode == 1, proc.stderr
+    report = _json(proc)
+    checks = {c["check"]: c for c in report["checks"]}
+    assert checks["orphaned_recordings"]["found"] == 1
+    assert checks["orphaned_recordings"]["examples"] == [str(orphan)]
+    assert report["clean"] is False
+    text = operator.cli("audit")
+    assert text.returncode == 1 and str(orphan) in text.stdout
+
+    repaired = operator.cli("audit", "--repair", "--json", "--operator", "ann")
+    assert _json(repaired)["repaired"] == [str(orphan)]
+    assert finalize_row(db, orphan)["status"] == "Pending"
+    assert _actions(db, orphan) == [(orphan, "repair", "ann", _actions(db, orphan)[0][3])]
+
+    summary = worker.run_once()
+    assert summary["failed"] == 1, summary  # no binary: Failed (Timeout)
+    final = operator.cli("audit")
+    assert final.returncode == 0, final.stdout
+    assert final.stdout.strip().endswith("clean")
+
+
+def test_audit_reports_failed_recordings_whose_binary_is_in_s3(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    late = seed_stuck(db)
+    worker.run_once()
+    assert recording(db, late.recording_id)["status"] == "Failed"
+    assert operator.cli("audit").returncode == 0
+    put_binary(worker.stack, worker.bucket, late.recording_id)  # the upload arrived too late
+    proc = operator.cli("audit", "--json")
+    assert proc.returncode == 1
+    checks = {c["check"]: c for c in _json(proc)["checks"]}
+    assert checks["failed_with_binary"]["examples"] == [str(late.recording_id)]
+
+
+def test_bulk_requeue_dry_run_changes_nothing_and_yes_audits_every_recording(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    seeded = _quarantine_by_metadata(worker, db, 3)
+    before = db_fingerprint(db)
+
+    dry = operator.cli("requeue", "--quarantined", "--reason", "metadata fixed", "--dry-run",
+                       "--json")
+    assert dry.returncode == 0, dry.stderr
+    listed = _json(dry)
+    assert listed["matched"] == 3 and listed["requeued"] == 0
+    assert {r["quarantineReason"] for r in listed["rows"]} == {"invalid_metadata"}
+    assert db_fingerprint(db) == before, "the dry run changed the database"
+
+    assert operator.cli("requeue", "--quarantined", "--reason", "x").returncode == 2
+    assert operator.cli("requeue", "--quarantined", "--dry-run").returncode == 2  # no --reason
+    assert operator.cli("requeue", "--quarantined", "--reason", "x", "--since", "yesterday",
+                        "--yes").returncode == 2
+
+    first = operator.cli("requeue", "--quarantined", "--reason-code", "invalid_metadata",
+                         "--since", "1h", "--limit", "2", "--reason", "metadata fixed",
+                         "--operator", "ann", "--yes", "--json")
+    assert first.returncode == 0, first.stderr
+    assert _json(first)["requeued"] == 2
+    rest = operator.cli("requeue", "--quarantined", "--reason", "metadata fixed", "--yes")
+    assert rest.returncode == 0 and "requeued 1 quarantined row(s)" in rest.stdout
+    for s in seeded:
+        assert finalize_row(db, s.recording_id)["status"] == "Pending"
+    actions = _actions(db)
+    assert sorted(a[0] for a in actions) == sorted(s.recording_id for s in seeded)
+    assert {(a[1], a[3]) for a in actions} == {("requeue", "metadata fixed")}
+    assert sum(1 for a in actions if a[2] == "ann") == 2
+
+    doc = _json(operator.cli("explain", str(seeded[0].recording_id), "--json"))
+    assert doc["operatorActions"][0]["reason"] == "metadata fixed"
+
+
+def test_retry_makes_a_backing_off_row_due_now_keeping_its_attempts(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    stuck = seed_stuck(db)
+    worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
+    row = finalize_row(db, stuck.recording_id)
+    assert row["in_future"] and row["attempts"] == 1
+
+    assert operator.cli("retry", str(stuck.recording_id)).returncode == 2  # --reason missing
+    proc = operator.cli("retry", str(stuck.recording_id), "--reason", "S3 is back", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert _json(proc)["attempts"] == 1
+    row = finalize_row(db, stuck.recording_id)
+    assert not row["in_future"] and row["attempts"] == 1
+    assert [a[1] for a in _actions(db, stuck.recording_id)] == ["retry"]
+
+    put_binary(worker.stack, worker.bucket, stuck.recording_id)
+    assert worker.run_once()["reconciled"] == 1
+    done = operator.cli("retry", str(stuck.recording_id), "--reason", "again")
+    assert done.returncode == 1 and "not Pending" in done.stderr
+    assert operator.cli("retry", str(uuid.uuid4()), "--reason", "x").returncode == 1
+
+
+def test_pause_stops_every_runner_from_its_next_cycle_and_resume_restarts_it(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    stuck = seed_stuck(db)
+    lost = seed_available_unpublished(db)
+    assert operator.cli("pause", "reconcile", "--reason", "S3 migration").returncode == 0
+    assert operator.cli("pause", "claim").returncode == 2
+
+    summary = worker.run_once()
+    assert summary["claimed"] == 0 and summary["paused"] == ["reconcile"], summary
+    assert any(e["event"] == "cycle paused" for e in log_events(summary["_stderr"]))
+    assert finalize_row(db, stuck.recording_id)["attempts"] == 0
+    status = json.loads(worker.cli("status", "--json").stdout)
+    assert status["paused"] == ["reconcile"] and status["pauses"][0]["reason"] == "S3 migration"
+    assert "paused reconcile" in worker.cli("status").stdout
+
+    # Relay paused too: the republish waits for it; resume all and both run.
+    assert operator.cli("resume", "reconcile").returncode == 0
+    assert operator.cli("pause", "relay").returncode == 0
+    summary = worker.run_once()
+    assert summary["republished"] == 1 and summary["published"] == 0, summary
+    assert operator.cli("resume", "all", "--reason", "done").returncode == 0
+    summary = worker.run_once()
+    assert summary["published"] == 1 and summary["paused"] == [], summary
+    assert [a[1] for a in _actions(db)] == ["pause", "resume", "pause", "resume"]
+    assert lost.recording_id  # the republished recording
+
+
+def _metrics(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        text = resp.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def _wait_metric(port: int, name: str, value: float, timeout: float = 20) -> dict[str, float]:
+    deadline = time.monotonic() + timeout
+    seen: dict[str, float] = {}
+    while time.monotonic() < deadline:
+        try:
+            seen = _metrics(port)
+        except OSError:
+            seen = {}
+        if seen.get(name) == value:
+            return seen
+        time.sleep(0.3)
+    raise AssertionError(f"{name} never became {value}: {seen.get(name)}")
+
+
+@pytest.mark.parametrize("mode", ["paused", "disabled"])
+def test_metrics_stay_fresh_while_paused_or_disabled(
+    worker: Worker, operator: Worker, db: Db, mode: str
+) -> None:
+    port = free_port()
+    env = {"RFR_METRICS_PORT": str(port), "RFR_POLLING_INTERVAL": "500ms"}
+    if mode == "disabled":
+        env["RECORDINGS_ENABLED"] = "false"
+    else:
+        assert operator.cli("pause", "all").returncode == 0
+    proc = worker.spawn("run", **env)
+    try:
+        if mode == "paused":
+            _wait_metric(port, 'messenger_recording_finalize_paused{part="reconcile"}', 1.0)
+        _wait_metric(port, "messenger_recording_finalize_backlog", 0.0)
+        seed_stuck(db)  # appears while the worker idles
+        seen = _wait_metric(port, "messenger_recording_finalize_backlog", 1.0)
+        status = json.loads(worker.cli("status", "--json").stdout)
+        assert status["backlog"] == seen["messenger_recording_finalize_backlog"]
+        assert proc.poll() is None, "the worker must stay up"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_quarantined_metric_is_labelled_by_reason(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    _quarantine_by_metadata(worker, db, 2)
+    port = free_port()
+    proc = worker.spawn("run", RFR_METRICS_PORT=str(port), RFR_POLLING_INTERVAL="500ms")
+    try:
+        _wait_metric(port, "messenger_recording_finalize_quarantined_rows", 2.0)
+        seen = _wait_metric(
+            port, 'messenger_recording_finalize_quarantined_rows_by_reason'
+            '{reason="invalid_metadata"}', 2.0)
+        assert seen['messenger_recording_finalize_quarantined_rows_by_reason'
+                    '{reason="crash_loop"}'] == 0.0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_run_once_dry_run_reports_phase_and_verdict_and_writes_nothing(
+    worker: Worker, db: Db
+) -> None:
+    present = seed_stuck(db)
+    absent = seed_stuck(db)
+    lost = seed_available_unpublished(db)
+    young = seed_stuck(db, ended_ago="1 minute")
+    put_binary(worker.stack, worker.bucket, present.recording_id)
+    before = db_fingerprint(db)
+
+    proc = worker.cli("run-once", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    report = _json(proc)
+    assert db_fingerprint(db) == before, "the dry run wrote something"
+    rows = {r["recordingId"]: r for r in report["rows"]}
+    assert report["dryRun"] is True and report["due"] == 3
+    assert str(young.recording_id) not in rows  # not due yet
+    assert rows[str(present.recording_id)]["phase"] == "reconcile"
+    assert rows[str(present.recording_id)]["s3"]["outcome"] == "found"
+    assert rows[str(present.recording_id)]["result"] == "reconciled"
+    assert rows[str(absent.recording_id)]["result"] == "failed"
+    assert rows[str(lost.recording_id)]["phase"] == "republished"
+
+    # What the real cycle then does is what the dry run said.
+    summary = worker.run_once()
+    assert (summary["reconciled"], summary["failed"], summary["republished"]) == (1, 1, 1)
+
+
+def test_prune_deletes_old_finished_rows_and_a_late_duplicate_callback_sends_nothing(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    old = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, old.recording_id)
+    assert worker.run_once()["published"] == 1
+    keep = seed_stuck(db)
+    with db.connect() as conn:
+        for table, column in (("integration_outbox", "published_at"),
+                              ("realtime_outbox", "created_at")):
+            conn.execute(f"update messenger.{table} set {column} = now() - interval '40 days'")
+        conn.execute("update messenger.realtime_outbox set dispatched_at = now() - "
+                     "interval '40 days'")
+        conn.execute("update messenger.recording_finalize_attempts set updated_at = now() - "
+                     "interval '40 days', next_attempt_at = now() - interval '40 days' "
+                     "where status = 'Done'")
+    before = db_fingerprint(db)
+
+    assert operator.cli("prune", "--older-than", "30s").returncode == 2
+    dry = operator.cli("prune", "--older-than", "30d", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert {k: _json(dry)[k] for k in ("outbox", "realtime", "finalize")} == \
+        {"outbox": 1, "realtime": 1, "finalize": 1}
+    assert db_fingerprint(db) == before
+
+    proc = operator.cli("prune", "--older-than", "30d", "--batch-size", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = _json(proc)
+    assert (result["outbox"], result["realtime"], result["finalize"]) == (1, 1, 1)
+    assert result["statements"] == 2  # batches of one row: a full batch, then an empty one
+    assert db.one("select count(*) from messenger.integration_outbox") == (0,)
+    assert finalize_row(db, keep.recording_id)["status"] == "Pending"
+
+    # The recorder's callback comes again, late: no second event.
+    with db.connect() as conn:
+        answer = conn.execute("select messenger.recording_ingest_completed(%s, 'f', 1, 1, 'Ogg', "
+                              "%s)", (old.recording_id, worker.topic)).fetchone()
+    assert answer == ("already_available",)
+    assert db.one("select count(*) from messenger.integration_outbox") == (0,)
+    assert worker.run_once()["published"] == 0
+
+
+def test_run_prunes_by_itself_unless_retention_is_0(worker: Worker, db: Db) -> None:
+    old = seed_available_unpublished(db)
+    assert worker.run_once()["published"] == 1
+    with db.connect() as conn:
+        conn.execute("update messenger.integration_outbox set published_at = now() - "
+                     "interval '2 days'")
+    assert worker.cli("status", RFR_RETENTION="5").returncode == 2  # below one minute
+    assert "RFR_RETENTION" in worker.cli("status", RFR_RETENTION="soon").stderr
+
+    proc = worker.spawn("run", RFR_RETENTION="0", RFR_POLLING_INTERVAL="500ms")
+    time.sleep(3)
+    proc.terminate()
+    _, err = proc.communicate(timeout=20)
+    assert any(e["event"] == "retention off" for e in log_events(err))
+    assert db.one("select count(*) from messenger.integration_outbox") == (1,)
+
+    proc = worker.spawn("run", RFR_RETENTION="1d", RFR_POLLING_INTERVAL="500ms")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if db.one("select count(*) from messenger.integration_outbox") == (0,):
+            break
+        time.sleep(0.3)
+    proc.terminate()
+    _, err = proc.communicate(timeout=20)
+    pruned = [e for e in log_events(err) if e["event"] == "pruned"]
+    assert pruned and pruned[0]["outbox"] == 1, err[-2000:]
+    assert db.one("select count(*) from messenger.integration_outbox_pruned "
+                  "where dedupe_key = %s", (str(old.recording_id),)) == (1,)
