@@ -173,10 +173,6 @@ select recording_id, session_kind, session_id, attempts, last_error, quarantined
 from recording_finalize.quarantined_rows(p_limit => %s)
 """
 
-REQUEUE = """
-select recording_id, status, attempts, next_attempt_at, last_error
-from recording_finalize.requeue(p_recording_id => %s)
-"""
 
 
 def _seconds(value: float) -> timedelta:
@@ -408,15 +404,6 @@ def stats(conn: Connection, topic: str) -> Stats:
 def quarantined_rows(conn: Connection, limit: int) -> list[QuarantinedRow]:
     with conn.cursor(row_factory=class_row(QuarantinedRow)) as cur:
         return cur.execute(QUARANTINED_ROWS, (limit,)).fetchall()
-
-
-def requeue(conn: Connection, recording_id: UUID) -> RequeuedRow:
-    """Quarantined → Pending. Raises RF005 (no finalize row) or RF006 (not quarantined)."""
-    with conn.cursor(row_factory=class_row(RequeuedRow)) as cur:
-        result = cur.execute(REQUEUE, (recording_id,)).fetchone()
-    if result is None:
-        raise RuntimeError("requeue returned no row")
-    return result
 
 
 # ------------------------------------------------------------------------------------------

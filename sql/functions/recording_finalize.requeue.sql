@@ -52,9 +52,10 @@ $$;
 comment on function recording_finalize.requeue(uuid) is
 'Runbook re-enqueue: Quarantined -> Pending, attempts = 0, due now; last_error is kept. '
 'Returns the row as it now is. RF005 when the recording has no finalize row, RF006 when the row '
-'is not Quarantined. Operator API (SECURITY DEFINER): not the worker''s.';
+'is not Quarantined. Owner only (SECURITY DEFINER): operators use the audited '
+'operator_requeue, which records who did it and why.';
 
--- The worker had it before migration 0004: an operator action is not the worker's.
+-- The worker had it before migration 0004, the operator role until 0010's audited
+-- operator_requeue: an unaudited requeue is left to the owner.
 revoke all on function recording_finalize.requeue(uuid)
-from public, recording_finalize_worker;
-grant execute on function recording_finalize.requeue(uuid) to recording_finalize_operator;
+from public, recording_finalize_worker, recording_finalize_operator;

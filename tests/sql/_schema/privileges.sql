@@ -3,7 +3,7 @@
 -- the runbook functions and nothing else; PUBLIC can execute no function; nobody but the owner
 -- touches the tables, the server settings included.
 begin;
-select plan(48);
+select plan(49);
 
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
 create role rfr_pgtap_operator_login login in role recording_finalize_operator;
@@ -27,7 +27,6 @@ insert into api values
 
 create temp table operator_api (fn text);
 insert into operator_api values
-    ('recording_finalize.requeue(uuid)'),
     ('recording_finalize.quarantined_rows(integer)'),
     ('recording_finalize.stats(text)'),
     ('recording_finalize.server_settings()'),
@@ -260,8 +259,12 @@ select is_empty(
     'quarantined_rows works for the operator'
 );
 select throws_ok(
+    format('select * from recording_finalize.operator_requeue(%L, %L, %L)', :'rec', 'op', 'test'),
+    'RF006', null, 'the audited requeue runs for the operator (and refuses a Done row)'
+);
+select throws_ok(
     format('select * from recording_finalize.requeue(%L)', :'rec'),
-    'RF006', null, 'requeue runs for the operator (and refuses a Done row)'
+    '42501', null, 'the unaudited requeue is the owner''s alone'
 );
 select is(
     (select backlog from recording_finalize.stats()), 0::bigint,
