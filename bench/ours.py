@@ -32,10 +32,12 @@ class Timers:
     def __init__(self) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self.calls: Counter[str] = Counter()
+        self.first: dict[str, float] = {}  # time.monotonic() of each name's first call
         self._lock = threading.Lock()
 
     def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
+            self.first.setdefault(name, time.monotonic())
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
@@ -142,6 +144,8 @@ def main() -> int:
         "wall_s": wall,
         "t_start": t_start,
         "t_end": t_end,
+        # Claim, check and apply end where the relay's drain begins.
+        "t_apply_end": timers.first.get("relay", t_end),
         "cpu_s": cpu,
         "seconds": dict(timers.seconds),
         "calls": dict(timers.calls),

@@ -341,7 +341,8 @@ def _drain(runs: list[dict[str, Any]]) -> list[str]:
              "`bench/messenger.py` runs, per recording, the session insert, `recording_started`, "
              "`session_ended`, `recording_ingest_completed` (open loop, one connection); "
              "latency of `recording_ingest_completed` from its own start, idle (before the "
-             "worker starts) and during the worker's cycle; the drain's rate meanwhile.", "",
+             "worker starts) and during the drain (the cycle's claim, check and apply phase, "
+             "until its relay starts); the drain's rate over that phase.", "",
              "| worker | drain rows/s | ingest p50 idle / drain ms | p95 | p99 | p99 ÷ idle | "
              "every call p99 idle / drain ms | machine |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]

@@ -546,7 +546,9 @@ class Bench:
         if worker.returncode or service.returncode:
             problems.append(f"exit codes worker {worker.returncode}, "
                             f"messenger {service.returncode}")
-        start, end = out.get("t_start", 0.0), out.get("t_end", 0.0)
+        # The drain is the cycle's claim/check/apply phase: the relay after it publishes the
+        # backlog's events and then chases the service's own, 50 a second, until none is left.
+        start, end = out.get("t_start", 0.0), out.get("t_apply_end", out.get("t_end", 0.0))
         lat: dict[str, dict[str, list[float]]] = {"idle": {}, "drain": {}}
         for t, name, ms in svc.get("samples", []):
             phase = "idle" if t < start else "drain" if t <= end else None

@@ -58,8 +58,8 @@ begin
             'trigger', v_rec.trigger,
             -- A writer that made the row Available directly may have left the times empty;
             -- the contract has no null times, so they are derived from what is certain.
-            -- The format is recording_finalize.iso_utc's, written out: three calls of a
-            -- function with its own search_path cost more than the whole payload (issue 14).
+            -- The format is recording_finalize.iso_utc's, written out (issue 14): its three
+            -- calls, each switching search_path, cost ~0.1 ms per event (pg_stat_statements).
             'startedAt', pg_catalog.to_char(coalesce(
                 v_rec.started_at,
                 coalesce(v_rec.ended_at, v_rec.available_at)
