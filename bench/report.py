@@ -351,6 +351,12 @@ def _drain(runs: list[dict[str, Any]]) -> list[str]:
         c = int(kv[1][0]["detail"]["cap"])
         return c if c else 10**9
 
+    def rate(r: dict[str, Any]) -> float:
+        # Rows the cycle finalized over its apply phase (a slow cap may stop at
+        # RFR_MAX_RUN_DURATION before the backlog is gone).
+        done = r["detail"].get("output", {}).get("summary", {}).get("reconciled", r["n"])
+        return float(done) / max(r["wall_s"], 1e-9)
+
     for label, rs in sorted(dr.items(), key=cap, reverse=True):
         cells = []
         for q in (50, 95, 99):
@@ -364,7 +370,7 @@ def _drain(runs: list[dict[str, Any]]) -> list[str]:
             return float(vals[max(0, round(0.99 * len(vals)) - 1)]) if vals else float("nan")
 
         lines.append(
-            f"| {label} | {_med([r['rate'] for r in rs]):,.0f} | {cells[0]} | {cells[1]} | "
+            f"| {label} | {_med([rate(r) for r in rs]):,.0f} | {cells[0]} | {cells[1]} | "
             f"{cells[2]} | {drain99 / idle99:.2f}x | "
             f"{_med([every(r, 'idle') for r in rs]):.1f} / "
             f"{_med([every(r, 'drain') for r in rs]):.1f} | {_machine(rs)} |")
