@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STACK_DIR ?= .stack/dev
 
-.PHONY: help bootstrap test test-sql test-py test-alerts lint check demo bench chaos \
+.PHONY: help bootstrap lock test test-sql test-py test-alerts lint check demo bench chaos \
         stack-up stack-down migrate status clean
 
 help:  ## list the targets
@@ -15,6 +15,10 @@ help:  ## list the targets
 
 bootstrap:  ## install apt packages and the Python environment (idempotent)
 	@bash scripts/bootstrap.sh
+
+lock:  ## refresh requirements.lock and requirements-dev.lock from pyproject.toml (UPGRADE=1: newest)
+	@[ -x $(PY) ] || bash scripts/bootstrap.sh
+	@bash scripts/lock.sh
 
 test: bootstrap  ## the whole suite on a throwaway local stack: pgTAP, pytest, promtool
 	@bash scripts/test.sh all

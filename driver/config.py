@@ -11,7 +11,7 @@ import importlib.util
 import math
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -25,6 +25,9 @@ DEFAULT_LOCK_KEY = 5928001741300501
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 DURATION_RULE = "a duration (a number of seconds, or a number with ms/s/m/h: 90, 250ms, 5m, 1h)"
+# The variables of SPEC section 7 also take days (parse_duration(days=True)).
+DURATION_DAYS_RULE = ("a duration (a number of seconds, or a number with ms/s/m/h/d: 90, 5m, 1h, "
+                      "30d)")
 # PostgreSQL's idle_session_timeout takes at most 2^31-1 ms (~24.8 days).
 _MAX_LOCK_TTL_S = 24 * 3600.0
 _MAX_DURATION_S = 366 * 24 * 3600.0
@@ -97,6 +100,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("RFR_FINALIZE_SLA_TIMEOUT", "30m", f"{DURATION_RULE}, > 0",
              "how long after its session ends the happy path owns a recording",
              "--finalize-sla-timeout"),
+    Variable("RFR_UPLOAD_GRACE", None,
+             f"{DURATION_DAYS_RULE}, > 0 (unset: RFR_FINALIZE_SLA_TIMEOUT)",
+             "after a storage incident ends, how long a 404 is not trusted for recordings "
+             "whose upload window overlapped it", "--upload-grace"),
     Variable("RFR_BACKOFF_BASE", "1m", f"{DURATION_RULE}, > 0", "first retry delay",
              "--backoff-base"),
     Variable("RFR_BACKOFF_FACTOR", "2.0", "a finite number >= 1", "retry delay growth",
@@ -112,8 +119,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("RFR_LOCK_KEY", str(DEFAULT_LOCK_KEY), "a 64-bit signed integer",
              "the advisory lock key of the single-runner lock", "--lock-key"),
     Variable("RFR_METRICS_PORT", "9464", "an integer in 0..65535 (0 disables /metrics)",
-             "the /metrics port (run)", "--metrics-port"),
-    Variable("RFR_RETENTION", "30d", f"{DURATION_RULE} or with d (30d), >= 1m; or 0 (off)",
+             "the port of /metrics, /livez and /readyz (run)", "--metrics-port"),
+    Variable("RFR_RETENTION", "30d", f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)",
              "run prunes published events, dispatched pushes and Done rows older than this, "
              "hourly"),
     Variable("RFR_SQL_DIR", None, "a directory holding migrations/ and functions/",
@@ -206,6 +213,7 @@ class Settings:
     batch_size: int
     max_attempts: int
     finalize_sla_timeout: float
+    upload_grace: float
     backoff_base: float
     backoff_factor: float
     backoff_cap: float
@@ -278,10 +286,10 @@ class _Reader:
             raise self.fail(name, value, source)
         return number
 
-    def duration(self, name: str, high: float = _MAX_DURATION_S) -> float:
+    def duration(self, name: str, high: float = _MAX_DURATION_S, days: bool = False) -> float:
         value, source = self.raw(name)
         try:
-            seconds = parse_duration(value) if value is not None else 0.0
+            seconds = parse_duration(value, days) if value is not None else 0.0
         except ValueError:
             seconds = 0.0
         if not 0 < seconds <= high:
@@ -302,14 +310,42 @@ def _check_database_url(r: _Reader) -> str:
     value, source = r.raw("DATABASE_URL")
     if value is None:
         raise r.fail("DATABASE_URL", value, source)
-    if urlsplit(value).scheme not in ("postgresql", "postgres"):
+    try:
+        scheme = urlsplit(value).scheme
+    except ValueError as exc:  # e.g. an unclosed [IPv6] host
+        raise r.fail("DATABASE_URL", value, source) from exc
+    if scheme not in ("postgresql", "postgres"):
         raise r.fail("DATABASE_URL", value, source)
     try:
-        conninfo_to_dict(value)
+        params = conninfo_to_dict(value)
     except psycopg.Error as exc:
         # libpq's own parser: the same one that will connect later, so no surprises then.
         raise r.fail("DATABASE_URL", value, source) from exc
+    # libpq parses these only when it connects: a bad one must be a configuration error too.
+    for key, ok in _DSN_VALUES.items():
+        given = params.get(key)
+        if given is not None and not all(ok(part) for part in str(given).split(",")):
+            raise r.fail("DATABASE_URL", value, source,
+                         f"{VARIABLE_BY_NAME['DATABASE_URL'].rule} with a valid {key}")
     return value
+
+
+def _int_in(low: int, high: int) -> Callable[[str], bool]:
+    return lambda text: text.strip().isdigit() and low <= int(text) <= high
+
+
+_DSN_VALUES: dict[str, Callable[[str], bool]] = {
+    "port": lambda text: text == "" or _int_in(1, 65535)(text),
+    "connect_timeout": _int_in(0, _INT32_MAX),
+    "keepalives": _int_in(0, 1),
+    "keepalives_idle": _int_in(0, _INT32_MAX),
+    "keepalives_interval": _int_in(0, _INT32_MAX),
+    "keepalives_count": _int_in(0, _INT32_MAX),
+    "sslmode": lambda text: text in ("disable", "allow", "prefer", "require", "verify-ca",
+                                     "verify-full"),
+    "target_session_attrs": lambda text: text in ("any", "read-write", "read-only", "primary",
+                                                  "standby", "prefer-standby"),
+}
 
 
 def _check_endpoint(r: _Reader) -> str | None:
@@ -459,6 +495,10 @@ def load_settings(
     if s3_timeout >= lock_ttl / 2:
         raise r.fail("RFR_S3_TIMEOUT", r.text("RFR_S3_TIMEOUT"), r.raw("RFR_S3_TIMEOUT")[1])
     protocol, mechanism, username, password = _check_kafka_security(r)
+    sla = r.duration("RFR_FINALIZE_SLA_TIMEOUT")
+    # Unset: the grace is the SLA, the time the happy path is given for an upload anyway.
+    grace = (r.duration("RFR_UPLOAD_GRACE", days=True)
+             if r.raw("RFR_UPLOAD_GRACE")[0] is not None else sla)
 
     return Settings(
         database_url=_check_database_url(r),
@@ -482,7 +522,8 @@ def load_settings(
         polling_interval=r.duration("RFR_POLLING_INTERVAL"),
         batch_size=r.integer("RFR_BATCH_SIZE", 1, 10000),
         max_attempts=r.integer("RFR_MAX_ATTEMPTS", 1, _INT32_MAX),
-        finalize_sla_timeout=r.duration("RFR_FINALIZE_SLA_TIMEOUT"),
+        finalize_sla_timeout=sla,
+        upload_grace=grace,
         backoff_base=backoff_base,
         backoff_factor=r.number("RFR_BACKOFF_FACTOR", 1.0, math.inf, high_open=True),
         backoff_cap=backoff_cap,

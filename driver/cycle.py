@@ -21,8 +21,9 @@ import queue
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 from uuid import uuid4
@@ -34,6 +35,7 @@ from . import queries, toolkit, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import SqlState, describe, sqlstate
+from .incidents import StorageWatch
 from .logs import log
 from .metrics import Metrics
 from .queries import AppliedResult, ClaimedRow
@@ -41,6 +43,7 @@ from .storage import (
     CONFIG_ERROR,
     FOUND,
     INVALID_METADATA,
+    TRANSIENT,
     Storage,
     StorageConfigError,
     Verdict,
@@ -58,6 +61,12 @@ class RelayResultLike(Protocol):
     @property
     def published(self) -> int: ...
 
+    @property
+    def failed(self) -> int: ...
+
+    @property
+    def reason(self) -> str: ...
+
 
 class RelayLike(Protocol):
     def drain(self, deadline: float, stop: threading.Event) -> RelayResultLike: ...
@@ -72,6 +81,8 @@ class Context:
     storage: Storage
     metrics: Metrics
     relay: RelayLike | None = None
+    #: The worker's own storage incident across cycles; built on the first cycle if None.
+    watch: StorageWatch | None = None
 
 
 @dataclass
@@ -99,6 +110,15 @@ class CycleSummary:
     error: str | None = None
     #: Parts skipped by the pause switch (``recording-finalize pause``): reconcile, relay.
     paused: tuple[str, ...] = ()
+    #: S3 checks made, and how many of them came back transient.
+    checked: int = 0
+    transient: int = 0
+    #: missing verdicts a storage incident deferred (recording_finalize.upload_deferral).
+    deferred_by_incident: int = 0
+    storage_unreachable: bool = False
+    publish_failed: int = 0
+    #: Why the cycle is ``degraded`` (it ran, but did not do its job): empty when it is not.
+    degraded: list[str] = field(default_factory=list)
 
     @property
     def result(self) -> str:
@@ -111,11 +131,14 @@ class CycleSummary:
             return "error"
         if self.config_error:
             return "config_error"
+        if self.degraded:
+            return "degraded"
         return "ok"
 
     @property
     def ok(self) -> bool:
-        """False when the cycle failed (an error or a configuration failure)."""
+        """False when the cycle failed (an error, a configuration failure) or was degraded
+        (storage unreachable, deliveries failed)."""
         return self.result in ("ok", "skipped", "disabled")
 
     def counts(self) -> dict[str, Any]:
@@ -145,6 +168,13 @@ class CycleSummary:
             "disabled": self.disabled,
             "error": self.error,
             "paused": list(self.paused),
+            "result": self.result,
+            "checked": self.checked,
+            "transient": self.transient,
+            "deferredByIncident": self.deferred_by_incident,
+            "storageUnreachable": self.storage_unreachable,
+            "publishFailed": self.publish_failed,
+            "degraded": self.degraded,
         }
 
     def to_json(self) -> str:
@@ -199,16 +229,24 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     summary.duration_ms = round(elapsed * 1000)
     ctx.metrics.observe_cycle(summary.result, elapsed)
     if not (summary.skipped or summary.disabled or summary.error):
-        log("cycle completed", jobRunId=summary.job_run_id, result=summary.result,
-            **summary.counts(), published=summary.published, durationMs=summary.duration_ms)
+        log("cycle completed", level="warning" if summary.degraded else "info",
+            jobRunId=summary.job_run_id, result=summary.result,
+            **summary.counts(), published=summary.published, durationMs=summary.duration_ms,
+            transient=summary.transient, deferredByIncident=summary.deferred_by_incident,
+            **({"degraded": summary.degraded} if summary.degraded else {}))
     return summary
 
 
-def run_loop(ctx: Context, stop: threading.Event) -> None:
+def run_loop(
+    ctx: Context, stop: threading.Event, on_tick: Callable[[], None] | None = None
+) -> None:
     """``run``: a cycle every polling interval until stopped. Cycles never overlap: the next
-    one starts an interval after the previous one started, or at once if it overran."""
+    one starts an interval after the previous one started, or at once if it overran.
+    ``on_tick`` is told when each cycle starts (the liveness probe's heartbeat)."""
     while not stop.is_set():
         tick = time.monotonic()
+        if on_tick is not None:
+            on_tick()
         run_cycle(ctx, stop)
         stop.wait(max(0.0, tick + ctx.settings.polling_interval - time.monotonic()))
 
@@ -222,23 +260,51 @@ def _locked_cycle(
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
     summary.paused = tuple(sorted(toolkit.cycle_pauses(ctx, summary.job_run_id)))
 
+    if ctx.watch is None:
+        ctx.watch = StorageWatch(ctx.metrics, log)
     try:
         bucket_confirmed = False if "reconcile" in summary.paused else ctx.storage.check_bucket()
     except StorageConfigError as err:
         _config_error(ctx, summary, err.code)
     else:
-        if not bucket_confirmed and "reconcile" not in summary.paused:
-            log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
-                message="the bucket could not be confirmed: no row fails, rows back off")
         if "reconcile" not in summary.paused:
             with ctx.pool.connection() as conn:
+                _bucket_checked(ctx, conn, summary, bucket_confirmed)
                 _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
+                if not summary.storage_unreachable and not summary.config_error:
+                    ctx.watch.heads_judged(conn, summary.job_run_id, summary.transient,
+                                           summary.checked)
 
     if ctx.relay is not None and not stop.is_set() and "relay" not in summary.paused:
         _check_deadline(lock_deadline)
-        summary.published = ctx.relay.drain(lock_deadline, stop).published
+        relayed = ctx.relay.drain(lock_deadline, stop)
+        summary.published = relayed.published
+        summary.publish_failed = relayed.failed
+        if relayed.failed or relayed.reason in ("delivery_failed", "fatal"):
+            summary.degraded.append(
+                f"relay: {relayed.failed} deliveries failed ({relayed.reason}); the events stay "
+                "unpublished and are retried next cycle")
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, settings.topic))
+        ctx.metrics.storage_incidents_open.set(
+            sum(1 for i in queries.storage_incident_list(conn) if i.is_open))
+
+
+def _bucket_checked(
+    ctx: Context, conn: queries.Connection, summary: CycleSummary, bucket_confirmed: bool
+) -> None:
+    """HeadBucket's answer: the worker's storage incident opens or closes on it."""
+    assert ctx.watch is not None
+    if bucket_confirmed:
+        ctx.watch.bucket_confirmed(conn, summary.job_run_id)
+        return
+    if not summary.storage_unreachable:
+        summary.storage_unreachable = True
+        summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
+                                "claimed rows back off, none fails")
+        log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
+            message="the bucket could not be confirmed: no row fails, rows back off")
+    ctx.watch.unreachable(conn, summary.job_run_id, "HeadBucket unanswered")
 
 
 def _claim_loop(
@@ -276,6 +342,8 @@ def _claim_loop(
                     _release_all(ctx, conn, reconcile, err.code, summary, lock_deadline)
                     _config_error(ctx, summary, err.code)
                     return
+                if bucket_confirmed:
+                    _bucket_checked(ctx, conn, summary, True)
             if not _check_and_apply(
                 ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline, pacer
             ):
@@ -509,7 +577,18 @@ def _record(
     job = summary.job_run_id
     rid = row.recording_id
     attempts = result.attempts if result.attempts is not None else row.attempts
-    if result.result == "reconciled":
+    if verdict.outcome != CONFIG_ERROR:
+        summary.checked += 1
+    if verdict.outcome == TRANSIENT:
+        summary.transient += 1
+        ctx.metrics.transient_total.inc()
+    if result.result == "deferred":
+        summary.deferred_by_incident += 1
+        ctx.metrics.missing_deferred_total.inc()
+        log("recording deferred by storage incident", jobRunId=job, recordingId=rid,
+            attempts=attempts, message="404 not trusted: a storage incident overlapped its "
+            "upload window; the attempt is given back")
+    elif result.result == "reconciled":
         summary.reconciled += 1
         ctx.metrics.reconciled_total.inc()
         log("recording reconciled", jobRunId=job, recordingId=rid, sessionId=row.session_id,

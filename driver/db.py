@@ -175,3 +175,51 @@ class RunnerLock:
         finally:
             conn.close()
             self.acquired = False
+
+
+# Answers of the server that waiting will not change. A connection that fails during start-up
+# carries no SQLSTATE in libpq (psycopg's OperationalError.sqlstate is None there), so those
+# are told by the server's FATAL message (PostgreSQL's English text, lc_messages = C/en);
+# anything not listed (refused, timed out, "starting up", "too many clients") is waited out.
+_PERMANENT_CONNECT_ANSWERS = (
+    ("authentication failed", "authentication failed: check the user and password in "
+                              "DATABASE_URL"),
+    ("no password supplied", "the server asks for a password and DATABASE_URL has none"),
+    ("no pg_hba.conf entry", "the server's pg_hba.conf admits no such connection"),
+    ("pg_hba.conf rejects", "the server's pg_hba.conf rejects this connection"),
+    ("is not permitted to log in", "the role cannot log in (NOLOGIN)"),
+    ("permission denied for database", "the role has no CONNECT privilege on the database"),
+    ("does not exist", "the database or the role named in DATABASE_URL does not exist"),
+)
+# After connecting, errors carry their SQLSTATE: these mean "not allowed" or "not migrated".
+_PERMANENT_SQLSTATES = {
+    "28000": "the server refused the role",
+    "28P01": "authentication failed: check the user and password in DATABASE_URL",
+    "3D000": "the database named in DATABASE_URL does not exist",
+    "42501": "insufficient privilege: the login role needs the recording_finalize_worker "
+             "role (GRANT recording_finalize_worker TO <login role>)",
+    "3F000": "the database has no recording_finalize schema: it was never migrated (run "
+             "`recording-finalize migrate` as the schema owner)",
+    "42883": "the database lacks the worker API functions: it was never migrated, or by an "
+             "older package (run `recording-finalize migrate` as the schema owner)",
+}
+
+
+def refusal(err: psycopg.Error) -> str | None:
+    """What is wrong when ``err`` is an answer that waiting will not change, else None."""
+    if err.sqlstate:
+        return _PERMANENT_SQLSTATES.get(err.sqlstate)
+    text = str(err)
+    if "FATAL:" not in text and "fe_sendauth" not in text:
+        return None  # no answer from the server: unreachable, refused, timed out
+    for marker, meaning in _PERMANENT_CONNECT_ANSWERS:
+        if marker in text:
+            return meaning
+    return None
+
+
+def server_message(err: psycopg.Error) -> str:
+    """The server's own words for ``err`` on one line (the caller redacts secrets)."""
+    primary = err.diag.message_primary if err.sqlstate else None
+    text = primary or str(err)
+    return " ".join(text.split())

@@ -24,6 +24,10 @@ class SqlState(StrEnum):
     # the operator toolkit (migration 0010)
     NOT_PENDING = "RF020"
     UNKNOWN_RECORDING = "RF021"
+    # RF016-RF019: storage incidents (sql/migrations/0008).
+    INCIDENT_SOURCE_INVALID = "RF016"
+    INCIDENT_TIME_INVALID = "RF017"
+    INCIDENT_SOURCE_FORBIDDEN = "RF018"
 
 
 def sqlstate(exc: psycopg.Error) -> SqlState | None:

@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Protocol
-from wsgiref.simple_server import WSGIServer
+from collections.abc import Callable, Iterable, Mapping
+from socketserver import ThreadingMixIn
+from typing import Any, Protocol
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import StartResponse, WSGIEnvironment
 
 from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
+    Info,
     disable_created_metrics,
     generate_latest,
-    start_http_server,
+    make_wsgi_app,
 )
+
+from .probes import Health
 
 # The ``…_created`` companion series of counters and histograms only clutter the scrape; this
 # process owns its prometheus_client, so it switches them off once, for all its registries.
@@ -31,7 +36,9 @@ disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometh
 PREFIX = "messenger_recording_finalize"
 
 #: The values of the ``result`` label of ``…_cycles_total``; all are exposed from the start, at 0.
-CYCLE_RESULTS = ("ok", "skipped", "config_error", "error", "disabled")
+#: ``degraded``: the cycle ran, but the file storage could not be reached or the relay could not
+#: deliver; it does not count as a success (the last-success timestamp stays where it was).
+CYCLE_RESULTS = ("ok", "skipped", "config_error", "error", "disabled", "degraded")
 
 #: The parts the pause switch stops, and the quarantine reason codes (plus ``unknown``).
 PAUSE_PARTS = ("reconcile", "relay")
@@ -126,6 +133,12 @@ class Metrics:
         # Starting at the process start (not at 0) lets the "no successful run" alert fire for a
         # worker that never succeeds, two intervals after it started, and never at start-up.
         self.last_success_timestamp_seconds.set(self._clock())
+        self.build_info = Info(
+            f"{PREFIX}_build",
+            "The running package: version and the schema version it ships (its last migration).",
+            registry=r,
+        )
+        self.set_build_info(*_build())
 
         # Counters: declared without _total, exposed with it.
         self.reconciled_total = Counter(
@@ -165,7 +178,8 @@ class Metrics:
         )
         self.cycles_total = Counter(
             f"{PREFIX}_cycles",
-            "Cycles by result: ok, skipped (lock busy), config_error, error, disabled.",
+            "Cycles by result: ok, degraded (storage unreachable or deliveries failed), skipped "
+            "(lock busy), config_error, error, disabled.",
             ["result"],
             registry=r,
         )
@@ -196,6 +210,29 @@ class Metrics:
         )
         for reason in QUARANTINE_REASONS:
             self.quarantined_rows_by_reason.labels(reason=reason)
+        # Storage incidents (driver/incidents.py, recording_finalize.upload_deferral).
+        self.storage_incidents_open = Gauge(
+            f"{PREFIX}_storage_incidents_open",
+            "Open file-storage incidents of any source (messenger.storage_incidents).",
+            registry=r,
+        )
+        self.storage_incidents_opened_total = Counter(
+            f"{PREFIX}_storage_incidents_opened",
+            "File-storage incidents this worker opened (HeadBucket unreachable, or most HEADs "
+            "of a cycle transient).",
+            registry=r,
+        )
+        self.missing_deferred_total = Counter(
+            f"{PREFIX}_missing_deferred",
+            "Missing (404) verdicts that failed no recording because a storage incident "
+            "overlapping its upload window was open or ended less than RFR_UPLOAD_GRACE ago.",
+            registry=r,
+        )
+        self.transient_total = Counter(
+            f"{PREFIX}_transient",
+            "Transient S3 check verdicts (timeouts, connection errors, 5xx, throttling).",
+            registry=r,
+        )
 
     def update_operator_state(
         self, paused: Mapping[str, bool], quarantined_by_reason: Mapping[str, int]
@@ -232,11 +269,17 @@ class Metrics:
         """The registry in the Prometheus text exposition format."""
         return generate_latest(self.registry)
 
-    def start_server(self, port: int, addr: str = "0.0.0.0") -> int | None:
+    def set_build_info(self, version: str, schema_version: str) -> None:
+        self.build_info.info({"version": version, "schema_version": schema_version})
+
+    def start_server(
+        self, port: int, addr: str = "0.0.0.0", health: Health | None = None
+    ) -> int | None:
         """Serves ``/metrics`` on ``addr:port`` from a daemon thread; port 0 disables it.
 
-        The default address binds all interfaces, which is what a scraping sidecar needs; tests
-        pass ``127.0.0.1``. Returns the port served, or None when disabled.
+        With ``health``, ``/livez`` and ``/readyz`` answer from it (200 or 503, one line of
+        text saying why). The default address binds all interfaces, which is what a scraping
+        sidecar needs; tests pass ``127.0.0.1``. Returns the port served, or None when disabled.
         """
         if port == 0:
             return None
@@ -244,7 +287,21 @@ class Metrics:
             raise ValueError(f"metrics port must be 0 (disabled) or 1..65535, got {port}")
         if self._server is not None:
             raise RuntimeError("the metrics server is already running")
-        server, thread = start_http_server(port, addr=addr, registry=self.registry)
+        metrics_app = make_wsgi_app(self.registry)
+
+        def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+            path = environ.get("PATH_INFO", "")
+            if path in PROBE_PATHS:
+                if health is None:
+                    return _text(start_response, "404 Not Found", "no probes in this command")
+                ok, reason = health.live() if path == LIVEZ else health.ready()
+                return _text(start_response, "200 OK" if ok else "503 Service Unavailable",
+                             reason)
+            return metrics_app(environ, start_response)  # type: ignore[no-any-return]
+
+        server = make_server(addr, port, app, _ThreadingServer, _QuietHandler)
+        thread = threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True)
+        thread.start()
         self._server, self._server_thread = server, thread
         return int(server.server_address[1])
 
@@ -257,3 +314,33 @@ class Metrics:
             server.server_close()
         if thread is not None:
             thread.join(timeout=5)
+
+
+LIVEZ, READYZ = "/livez", "/readyz"
+PROBE_PATHS = (LIVEZ, READYZ)
+
+
+def _text(start_response: StartResponse, status: str, text: str) -> list[bytes]:
+    body = (text.replace("\n", " ") + "\n").encode()
+    start_response(status, [("Content-Type", "text/plain; charset=utf-8"),
+                            ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
+    return [body]
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """No access log on stderr: stderr carries JSON log lines only."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _build() -> tuple[str, str]:
+    from .config import packaged_sql_dir
+    from .schema import package_version, shipped_schema_version
+
+    sql_dir = packaged_sql_dir()
+    return package_version(), shipped_schema_version(sql_dir) if sql_dir else "-"

@@ -69,6 +69,22 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class StorageIncident:
+    """One row of ``storage_incident_open/close/list`` (the columns they share)."""
+
+    id: int
+    source: str
+    started_at: datetime
+    ended_at: datetime | None
+    reason: str | None
+    opened_by: str
+    closed_by: str | None = None
+    created: bool | None = None
+    is_open: bool | None = None
+    duration_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class QuarantinedRow:
     recording_id: UUID
     session_kind: str
@@ -114,7 +130,8 @@ from recording_finalize.apply_outcome(
     p_format => %(format)s,
     p_error => %(error)s,
     p_max_attempts => %(max_attempts)s,
-    p_topic => %(topic)s
+    p_topic => %(topic)s,
+    p_upload_grace => %(upload_grace)s
 )
 """
 
@@ -131,7 +148,8 @@ from recording_finalize.apply_outcome(
     p_format => $7::text,
     p_error => $8::text,
     p_max_attempts => $9::integer,
-    p_topic => $10::text
+    p_topic => $10::text,
+    p_upload_grace => $11::interval
 )
 """
 
@@ -175,6 +193,22 @@ from recording_finalize.quarantined_rows(p_limit => %s)
 
 
 
+STORAGE_INCIDENT_OPEN = """
+select id, source, started_at, ended_at, reason, opened_by, created
+from recording_finalize.storage_incident_open(p_source => %s, p_reason => %s, p_at => %s)
+"""
+
+STORAGE_INCIDENT_CLOSE = """
+select id, source, started_at, ended_at, reason, opened_by, closed_by
+from recording_finalize.storage_incident_close(p_source => %s, p_at => %s, p_reason => %s)
+"""
+
+STORAGE_INCIDENT_LIST = """
+select id, source, started_at, ended_at, is_open, duration_seconds, reason, opened_by, closed_by
+from recording_finalize.storage_incident_list(p_recent => %s, p_limit => %s)
+"""
+
+
 def _seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
 
@@ -211,6 +245,7 @@ def apply_outcome(
         "error": verdict.error,
         "max_attempts": settings.max_attempts,
         "topic": settings.topic,
+        "upload_grace": _seconds(settings.upload_grace),
     }
     with conn.cursor(row_factory=class_row(AppliedResult)) as cur:
         result = cur.execute(APPLY_OUTCOME, params).fetchone()
@@ -260,6 +295,7 @@ def apply_outcomes(
             _text(verdict.error, encoding),
             _text(settings.max_attempts, encoding),
             _text(settings.topic, encoding),
+            _text(f"{settings.upload_grace} seconds", encoding),
         ]
         for row, verdict in items
     ]
@@ -660,3 +696,209 @@ def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool,
     if result is None:
         raise RuntimeError("prune returned no row")
     return result
+
+
+def storage_incident_open(
+    conn: Connection, source: str, reason: str | None, at: datetime | None = None
+) -> StorageIncident:
+    """Opens (or returns the open) incident of ``source``. RF016/RF017/RF018 on bad input."""
+    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
+        result = cur.execute(STORAGE_INCIDENT_OPEN, (source, reason, at)).fetchone()
+    if result is None:
+        raise RuntimeError("storage_incident_open returned no row")
+    return result
+
+
+def storage_incident_close(
+    conn: Connection, source: str, at: datetime | None = None, reason: str | None = None
+) -> StorageIncident | None:
+    """Closes the open incident of ``source``; None when it had none open."""
+    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
+        return cur.execute(STORAGE_INCIDENT_CLOSE, (source, at, reason)).fetchone()
+
+
+def storage_incident_list(
+    conn: Connection, recent_s: float = 7 * 86400.0, limit: int = 100
+) -> list[StorageIncident]:
+    """Open incidents first, then those that ended within ``recent_s``, newest first."""
+    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
+        return cur.execute(STORAGE_INCIDENT_LIST, (_seconds(recent_s), limit)).fetchall()
+# ------------------------------------------------------------------------------------------
+# migrate's bookkeeping and the schema drift check (driver/migrate.py, driver/schema.py)
+
+MIGRATIONS_SCHEMA = "recording_finalize_migrations"
+
+# Held by migrate for its whole run (a session lock on its own connection; never waits).
+TRY_MIGRATE_LOCK = "select pg_catalog.pg_try_advisory_lock(%s)"
+MIGRATE_UNLOCK = "select pg_catalog.pg_advisory_unlock(%s)"
+
+CREATE_MIGRATIONS_SCHEMA = "create schema if not exists recording_finalize_migrations"
+
+# yoyo's tables of a deployment migrated before they had a schema of their own.
+TABLES_IN_PUBLIC = """
+select t from pg_catalog.unnest(%s::text[]) as t
+where pg_catalog.to_regclass(pg_catalog.format('public.%%I', t)) is not null
+    and pg_catalog.to_regclass(pg_catalog.format('recording_finalize_migrations.%%I', t)) is null
+"""
+
+HAS_OBJECT = """
+select pg_catalog.to_regclass('recording_finalize_migrations.file_checksums') is not null,
+    pg_catalog.to_regprocedure('recording_finalize.function_fingerprint(text)') is not null,
+    pg_catalog.to_regprocedure('recording_finalize.schema_state()') is not null,
+    pg_catalog.to_regclass('recording_finalize_migrations._yoyo_migration') is not null
+"""
+
+# The worker's probe (it may not look into recording_finalize_migrations).
+HAS_SCHEMA_STATE = """
+select pg_catalog.to_regprocedure('recording_finalize.schema_state()') is not null
+"""
+
+SCHEMA_STATE = """
+select kind, name, sha256, recorded_md5, live_md5, package_version, recorded_at
+from recording_finalize.schema_state()
+"""
+
+YOYO_APPLIED_IDS = "select migration_id from recording_finalize_migrations._yoyo_migration"
+
+# A function file is applied in its own transaction under these (set local: per transaction).
+MIGRATE_TIMEOUTS = """
+select pg_catalog.set_config('lock_timeout', %s, true),
+    pg_catalog.set_config('statement_timeout', %s, true)
+"""
+
+FUNCTION_FINGERPRINTS = """
+select f, recording_finalize.function_fingerprint(f) from pg_catalog.unnest(%s::text[]) as f
+"""
+
+RECORD_MIGRATION = """
+insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
+    package_version)
+values ('migration', %s, %s, %s)
+on conflict (kind, file_name) do nothing
+"""
+
+RECORD_FUNCTION = """
+insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
+    definition_md5, package_version, recorded_at)
+values ('function', %(file)s, %(sha256)s, recording_finalize.function_fingerprint(%(file)s),
+    %(version)s, now())
+on conflict (kind, file_name) do update set
+    sha256 = excluded.sha256, definition_md5 = excluded.definition_md5,
+    package_version = excluded.package_version, recorded_at = excluded.recorded_at
+where (file_checksums.sha256, file_checksums.definition_md5)
+    is distinct from (excluded.sha256, excluded.definition_md5)
+"""
+
+FORGET_FUNCTIONS = """
+delete from recording_finalize_migrations.file_checksums
+where kind = 'function' and not file_name = any(%s::text[])
+"""
+
+RECORD_MIGRATE_STATE = """
+insert into recording_finalize_migrations.migrate_state (singleton, schema_version,
+    package_version, migrated_at)
+values (true, %s, %s, now())
+on conflict (singleton) do update set
+    schema_version = excluded.schema_version, package_version = excluded.package_version,
+    migrated_at = excluded.migrated_at
+"""
+
+
+@dataclass(frozen=True)
+class SchemaStateRow:
+    """One row of ``recording_finalize.schema_state()``."""
+
+    kind: str
+    name: str
+    sha256: str | None
+    recorded_md5: str | None
+    live_md5: str | None
+    package_version: str | None
+    recorded_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """Which of migrate's objects exist in the database."""
+
+    checksums_table: bool
+    fingerprint_function: bool
+    schema_state_function: bool
+    yoyo_table: bool
+
+
+def try_migrate_lock(conn: Connection, key: int) -> bool:
+    row = conn.execute(TRY_MIGRATE_LOCK, (key,)).fetchone()
+    return bool(row and row[0])
+
+
+def migrate_unlock(conn: Connection, key: int) -> None:
+    conn.execute(MIGRATE_UNLOCK, (key,))
+
+
+def move_yoyo_tables_from_public(conn: Connection, tables: Sequence[str]) -> list[str]:
+    """Creates migrate's schema and moves yoyo's tables there from ``public``; returns the
+    tables it moved (one transaction)."""
+    from psycopg import sql
+
+    with conn.transaction():
+        conn.execute(CREATE_MIGRATIONS_SCHEMA)
+        moving = [str(r[0]) for r in conn.execute(TABLES_IN_PUBLIC, (list(tables),))]
+        for table in moving:
+            conn.execute(sql.SQL("alter table public.{} set schema {}").format(
+                sql.Identifier(table), sql.Identifier(MIGRATIONS_SCHEMA)))
+    return moving
+
+
+def bookkeeping(conn: Connection) -> Bookkeeping:
+    row = conn.execute(HAS_OBJECT).fetchone()
+    if row is None:
+        raise RuntimeError("the bookkeeping probe returned no row")
+    return Bookkeeping(*(bool(v) for v in row))
+
+
+def has_schema_state(conn: Connection) -> bool:
+    row = conn.execute(HAS_SCHEMA_STATE).fetchone()
+    return bool(row and row[0])
+
+
+def schema_state(conn: Connection) -> list[SchemaStateRow]:
+    with conn.cursor(row_factory=class_row(SchemaStateRow)) as cur:
+        return cur.execute(SCHEMA_STATE).fetchall()
+
+
+def yoyo_applied_ids(conn: Connection) -> list[str]:
+    return [str(r[0]) for r in conn.execute(YOYO_APPLIED_IDS)]
+
+
+def set_migrate_timeouts(conn: Connection, lock_timeout_ms: int, statement_timeout_ms: int
+                         ) -> None:
+    """Inside a transaction: its lock and statement timeouts."""
+    conn.execute(MIGRATE_TIMEOUTS, (f"{lock_timeout_ms}ms", f"{statement_timeout_ms}ms"))
+
+
+def apply_sql_file(conn: Connection, text: str) -> None:
+    """A whole file of statements. Without parameters psycopg uses the simple protocol, which
+    takes several statements at once."""
+    conn.execute(text.encode())
+
+
+def function_fingerprints(conn: Connection, files: Sequence[str]) -> dict[str, str | None]:
+    return {str(f): (str(md5) if md5 is not None else None)
+            for f, md5 in conn.execute(FUNCTION_FINGERPRINTS, (list(files),))}
+
+
+def record_migration(conn: Connection, migration_id: str, sha256: str, version: str) -> None:
+    conn.execute(RECORD_MIGRATION, (migration_id, sha256, version))
+
+
+def record_function(conn: Connection, file: str, sha256: str, version: str) -> None:
+    conn.execute(RECORD_FUNCTION, {"file": file, "sha256": sha256, "version": version})
+
+
+def forget_functions(conn: Connection, shipped: Sequence[str]) -> int:
+    return conn.execute(FORGET_FUNCTIONS, (list(shipped),)).rowcount
+
+
+def record_migrate_state(conn: Connection, schema_version: str, version: str) -> None:
+    conn.execute(RECORD_MIGRATE_STATE, (schema_version, version))

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Prepare this machine for the local stack, the tests and the demo:
 #   - the Debian packages (PostgreSQL 15 + pgTAP + pg_prove + plpgsql_check, promtool),
-#   - the project's virtualenv in .venv with `pip install -e '.[dev]'`.
+#   - the project's virtualenv in .venv: the pinned dependencies of requirements-dev.lock
+#     (hash-checked), then `pip install --no-deps -e .`.
 # Idempotent and fast when everything is already there: apt is only touched when a package
-# is missing, pip only runs when pyproject.toml is newer than .venv/.installed-stamp.
+# is missing, pip only runs when pyproject.toml or the lock is newer than .venv/.installed-stamp.
 # Prints one line per step.
 set -euo pipefail
 
@@ -108,10 +109,16 @@ else
     say ".venv present"
 fi
 
-if [ ! -e "$STAMP" ] || [ "$REPO_ROOT/pyproject.toml" -nt "$STAMP" ]; then
-    say "pip install -e '.[dev]' (pyproject.toml newer than the stamp)"
+LOCK="$REPO_ROOT/requirements-dev.lock"
+if [ ! -e "$STAMP" ] || [ "$REPO_ROOT/pyproject.toml" -nt "$STAMP" ] || [ "$LOCK" -nt "$STAMP" ]; then
+    # The pinned, hash-checked dependencies first (make lock refreshes the lock), then the
+    # project itself, editable, without resolving anything again.
+    say "pip install --require-hashes -r requirements-dev.lock, then -e . (lock or pyproject.toml newer than the stamp)"
     piplog="$VENV/pip-install.log"
-    if ! (cd "$REPO_ROOT" && "$VENV/bin/pip" install --disable-pip-version-check -q -e '.[dev]') \
+    if ! (cd "$REPO_ROOT" \
+            && "$VENV/bin/pip" install --disable-pip-version-check -q --require-hashes \
+                -r requirements-dev.lock \
+            && "$VENV/bin/pip" install --disable-pip-version-check -q --no-deps -e .) \
             >"$piplog" 2>&1; then
         tail -n 30 "$piplog" >&2
         die "pip install failed (full log: $piplog)"

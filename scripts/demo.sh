@@ -6,7 +6,7 @@
 #      the operator's runbook that is only granted recording_finalize_operator,
 #   4. tools/demo.py: the scenario, the real `recording-finalize run`, the report and the chart.
 # Outputs in out/demo/. Exit status: tools/demo.py's (0 PASS, 1 FAIL).
-# Arguments go to tools/demo.py, e.g. `bash scripts/demo.sh --break republish`
+# Arguments go to tools/demo.py, e.g. `bash scripts/demo.sh --break republish` or `--break incidents`
 # (or RFR_DEMO_BREAK=republish make demo).
 set -euo pipefail
 cd "$(dirname "$0")/.."

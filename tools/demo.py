@@ -16,7 +16,8 @@ What it does, in compressed time (SLA and polling interval in seconds, not minut
    result (``tools/demo_report.py``): ``out/demo/report.md`` and ``chart.png``.
 
 Exit 0 when every guarantee held, 1 when one was broken, 2 on bad usage. ``--break republish``
-disables the republish phase in the demo's database, to show that the verdict then fails.
+disables the republish phase in the demo's database, ``--break incidents`` the storage-incident
+rule (every 404 is trusted again, as before issue 11), to show that the verdict then fails.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from tools.demo_sim import TOPIC, Timeline, World, make_plan
 
 # The worker's settings: the production defaults scaled from minutes down to seconds.
 SLA_S = 5.0
+# RFR_UPLOAD_GRACE: its default, the SLA.
+UPLOAD_GRACE_S = SLA_S
 INTERVAL_S = 2.0
 BACKOFF_BASE_S, BACKOFF_FACTOR, BACKOFF_CAP_S, BACKOFF_JITTER = 1.0, 2.0, 4.0, 0.1
 # A HEAD against a dead endpoint fails at once; 2 s covers a slow one. The driver requires
@@ -58,7 +61,27 @@ ALLOWANCE_S = 3.0
 
 DEADLINE_S = 105.0  # after the scenario starts; the whole demo must stay under 3 minutes
 STOP_GRACE_S = 10.0
-BREAKS = ("republish",)
+BREAKS = ("republish", "incidents")
+
+# Installed only with --break incidents, in the demo's throwaway database: the storage-incident
+# rule never defers a 404, so a recorder's upload held back by the outage loses the race to the
+# worker's HEAD again and the recording ends Failed although its binary arrives.
+BREAK_INCIDENTS_SQL = """
+create or replace function recording_finalize.upload_deferral(
+    p_recording_id uuid, p_grace interval, p_as_of timestamptz default now()
+)
+returns table (
+    defer_until timestamptz, incident_id bigint, incident_source text, incident_open boolean,
+    reason text
+)
+language sql
+stable
+set search_path = ''
+as $$
+    -- deliberately broken by `tools/demo.py --break incidents`
+    select null::timestamptz, null::bigint, null::text, null::boolean, null::text where false
+$$;
+"""
 
 # Installed only with --break republish, in the demo's throwaway database: the republish phase
 # (enqueue_available called from claim_due) enqueues nothing and answers "already enqueued",
@@ -201,6 +224,7 @@ def worker_env(worker_url: str, metrics_port: int, max_attempts: int) -> dict[st
         "RFR_S3_BUCKET": "call-recordings",
         "RFR_TOPIC": TOPIC,
         "RFR_FINALIZE_SLA_TIMEOUT": f"{SLA_S:g}s",
+        "RFR_UPLOAD_GRACE": f"{UPLOAD_GRACE_S:g}s",
         "RFR_POLLING_INTERVAL": f"{INTERVAL_S:g}s",
         "RFR_BACKOFF_BASE": f"{BACKOFF_BASE_S:g}s",
         "RFR_BACKOFF_FACTOR": f"{BACKOFF_FACTOR:g}",
@@ -235,18 +259,21 @@ class Progress:
 
 
 def apply_break(owner_url: str, what: str) -> None:
-    if what == "republish":
-        with psycopg.connect(owner_url, autocommit=True) as conn:
-            conn.execute(BREAK_REPUBLISH_SQL)
+    sql = {"republish": BREAK_REPUBLISH_SQL, "incidents": BREAK_INCIDENTS_SQL}[what]
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        conn.execute(sql)
 
 
-def snapshot(owner_url: str) -> tuple[dict[str, dict[str, Any]], int]:
+def snapshot(
+    owner_url: str,
+) -> tuple[dict[str, dict[str, Any]], int, list[dict[str, Any]]]:
     with psycopg.connect(owner_url, autocommit=True, row_factory=dict_row) as conn:
         rows = conn.execute(report.SNAPSHOT_SQL, {"topic": TOPIC}).fetchall()
         total = conn.execute(
             "select count(*) as n from messenger.integration_outbox where topic = %s", (TOPIC,)
         ).fetchone()
-    return {r["id"]: r for r in rows}, int(total["n"]) if total else 0
+        incidents = conn.execute(report.INCIDENTS_SQL).fetchall()
+    return {r["id"]: r for r in rows}, int(total["n"]) if total else 0, incidents
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     max_attempts = claims + 2
     knobs = report.Knobs(SLA_S, INTERVAL_S, BACKOFF_BASE_S, BACKOFF_FACTOR, BACKOFF_CAP_S,
                          BACKOFF_JITTER, max_attempts, S3_TIMEOUT_S, LOCK_TTL_S, MAX_RUN_S,
-                         ALLOWANCE_S)
+                         ALLOWANCE_S, UPLOAD_GRACE_S)
     say(f"demo: {args.recordings} recordings, seed {seed}; SLA {SLA_S:g} s, polling "
         f"{INTERVAL_S:g} s, backoff {BACKOFF_BASE_S:g} s x{BACKOFF_FACTOR:g} up to "
         f"{BACKOFF_CAP_S:g} s (jitter {BACKOFF_JITTER:g})")
@@ -312,10 +339,10 @@ def main(argv: list[str] | None = None) -> int:
         consumer.stop()
         world.close()
 
-    rows, outbox_total = snapshot(owner_url)
+    rows, outbox_total, incidents = snapshot(owner_url)
     events = report.parse_worker_log(worker.run.log_path)
     ev = report.evaluate(report.Inputs(world, rows, outbox_total, consumer, events,
-                                       worker.run, knobs, settled, outstanding))
+                                       worker.run, knobs, settled, outstanding, incidents))
     outage = None
     if world.outage.stop_called and world.outage.ready:
         outage = (world.outage.stop_called - world.t0_wall, world.outage.ready - world.t0_wall)
@@ -338,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Worker: the real `recording-finalize run` (pid {worker.run.pid}) as a login role that "
         "is only granted `recording_finalize_worker`; SLA "
         f"{SLA_S:g} s, polling {INTERVAL_S:g} s, backoff {BACKOFF_BASE_S:g} s x"
-        f"{BACKOFF_FACTOR:g} ≤ {BACKOFF_CAP_S:g} s ± {BACKOFF_JITTER:.0%}, max attempts "
+        f"{BACKOFF_FACTOR:g} ≤ {BACKOFF_CAP_S:g} s ± {BACKOFF_JITTER:.0%}, upload grace "
+        f"{UPLOAD_GRACE_S:g} s, max attempts "
         f"{max_attempts}, S3 timeout {S3_TIMEOUT_S:g} s, max run {MAX_RUN_S:g} s, lock TTL "
         f"{LOCK_TTL_S:g} s. Next to this report: `chart.png`, `worker.log` (the worker's "
         "JSON log), `recordings.csv` (one line per recording), `samples.csv` (the live "

@@ -57,6 +57,7 @@ class Knobs:
     lock_ttl_s: float
     max_run_s: float
     allowance_s: float  # processing time on top of SLA + interval: a cycle, the relay, a fetch
+    upload_grace_s: float = 0.0  # RFR_UPLOAD_GRACE
 
 
 @dataclass
@@ -135,6 +136,14 @@ left join lateral (
 """
 
 
+INCIDENTS_SQL = """
+select id, source, extract(epoch from started_at)::float8 as started_at,
+       extract(epoch from ended_at)::float8 as ended_at, reason
+from messenger.storage_incidents
+order by id
+"""
+
+
 def parse_worker_log(path: Path) -> list[dict[str, Any]]:
     """The worker's JSON lines, each with ``t`` = its timestamp as epoch seconds."""
     events: list[dict[str, Any]] = []
@@ -193,6 +202,7 @@ class Inputs:
     knobs: Knobs
     settled: bool
     outstanding: str
+    incidents: list[dict[str, Any]] = field(default_factory=list)
 
 
 def evaluate(inputs: Inputs) -> Evaluation:
@@ -215,6 +225,7 @@ class _Judge:
         self.reconciled = self._ids("recording reconciled")
         self.republished = self._ids("recording republished")
         self.failed_log = self._ids("recording failed")
+        self.deferred_log = self._ids("recording deferred by storage incident")
         self.quarantined_log = self._ids("recording quarantined")
         self.bad_ids = {str(r.id) for r in self.plan if r.scenario == BAD}
         self.group = {str(r.id): group_of(r, self.rows[str(r.id)], self.k.sla_s)
@@ -236,6 +247,14 @@ class _Judge:
             str(r.id) for r in self.orphans
             if (failing_cycle.get(str(r.id)) or float("inf")) > (r.uploaded_wall or 0.0)
         }
+
+    def _incident_end(self, row: dict[str, Any]) -> float:
+        """The latest end of a storage incident that overlaps the row's upload window (from
+        its session end on), or 0.0 when none did; an open one counts as ending now."""
+        ends = [i["ended_at"] if i["ended_at"] is not None else float("inf")
+                for i in self.inp.incidents
+                if i["ended_at"] is None or i["ended_at"] >= row["session_ended"]]
+        return max(ends, default=0.0)
 
     def _ids(self, event: str) -> Counter[str]:
         return Counter(str(e.get("recordingId")) for e in self.by_event.get(event, []))
@@ -314,8 +333,17 @@ class _Judge:
             timeouts = sum(1 for r in rows if r["status"] == "Failed"
                            and r["failure_reason"] == "Timeout"
                            and r["failed_at"] >= r["session_ended"] + self.k.sla_s - 0.01)
-            return ("Failed (Timeout) after the SLA, no event",
-                    f"{timeouts} Failed (Timeout) after their SLA; {counts}", timeouts == n)
+            held = [(i, r) for i, r in zip(ids, rows, strict=True) if self.deferred_log[i]]
+            early = [i for i, r in held if (r["failed_at"] or 0.0) + 0.01
+                     < self._incident_end(r) + self.k.upload_grace_s]
+            note = (f"; {len(held)} held back by the storage incident, all Failed only after "
+                    "its end + grace" if held and not early else "")
+            if early:
+                note = f"; {len(early)} Failed BEFORE the incident's end + grace"
+            return ("Failed (Timeout) after the SLA (after incident end + grace if their upload "
+                    "window overlapped an incident), no event",
+                    f"{timeouts} Failed (Timeout) after their SLA; {counts}{note}",
+                    timeouts == n and not early)
         if g == CRASH:
             rep = sum(1 for i in ids if self.republished[i] == 1)
             got = sum(1 for i in ids if i in self.seen)
@@ -333,15 +361,18 @@ class _Judge:
                     f"{quarantined} quarantined ({untouched} still Uploading meanwhile), "
                     f"{requeued} requeued by the operator, {fixed} Available with the fixed "
                     "metadata", quarantined == untouched == requeued == fixed == n)
-        # HELD: the binary reached S3 after the deadline; the HEAD may have come first.
+        # HELD: the outage held the upload past the SLA deadline. The worker's HEAD may come
+        # before the recorder's retried upload, but the storage incident keeps that 404 from
+        # failing the recording: it is re-checked after incident end + grace, and adopted.
         failed = [i for i, r in zip(ids, rows, strict=True) if r["status"] == "Failed"]
-        wrong = [i for i in failed if i in self.failed_with_binary]
-        note = (f" (the worker's HEAD came before the recorder's retried upload for the "
-                f"{len(failed)} Failed)" if failed and not wrong else "")
-        if wrong:
-            note = f" ({len(wrong)} Failed although the binary was there)"
-        return ("Available if the binary lands before the worker's HEAD, else Failed (Timeout)",
-                counts + note, available + len(failed) == n and not wrong)
+        deferred = sum(1 for i in ids if self.deferred_log[i])
+        note = (f" ({deferred} of them got a 404 first, deferred by the storage incident, "
+                "then adopted)" if deferred else "")
+        if failed:
+            note = (f" ({len(failed)} Failed: the worker's HEAD came before the recorder's "
+                    f"retried upload and nothing held that 404 back)")
+        return ("every one Available, none Failed: a 404 right after the outage is not trusted",
+                counts + note, available == n and not failed)
 
     # -- terminal states and how they were reached -------------------------------------------
 
@@ -426,6 +457,15 @@ class _Judge:
                     worst_outage, worst_outage_bound = lag, bound
             else:
                 bound = normal_bound
+            end_i = self._incident_end(row)
+            if 0.0 < end_i < float("inf") and self.deferred_log[rid]:
+                # Its 404 was deferred to incident end + grace, then one more tick.
+                held_bound = (end_i + k.upload_grace_s + k.interval_s + k.allowance_s
+                              - row["session_ended"])
+                bound = max(bound, held_bound)
+                if lag > worst_outage:
+                    worst_outage, worst_outage_bound = lag, bound
+            elif bound == normal_bound:
                 worst_normal = max(worst_normal, lag)
             if lag > bound:
                 over.append(f"{rid} {lag:.1f} s > {bound:.1f} s")
@@ -437,8 +477,9 @@ class _Judge:
         self.ev.check(
             "no recording non-terminal longer than SLA + interval (+ allowance)", not over,
             f"not due during the outage: longest {worst_normal:.1f} s ≤ {normal_bound:g} s; due "
-            f"during the outage: longest {worst_outage:.1f} s ≤ its bound (S3 back + backoff "
-            f"cap + interval + allowance = {worst_outage_bound:.1f} s for that row)"
+            f"during the outage or held by its incident: longest {worst_outage:.1f} s ≤ its bound "
+            f"(S3 back + backoff cap, or incident end + grace, + interval + allowance = "
+            f"{worst_outage_bound:.1f} s for that row)"
             + (f"; OVER: {_short(over)}" if over else ""))
 
     # -- publication -------------------------------------------------------------------------
@@ -566,6 +607,33 @@ class _Judge:
             f"{lost_after} of {len(due_down[LOST])} lost-callback rows backed off and were "
             f"reconciled after it; {never_after} of {len(due_down[NEVER])} never-uploaded rows "
             "backed off and failed only after it")
+        # The storage incident the worker recorded, and what it held back.
+        t0w = self.inp.world.t0_wall
+        worker_incidents = [i for i in self.inp.incidents if i["source"] == "worker"]
+        covering = [i for i in worker_incidents if i["started_at"] <= back_at + 1
+                    and (i["ended_at"] is None or i["ended_at"] >= stop_at)]
+        ev.facts.append("storage incidents recorded by the worker: " + ("; ".join(
+            f"#{i['id']} +{i['started_at'] - t0w:.1f} s → "
+            + (f"+{i['ended_at'] - t0w:.1f} s ({i['ended_at'] - i['started_at']:.1f} s)"
+               if i["ended_at"] is not None else "still open")
+            for i in worker_incidents) or "none"))
+        deferred_ids = [i for i in self.deferred_log if i in self.group]
+        by_group = Counter(self.group[i] for i in deferred_ids)
+        never_held = [rows[i] for i in deferred_ids if self.group[i] == NEVER
+                      and rows[i]["failed_at"] is not None]
+        delays = [r["failed_at"] - (r["session_ended"] + k.sla_s) for r in never_held]
+        ev.facts.append(
+            f"404 verdicts deferred by the incident: {sum(self.deferred_log.values())} on "
+            f"{len(deferred_ids)} recordings ("
+            + ", ".join(f"{n} {GROUP_LABELS[g]}" for g, n in sorted(by_group.items())) + ")"
+            + (f"; the grace ({k.upload_grace_s:g} s after the incident ended) delayed the "
+               f"Failed verdict of {len(never_held)} never-uploaded recordings by "
+               f"{min(delays):.1f} … {max(delays):.1f} s past their SLA deadline "
+               f"(mean {sum(delays) / len(delays):.1f} s)" if delays else ""))
+        ev.check("S3 outage: the worker recorded a storage incident covering it",
+                 bool(covering) and all(i["ended_at"] is not None for i in covering),
+                 f"{len(covering)} worker incident(s) overlapping the outage, all closed once "
+                 "S3 answered" if covering else "no storage incident was recorded")
         ev.check("S3 outage: rows back off, none fails or is quarantined for it",
                  bool(backoffs) and not failed_during and not healthy_quarantined
                  and max_attempts < k.max_attempts,

@@ -356,8 +356,8 @@ class World:
         )
         self.s3 = s3_client(env)
         self.sched = Scheduler({MESSENGER: 8, RECORDER: 16}, errors=self.errors)
-        # The recorders' view of the storage: cleared on a failed upload, set again by a probe.
-        # Parked uploads wait on it instead of hammering a dead endpoint.
+        # The recorders' view of the storage: cleared on a failed upload, set again by a probe;
+        # the operator waits for it (the uploads retry on their own backoff).
         self.storage_up = threading.Event()
         self.storage_up.set()
         self._probing = threading.Lock()
@@ -433,9 +433,6 @@ class World:
         self.sched.later(self.rng.uniform(0.2, 1.2), RECORDER, lambda: self._upload(rec))
 
     def _upload(self, rec: Recording) -> None:
-        if not self.storage_up.is_set():
-            self.sched.later(0.1, RECORDER, lambda: self._upload(rec))
-            return
         rec.upload_tries += 1
         try:
             self.s3.put_object(
@@ -443,10 +440,13 @@ class World:
                 Metadata=metadata_for(rec),
             )
         except (BotoCoreError, ClientError):
-            # The recorder keeps the file and retries once the storage answers again.
+            # The recorder keeps the file and retries with its own backoff (0.2 s doubling up
+            # to 2 s, ±50 %): after the outage its upload lands somewhere in the next couple of
+            # seconds, in a race with the worker's HEAD. The probe only tells the operator.
             self.storage_up.clear()
             self._probe_storage()
-            self.sched.later(0.1, RECORDER, lambda: self._upload(rec))
+            delay = min(2.0, 0.2 * 2 ** (rec.upload_tries - 1)) * self.rng.uniform(0.5, 1.5)
+            self.sched.later(delay, RECORDER, lambda: self._upload(rec))
             return
         rec.uploaded_wall = time.time()
         self._after_upload(rec)

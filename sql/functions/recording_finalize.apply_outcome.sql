@@ -10,7 +10,8 @@ create or replace function recording_finalize.apply_outcome(
     p_format text default null,
     p_error text default null,
     p_max_attempts integer default 8,
-    p_topic text default null
+    p_topic text default null,
+    p_upload_grace interval default '30 minutes'
 )
 returns table (result text, finalize_status text, attempts integer)
 language plpgsql
@@ -22,6 +23,7 @@ as $$
 declare
     v_rec messenger.call_recordings%rowtype;
     v_row messenger.recording_finalize_attempts%rowtype;
+    v_defer record;
     -- last_error holds an error class and code: never a URL, never more than the column takes.
     v_error text := left(
         regexp_replace(
@@ -101,6 +103,21 @@ begin
         finalize_status := 'Done';
 
     elsif p_outcome = 'missing' then
+        -- A 404 during or just after a storage incident may be an upload still catching up:
+        -- recording_finalize.upload_deferral holds the rule. Deferred: attempt given back.
+        select d.* into v_defer
+        from recording_finalize.upload_deferral(p_recording_id, p_upload_grace) as d;
+        if v_defer.defer_until is not null then
+            update messenger.recording_finalize_attempts as f
+            set attempts = greatest(f.attempts - 1, 0), next_attempt_at = v_defer.defer_until,
+                claim_token = null, last_error = v_defer.reason, updated_at = now()
+            where f.id = v_row.id;
+            result := 'deferred';
+            finalize_status := 'Pending';
+            attempts := greatest(v_row.attempts - 1, 0);
+            return next;
+            return;
+        end if;
         update messenger.call_recordings as r
         set status = 'Failed',
             failure_reason = 'Timeout',
@@ -171,12 +188,15 @@ end
 $$;
 
 comment on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, integer, text
+    uuid, uuid, text, text, bigint, integer, text, text, integer, text, interval
 ) is
 'One call, one transaction per reconciled row. p_outcome: '
 'found - recording -> Available with the adopted metadata, event + realtime RecordingAvailable, '
 'row Done (RF002 if the metadata is unusable); '
-'missing - recording -> Failed (Timeout), realtime RecordingFailed, row Done; '
+'missing - recording -> Failed (Timeout), realtime RecordingFailed, row Done; unless a storage '
+'incident overlapping its upload window is open or ended less than p_upload_grace ago '
+'(recording_finalize.upload_deferral): then result deferred, the attempt is given back, the row '
+'is due at incident end + p_upload_grace and last_error names the incident; '
 'transient - row stays Pending on the backoff set at claim, Quarantined once attempts >= '
 'p_max_attempts; invalid_metadata - row Quarantined, recording untouched; '
 'config_error - the attempt is given back and the row is due again. '
@@ -187,11 +207,12 @@ comment on function recording_finalize.apply_outcome(
 'as last_error with URLs masked; a settle without an error keeps the last one. Locks the '
 'recording, then the finalize row (FOR NO KEY UPDATE). RF001 for an unknown outcome, RF010 for '
 'p_max_attempts above the server''s bound (check_policy), RF009 for a p_topic other than the '
-'server''s (NULL = the server''s topic; our_topic). Worker API (SECURITY DEFINER).';
+'server''s (NULL = the server''s topic; our_topic); RF001 for missing when p_upload_grace '
+'is not > 0. Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, integer, text
+    uuid, uuid, text, text, bigint, integer, text, text, integer, text, interval
 ) from public;
 grant execute on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, integer, text
+    uuid, uuid, text, text, bigint, integer, text, text, integer, text, interval
 ) to recording_finalize_worker;

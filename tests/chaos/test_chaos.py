@@ -25,7 +25,10 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import boto3
 import pytest
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 from faultproxy import FaultProxy
 from harness import (
     LOCK_KEY,
@@ -157,6 +160,94 @@ def test_s3_slow_and_silent(world: Make, record: Record, stack: Stack) -> None:
     fig.notes.append(f"{backoffs} checks timed out and backed off")
     proxy.close()
     assert backoffs > 0, "the fault did not reach the worker"
+    assert_ok(fig)
+
+
+UPLOAD_GRACE_S = 8.0
+
+
+def test_s3_outage_recorders_retry(
+    world: Make, record: Record, stack: Stack
+) -> None:
+    """Issue 11: S3 is down for 6 s, six times the 1 s SLA, while the recorders of 60 just-ended
+    calls cannot upload and retry with their own backoff. Once S3 is back their uploads race
+    the worker's HEADs; the storage incident the worker recorded keeps every 404 in that race
+    from failing a recording: each binary that lands within RFR_UPLOAD_GRACE of the incident's
+    end is adopted. 20 recordings whose recorder never uploads still end Failed (Timeout)."""
+    w = world()
+    rng = random.Random(21)
+    w.seed(40, rng=rng)  # ordinary traffic alongside: found, missing, republish
+    held = w.seed(60, rng=rng, kinds=["missing"] * 60, ended_ago="0 seconds")
+    never = w.seed(20, rng=rng, kinds=["missing"] * 20, ended_ago="0 seconds")
+    for rid in held:
+        w.expected[rid] = "Available"  # the recorder's upload arrives, late
+    env = w.env(RFR_UPLOAD_GRACE=f"{UPLOAD_GRACE_S:g}s")
+    recorders_s3 = boto3.client(
+        "s3", endpoint_url=stack.env["S3_ENDPOINT_URL"],
+        aws_access_key_id=stack.env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=stack.env["AWS_SECRET_ACCESS_KEY"],
+        region_name=stack.env["AWS_DEFAULT_REGION"],
+        config=Config(connect_timeout=0.5, read_timeout=1.0,
+                      retries={"mode": "standard", "total_max_attempts": 1}))
+    landed: dict[uuid.UUID, float] = {}
+    tries: Counter[uuid.UUID] = Counter()
+    give_up = threading.Event()
+
+    def recorder(rid: uuid.UUID, seed: int) -> None:
+        # A recorder keeps the file and retries: 0.2 s doubling up to 2 s, +-50 %.
+        own = random.Random(seed)
+        while not give_up.is_set():
+            tries[rid] += 1
+            try:
+                recorders_s3.put_object(
+                    Bucket=w.bucket, Key=f"recordings/{rid}", Body=b"\0" * 512,
+                    ContentType="audio/webm", Metadata={"duration-seconds": "42"})
+            except (BotoCoreError, ClientError):
+                give_up.wait(min(2.0, 0.2 * 2 ** (tries[rid] - 1)) * own.uniform(0.5, 1.5))
+                continue
+            landed[rid] = time.time()
+            return
+
+    stack.stop_service("s3")
+    down_wall = time.time()
+    worker = w.spawn("run", env=env)
+    threads = [threading.Thread(target=recorder, args=(rid, i), daemon=True)
+               for i, rid in enumerate(held)]
+    for t in threads:
+        t.start()
+    time.sleep(6)
+    stack.start_service("s3")
+    fault_end = time.monotonic()
+    for t in threads:
+        t.join(20)
+    give_up.set()
+    fig = finish(w, record, "S3 stopped 6 s (6x the SLA) while recorders retry their uploads",
+                 fault_end, recovery_env=env)
+    del worker
+    incidents = w.all("select extract(epoch from started_at)::float8, "
+                      "extract(epoch from ended_at)::float8 from messenger.storage_incidents "
+                      "where source = 'worker' order by id")
+    status = dict(w.all("select id, status from messenger.call_recordings"))
+    ended = max((e for _, e in incidents if e is not None), default=None)
+    within = [rid for rid in held if rid in landed and ended is not None
+              and landed[rid] <= ended + UPLOAD_GRACE_S]
+    held_failed = [rid for rid in within if status[rid] == "Failed"]
+    never_failed = sum(1 for rid in never if status[rid] == "Failed")
+    deferred = sum(1 for e in w.all_logs()
+                   if e["event"] == "recording deferred by storage incident")
+    late = [landed[rid] - ended for rid in landed if ended is not None]
+    spans = [(round(a - down_wall, 1), None if b is None else round(b - down_wall, 1))
+             for a, b in incidents]
+    fig.notes.append(
+        f"worker incidents {spans} (s after S3 stopped); {len(landed)}/{len(held)} uploads "
+        f"landed {min(late, default=0):+.1f} … {max(late, default=0):+.1f} s from the "
+        f"incident's end after {sum(tries.values())} tries; {deferred} 404s deferred; held "
+        f"Failed {len(held_failed)}; never-uploaded Failed {never_failed}/{len(never)}")
+    print(f"\n{w.name}: {fig.notes[-1]}")
+    assert incidents and ended is not None, "the worker recorded no (closed) storage incident"
+    assert len(within) == len(held), "an upload landed after the grace: lengthen UPLOAD_GRACE_S"
+    assert held_failed == [], "a recording failed although its binary landed within the grace"
+    assert never_failed == len(never)
     assert_ok(fig)
 
 
@@ -415,9 +506,18 @@ def test_worker_clock_two_hours_off(world: Make, record: Record, offset: str) ->
         "join messenger.recording_finalize_attempts f on f.recording_id = r.id "
         "where r.id = any(%s) and r.status in ('Available', 'Failed')", (later,))[0]
     config_errors = sum(1 for e in events if e["event"] == "config error")
+    # libfaketime also breaks librdkafka with -2h, at random: its Producer constructor
+    # (rd_kafka_new) mixes the faked gettimeofday with glibc's unfaked timespec_get and then
+    # sits out its 60 s init wait, with the Python thread inside it (no signal handler runs).
+    # Reproduced without the worker: a loop of Producer() under the same LD_PRELOAD blocks 60 s
+    # on some iterations, never without it. The worker's own waits are all monotonic. So the
+    # relay is judged only when the skewed producer came up, and the stop then within 10 s; a
+    # stop that lands in the stalled constructor is judged once librdkafka's 60 s are over.
+    producer_up = any(e["event"] == "batch published" for e in events)
     skewed.signal(signal.SIGTERM)
     stopped = w.wait_until(lambda: any(e["event"] == "worker stopped"
-                                       for e in skewed.events()), 10)
+                                       for e in skewed.events()),
+                           10 if producer_up or not offset.startswith("-") else 60)
     try:
         exit_code: int | str = skewed.wait(5)
     except subprocess.TimeoutExpired:
@@ -435,7 +535,11 @@ def test_worker_clock_two_hours_off(world: Make, record: Record, offset: str) ->
                      f"exit {exit_code}")
     if offset.startswith("-"):
         assert stopped is not None, "no graceful stop after SIGTERM"
-        assert published is not None, "the skewed worker's relay did not publish"
+        if producer_up:
+            assert published is not None, "the skewed worker's relay did not publish"
+        else:
+            fig.notes.append("librdkafka's Producer constructor stalled under libfaketime: the "
+                             "stop came after its init wait; relay not judged in this run")
     assert attempts == 0 and early == 0
     assert config_errors > 0 and due  # S3 refused the skewed signature
     assert_ok(fig)
@@ -452,10 +556,15 @@ def test_sigterm_under_load(world: Make, record: Record, stack: Stack) -> None:
     proxy.latency_s = 0.05
     exits: list[float] = []
     problems: list[str] = []
-    for round_ in range(3):
+    for _round in range(3):
+        base = w.finalized()
         proc = w.spawn("run", label="term", s3_url=proxy.url)
-        target = 25 * (round_ + 1)
-        w.wait_until(lambda t=target: w.finalized() >= t, 30, poll=0.05)
+        # Mid-cycle: once THIS process has started cycling and finalized 25 more rows. (An
+        # absolute target could already be met by the previous round's process, and the
+        # SIGTERM would then hit this one during its imports, before it handles signals.)
+        w.wait_until(lambda p=proc: any(e["event"] == "cycle started" for e in p.events()), 15,
+                     poll=0.05)
+        w.wait_until(lambda b=base: w.finalized() >= b + 25, 30, poll=0.05)
         time.sleep(rng.uniform(0, 0.3))
         t0 = time.monotonic()
         proc.signal(signal.SIGTERM)

@@ -558,3 +558,11 @@ def db_fingerprint(db: Db) -> dict[str, str]:
                 f"order by t::text), '')) from messenger.{table} as t").fetchone()
             out[table] = row[0] if row else ""
     return out
+
+
+def planted_body(definition: str, note: str) -> str:
+    """``definition`` (from pg_get_functiondef) with a comment line added at the top of the
+    body: the same signature, another definition, as a hand "hotfix" would leave it."""
+    changed = definition.replace("$function$\n", f"$function$\n    -- {note}\n", 1)
+    assert changed != definition, "no $function$ body delimiter in the definition"
+    return changed

@@ -79,6 +79,11 @@ INVALID = [
     ("DATABASE_URL", None),
     ("DATABASE_URL", "mysql://u:pw@h/db"),
     ("DATABASE_URL", "not a url"),
+    ("DATABASE_URL", "postgresql://w:pw-not-shown@[::1/db"),
+    ("DATABASE_URL", "postgresql://w:pw-not-shown@127.0.0.1:notaport/db"),
+    ("DATABASE_URL", "postgresql://w:pw-not-shown@127.0.0.1:99999/db"),
+    ("DATABASE_URL", "postgresql://w:pw-not-shown@127.0.0.1/db?sslmode=bogus"),
+    ("DATABASE_URL", "postgresql://w:pw-not-shown@127.0.0.1/db?connect_timeout=soon"),
     ("KAFKA_BOOTSTRAP_SERVERS", None),
     ("KAFKA_BOOTSTRAP_SERVERS", "no-port"),
     ("RFR_POLLING_INTERVAL", "0"),
@@ -200,8 +205,11 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, operator: Worker,
     assert "InvalidMetadata" in text.stdout
 
     # The worker's own login may not requeue: an operator action is not the worker's.
-    proc = worker.cli("requeue", str(poison.recording_id))
+    proc = worker.cli("requeue", str(poison.recording_id), "--reason", "test")
     assert proc.returncode == 1 and "42501" in proc.stderr, proc.stderr
+    assert "log in as a role granted recording_finalize_operator" in proc.stderr
+    status = worker.cli("status")
+    assert status.returncode == 1 and "recording_finalize_operator" in status.stderr
     assert finalize_row(db, poison.recording_id)["status"] == "Quarantined"
 
     # Not quarantined (RF006) and unknown (RF005): exit 1 with a clear message.
@@ -237,7 +245,8 @@ def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: o
         missing = run_cli("migrate", env=env | {"RFR_SQL_DIR": "/nonexistent/sql"})
         assert missing.returncode == 2 and "RFR_SQL_DIR" in missing.stderr
         with psycopg.connect(stack.url_for(name)) as conn:
-            applied = conn.execute("select count(*) from _yoyo_migration").fetchone()
+            applied = conn.execute(
+                "select count(*) from recording_finalize_migrations._yoyo_migration").fetchone()
             functions = conn.execute(
                 "select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
                 "where n.nspname = 'recording_finalize'"

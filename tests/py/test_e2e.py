@@ -202,9 +202,11 @@ def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
     rows = [seed_stuck(db) for _ in range(3)]
     dead = f"http://127.0.0.1:{DEAD_PORT}"
     fast = {"RFR_BACKOFF_BASE": "1s", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
-    summary = worker.run_once(S3_ENDPOINT_URL=dead, **fast)
+    # An unreachable storage is a degraded cycle (exit 1, not "ok") and a storage incident.
+    summary = worker.run_once(S3_ENDPOINT_URL=dead, expect_rc=1, **fast)
     assert (summary["claimed"], summary["backoff"], summary["failed"]) == (3, 3, 0)
     assert summary["configError"] is False
+    assert summary["result"] == "degraded" and summary["storageUnreachable"] is True
     for seeded in rows:
         row = finalize_row(db, seeded.recording_id)
         assert (row["status"], row["attempts"], row["in_future"]) == ("Pending", 1, True)
@@ -218,8 +220,12 @@ def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
     put_binary(worker.stack, worker.bucket, rows[0].recording_id)
     time.sleep(1.2)  # the 1 s backoff runs out
     again = worker.run_once(**fast)
-    assert (again["claimed"], again["reconciled"], again["failed"]) == (3, 1, 2)
+    # Storage answers again: the incident closes, and the two 404s right after it are not
+    # trusted (RFR_UPLOAD_GRACE): deferred, their attempt given back, not Failed.
+    assert (again["claimed"], again["reconciled"], again["failed"]) == (3, 1, 0)
+    assert again["deferredByIncident"] == 2
     assert finalize_row(db, rows[0].recording_id)["attempts"] == 2
+    assert [finalize_row(db, s.recording_id)["attempts"] for s in rows[1:]] == [1, 1]
 
 
 # --- Poison -> quarantine --------------------------------------------------------------------
@@ -231,16 +237,16 @@ def test_poison_row_is_quarantined_after_max_attempts_and_left_alone(
     seeded = seed_stuck(db)
     env = {"S3_ENDPOINT_URL": f"http://127.0.0.1:{DEAD_PORT}", "RFR_MAX_ATTEMPTS": "2",
            "RFR_BACKOFF_BASE": "500ms", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
-    assert worker.run_once(**env)["backoff"] == 1
+    assert worker.run_once(expect_rc=1, **env)["backoff"] == 1  # degraded: storage unreachable
     time.sleep(0.7)
-    summary = worker.run_once(**env)
+    summary = worker.run_once(expect_rc=1, **env)
     assert summary["quarantined"] == 1
     row = finalize_row(db, seeded.recording_id)
     assert (row["status"], row["attempts"]) == ("Quarantined", 2)
     [event] = events(summary, "recording quarantined")
     assert event["recordingId"] == str(seeded.recording_id) and event["reason"]
     time.sleep(0.7)
-    assert worker.run_once(**env)["claimed"] == 0  # excluded until a human requeues it
+    assert worker.run_once(expect_rc=1, **env)["claimed"] == 0  # excluded until requeued
     assert recording(db, seeded.recording_id)["status"] == "Uploading"
 
 
@@ -446,7 +452,8 @@ def test_a_paused_runner_loses_the_lock_to_the_server_and_writes_nothing_on_resu
     try:
         # The lock's session idles past the TTL: the server ends it (idle_session_timeout).
         time.sleep(5)
-        other = worker.run_once(**env)
+        # Its own lock TTL is longer, so its relay gets a delivery timeout Kafka can meet.
+        other = worker.run_once(**(env | {"RFR_LOCK_TTL": "30s"}))
         assert other["skipped"] is False
         assert other["reconciled"] == 5
     finally:

@@ -40,6 +40,11 @@ EXPECTED_NAMES = {
     # the operator toolkit: the pause switch and the quarantined rows by reason
     f"{P}_paused",
     f"{P}_quarantined_rows_by_reason",
+    f"{P}_storage_incidents_open",
+    f"{P}_storage_incidents_opened_total",
+    f"{P}_missing_deferred_total",
+    f"{P}_transient_total",
+    f"{P}_build_info",
 }
 
 
@@ -75,6 +80,12 @@ def test_exposed_names_are_exactly_the_documented_ones() -> None:
     # Every cycle result is exposed from the start, so increase() sees the first one.
     for result in CYCLE_RESULTS:
         assert samples(text)[f'{P}_cycles_total{{result="{result}"}}'] == 0.0
+
+
+def test_build_info_carries_the_version_and_the_schema_version() -> None:
+    text = Metrics().render().decode()
+    [line] = [x for x in text.splitlines() if x.startswith(f"{P}_build_info{{")]
+    assert 'version="0.' in line and 'schema_version="0' in line and line.endswith(" 1.0")
 
 
 def test_update_from_stats_sets_the_gauges() -> None:

@@ -115,7 +115,9 @@ def test_no_secret_and_no_url_in_anything_the_worker_prints(
     }
     assert runs["success"].returncode == 0, runs["success"].stderr
     assert runs["status"].returncode == 0, runs["status"].stderr
-    assert runs["database refuses the password"].returncode == 1
+    # An answer that waiting will not change: a start-up refusal, exit 2 (issue 10 item 8).
+    assert runs["database refuses the password"].returncode == 2
+    assert "password authentication failed" in runs["database refuses the password"].stderr
     assert runs["S3 refuses the secret key"].returncode == 1
     for name, proc in runs.items():
         _events_or_lines(proc.stderr)
@@ -170,15 +172,16 @@ def test_payloads_and_last_errors_carry_no_url(worker: Worker, db: Db) -> None:
     dead = free_port()
     summary = worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{dead}",
                               RFR_LOCK_TTL="20s", RFR_MAX_RUN_DURATION="10s",
-                              RFR_S3_TIMEOUT="2s")
+                              RFR_S3_TIMEOUT="2s", expect_rc=1)  # degraded: storage out
     assert summary["backoff"] == 1, summary
     assert URL.search(summary["_stderr"]) is None
     assert f"127.0.0.1:{dead}" not in summary["_stderr"]
     rows = db.all("select payload::text from messenger.integration_outbox "
                   "union all select payload::text from messenger.realtime_outbox "
                   "union all select coalesce(last_error, '') "
-                  "from messenger.recording_finalize_attempts")
-    assert len(rows) >= 6
+                  "from messenger.recording_finalize_attempts "
+                  "union all select coalesce(reason, '') from messenger.storage_incidents")
+    assert len(rows) >= 7
     for (text,) in rows:
         assert URL.search(text) is None, text
     error = db.one("select last_error from messenger.recording_finalize_attempts "

@@ -94,7 +94,8 @@ def test_explain_tells_a_backing_off_recording_and_what_happens_next(
 ) -> None:
     stuck = seed_stuck(db)
     # S3 unreachable: the attempt is counted at claim and the row backs off.
-    summary = worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
+    # Storage unreachable: a degraded cycle (exit 1), the row backs off.
+    summary = worker.run_once(expect_rc=1, S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
     assert summary["backoff"] == 1, summary
     before = db_fingerprint(db)
 
@@ -207,7 +208,7 @@ def test_retry_makes_a_backing_off_row_due_now_keeping_its_attempts(
     worker: Worker, operator: Worker, db: Db
 ) -> None:
     stuck = seed_stuck(db)
-    worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
+    worker.run_once(expect_rc=1, S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
     row = finalize_row(db, stuck.recording_id)
     assert row["in_future"] and row["attempts"] == 1
 
@@ -238,9 +239,9 @@ def test_pause_stops_every_runner_from_its_next_cycle_and_resume_restarts_it(
     assert summary["claimed"] == 0 and summary["paused"] == ["reconcile"], summary
     assert any(e["event"] == "cycle paused" for e in log_events(summary["_stderr"]))
     assert finalize_row(db, stuck.recording_id)["attempts"] == 0
-    status = json.loads(worker.cli("status", "--json").stdout)
+    status = json.loads(operator.cli("status", "--json").stdout)
     assert status["paused"] == ["reconcile"] and status["pauses"][0]["reason"] == "S3 migration"
-    assert "paused reconcile" in worker.cli("status").stdout
+    assert "paused reconcile" in operator.cli("status").stdout
 
     # Relay paused too: the republish waits for it; resume all and both run.
     assert operator.cli("resume", "reconcile").returncode == 0
@@ -296,7 +297,7 @@ def test_metrics_stay_fresh_while_paused_or_disabled(
         _wait_metric(port, "messenger_recording_finalize_backlog", 0.0)
         seed_stuck(db)  # appears while the worker idles
         seen = _wait_metric(port, "messenger_recording_finalize_backlog", 1.0)
-        status = json.loads(worker.cli("status", "--json").stdout)
+        status = json.loads(operator.cli("status", "--json").stdout)
         assert status["backlog"] == seen["messenger_recording_finalize_backlog"]
         assert proc.poll() is None, "the worker must stay up"
     finally:

@@ -29,7 +29,10 @@ select set_eq(
         ('recording_finalize.claim_due(integer,integer,interval,interval,double precision,'
             || 'interval,double precision,text)'),
         ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,'
-            || 'integer,text)'),
+            || 'integer,text,interval)'),
+        ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+        ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+        ('recording_finalize.storage_incident_list(interval,integer)'),
         ('recording_finalize.relay_claim(integer,interval,text)'),
         ('recording_finalize.relay_mark_published(bigint[],uuid)'),
         ('recording_finalize.server_settings()'),
@@ -38,6 +41,7 @@ select set_eq(
         ('recording_finalize.stats(text)'),
         ('recording_finalize.quarantined_rows(integer)'),
         ('recording_finalize.requeue(uuid)'),
+        ('recording_finalize.schema_state()'),
         ('messenger.recording_started(uuid,text,uuid,text,text)'),
         ('messenger.recording_stopped(uuid,interval)'),
         ('messenger.session_ended(text,uuid,interval)'),
@@ -67,12 +71,19 @@ select results_eq(
     $$select fn, provolatile::text from product_functions
     where fn in ('recording_finalize.stats(text)',
         'recording_finalize.iso_utc(timestamp with time zone)',
-        'recording_finalize.quarantined_rows(integer)')
+        'recording_finalize.quarantined_rows(integer)',
+        'recording_finalize.storage_incident_list(interval,integer)',
+        'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
+        'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)')
     order by fn$$,
     -- iso_utc is STABLE: it calls to_char(), which is STABLE (issue 9, finding 7).
     $$values ('recording_finalize.iso_utc(timestamp with time zone)', 's'),
         ('recording_finalize.quarantined_rows(integer)', 's'),
-        ('recording_finalize.stats(text)', 's')$$,
+        ('recording_finalize.stats(text)', 's'),
+        ('recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
+            's'),
+        ('recording_finalize.storage_incident_list(interval,integer)', 's'),
+        ('recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)', 's')$$,
     'the read-only functions declare their volatility'
 );
 select is_empty(
@@ -91,7 +102,13 @@ select is_empty(
             'recording_finalize.failed_recordings(integer)',
             'recording_finalize.claim_preview(integer,integer,interval,text)',
             'recording_finalize.predict_action(uuid,integer,interval,text)',
-            'recording_finalize.operator_state()')$$,
+            'recording_finalize.operator_state()',
+            'recording_finalize.storage_incident_list(interval,integer)',
+            'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,'
+                || 'text)',
+            'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)',
+            'recording_finalize.function_fingerprint(text)',
+            'recording_finalize.schema_state()')$$,
     'every function that writes (or draws random numbers) is VOLATILE'
 );
 select is(

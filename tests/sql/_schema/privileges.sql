@@ -3,7 +3,7 @@
 -- the runbook functions and nothing else; PUBLIC can execute no function; nobody but the owner
 -- touches the tables, the server settings included.
 begin;
-select plan(49);
+select plan(50);
 
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
 create role rfr_pgtap_operator_login login in role recording_finalize_operator;
@@ -13,13 +13,17 @@ insert into api values
     ('recording_finalize.claim_due(integer,integer,interval,interval,double precision,interval,'
         || 'double precision,text)'),
     ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,integer,'
-        || 'text)'),
+        || 'text,interval)'),
+    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+    ('recording_finalize.storage_incident_list(interval,integer)'),
     ('recording_finalize.relay_claim(integer,interval,text)'),
     ('recording_finalize.relay_mark_published(bigint[],uuid)'),
     ('recording_finalize.try_lock_runner(bigint)'),
     ('recording_finalize.unlock_runner(bigint)'),
     ('recording_finalize.stats(text)'),
     ('recording_finalize.server_settings()'),
+    ('recording_finalize.schema_state()'),
     -- the operator toolkit (0010): what the cycle reads and run's own retention
     ('recording_finalize.claim_preview(integer,integer,interval,text)'),
     ('recording_finalize.operator_state()'),
@@ -30,6 +34,7 @@ insert into operator_api values
     ('recording_finalize.quarantined_rows(integer)'),
     ('recording_finalize.stats(text)'),
     ('recording_finalize.server_settings()'),
+    ('recording_finalize.schema_state()'),
     -- the operator toolkit (0010)
     ('recording_finalize.explain(uuid,integer,interval,text)'),
     ('recording_finalize.audit(interval,interval,integer,text)'),
@@ -42,7 +47,11 @@ insert into operator_api values
     ('recording_finalize.operator_retry(uuid,text,text)'),
     ('recording_finalize.set_pause(text,boolean,text,text)'),
     ('recording_finalize.operator_state()'),
-    ('recording_finalize.prune(interval,integer,boolean,text)');
+    ('recording_finalize.prune(interval,integer,boolean,text)'),
+    -- storage incidents (0008): any source
+    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+    ('recording_finalize.storage_incident_list(interval,integer)');
 
 create temp table product_functions as
 select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, p.proacl, p.proowner
@@ -83,7 +92,7 @@ select is(
 )
 from unnest(array[
     'call_sessions', 'conference_sessions', 'call_recordings', 'recording_finalize_attempts',
-    'integration_outbox', 'realtime_outbox'
+    'integration_outbox', 'realtime_outbox', 'storage_incidents'
 ]) as t;
 select is_empty(
     $$select c.relname from pg_catalog.pg_class as c

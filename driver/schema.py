@@ -1,0 +1,224 @@
+"""What the installed package ships (its SQL, its version) and whether a database matches it.
+
+The package's **schema version** is the id of its last migration. ``migrate`` records in the
+database what it applied (``recording_finalize_migrations``: the sha256 of every migration and
+function file, and a fingerprint of the function definitions right after applying them);
+``compare`` sets that against the package's files, so ``run``, ``run-once``, ``status`` and
+``/readyz`` can tell a matching schema from an older one (run ``migrate``), a hand-edited one
+(run ``migrate``) and a newer one (upgrade the package; never let it roll the schema back).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import psycopg
+
+from . import __version__, queries
+
+DISTRIBUTION = "recording-finalize-retry"
+
+
+def package_version() -> str:
+    """The installed distribution's version (the wheel's metadata), else the source's."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return __version__
+
+
+def version_key(version: str | None) -> tuple[int, ...]:
+    """``"0.10.2"`` → ``(0, 10, 2)``: the release numbers, for "which package is newer".
+    Anything after them (pre-release, local tags) is ignored; no version sorts first."""
+    match = re.match(r"\s*v?([0-9]+(?:\.[0-9]+)*)", version or "")
+    if match is None:
+        return ()
+    numbers = [int(n) for n in match.group(1).split(".")]
+    while numbers and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers)
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """The SQL of the package: migration id → sha256, function file name → sha256."""
+
+    sql_dir: Path
+    version: str
+    migrations: dict[str, str]
+    functions: dict[str, str]
+
+    @property
+    def schema_version(self) -> str:
+        return max(self.migrations) if self.migrations else "-"
+
+    def migration_path(self, migration_id: str) -> Path:
+        return self.sql_dir / "migrations" / f"{migration_id}.sql"
+
+    def function_path(self, file: str) -> Path:
+        return self.sql_dir / "functions" / file
+
+
+def shipped_schema_version(sql_dir: Path) -> str:
+    """The id of the last migration under ``sql_dir`` ("-" when there is none)."""
+    return max((p.stem for p in (sql_dir / "migrations").glob("*.sql")), default="-")
+
+
+def shipped(sql_dir: Path) -> Shipped:
+    """Reads the package's (or RFR_SQL_DIR's) migrations and function files."""
+    migrations = {p.stem: sha256_file(p) for p in sorted((sql_dir / "migrations").glob("*.sql"))}
+    functions = {p.name: sha256_file(p) for p in sorted((sql_dir / "functions").glob("*.sql"))}
+    return Shipped(sql_dir, package_version(), migrations, functions)
+
+
+@dataclass(frozen=True)
+class FunctionRecord:
+    sha256: str | None
+    recorded_md5: str | None
+    live_md5: str | None
+    package_version: str | None
+
+
+@dataclass(frozen=True)
+class DbState:
+    """What ``migrate`` left in a database (``recording_finalize.schema_state()``)."""
+
+    migrations: dict[str, str | None]
+    functions: dict[str, FunctionRecord] = field(default_factory=dict)
+    schema_version: str | None = None
+    package_version: str | None = None
+
+
+class NoBookkeeping(Exception):
+    """The database has no ``recording_finalize.schema_state()``: never migrated by a package
+    that records its schema (or never migrated at all)."""
+
+
+def read_state(conn: queries.Connection) -> DbState:
+    """The database's side; raises NoBookkeeping when it has nothing to compare."""
+    if not queries.has_schema_state(conn):
+        raise NoBookkeeping
+    migrations: dict[str, str | None] = {}
+    functions: dict[str, FunctionRecord] = {}
+    schema_version = version = None
+    for row in queries.schema_state(conn):
+        if row.kind == "migration":
+            migrations[row.name] = row.sha256
+        elif row.kind == "function":
+            functions[row.name] = FunctionRecord(row.sha256, row.recorded_md5, row.live_md5,
+                                                 row.package_version)
+        elif row.kind == "migrate":
+            schema_version, version = row.name, row.package_version
+    return DbState(migrations, functions, schema_version, version)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The comparison of a database with the package. ``newer`` is the side that is ahead
+    ("database" or "package") when one is; ``differences`` says what differs, one per item."""
+
+    package: Shipped
+    database_schema_version: str | None
+    database_package_version: str | None
+    differences: list[str]
+    newer: str | None = None
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences
+
+    @property
+    def database_is_newer(self) -> bool:
+        return self.newer == "database"
+
+    def message(self, limit: int = 5) -> str:
+        """One line: what differs and what to do."""
+        if self.matches:
+            return (f"the database schema matches recording-finalize {self.package.version} "
+                    f"(schema {self.package.schema_version})")
+        shown = "; ".join(self.differences[:limit])
+        if len(self.differences) > limit:
+            shown += f"; and {len(self.differences) - limit} more"
+        ours = f"recording-finalize {self.package.version} (schema {self.package.schema_version})"
+        theirs = (f"recording-finalize {self.database_package_version or '?'} (schema "
+                  f"{self.database_schema_version or '?'})")
+        if self.database_is_newer:
+            return (f"the database is newer than this package: it was migrated by {theirs}, "
+                    f"this is {ours}: {shown}; upgrade the package (this package's migrate "
+                    "refuses to roll the schema back)")
+        side = " (the package is newer than the database)" if self.newer == "package" else ""
+        return (f"the database schema does not match {ours}{side}: {shown}; "
+                "run `recording-finalize migrate`")
+
+
+def _names(items: Iterable[str]) -> str:
+    return ", ".join(sorted(items))
+
+
+def compare(package: Shipped, state: DbState) -> Drift:
+    """Every difference between the package's SQL and what the database says migrate did."""
+    differences: list[str] = []
+    newer: str | None = None
+    extra = set(state.migrations) - set(package.migrations)
+    if extra:
+        newer = "database"
+        differences.append(f"it has migration(s) {_names(extra)} that this package does not "
+                           "ship")
+    if version_key(state.package_version) > version_key(package.version):
+        newer = "database"
+        differences.append(f"it was last migrated by the newer recording-finalize "
+                           f"{state.package_version}")
+    missing = set(package.migrations) - set(state.migrations)
+    if missing:
+        newer = newer or "package"
+        differences.append(f"migration(s) {_names(missing)} not applied")
+    for migration_id in sorted(set(package.migrations) & set(state.migrations)):
+        recorded = state.migrations[migration_id]
+        if recorded is None:
+            differences.append(f"migration {migration_id} has no recorded checksum")
+        elif recorded != package.migrations[migration_id]:
+            differences.append(f"migration file {migration_id}.sql differs from the one "
+                               "that was applied")
+    for file, sha in sorted(package.functions.items()):
+        record = state.functions.get(file)
+        if record is None:
+            differences.append(f"function file {file} was never applied")
+        elif record.sha256 != sha:
+            differences.append(f"function file {file} differs from the one migrate applied"
+                               + (f" (by recording-finalize {record.package_version})"
+                                  if record.package_version else ""))
+        elif record.live_md5 is None:
+            differences.append(f"the function of {file} is missing from the database")
+        elif record.live_md5 != record.recorded_md5:
+            differences.append(f"the function of {file} was changed in the database after "
+                               "migrate applied it")
+    unknown = set(state.functions) - set(package.functions)
+    if unknown:
+        differences.append(f"it has function file(s) {_names(unknown)} that this package "
+                           "does not ship")
+    return Drift(package, state.schema_version, state.package_version, differences, newer)
+
+
+def check(conn: queries.Connection, package: Shipped) -> Drift:
+    """Reads the database's side and compares it with ``package``."""
+    try:
+        state = read_state(conn)
+    except NoBookkeeping:
+        return Drift(package, None, None, [
+            "it has no recording_finalize.schema_state(): it was never migrated, or by a "
+            "package older than this one"], newer="package")
+    return compare(package, state)
+
+
+def never_migrated(err: psycopg.Error) -> bool:
+    """The worker's first statement failed because the API is not there at all."""
+    return err.sqlstate in ("3F000", "42883")

@@ -1,0 +1,264 @@
+"""Storage incidents, wired: the worker opens one when S3 is out and closes it when S3 answers,
+a 404 after it is deferred (never Failed), an outage is a ``degraded`` cycle (not ``ok``), and the
+``storage-incident`` command records what the worker could not see.
+
+The rule itself (every edge) is pgTAP's (tests/sql/upload_deferral); these tests prove the
+wiring against the real database, S3 and Kafka. The HeadBucket answer and transient HEAD
+verdicts are injected through the Storage object (a real S3 cannot fail on demand per request);
+the outage of ``test_run_once_*`` is a real stopped S3.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from conftest import (
+    Db,
+    Stack,
+    Worker,
+    finalize_row,
+    recording,
+    seed_available_unpublished,
+    seed_stuck,
+)
+from recording_finalize import logs
+from recording_finalize.config import load_settings
+from recording_finalize.cycle import Context, CycleSummary, run_cycle
+from recording_finalize.db import open_pool
+from recording_finalize.incidents import TRANSIENT_MIN
+from recording_finalize.metrics import Metrics
+from recording_finalize.queries import ClaimedRow
+from recording_finalize.storage import TRANSIENT, Storage, Verdict
+
+
+class FaultyStorage(Storage):
+    """The real S3 client; ``bucket_up`` False makes HeadBucket look unreachable, ``transient``
+    True makes every HEAD come back transient (a half-broken storage)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bucket_up = True
+        self.transient = False
+
+    def check_bucket(self) -> bool:
+        return super().check_bucket() if self.bucket_up else False
+
+    def check(self, row: ClaimedRow, bucket_confirmed: bool) -> Verdict:
+        if self.transient:
+            return Verdict(TRANSIENT, error="ReadTimeoutError")
+        return super().check(row, bucket_confirmed)
+
+
+Run = Callable[[], tuple[CycleSummary, list[dict[str, Any]]]]
+
+
+@pytest.fixture
+def world(worker: Worker) -> Iterator[tuple[Context, FaultyStorage, Run]]:
+    """One Context reused across cycles, as ``run`` does (the worker remembers its incident)."""
+    settings = load_settings(worker.environ(RFR_S3_CONCURRENCY="1"))
+    pool = open_pool(settings)
+    storage = FaultyStorage(settings)
+    ctx = Context(settings=settings, pool=pool, storage=storage, metrics=Metrics())
+
+    def run() -> tuple[CycleSummary, list[dict[str, Any]]]:
+        out = io.StringIO()
+        logs.set_stream(out)
+        try:
+            summary = run_cycle(ctx, threading.Event())
+        finally:
+            logs.set_stream(None)
+        return summary, [json.loads(line) for line in out.getvalue().splitlines()]
+
+    yield ctx, storage, run
+    pool.close()
+
+
+def incidents(db: Db) -> list[dict[str, Any]]:
+    rows = db.all("select source, started_at, ended_at, reason from messenger.storage_incidents "
+                  "order by id")
+    return [dict(zip(("source", "started_at", "ended_at", "reason"), r, strict=True))
+            for r in rows]
+
+
+def make_due(db: Db, recording_id: Any) -> None:
+    with db.connect() as conn:
+        conn.execute("update messenger.recording_finalize_attempts set next_attempt_at = now() "
+                     "where recording_id = %s", (recording_id,))
+
+
+def metric(ctx: Context, line_start: str) -> float:
+    for line in ctx.metrics.render().decode().splitlines():
+        if line.startswith(line_start + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no series {line_start}")
+
+
+def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
+    world: tuple[Context, FaultyStorage, Run], db: Db
+) -> None:
+    ctx, storage, run = world
+    seeded = seed_stuck(db)  # no binary in S3: without the incident this would end Failed
+    before = metric(ctx, "messenger_recording_finalize_last_success_timestamp_seconds")
+
+    storage.bucket_up = False
+    summary, events = run()
+    assert summary.result == "degraded" and not summary.ok
+    assert summary.storage_unreachable and summary.backoff == 1 and summary.transient == 1
+    assert "HeadBucket" in summary.degraded[0]
+    [incident] = incidents(db)
+    assert incident["source"] == "worker" and incident["ended_at"] is None
+    assert "cannot be reached" in incident["reason"]
+    assert [e["event"] for e in events if e["event"].startswith("storage incident")] == [
+        "storage incident opened"]
+    assert metric(ctx, 'messenger_recording_finalize_cycles_total{result="degraded"}') == 1
+    assert metric(ctx, 'messenger_recording_finalize_cycles_total{result="ok"}') == 0
+    assert metric(ctx, "messenger_recording_finalize_last_success_timestamp_seconds") == before
+    assert metric(ctx, "messenger_recording_finalize_storage_incidents_open") == 1
+    assert metric(ctx, "messenger_recording_finalize_transient_total") == 1
+
+    # S3 answers again: the incident closes, and the recording's 404 is not trusted yet.
+    storage.bucket_up = True
+    make_due(db, seeded.recording_id)
+    summary, events = run()
+    assert summary.result == "ok", summary.degraded
+    assert (summary.failed, summary.deferred_by_incident) == (0, 1)
+    [incident] = incidents(db)
+    assert incident["ended_at"] is not None
+    row = finalize_row(db, seeded.recording_id)
+    assert row["status"] == "Pending" and row["attempts"] == 1  # the deferred attempt given back
+    assert row["last_error"].startswith("StorageIncident: worker incident")
+    assert recording(db, seeded.recording_id)["status"] == "Uploading"
+    assert metric(ctx, "messenger_recording_finalize_missing_deferred_total") == 1
+    assert metric(ctx, "messenger_recording_finalize_storage_incidents_open") == 0
+    assert metric(ctx, "messenger_recording_finalize_last_success_timestamp_seconds") > before
+    due = db.one("select next_attempt_at - (select ended_at from messenger.storage_incidents) "
+                 "from messenger.recording_finalize_attempts where recording_id = %s",
+                 (seeded.recording_id,))[0]
+    assert due.total_seconds() == pytest.approx(ctx.settings.upload_grace, abs=0.01)
+
+
+def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(
+    world: tuple[Context, FaultyStorage, Run], db: Db
+) -> None:
+    _, storage, run = world
+    seeded = [seed_stuck(db) for _ in range(TRANSIENT_MIN)]
+    storage.transient = True
+    summary, _ = run()
+    assert summary.transient == TRANSIENT_MIN and not summary.storage_unreachable
+    [incident] = incidents(db)
+    assert incident["ended_at"] is None and "HEADs of a cycle were transient" in incident["reason"]
+
+    # HeadBucket answered all along: the next cycle's start does not close it, its HEADs do.
+    storage.transient = False
+    for s in seeded:
+        make_due(db, s.recording_id)
+    summary, _ = run()
+    assert summary.deferred_by_incident == TRANSIENT_MIN and summary.failed == 0
+    [incident] = incidents(db)
+    assert incident["ended_at"] is not None and "HEADs healthy again" in incident["reason"]
+
+
+def test_a_few_transient_heads_are_no_incident(
+    world: tuple[Context, FaultyStorage, Run], db: Db
+) -> None:
+    _, storage, run = world
+    for _ in range(TRANSIENT_MIN - 1):
+        seed_stuck(db)
+    storage.transient = True
+    summary, _ = run()
+    assert summary.transient == TRANSIENT_MIN - 1
+    assert incidents(db) == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_run_once_with_kafka_unreachable_exits_1_and_says_why(worker: Worker, db: Db) -> None:
+    seed_available_unpublished(db)  # republished at claim: one event to deliver
+    summary = worker.run_once(
+        expect_rc=1, KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{_closed_port()}",
+        RFR_LOCK_TTL="10s", RFR_MAX_RUN_DURATION="5s", RFR_S3_TIMEOUT="1s")
+    assert summary["error"] is None and summary["result"] == "degraded"
+    assert summary["republished"] == 1 and summary["published"] == 0
+    assert summary["publishFailed"] == 1
+    assert summary["degraded"] and summary["degraded"][0].startswith("relay: 1 deliveries failed")
+
+
+def test_run_once_with_s3_stopped_exits_1_and_opens_an_incident(
+    worker: Worker, db: Db, stack: Stack
+) -> None:
+    seed_stuck(db)
+    stack.stop_service("s3")
+    try:
+        summary = worker.run_once(expect_rc=1, RFR_S3_TIMEOUT="1s")
+    finally:
+        stack.start_service("s3")
+    assert summary["result"] == "degraded" and summary["storageUnreachable"] is True
+    assert summary["failed"] == 0 and summary["backoff"] == 1
+    assert [i["source"] for i in incidents(db) if i["ended_at"] is None] == ["worker"]
+    # Storage is back: the next run-once closes the incident and is ok again.
+    summary = worker.run_once(expect_rc=0)
+    assert summary["result"] == "ok"
+    assert all(i["ended_at"] is not None for i in incidents(db))
+
+
+@pytest.fixture
+def operator_url(stack: Stack, db: Db) -> str:
+    password = secrets.token_hex(12)
+    with db.connect() as conn:
+        exists = conn.execute("select 1 from pg_roles where rolname = 'rfr_pytest_operator'"
+                              ).fetchone()
+        verb = "alter" if exists else "create"
+        conn.execute(f"{verb} role rfr_pytest_operator login password '{password}'")
+        conn.execute("grant recording_finalize_operator to rfr_pytest_operator")
+    return stack.url_for(db.name, "rfr_pytest_operator", password)
+
+
+def test_storage_incident_cli(worker: Worker, db: Db, operator_url: str) -> None:
+    # The worker's own role may record only source worker.
+    refused = worker.cli("storage-incident", "open", "--reason", "recorders time out")
+    assert refused.returncode == 1 and "RF018" in refused.stderr
+    assert "recording_finalize_operator" in refused.stderr
+
+    opened = worker.cli("storage-incident", "open", "--source", "recorder", "--at", "20m",
+                        "--reason", "recorders time out on PUT", "--json",
+                        DATABASE_URL=operator_url)
+    assert opened.returncode == 0, opened.stderr
+    body = json.loads(opened.stdout)
+    assert body["source"] == "recorder" and body["open"] and body["created"]
+    again = worker.cli("storage-incident", "open", "--source", "recorder", "--json",
+                       DATABASE_URL=operator_url)
+    assert again.returncode == 0 and json.loads(again.stdout)["id"] == body["id"]
+    assert json.loads(again.stdout)["created"] is False
+
+    listed = worker.cli("storage-incident", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)["storageIncidents"]
+    assert row["open"] and 1190 < row["durationSeconds"] < 1300  # back-dated by 20 minutes
+
+    status = worker.cli("status", "--json", DATABASE_URL=operator_url)
+    assert [i["id"] for i in json.loads(status.stdout)["storageIncidents"]] == [body["id"]]
+
+    bad_at = worker.cli("storage-incident", "close", "--source", "recorder", "--at", "soon",
+                        DATABASE_URL=operator_url)
+    assert bad_at.returncode == 2 and "--at" in bad_at.stderr
+    future = worker.cli("storage-incident", "close", "--source", "recorder", "--at",
+                        "2999-01-01T00:00:00Z", DATABASE_URL=operator_url)
+    assert future.returncode == 2 and "RF017" in future.stderr
+    closed = worker.cli("storage-incident", "close", "--source", "recorder", "--reason", "fixed",
+                        DATABASE_URL=operator_url)
+    assert closed.returncode == 0 and "closed" in closed.stdout
+    twice = worker.cli("storage-incident", "close", "--source", "recorder",
+                       DATABASE_URL=operator_url)
+    assert twice.returncode == 1 and "no open incident" in twice.stderr
+    assert worker.cli("storage-incident", "nonsense").returncode == 2

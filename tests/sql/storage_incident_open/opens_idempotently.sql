@@ -1,0 +1,42 @@
+-- storage_incident_open: one open incident per source; opening again returns it unchanged.
+begin;
+select plan(9);
+
+delete from messenger.storage_incidents;
+
+create temp table first as
+select * from recording_finalize.storage_incident_open('worker', 'EndpointConnectionError');
+select results_eq('select source, started_at, ended_at, reason, created from first',
+    $$values ('worker', now(), null::timestamptz, 'EndpointConnectionError', true)$$,
+    'opens an incident of the source, now, with the reason');
+select is((select opened_by from first), session_user::text, 'opened_by is the login role');
+
+create temp table again as
+select * from recording_finalize.storage_incident_open('worker', 'something else',
+    now() - interval '1 hour');
+select results_eq('select id, started_at, reason, created from again',
+    'select id, started_at, reason, false from first',
+    'opening again returns the open incident unchanged, created = false');
+select is((select count(*) from messenger.storage_incidents), 1::bigint, 'still one incident');
+
+select results_eq(
+    $$select source, started_at, created from recording_finalize.storage_incident_open(
+        'recorder', 'recorders time out on PUT', now() - interval '15 minutes')$$,
+    $$values ('recorder', now() - interval '15 minutes', true)$$,
+    'another source opens its own incident, back-dated with p_at');
+select is(
+    (select reason from recording_finalize.storage_incident_open('ops', 'see https://status/x')),
+    'see <url>', 'URLs in the reason are masked');
+
+select throws_ok(
+    $$select * from recording_finalize.storage_incident_open('Worker!')$$,
+    'RF016', null, 'a source that is not a short lowercase name is refused');
+select throws_ok(
+    $$select * from recording_finalize.storage_incident_open('ops2', null, now() + interval '1 minute')$$,
+    'RF017', null, 'an incident cannot start in the future');
+select throws_ok(
+    $$insert into messenger.storage_incidents (source) values ('worker')$$,
+    '23505', null, 'the partial unique index allows one open incident per source');
+
+select * from finish();
+rollback;
