@@ -553,7 +553,7 @@ class Bench:
         for t, name, ms in svc.get("samples", []):
             phase = "idle" if t < start else "drain" if t <= end else None
             if phase:
-                lat[phase].setdefault(name, []).append(ms)
+                lat[phase].setdefault(name, []).append(round(ms, 2))
         with self.owner() as conn:
             # The service's events share the server's topic; those after the relay's last
             # batch wait for the next cycle, so only the backlog's must all be published.
