@@ -24,3 +24,4 @@ alter table messenger.realtime_outbox reset (
     autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold
 );
 drop index if exists messenger.recording_finalize_attempts_quarantined_idx;
+drop index if exists messenger.recording_finalize_attempts_done_idx;

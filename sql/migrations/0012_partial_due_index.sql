@@ -2,12 +2,10 @@
 -- squawk-disable-assume-in-transaction
 -- Issue 14: ix_rfa_due holds only the Pending rows. Its name and columns stay the design card's
 -- ((status, next_attempt_at)); a predicate is added, so that
---   * settling a row (status Pending -> Done/Quarantined) writes no entry in it: the new tuple
---     fails the predicate (the update is still not HOT, status being in the predicate), one
---     index insert less per finalized row;
---   * the index is the size of the backlog, not of the history (the DBA review: 55 MB for
---     1.02 M finished rows against 128 kB for the Pending ones), and a claim reads no dead entry
---     of a row finished long ago.
+--   * a settled row leaves it (its entry goes to the Done or the Quarantined index below, which
+--     prune() and the operator's reads use), so the claim's index is the size of the backlog,
+--     not of the history (the DBA review: 55 MB for 1.02 M finished rows against 128 kB for
+--     the Pending ones), and a claim reads no dead entry of a row finished long ago.
 -- claim_due's scan (status = 'Pending' and next_attempt_at <= now() order by next_attempt_at)
 -- and stats' due count read it exactly as before. Forward-only: never edit this file once it
 -- has landed; add a new migration instead.
@@ -60,6 +58,28 @@ $$;
 create index concurrently if not exists recording_finalize_attempts_quarantined_idx
 on messenger.recording_finalize_attempts (updated_at, recording_id)
 where status = 'Quarantined';
+
+-- prune() deletes the Done rows older than its cutoff, oldest first: it read the Done prefix of
+-- the full ix_rfa_due until now; this index holds just them. A settle still writes one entry
+-- (here instead of in ix_rfa_due), so the claim's index stays the size of the backlog while
+-- prune keeps its index scan.
+do $$
+begin
+    if exists (
+        select from pg_catalog.pg_index as i
+        join pg_catalog.pg_class as c on c.oid = i.indexrelid
+        join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+        where n.nspname = 'messenger' and c.relname = 'recording_finalize_attempts_done_idx'
+            and not i.indisvalid
+    ) then
+        drop index messenger.recording_finalize_attempts_done_idx;
+    end if;
+end
+$$;
+
+create index concurrently if not exists recording_finalize_attempts_done_idx
+on messenger.recording_finalize_attempts (next_attempt_at)
+where status = 'Done';
 
 -- The swap: ALTER INDEX ... RENAME takes SHARE UPDATE EXCLUSIVE on the table (writers go on);
 -- both renames commit together. Skipped once done (ix_rfa_due is then the partial one).

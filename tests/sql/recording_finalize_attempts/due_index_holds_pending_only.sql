@@ -1,8 +1,9 @@
 -- Migration 0012: ix_rfa_due keeps the design card's name and columns and holds only Pending
 -- rows, so a settled row leaves it (the index is the size of the backlog, not of the history);
--- the Quarantined rows stats() counts and quarantined_rows() lists have their own index.
+-- the Quarantined rows stats() counts and quarantined_rows() lists, and the Done rows prune()
+-- deletes, have their own indexes.
 begin;
-select plan(5);
+select plan(6);
 
 select is(
     (select pg_catalog.pg_get_expr(i.indpred, i.indrelid) from pg_catalog.pg_index as i
@@ -15,6 +16,12 @@ select is(
         where i.indexrelid = 'messenger.recording_finalize_attempts_quarantined_idx'::regclass),
     '((status)::text = ''Quarantined''::text)',
     'the Quarantined rows have an index of their own'
+);
+select is(
+    (select pg_catalog.pg_get_expr(i.indpred, i.indrelid) from pg_catalog.pg_index as i
+        where i.indexrelid = 'messenger.recording_finalize_attempts_done_idx'::regclass),
+    '((status)::text = ''Done''::text)',
+    'the Done rows prune deletes have an index of their own'
 );
 select is(
     (select count(*)::integer from pg_catalog.pg_index as i
