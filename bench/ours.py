@@ -32,10 +32,12 @@ class Timers:
     def __init__(self) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self.calls: Counter[str] = Counter()
+        self.first: dict[str, float] = {}  # time.monotonic() of each name's first call
         self._lock = threading.Lock()
 
     def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
+            self.first.setdefault(name, time.monotonic())
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
@@ -121,6 +123,7 @@ def main() -> int:
     sys.stdin.readline()
 
     stop = threading.Event()
+    t_start = time.monotonic()  # system-wide: comparable with bench/messenger.py's samples
     t0 = time.perf_counter()
     cpu0 = time.process_time()
     if relay_only:
@@ -130,6 +133,7 @@ def main() -> int:
     else:
         summary = run_cycle(ctx, stop)
     wall = time.perf_counter() - t0
+    t_end = time.monotonic()
     cpu = time.process_time() - cpu0
     rel.close()
     pool.close()
@@ -138,6 +142,10 @@ def main() -> int:
             "published": result.published, "batches": result.batches, "failed": result.failed,
             "reason": result.reason},
         "wall_s": wall,
+        "t_start": t_start,
+        "t_end": t_end,
+        # Claim, check and apply end where the relay's drain begins.
+        "t_apply_end": timers.first.get("relay", t_end),
         "cpu_s": cpu,
         "seconds": dict(timers.seconds),
         "calls": dict(timers.calls),

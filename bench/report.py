@@ -78,7 +78,25 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     rss = [r["rate"] for r in _by(runs, "rss").get("ours", [])]
     if rss and results["facts"].get("rss_method") == "VmHWM":
         out["rss_mb"] = max(rss)
+    now = _by(runs, "dbcost").get("SQL now")
+    if now:
+        out["dbcost_pg_ms"] = _med([_per_row_ms(r, "postgres") for r in now])
+        out["dbcost_worker_ms"] = _med([_per_row_ms(r, "worker") for r in now])
+    unthrottled = _by(runs, "drain").get("unthrottled")
+    if unthrottled:
+        idle = _med([_pct(r, "idle", 99) for r in unthrottled])
+        during = _med([_pct(r, "drain", 99) for r in unthrottled])
+        out["drain_p99"] = (idle, during)
     return out
+
+
+def _pct(run: dict[str, Any], phase: str, q: float,
+         call: str = "recording_ingest_completed") -> float:
+    """The q-th percentile (nearest rank) of ``call``'s latency in ``phase`` of a drain run."""
+    vals = sorted(run["detail"]["latency"].get(phase, {}).get(call, []))
+    if not vals:
+        return float("nan")
+    return float(vals[min(len(vals) - 1, max(0, round(q / 100 * len(vals)) - 1))])
 
 
 def render(results: dict[str, Any]) -> str:
@@ -100,6 +118,8 @@ def render(results: dict[str, Any]) -> str:
     lines += _split(runs)
     lines += _statements(runs)
     lines += _growth(runs, head, facts, vmhwm)
+    lines += _dbcost(runs)
+    lines += _drain(runs)
     lines += _heads(runs)
     lines += _levers(runs)
     return "\n".join(lines).rstrip() + "\n"
@@ -133,6 +153,19 @@ def _targets(head: dict[str, Any], facts: dict[str, Any]) -> list[str]:
         m = head["rss_mb"]
         lines.append(row(f"driver peak RSS, {facts['rss_backlog']:,} backlog",
                          f"{m:.0f} MB (max of runs)", "≤ 150 MB", m <= 150))
+    if "dbcost_pg_ms" in head:
+        d = head["dbcost_pg_ms"]
+        lines.append(row("PostgreSQL CPU per finalized row (dbcost, SQL now)", f"{d:.2f} ms",
+                         "≤ 0.8 ms", d <= 0.8))
+        w = head["dbcost_worker_ms"]
+        lines.append(row("worker CPU per finalized row (dbcost, SQL now)", f"{w:.2f} ms",
+                         "≤ 0.5 ms", w <= 0.5))
+    if "drain_p99" in head:
+        idle, during = head["drain_p99"]
+        ratio = during / idle if idle else float("nan")
+        lines.append(row("ingest callback p99 during an unthrottled drain ÷ idle",
+                         f"{ratio:.2f}x ({during:.1f} / {idle:.1f} ms)", "≤ 1.5x",
+                         ratio <= 1.5))
     return [*lines, ""] if len(lines) > 4 else []
 
 
@@ -259,6 +292,89 @@ def _growth(runs: list[dict[str, Any]], head: dict[str, Any], facts: dict[str, A
                      f"finalized and relayed) (MB) | {_med(vals):.0f} | {_span(vals)} | "
                      f"{_machine(rss_runs)} |")
     return [*lines, ""] if len(lines) > 4 else []
+
+
+def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
+    dc = _by(runs, "dbcost")
+    if not dc:
+        return []
+    n = next(iter(dc.values()))[0]["n"]
+    lines = [f"### What one finalized row costs the database: the SQL now and before, same run "
+             f"({n:,} rows end to end, interleaved)", "",
+             "The SQL before is `bench/sql_before/` applied over a second, identically migrated "
+             "database. Server ms per row: pg_stat_statements' execution time of the worker's "
+             "calls over N (apply_outcome, claim_due, the relay's two calls).", "",
+             "| SQL | PostgreSQL CPU ms/row | min-max | worker CPU ms/row | rows/s | "
+             "server ms/row: apply | claim | relay | machine |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+
+    def server(r: dict[str, Any], *names: str) -> float:
+        times = r["detail"].get("times") or {}
+        total = sum(ms for q, (_, ms) in times.items()
+                    if any(f"recording_finalize.{name}" in q for name in names))
+        return float(total) / r["n"]
+
+    for label in ("SQL now", "SQL before"):
+        rs = dc.get(label)
+        if not rs:
+            continue
+        pg = [_per_row_ms(r, "postgres") for r in rs]
+        lines.append(
+            f"| {label} | {_med(pg):.2f} | {_span(pg, '.2f')} | "
+            f"{_med([_per_row_ms(r, 'worker') for r in rs]):.2f} | "
+            f"{_med([r['rate'] for r in rs]):,.0f} | "
+            f"{_med([server(r, 'apply_outcome') for r in rs]):.3f} | "
+            f"{_med([server(r, 'claim_due') for r in rs]):.3f} | "
+            f"{_med([server(r, 'relay_claim', 'relay_mark_published') for r in rs]):.3f} | "
+            f"{_machine(rs)} |")
+    return [*lines, ""]
+
+
+def _drain(runs: list[dict[str, Any]]) -> list[str]:
+    dr = _by(runs, "drain")
+    if not dr:
+        return []
+    first = next(iter(dr.values()))[0]
+    lines = [f"### The happy path under a drain: the messenger's callbacks at "
+             f"{first['detail']['call_rate']:.0f} recordings/s while ours drains "
+             f"{first['n']:,} rows", "",
+             "`bench/messenger.py` runs, per recording, the session insert, `recording_started`, "
+             "`session_ended`, `recording_ingest_completed` (open loop, one connection); "
+             "latency of `recording_ingest_completed` from its own start, idle (before the "
+             "worker starts) and during the drain (the cycle's claim, check and apply phase, "
+             "until its relay starts); the drain's rate over that phase.", "",
+             "| worker | drain rows/s | ingest p50 idle / drain ms | p95 | p99 | p99 ÷ idle | "
+             "every call p99 idle / drain ms | machine |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+
+    def cap(kv: tuple[str, list[dict[str, Any]]]) -> int:
+        c = int(kv[1][0]["detail"]["cap"])
+        return c if c else 10**9
+
+    def rate(r: dict[str, Any]) -> float:
+        # Rows the cycle finalized over its apply phase (a slow cap may stop at
+        # RFR_MAX_RUN_DURATION before the backlog is gone).
+        done = r["detail"].get("output", {}).get("summary", {}).get("reconciled", r["n"])
+        return float(done) / max(r["wall_s"], 1e-9)
+
+    for label, rs in sorted(dr.items(), key=cap, reverse=True):
+        cells = []
+        for q in (50, 95, 99):
+            cells.append(f"{_med([_pct(r, 'idle', q) for r in rs]):.1f} / "
+                         f"{_med([_pct(r, 'drain', q) for r in rs]):.1f}")
+        idle99 = _med([_pct(r, "idle", 99) for r in rs])
+        drain99 = _med([_pct(r, "drain", 99) for r in rs])
+
+        def every(r: dict[str, Any], phase: str) -> float:
+            vals = sorted(v for vs in r["detail"]["latency"].get(phase, {}).values() for v in vs)
+            return float(vals[max(0, round(0.99 * len(vals)) - 1)]) if vals else float("nan")
+
+        lines.append(
+            f"| {label} | {_med([rate(r) for r in rs]):,.0f} | {cells[0]} | {cells[1]} | "
+            f"{cells[2]} | {drain99 / idle99:.2f}x | "
+            f"{_med([every(r, 'idle') for r in rs]):.1f} / "
+            f"{_med([every(r, 'drain') for r in rs]):.1f} | {_machine(rs)} |")
+    return [*lines, ""]
 
 
 def _heads(runs: list[dict[str, Any]]) -> list[str]:

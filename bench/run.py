@@ -34,7 +34,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 
-from bench import costs, peers, report, world
+from bench import costs, dbcost, peers, report, world
 from bench.sysstat import Meter, Usage, peak_rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ PROCRASTINATE_CONCURRENCY = 30
 PGQUEUER_BATCH = 10
 PGQUEUER_PROCESSES = 2
 OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CONCURRENCY": "8"}
-DEFAULT_FIGURES = "e2e,claim,relay,rss"
+DEFAULT_FIGURES = "e2e,dbcost,drain,claim,relay,rss"
 CLAIM_DUE_ROWS = 5000
 CLAIM_BATCH = 100
 # The per-row HEAD's clients the levers figure compares: the driver's and the two it replaced.
@@ -110,9 +110,9 @@ class Bench:
         path = f"/{dbname}" if dbname else parts.path
         return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
 
-    def _use_topic(self, topic: str) -> None:
+    def _use_topic(self, topic: str, dbname: str | None = None) -> None:
         """The topic lives on the server (recording_finalize.settings): the run's becomes it."""
-        with self.owner() as conn:
+        with self.owner(dbname) as conn:
             conn.execute("update recording_finalize.settings set topic = %s", (topic,))
 
     def owner(self, dbname: str | None = None) -> psycopg.Connection[Any]:
@@ -170,16 +170,18 @@ class Bench:
 
     # ---- one measured run ------------------------------------------------------------------
 
-    def _reset(self, contender: str) -> None:
-        with self.owner() as conn:
+    def _reset(self, contender: str, dbname: str | None = None,
+               items: Sequence[world.Item] | None = None) -> None:
+        items = self.items if items is None else items
+        with self.owner(dbname) as conn:
             world.reset(conn, peers.QUEUE_TABLES)
-            world.seed_stuck(conn, self.items)
-        ids = [str(it.recording_id) for it in self.items]
+            world.seed_stuck(conn, items)
+        ids = [str(it.recording_id) for it in items]
         if contender == "procrastinate":
             asyncio.run(peers.procrastinate_enqueue(self.owner_url, ids))
         elif contender == "pgqueuer":
             asyncio.run(peers.pgqueuer_enqueue(self.owner_url, ids))
-        with self.owner() as conn:
+        with self.owner(dbname) as conn:
             world.analyze(conn)
             for table in peers.QUEUE_TABLES:
                 if conn.execute("select to_regclass(%s)", (table,)).fetchone() != (None,):
@@ -223,6 +225,21 @@ class Bench:
         worker_cpu = sum(o.get("cpu_s", 0.0) for o in outputs)
         return wall, outputs, Meter.usage(before, after, wall, {"worker": worker_cpu}), rss
 
+    def _statement_times(self, role: str) -> dict[str, list[float]]:
+        """Per top-level statement of ``role``: [calls, total execution ms] (server side)."""
+        with self.owner() as conn:
+            rows = conn.execute(
+                """
+                select regexp_replace(left(query, 200), '\\s+', ' ', 'g'), sum(calls)::bigint,
+                    sum(total_exec_time)
+                from pg_stat_statements s join pg_roles r on r.oid = s.userid
+                where r.rolname = %s and query not ilike '%%pg_stat_statements%%'
+                group by 1 order by 3 desc
+                """,
+                (role,),
+            ).fetchall()
+        return {q: [float(c), float(ms)] for q, c, ms in rows}
+
     def _statements(self, role: str) -> dict[str, int]:
         with self.owner() as conn:
             rows = conn.execute(
@@ -237,15 +254,17 @@ class Bench:
         return {q: int(c) for q, c in rows}
 
     def run_e2e(self, contender: str, rep: int, figure: str = "e2e",
-                levers_off: str = "", head: str = "obstore") -> Run:
+                levers_off: str = "", head: str = "obstore", dbname: str | None = None,
+                label: str | None = None) -> Run:
         n = len(self.items)
-        self._reset(contender)
+        self._reset(contender, dbname)
         topic = costs.new_topic_name("e2e")
         world.create_topic(self.bootstrap, topic)
-        self._use_topic(topic)
+        self._use_topic(topic, dbname)
         logs = Path(self.args.out)
         if contender == "ours":
-            env = self._cli_env(self.worker_url, RFR_TOPIC=topic, BENCH_LEVERS_OFF=levers_off,
+            url = self._url(self.worker_url, WORKER_ROLE, self.worker_password, dbname)
+            env = self._cli_env(url, RFR_TOPIC=topic, BENCH_LEVERS_OFF=levers_off,
                                 BENCH_S3_HEAD=head, **OURS_ENV)
             procs = [self._spawn([self.python, "-m", "bench.ours"], env,
                                  logs / f"{figure}-{contender}-{rep}.log")]
@@ -262,10 +281,11 @@ class Bench:
             role = urlsplit(self.owner_url).username or ""
         wall, outputs, usage, rss = self._measure(procs)
         statements = self._statements(role)
-        with self.owner() as conn:
+        times = self._statement_times(role) if figure == "dbcost" else {}
+        with self.owner(dbname) as conn:
             result = world.outcome(conn, topic)
         problems = result.problems(n, published=contender == "ours")
-        detail: dict[str, Any] = {"outputs": outputs, "rss_kb": rss}
+        detail: dict[str, Any] = {"outputs": outputs, "rss_kb": rss, "times": times}
         if contender == "ours":
             expect = {str(it.recording_id) for it in self.items}
             got = world.consumed_recording_ids(self.bootstrap, topic, expect)
@@ -277,7 +297,8 @@ class Bench:
         world.delete_topic(self.bootstrap, topic)
         if any(p.returncode for p in procs):
             problems.append(f"{contender} exited with {[p.returncode for p in procs]}")
-        label = contender + (f", {HEAD_LABELS[head]} HEAD" if head != "obstore" else "") + (
+        label = label or contender + (
+            f", {HEAD_LABELS[head]} HEAD" if head != "obstore" else "") + (
             f" -{levers_off}" if levers_off else "")
         run = Run(figure, label, rep, n, wall, n / wall, usage, problems, statements, detail)
         self.runs.append(run)
@@ -438,6 +459,141 @@ class Bench:
                 f"({done:,} finalized in {wall:.0f} s, {pending:,} left) - "
                 f"{problems or 'ok'}")
 
+    # ---- the database's cost per row: the SQL now beside the SQL before (bench/dbcost.py) ----
+
+    def dbcost(self, reps: int) -> None:
+        t0 = time.monotonic()
+        with self.owner("postgres") as conn:
+            conn.execute(f'drop database if exists "{dbcost.BEFORE_DB}" with (force)')
+            conn.execute(f'create database "{dbcost.BEFORE_DB}"')
+        self.migrate(dbcost.BEFORE_DB)
+        with self.owner(dbcost.BEFORE_DB) as conn:
+            conn.execute("create extension if not exists pg_stat_statements")
+            applied = dbcost.apply_before(conn)
+        self.facts["sql_before"] = applied
+        say(f"dbcost: {dbcost.BEFORE_DB} migrated, then {', '.join(applied) or 'nothing'} from "
+            f"bench/sql_before/ ({time.monotonic() - t0:.1f} s)")
+        variants = [(None, "SQL now"), (dbcost.BEFORE_DB, "SQL before")]
+        try:
+            for rep in range(1, reps + 1):
+                for db, label in variants if rep % 2 else variants[::-1]:
+                    self.run_e2e("ours", rep, figure="dbcost", dbname=db, label=label)
+        finally:
+            with self.owner("postgres") as conn:
+                conn.execute(f'drop database if exists "{dbcost.BEFORE_DB}" with (force)')
+
+    # ---- the happy path under a drain (bench/messenger.py) ---------------------------------
+
+    def _drain_items(self) -> list[world.Item]:
+        items = world.make_items(self.args.drain_rows, seed=5)  # starts with self.items
+        if len(items) > len(self.items):
+            seconds = world.seed_objects(self.env, items[len(self.items):])
+            say(f"drain: {len(items) - len(self.items):,} more binaries uploaded "
+                f"({seconds:.1f} s)")
+        return items
+
+    def drain(self, reps: int) -> None:
+        """The messenger's callbacks at a fixed rate, idle and while ours drains a backlog, for
+        each RFR_MAX_APPLY_RATE of ``--drain-rates`` (0 = unthrottled)."""
+        items = self._drain_items()
+        rates = [int(r) for r in self.args.drain_rates.split(",") if r.strip()]
+        for rep in range(1, reps + 1):
+            for cap in rates if rep % 2 else rates[::-1]:
+                self._drain_once(items, cap, rep)
+
+    def _drain_once(self, items: list[world.Item], cap: int, rep: int) -> None:
+        n = len(items)
+        self._reset("ours", items=items)
+        topic = costs.new_topic_name("drain")
+        world.create_topic(self.bootstrap, topic)
+        self._use_topic(topic)
+        logs = Path(self.args.out)
+        env = self._cli_env(self.worker_url, RFR_TOPIC=topic, RFR_MAX_APPLY_RATE=str(cap),
+                            **OURS_ENV)
+        worker = self._spawn([self.python, "-m", "bench.ours"], env,
+                             logs / f"drain-{cap}-{rep}.log")
+        service = self._spawn(
+            [self.python, "-m", "bench.messenger", str(self.args.drain_call_rate)],
+            self._cli_env(self.owner_url),
+            logs / f"drain-messenger-{cap}-{rep}.log")
+        for p in (worker, service):
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            if line.strip() != "ready":
+                raise SystemExit(f"a drain process did not start: {line!r}; see out/bench/")
+        assert service.stdin is not None and worker.stdin is not None
+        service.stdin.write("go\n")
+        service.stdin.flush()
+        time.sleep(self.args.drain_idle_s)
+        before = self.meter.snapshot()
+        t0 = time.perf_counter()
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+        assert worker.stdout is not None
+        line = worker.stdout.readline()
+        worker.wait()
+        wall = time.perf_counter() - t0
+        usage = Meter.usage(before, self.meter.snapshot(), wall)
+        time.sleep(1.0)
+        service.stdin.write("stop\n")
+        service.stdin.flush()
+        assert service.stdout is not None
+        sline = service.stdout.readline()
+        service.wait()
+        out = json.loads(line) if line.startswith("{") else {"error": line}
+        svc = json.loads(sline) if sline.startswith("{") else {"error": sline, "samples": []}
+        problems: list[str] = []
+        if worker.returncode or service.returncode:
+            problems.append(f"exit codes worker {worker.returncode}, "
+                            f"messenger {service.returncode}")
+        # The drain is the cycle's claim/check/apply phase: the relay after it publishes the
+        # backlog's events and then chases the service's own, 50 a second, until none is left.
+        start, end = out.get("t_start", 0.0), out.get("t_apply_end", out.get("t_end", 0.0))
+        lat: dict[str, dict[str, list[float]]] = {"idle": {}, "drain": {}}
+        for t, name, ms in svc.get("samples", []):
+            phase = "idle" if t < start else "drain" if t <= end else None
+            if phase:
+                lat[phase].setdefault(name, []).append(round(ms, 2))
+        with self.owner() as conn:
+            # The service's events share the server's topic; those after the relay's last
+            # batch wait for the next cycle, so only the backlog's must all be published.
+            result = world.outcome(conn, topic)
+            row = conn.execute(
+                "select count(*) from messenger.integration_outbox"
+                " where topic = %s and published_at is not null"
+                " and dedupe_key = any(%s::text[])",
+                (topic, [str(it.recording_id) for it in items])).fetchone()
+        m = int(svc.get("recordings", 0))
+        backlog_published = int(row[0]) if row else 0
+        # A slow cap may reach RFR_MAX_RUN_DURATION: what the cycle finalized must be whole,
+        # the rest stays due for the next cycle.
+        k = int(out.get("summary", {}).get("reconciled", -1))
+        if out.get("summary", {}).get("error") is not None:
+            problems.append(f"the cycle failed: {out.get('summary')}")
+        if result.outbox != k + m or backlog_published != k:
+            problems.append(f"{result.outbox} outbox rows for {k} + {m} recordings, "
+                            f"{backlog_published} of the backlog's {k} finalized published")
+        if result.available != k + m or result.done != k + m or result.realtime != k + m:
+            problems.append(f"{result.available} Available, {result.done} Done, "
+                            f"{result.realtime} realtime rows for {k} + {m}")
+        world.delete_topic(self.bootstrap, topic)
+        apply_s = max(end - start, 1e-9)
+        run = Run("drain", f"max {cap} rows/s" if cap else "unthrottled", rep, n, apply_s,
+                  max(k, 0) / apply_s, usage, problems,
+                  detail={"output": out, "latency": lat, "messenger_recordings": m,
+                          "worst_lag_ms": svc.get("worst_lag_ms"), "cap": cap,
+                          "call_rate": self.args.drain_call_rate, "finalized": k})
+        self.runs.append(run)
+        self.save()
+
+        def p99(phase: str) -> float:
+            vals = sorted(lat[phase].get("recording_ingest_completed", []))
+            return vals[int(0.99 * (len(vals) - 1))] if vals else float("nan")
+
+        say(f"drain #{rep} {run.contender:>16}: {run.rate:6.0f} rows/s while the messenger "
+            f"ran {m} recordings; ingest p99 idle {p99('idle'):.1f} ms, drain "
+            f"{p99('drain'):.1f} ms; load {usage.load_start:.1f} - {problems or 'ok'}")
+
     # ---- the whole bench -------------------------------------------------------------------
 
     def e2e_rounds(self, reps: int) -> None:
@@ -499,8 +655,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rss-backlog", type=int, default=100_000)
     ap.add_argument("--rss-seconds", type=int, default=15,
                     help="RFR_MAX_RUN_DURATION of the RSS run")
+    ap.add_argument("--drain-rows", type=int, default=20_000,
+                    help="the backlog of the happy-path-under-drain figure")
+    ap.add_argument("--drain-call-rate", type=float, default=50.0,
+                    help="recordings/s the simulated messenger service starts (4 calls each)")
+    ap.add_argument("--drain-idle-s", type=float, default=10.0,
+                    help="seconds of callbacks with the worker idle before the drain starts")
+    ap.add_argument("--drain-rates", default="0",
+                    help="comma list of RFR_MAX_APPLY_RATE values to drain with (0 = none)")
     ap.add_argument("--only", default=DEFAULT_FIGURES,
-                    help="comma list of figures: e2e, claim, relay, rss, levers")
+                    help="comma list of figures: e2e, dbcost, drain, claim, relay, rss, levers")
     ap.add_argument("--quick", action="store_true",
                     help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
     ap.add_argument("--render", metavar="RESULTS_JSON",
@@ -520,6 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.n, args.repeat = min(args.n, 2000), 1
         args.done_rows, args.relay_rows = min(args.done_rows, 100_000), min(args.relay_rows, 10_000)
         args.rss_backlog, args.rss_seconds = min(args.rss_backlog, 10_000), 5
+        args.drain_rows = min(args.drain_rows, 5_000)
     figures = [f.strip() for f in args.only.split(",") if f.strip()]
     Path(args.out).mkdir(parents=True, exist_ok=True)
 
@@ -535,7 +700,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     bench.setup()
     phases: list[tuple[str, Callable[[int], None]]] = [
-        ("e2e", bench.e2e_rounds), ("levers", bench.levers), ("claim", bench.claim_growth),
+        ("e2e", bench.e2e_rounds), ("dbcost", bench.dbcost), ("drain", bench.drain),
+        ("levers", bench.levers), ("claim", bench.claim_growth),
         ("relay", bench.relay_throughput), ("rss", bench.rss_backlog)]
     failures: list[str] = []
     for name, phase in phases:

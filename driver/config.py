@@ -125,6 +125,10 @@ VARIABLES: tuple[Variable, ...] = (
              "hourly"),
     Variable("RFR_SQL_DIR", None, "a directory holding migrations/ and functions/",
              "the SQL tree for migrate (default: the package's sql/)"),
+    Variable("RFR_MAX_APPLY_RATE", "0", "a number in 0..100000 (0 = no limit)",
+             "at most this many verdicts applied per second, so a backlog drain leaves the "
+             "shared database room for the messenger's own writes (docs/benchmarks.md)",
+             "--max-apply-rate"),
 )
 
 VARIABLE_BY_NAME = {v.name: v for v in VARIABLES}
@@ -221,6 +225,7 @@ class Settings:
     sql_dir: Path
     # The operator toolkit (SPEC section 7): 0 = run never prunes.
     retention: float = 30 * 86400.0
+    max_apply_rate: float = 0.0
 
     def secrets(self) -> list[str]:
         """Values the logger must mask: passwords and keys, also as they appear URL-quoted."""
@@ -529,6 +534,7 @@ def load_settings(
         metrics_port=r.integer("RFR_METRICS_PORT", 0, 65535),
         sql_dir=_check_sql_dir(r),
         retention=_check_retention(r),
+        max_apply_rate=r.number("RFR_MAX_APPLY_RATE", 0.0, 100000.0),
     )
 
 

@@ -318,6 +318,7 @@ def _claim_loop(
 ) -> None:
     settings = ctx.settings
     claim_until = started + settings.max_run_duration
+    pacer: _Pacer | None = None
     while not stop.is_set():
         if time.monotonic() >= claim_until:
             log("max run duration reached", jobRunId=summary.job_run_id,
@@ -326,6 +327,7 @@ def _claim_loop(
         rows = queries.claim_due(conn, settings)
         if not rows:
             return
+        pacer = pacer or _Pacer(settings.max_apply_rate, stop)
         summary.claimed += len(rows)
         actions = Counter(row.action for row in rows)
         log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows), actions=dict(actions))
@@ -343,7 +345,7 @@ def _claim_loop(
                 if bucket_confirmed:
                     _bucket_checked(ctx, conn, summary, True)
             if not _check_and_apply(
-                ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline
+                ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline, pacer
             ):
                 return
         # A short batch means nothing else was due when it was claimed: done for this cycle
@@ -383,6 +385,7 @@ def _check_and_apply(
     stop: threading.Event,
     summary: CycleSummary,
     lock_deadline: float,
+    pacer: _Pacer | None = None,
 ) -> bool:
     """HEADs ``rows`` with bounded concurrency and applies the verdicts as they arrive: every
     time this thread comes to apply, it takes all the verdicts that are in (in arrival order)
@@ -427,7 +430,7 @@ def _check_and_apply(
                     return False
                 continue
             ready = [first]
-            while len(ready) < PIPELINE_MAX:
+            while len(ready) < (pacer.burst if pacer else PIPELINE_MAX):
                 try:
                     ready.append(arrived.get_nowait())
                 except queue.Empty:
@@ -459,6 +462,8 @@ def _check_and_apply(
             _apply_many(ctx, conn, batch, summary, lock_deadline)
             for row, _, _ in batch:
                 unapplied.pop(row, None)
+            if pacer:
+                pacer.applied(len(batch), lock_deadline)
             if stop.is_set():
                 return False
         return not stop.is_set()
@@ -466,6 +471,30 @@ def _check_and_apply(
         # Checks still in flight end on their own (bounded by the S3 timeouts); their
         # verdicts are dropped, and the rows keep the backoff set at claim.
         executor.shutdown(wait=False, cancel_futures=True)
+
+
+class _Pacer:
+    """RFR_MAX_APPLY_RATE: keeps the verdicts applied in a cycle at or below ``rate`` per second
+    (0 = no limit). After each pipelined round trip the applying thread waits until the rows
+    applied so far are due at that rate; a round trip carries at most 50 ms worth of rows, so
+    the database sees small bursts rather than a full pipeline after each wait. The wait ends
+    early on a stop and never runs past the lock deadline (the cycle's own limit applies)."""
+
+    def __init__(self, rate: float, stop: threading.Event) -> None:
+        self.rate = rate
+        self.stop = stop
+        self.burst = max(1, min(PIPELINE_MAX, int(rate * 0.05))) if rate > 0 else PIPELINE_MAX
+        self.count = 0
+        self.since = time.monotonic()
+
+    def applied(self, rows: int, lock_deadline: float) -> None:
+        if self.rate <= 0 or not rows:
+            return
+        self.count += rows
+        wait = self.since + self.count / self.rate - time.monotonic()
+        wait = min(wait, lock_deadline - time.monotonic())
+        if wait > 0:
+            self.stop.wait(wait)
 
 
 def _check_deadline(lock_deadline: float) -> None:

@@ -21,7 +21,8 @@ $$;
 comment on function messenger.call_recordings_terminal_guard() is
 'BEFORE UPDATE trigger of messenger.call_recordings: raises RF008 when an update would move a '
 'recording out of Available or Failed. Applies to every writer, not only these functions. '
-'The trigger call_recordings_terminal_guard is created by migration 0005.';
+'The trigger call_recordings_terminal_guard is created by migration 0005; since 0013 its '
+'WHEN condition (the same test) keeps this function off every other update.';
 
 revoke all on function messenger.call_recordings_terminal_guard() from public;
 

@@ -33,6 +33,9 @@ declare
     v_session messenger.call_sessions%rowtype;
     v_token uuid;
     v_claimed integer := 0;
+    -- The rows handed to the driver, claimed together in one UPDATE after the loop.
+    v_reconcile_ids uuid[] := array[]::uuid[];
+    v_tokens uuid[] := array[]::uuid[];
     v_topic text := recording_finalize.our_topic(p_topic);
 begin
     perform recording_finalize.check_policy(
@@ -146,22 +149,31 @@ begin
             continue;
         end if;
 
+        -- Claimed below, set-based, with the others (the row is locked already; nothing the
+        -- caller reads is returned before this statement ends).
         v_token := gen_random_uuid();
-        update messenger.recording_finalize_attempts as f
-        set attempts = f.attempts + 1,
-            next_attempt_at = now() + recording_finalize.backoff_delay(
-                f.attempts + 1, p_backoff_base, p_backoff_factor, p_backoff_cap, p_backoff_jitter
-            ),
-            claim_token = v_token,
-            claimed_at = now(),
-            updated_at = now()
-        where f.id = v_row.id;
+        v_reconcile_ids := pg_catalog.array_append(v_reconcile_ids, v_row.id);
+        v_tokens := pg_catalog.array_append(v_tokens, v_token);
         action := 'reconcile';
         attempts := v_row.attempts + 1;
         claim_token := v_token;
         detail := v_rec.status;
         return next;
     end loop;
+
+    -- One UPDATE for every row handed to the driver rather than one per row (issue 14): the
+    -- attempt counted before the check, the backoff from now (its jitter drawn per row), the
+    -- token the row was returned with.
+    update messenger.recording_finalize_attempts as f
+    set attempts = f.attempts + 1,
+        next_attempt_at = now() + recording_finalize.backoff_delay(
+            f.attempts + 1, p_backoff_base, p_backoff_factor, p_backoff_cap, p_backoff_jitter
+        ),
+        claim_token = c.token,
+        claimed_at = now(),
+        updated_at = now()
+    from unnest(v_reconcile_ids, v_tokens) as c (id, token)
+    where f.id = c.id;
 
     -- Rows whose recording does not exist (deleted by hand) cannot join above; the rest of the
     -- batch quarantines them, SKIP LOCKED as well. With a full batch they wait for the next claim.

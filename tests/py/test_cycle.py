@@ -225,3 +225,18 @@ def test_a_404_without_a_confirmed_bucket_never_fails_a_recording(
     assert row["status"] == "Pending" and "bucket unconfirmed" in row["last_error"]
     assert recording(db, seeded.recording_id)["status"] == "Uploading"
     assert [e["level"] for e in events if e["event"] == "storage unreachable"] == ["warning"]
+
+
+def test_max_apply_rate_paces_the_applies(worker: Worker, db: Db, cycle: Any) -> None:
+    # RFR_MAX_APPLY_RATE=4: six verdicts take at least 1.5 s to apply (the sixth is due at
+    # 6 / 4 s after the first claim); unthrottled the same cycle takes a fraction of that.
+    seeded = [seed_stuck(db) for _ in range(6)]
+    for s in seeded:
+        put_binary(worker.stack, worker.bucket, s.recording_id)
+    t0 = time.monotonic()
+    summary, _, _ = cycle(RFR_MAX_APPLY_RATE="4")
+    elapsed = time.monotonic() - t0
+    assert summary.reconciled == 6 and summary.error is None
+    assert elapsed >= 1.4
+    for s in seeded:
+        assert recording(db, s.recording_id)["status"] == "Available"

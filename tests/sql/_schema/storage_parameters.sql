@@ -1,6 +1,7 @@
--- Page fill of the hot tables (migration 0003): the relay's lease update can stay on its page.
+-- Page fill of the hot tables (migration 0003): the relay's lease update can stay on its page;
+-- autovacuum thresholds (migration 0013).
 begin;
-select plan(2);
+select plan(3);
 
 select is(
     (
@@ -8,8 +9,33 @@ select is(
         from pg_catalog.pg_class as c
         where c.oid = 'messenger.integration_outbox'::regclass
     ),
-    array['fillfactor=50'],
-    'integration_outbox keeps half of each page free (fillfactor 50)'
+    array[
+        'fillfactor=50', 'autovacuum_vacuum_scale_factor=0.01', 'autovacuum_vacuum_threshold=2000'
+    ],
+    'integration_outbox keeps half of each page free (fillfactor 50), vacuumed by its churn'
+);
+
+-- Autovacuum by churn, not history (migration 0013): 2,000 dead versions + 1 % of the table.
+select is(
+    (
+        select array_agg(
+            c.relname::text || ': ' || array_to_string(c.reloptions, ', ') order by c.relname
+        )
+        from pg_catalog.pg_class as c
+        where c.oid in (
+            'messenger.recording_finalize_attempts'::regclass,
+            'messenger.call_recordings'::regclass,
+            'messenger.realtime_outbox'::regclass
+        )
+    ),
+    array[
+        'call_recordings: autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000',
+        'realtime_outbox: autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000',
+        'recording_finalize_attempts: autovacuum_vacuum_scale_factor=0.01, '
+        || 'autovacuum_vacuum_threshold=2000, autovacuum_analyze_scale_factor=0.02, '
+        || 'autovacuum_analyze_threshold=2000'
+    ],
+    'the finalize tables and outboxes are vacuumed after 2,000 dead versions + 1 %'
 );
 
 -- The lease is a HOT update: no index covers relay_lease_until, nor uses it in a predicate.

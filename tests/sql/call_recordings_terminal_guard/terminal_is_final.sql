@@ -1,6 +1,6 @@
 -- The terminal guard: no UPDATE, by anyone, moves a recording out of Available or Failed.
 begin;
-select plan(9);
+select plan(10);
 
 select tests.clean_slate();
 select tests.make_recording('Direct', tests.make_session(), 'Available') as available \gset
@@ -66,6 +66,19 @@ select lives_ok(
 select has_trigger(
     'messenger', 'call_recordings', 'call_recordings_terminal_guard',
     'the guard is a trigger on messenger.call_recordings'
+);
+-- Migration 0013: the condition is evaluated by the executor; the function (and its
+-- search_path switch) runs only for an update that leaves a terminal status.
+select is(
+    (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger as t
+        where t.tgrelid = 'messenger.call_recordings'::regclass
+            and t.tgname = 'call_recordings_terminal_guard'),
+    'CREATE TRIGGER call_recordings_terminal_guard BEFORE UPDATE OF status ON '
+    || 'messenger.call_recordings FOR EACH ROW WHEN ((((old.status)::text = ANY '
+    || '((ARRAY[''Available''::character varying, ''Failed''::character varying])::text[])) '
+    || 'AND ((new.status)::text IS DISTINCT FROM (old.status)::text))) EXECUTE FUNCTION '
+    || 'messenger.call_recordings_terminal_guard()',
+    'the guard fires only when an update would leave Available or Failed'
 );
 
 select * from finish();
