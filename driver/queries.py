@@ -169,6 +169,11 @@ select topic, max_attempts_max, sla_timeout_min, sla_timeout_max, backoff_base_m
 from recording_finalize.server_settings()
 """
 
+SERVER_BOUNDS = """
+select retention_min, marker_retention, upload_grace_min, upload_grace_max, max_attempts_min
+from recording_finalize.server_bounds()
+"""
+
 TRY_LOCK_RUNNER = "select recording_finalize.try_lock_runner(p_lock_key => %s)"
 
 UNLOCK_RUNNER = "select recording_finalize.unlock_runner(p_lock_key => %s)"
@@ -402,6 +407,25 @@ def server_settings(conn: Connection) -> ServerSettings:
         result = cur.execute(SERVER_SETTINGS).fetchone()
     if result is None:
         raise RuntimeError("server_settings returned no row (recording_finalize.settings is empty)")
+    return result
+
+
+@dataclass(frozen=True)
+class ServerBounds:
+    """``recording_finalize.server_bounds()``: the bounds added by migration 0014."""
+
+    retention_min: timedelta
+    marker_retention: timedelta
+    upload_grace_min: timedelta
+    upload_grace_max: timedelta
+    max_attempts_min: int
+
+
+def server_bounds(conn: Connection) -> ServerBounds:
+    with conn.cursor(row_factory=class_row(ServerBounds)) as cur:
+        result = cur.execute(SERVER_BOUNDS).fetchone()
+    if result is None:
+        raise RuntimeError("server_bounds returned no row (recording_finalize.settings is empty)")
     return result
 
 

@@ -27,8 +27,10 @@ def _d(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-def mismatches(settings: Settings, server: queries.ServerSettings) -> list[ConfigError]:
-    """Every variable of ``settings`` the server's settings refuse, each as a ``ConfigError``."""
+def mismatches(settings: Settings, server: queries.ServerSettings,
+               bounds: queries.ServerBounds | None = None) -> list[ConfigError]:
+    """Every variable of ``settings`` the server's settings refuse, each as a ``ConfigError``
+    (``bounds``: those of ``recording_finalize.server_bounds()``, migration 0014)."""
     where = "(recording_finalize.settings)"
     out: list[ConfigError] = []
     if settings.topic != server.topic:
@@ -60,6 +62,21 @@ def mismatches(settings: Settings, server: queries.ServerSettings) -> list[Confi
           f"{settings.backoff_jitter:g}", f"{server.backoff_jitter_max:g}")
     upper("RFR_RELAY_BATCH_SIZE", settings.relay_batch_size, server.relay_batch_max,
           str(settings.relay_batch_size), str(server.relay_batch_max))
+    # After the SLA: an unset RFR_UPLOAD_GRACE is the SLA, whose own bound is named first.
+    if bounds is not None:
+        if settings.max_attempts < bounds.max_attempts_min:
+            out.append(ConfigError(
+                "RFR_MAX_ATTEMPTS",
+                f"at least {bounds.max_attempts_min}, the server's bound {where}",
+                str(settings.max_attempts)))
+        within("RFR_UPLOAD_GRACE", settings.upload_grace, bounds.upload_grace_min,
+               bounds.upload_grace_max)
+        # 0 = retention off: nothing is pruned, nothing to bound.
+        if settings.retention and settings.retention < _s(bounds.retention_min) - _EPSILON_S:
+            out.append(ConfigError(
+                "RFR_RETENTION",
+                f"at least {_d(_s(bounds.retention_min))} (or 0), the server's bound {where}",
+                _d(settings.retention)))
     return out
 
 
@@ -68,6 +85,7 @@ def check_server_settings(settings: Settings) -> None:
     names the variable, its value and the server's); ``psycopg.Error`` if it cannot connect."""
     with connect(settings) as conn:
         server = queries.server_settings(conn)
-    found = mismatches(settings, server)
+        bounds = queries.server_bounds(conn)
+    found = mismatches(settings, server, bounds)
     if found:
         raise found[0]

@@ -22,6 +22,9 @@ from conftest import Db, Worker, finalize_row, seed_stuck
         ("RFR_BACKOFF_FACTOR", "50", "10"),
         ("RFR_BACKOFF_CAP", "172800s", "86400s"),
         ("RFR_BACKOFF_JITTER", "0.9", "0.5"),
+        # recording_finalize.server_bounds() (migration 0014)
+        ("RFR_UPLOAD_GRACE", "172800s", "1s..86400s"),
+        ("RFR_RETENTION", "3600s", "86400s"),
     ],
 )
 def test_run_once_refuses_settings_the_server_refuses(
@@ -60,3 +63,8 @@ def test_the_owner_tightening_a_bound_stops_the_next_start(worker: Worker, db: D
     assert proc.returncode == 2
     assert "RFR_MAX_ATTEMPTS must be at most 5" in proc.stderr, proc.stderr
     worker.run_once(RFR_MAX_ATTEMPTS="5")
+    with db.connect() as conn:  # the lower bound of migration 0014
+        conn.execute("update recording_finalize.settings set max_attempts_min = 3")
+    proc = worker.cli("run-once", RFR_MAX_ATTEMPTS="2")
+    assert proc.returncode == 2
+    assert "RFR_MAX_ATTEMPTS must be at least 3" in proc.stderr, proc.stderr

@@ -36,6 +36,7 @@ select set_eq(
         ('recording_finalize.relay_claim(integer,interval,text)'),
         ('recording_finalize.relay_mark_published(bigint[],uuid)'),
         ('recording_finalize.server_settings()'),
+        ('recording_finalize.server_bounds()'),
         ('recording_finalize.try_lock_runner(bigint)'),
         ('recording_finalize.unlock_runner(bigint)'),
         ('recording_finalize.stats(text)'),
@@ -95,6 +96,7 @@ select is_empty(
             'recording_finalize.iso_utc(timestamp with time zone)',
             'recording_finalize.quarantined_rows(integer)',
             'recording_finalize.server_settings()',
+            'recording_finalize.server_bounds()',
             'recording_finalize.our_topic(text)',
             'recording_finalize.check_policy(integer,interval,interval,double precision,'
                 || 'interval,double precision)',

@@ -23,6 +23,7 @@ insert into api values
     ('recording_finalize.unlock_runner(bigint)'),
     ('recording_finalize.stats(text)'),
     ('recording_finalize.server_settings()'),
+    ('recording_finalize.server_bounds()'),
     ('recording_finalize.schema_state()'),
     -- the operator toolkit (0010): what the cycle reads and run's own retention
     ('recording_finalize.claim_preview(integer,integer,interval,text)'),
@@ -34,6 +35,7 @@ insert into operator_api values
     ('recording_finalize.quarantined_rows(integer)'),
     ('recording_finalize.stats(text)'),
     ('recording_finalize.server_settings()'),
+    ('recording_finalize.server_bounds()'),
     ('recording_finalize.schema_state()'),
     -- the operator toolkit (0010)
     ('recording_finalize.explain(uuid,integer,interval,text)'),
