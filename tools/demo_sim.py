@@ -568,7 +568,8 @@ class World:
                 Metadata=metadata_for(rec, fixed=True),
             )
             rec.fixed_wall = time.time()
-            result = self._cli("requeue", str(rec.id))
+            result = self._cli("requeue", str(rec.id), "--operator", "demo-operator",
+                               "--reason", "object re-uploaded with usable metadata")
             rec.requeue_rc = result.returncode
             rec.requeued_wall = time.time()
             if result.returncode != 0:
