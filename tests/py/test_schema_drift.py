@@ -257,14 +257,16 @@ lock table messenger.call_recordings in share row exclusive mode;
 """
 
 
-def _migrate_behind_an_open_writer(db: Db, tmp_path: Path, hold_s: float | None
+def _migrate_behind_an_open_writer(db: Db, tmp_path: Path, hold_s: float | None,
+                                   lock_probe: bool = True
                                    ) -> tuple[subprocess.CompletedProcess[str], float, float]:
     """Session 1 holds an uncommitted UPDATE on call_recordings (for ``hold_s``, or throughout);
-    session 2 runs migrate with a file that needs a table lock; session 3 is the service,
-    writing another recording every 50 ms. Returns migrate's result, its duration and the
-    longest any service write waited."""
+    session 2 runs migrate with a file that needs a table lock (``lock_probe``; otherwise with
+    the package's SQL as it is); session 3 is the service, writing another recording every
+    50 ms. Returns migrate's result, its duration and the longest any service write waited."""
     sql_dir = sql_copy(tmp_path)
-    (sql_dir / "functions" / "messenger.zz_lock_probe.sql").write_text(LOCKING_FILE)
+    if lock_probe:
+        (sql_dir / "functions" / "messenger.zz_lock_probe.sql").write_text(LOCKING_FILE)
     held, written = seed_stuck(db).recording_id, seed_stuck(db).recording_id
     holder = psycopg.connect(db.owner_url)
     # The service gives up after 10 s, so a migrate without timeouts fails this test instead
@@ -319,3 +321,33 @@ def test_migrate_gives_up_behind_a_writer_that_never_commits(db: Db, tmp_path: P
     assert "5 tries" in proc.stderr and "pg_stat_activity" in proc.stderr
     assert elapsed < 20, f"migrate took {elapsed:.1f} s"
     assert longest < 2.0, f"a service write waited {longest:.2f} s behind migrate"
+
+
+def test_migration_0015_rewrites_the_checks_behind_an_open_writer_without_queueing_the_service(
+    db: Db, tmp_path: Path
+) -> None:
+    # The database as migration 0014 left it: the enumeration CHECKs in their old form (the
+    # bench's "SQL before" file states them) and 0015 not recorded as applied.
+    migration = "0015_cheaper_enum_checks"
+    with db.connect() as conn:
+        conn.execute((REPO / "bench" / "sql_before" / "03_enum_checks.sql").read_text())
+        conn.execute(f"delete from {META}._yoyo_migration where migration_id = %s", (migration,))
+    old_form = "select count(*) from pg_constraint where contype = 'c' " \
+        "and pg_get_constraintdef(oid) like '%%ARRAY[%%' and conrelid in " \
+        "('messenger.call_recordings'::regclass, 'messenger.realtime_outbox'::regclass, " \
+        "'messenger.recording_finalize_attempts'::regclass)"
+    assert db.one(old_form) == (11,)
+
+    proc, elapsed, longest = _migrate_behind_an_open_writer(db, tmp_path, hold_s=3.0,
+                                                            lock_probe=False)
+    print(f"0015 behind a writer held 3 s: migrate {elapsed:.2f} s, "
+          f"longest service write {longest:.3f} s")
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert longest < 2.0, f"a service write waited {longest:.2f} s behind migration 0015"
+    assert f"migration {migration}: lock not granted within 1000 ms" in proc.stderr
+    assert elapsed >= 3.0  # it really waited for the writer, in short tries
+    assert db.one(old_form) == (0,)
+    # Validated again, except the one 0010 added NOT VALID.
+    assert db.all("select conname from pg_constraint where contype = 'c' and not convalidated "
+                  "and connamespace = 'messenger'::regnamespace") == [
+        ("recording_finalize_attempts_quarantine_reason_ck",)]
