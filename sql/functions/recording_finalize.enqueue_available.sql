@@ -26,14 +26,6 @@ begin
             );
     end if;
 
-    -- The event was published and its outbox row pruned since: it was enqueued once already.
-    if exists (
-        select from messenger.integration_outbox_pruned as m
-        where m.topic = v_topic and m.dedupe_key = v_rec.id::text
-    ) then
-        return false;
-    end if;
-
     v_session := recording_finalize.session_of(v_rec.session_kind, v_rec.session_id);
 
     insert into messenger.integration_outbox (
@@ -83,10 +75,12 @@ begin
     returning id into v_new_id;
     get diagnostics v_inserted = row_count;
 
-    -- A concurrent prune may have deleted the published row this INSERT waited on and committed
-    -- its marker: the check above (an older snapshot) missed it, and the INSERT then succeeded.
-    -- This statement has a fresh snapshot (READ COMMITTED), so the committed marker is visible:
-    -- the event was published once already, so the new (unpublished, hence unmarked) row goes.
+    -- The event was published and its outbox row pruned since (the marker), so it was enqueued
+    -- once already: the new row goes again. Checked after the INSERT, not before: a concurrent
+    -- prune may delete the published row this INSERT waited on and commit its marker meanwhile,
+    -- and this statement has a fresh snapshot (READ COMMITTED) that sees it. One check covers
+    -- both cases, and the common one (no marker) costs one probe (issue 14). The deleted row is
+    -- unpublished, so the marker trigger records nothing for it.
     if v_inserted > 0 and exists (
         select from messenger.integration_outbox_pruned as m
         where m.topic = v_topic and m.dedupe_key = v_rec.id::text
@@ -123,7 +117,7 @@ comment on function recording_finalize.enqueue_available(uuid, text) is
 'recording. Idempotent by RecordingId: returns true only when the integration row is new; a '
 'recording whose published row was pruned (messenger.integration_outbox_pruned) gets neither '
 'row again, also when the prune commits while this INSERT waits on the row it deletes (the '
-'marker is re-checked after the INSERT in a fresh snapshot and the new row deleted); the '
+'marker is checked after the INSERT, in a fresh snapshot, and the new row deleted); the '
 'realtime row is written only together with a new integration row. The '
 'only place the payload is built, so the happy path and the safety net emit identical events. '
 'A missing ended_at is taken as available_at, a missing started_at as ended_at - duration. '
