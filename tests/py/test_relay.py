@@ -275,10 +275,50 @@ def test_two_database_calls_per_relay_batch(
     with relay_for(settings, traced, Metrics()) as relay:
         result = drain(relay)
     assert (result.batches, result.published, result.reason) == (3, 5, "empty")
-    # Batches of 2, 2 and 1, each claim + mark; then one claim that finds nothing.
-    assert traced.round_trips() == 3 * 2 + 1
-    assert traced.calls() == ["relay_claim", "relay_mark_published"] * 3 + ["relay_claim"]
+    # Batches of 2, 2 and 1, each claim + mark; the short one ends the drain: no empty claim.
+    assert traced.round_trips() == 3 * 2
+    assert traced.calls() == ["relay_claim", "relay_mark_published"] * 3
     assert len(consume(stack, topic, expect=5)) == 5
+
+
+def test_a_full_last_batch_is_followed_by_one_claim_that_finds_nothing(
+    stack: Stack, db: Db, topic: str, pool: ConnectionPool[psycopg.Connection[Any]]
+) -> None:
+    enqueue(db, topic, 4)
+    settings = make_settings(stack, db, topic, RFR_RELAY_BATCH_SIZE="2")
+    traced = TracingPool(pool)
+    with relay_for(settings, traced, Metrics()) as relay:
+        result = drain(relay)
+    assert (result.batches, result.published, result.reason) == (2, 4, "empty")
+    assert traced.calls() == ["relay_claim", "relay_mark_published"] * 2 + ["relay_claim"]
+
+
+def test_events_written_after_a_short_batch_wait_for_the_next_drain(
+    stack: Stack, db: Db, topic: str, pool: ConnectionPool[psycopg.Connection[Any]]
+) -> None:
+    # The service keeps writing while the relay drains (issue 14: after a backlog, a relay that
+    # claimed until nothing was left chased the new events a few at a time). An event written
+    # after the short batch was claimed is not claimed by this drain, and the next one sends it.
+    enqueue(db, topic, 3)
+    settings = make_settings(stack, db, topic, RFR_RELAY_BATCH_SIZE="5")
+    traced = TracingPool(pool)
+    with relay_for(settings, traced, Metrics()) as relay:
+        real_publish = relay._publish
+
+        def publish_while_the_service_writes(producer: Any, rows: Any) -> Any:
+            enqueue(db, topic, 1)  # committed before this batch is marked
+            return real_publish(producer, rows)
+
+        relay._publish = publish_while_the_service_writes  # type: ignore[method-assign]
+        first = drain(relay)
+        relay._publish = real_publish  # type: ignore[method-assign]
+        assert (first.batches, first.published, first.reason) == (1, 3, "empty")
+        assert traced.calls() == ["relay_claim", "relay_mark_published"]
+        assert sum(1 for row in outbox(db, topic) if not row.published) == 1
+        second = drain(relay)
+    assert (second.batches, second.published, second.reason) == (1, 1, "empty")
+    assert all(row.published for row in outbox(db, topic))
+    assert len(consume(stack, topic, expect=4)) == 4
 
 
 def test_rows_another_relay_took_over_are_not_marked_by_this_one(
