@@ -26,10 +26,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from bench import world
+from bench import sysstat, world
 
 CLI = Path(sys.executable).parent / "recording-finalize"
-TICKS = os.sysconf("SC_CLK_TCK")
 CLAIM = ("select recording_id, claim_token from recording_finalize.claim_due("
          "500, 8, '10 minutes', '30 seconds', 2.0, '1 hour', 0.2, null)")
 APPLY = ("select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 1234, 60, "
@@ -39,11 +38,6 @@ APPLY = ("select result from recording_finalize.apply_outcome(%s, %s, 'found', %
 def url_of(owner_url: str, dbname: str) -> str:
     parts = urlsplit(owner_url)
     return urlunsplit((parts.scheme, parts.netloc, f"/{dbname}", parts.query, ""))
-
-
-def backend_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def prepare(owner_url: str, dbname: str, files: list[Path]) -> None:
@@ -71,7 +65,7 @@ def one_run(url: str, n: int, seed: int) -> float:
         row = conn.execute("select pg_backend_pid()").fetchone()
         assert row is not None
         pid = row[0]
-        before = backend_cpu_s(pid)
+        before = sysstat.process_cpu(pid)
         done = 0
         while rows := conn.execute(CLAIM).fetchall():
             for recording_id, token in rows:
@@ -80,7 +74,7 @@ def one_run(url: str, n: int, seed: int) -> float:
                 if verdict is None or verdict[0] != "reconciled":
                     raise SystemExit(f"{recording_id}: apply_outcome answered {verdict}")
                 done += 1
-        spent = backend_cpu_s(pid) - before
+        spent = sysstat.process_cpu(pid) - before
     if done != n:
         raise SystemExit(f"finalized {done} of {n} rows")
     return spent * 1000 / n
