@@ -239,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
             toolkit.extend_requeue(cmd)
         if name == "run-once":
             toolkit.add_dry_run(cmd)
+        if name == "migrate":
+            cmd.add_argument("--create-service-tables", action="store_true",
+                             help="a new database: first create the service tables of the "
+                             "reference schema that are missing (never alters one that exists)")
         if name in ("requeue", "status"):
             cmd.add_argument("--json", action="store_true",
                              help="print one JSON object instead of text")
@@ -388,27 +392,29 @@ def _main(argv: Sequence[str] | None = None) -> int:
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from yoyo.exceptions import LockTimeout
 
-    from .migrate import MigrateLockBusy, MigrateRefused, MissingSqlError, migrate
+    from .install.migrate import MigrateLockBusy, MigrateRefused, MissingSqlError, migrate
 
     def say(message: str) -> None:
         logs.log("migrate waiting", level="warning", message=message)
 
     try:
-        result = migrate(settings, say=say)
+        result = migrate(settings, create_service_tables=args.create_service_tables, say=say)
     except MissingSqlError as err:
         return _fail(str(err), EXIT_USAGE)
     except MigrateRefused as err:
-        return _fail(f"migrate refused, nothing was changed: {err}", EXIT_USAGE)
+        return _fail(f"migrate refused, nothing was written:\n{err}", EXIT_USAGE, redact=False)
     except MigrateLockBusy as err:
         return _fail(f"migrate stopped: {err}")
     except LockTimeout:
         return _fail("another migrate holds the migration lock (yoyo_lock); try again")
     logs.log("migrated", applied=result.applied, functions=len(result.functions),
-             unchanged=len(result.unchanged), movedTables=result.moved_tables,
-             lockRetries=result.lock_retries, schemaVersion=result.schema_version)
-    if result.moved_tables:
-        print(f"moved yoyo's tables from public to recording_finalize_migrations: "
-              f"{', '.join(result.moved_tables)}")
+             unchanged=len(result.unchanged), createdRoles=result.created_roles,
+             createdTables=result.created_tables, lockRetries=result.lock_retries,
+             schemaVersion=result.schema_version)
+    if result.created_roles:
+        print(f"group roles created: {', '.join(result.created_roles)}")
+    if result.created_tables:
+        print(f"service tables created (reference schema): {', '.join(result.created_tables)}")
     print(f"migrations applied: {len(result.applied)}"
           + (f" ({', '.join(result.applied)})" if result.applied else " (up to date)"))
     print(f"function files applied: {len(result.functions)}"

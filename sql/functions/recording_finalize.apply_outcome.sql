@@ -1,4 +1,4 @@
--- Records the S3 verdict of one claimed row: transition, finalize row and outboxes at once.
+-- Records the file-storage verdict of one claimed row: recording, finalize row and outboxes at once.
 
 create or replace function recording_finalize.apply_outcome(
     p_recording_id uuid,
@@ -9,61 +9,45 @@ create or replace function recording_finalize.apply_outcome(
     p_duration_seconds integer default null,
     p_format text default null,
     p_error text default null,
-    p_max_attempts integer default 8,
-    p_topic text default null,
-    p_upload_grace interval default '30 minutes'
+    p_policy jsonb default '{}'
 )
-returns table (result text, finalize_status text, attempts integer)
+returns table (result text, finalize_status text, attempts integer, detail text)
 language plpgsql
 volatile
 security definer
 set search_path = ''
+-- Every wait on a service row or key is short and the worker is the one that gives up: well
+-- below any deadlock_timeout, so in a deadlock with a service transaction ours is the one that
+-- ends (see "busy" below) and the service's commits.
+set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column
 declare
-    v_rec messenger.call_recordings%rowtype;
-    v_row messenger.recording_finalize_attempts%rowtype;
-    v_defer record;
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
     -- last_error holds an error class and code: never a URL, never more than the column takes.
-    v_error text := left(
-        regexp_replace(
-            coalesce(p_error, ''), '[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]]*', '<url>', 'g'
-        ),
-        400
-    );
-    v_topic text := recording_finalize.our_topic(p_topic);
-    v_grace_max interval;
+    v_error text := recording_finalize_internal.mask_urls(p_error, 400);
+    v_row messenger.recording_finalize_attempts%rowtype;
+    v_rec recording_finalize_internal.recording;
+    v_session recording_finalize_internal.session;
+    v_decision record;
+    v_busy boolean := false;
+    v_constraint text;
 begin
-    perform recording_finalize.check_policy(p_max_attempts);
-    -- RF010 outside settings.upload_grace_min/max; returns the max, the longest deferral.
-    v_grace_max := recording_finalize.check_upload_grace(p_upload_grace);
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
         raise exception using
             errcode = 'RF001',
-            message = format(
-                'apply_outcome: p_outcome must be found, missing, transient, invalid_metadata or '
-                'config_error, got %s', coalesce(p_outcome, 'NULL')
-            );
-    end if;
-    if p_max_attempts is null or p_max_attempts < 1 then
-        raise exception using
-            errcode = 'RF001',
-            message = format('apply_outcome: p_max_attempts must be > 0, got %s', p_max_attempts);
+            message = format('invalid_parameter: apply_outcome: p_outcome must be found, missing, '
+                'transient, invalid_metadata or config_error, got %s', coalesce(p_outcome, 'NULL'));
     end if;
 
-    -- Lock order everywhere: session, recording, finalize row (the session is only read).
-    select r.* into v_rec from messenger.call_recordings as r
-    where r.id = p_recording_id
-    for no key update;
-
+    -- The product's own row first, without waiting: a row another transaction is settling (the
+    -- ingest callback) or that another runner re-claimed is not this verdict's any more.
     select f.* into v_row from messenger.recording_finalize_attempts as f
     where f.recording_id = p_recording_id
-    for no key update;
-
-    -- Another runner re-claimed the row, or it was settled meanwhile: this verdict is stale.
-    if not found or v_row.status <> 'Pending' or v_row.claim_token is distinct from p_claim_token
-        or p_claim_token is null then
+    for no key update skip locked;
+    if not found or v_row.status <> 'Pending' or p_claim_token is null
+        or v_row.claim_token is distinct from p_claim_token then
         result := 'stale';
         finalize_status := v_row.status;
         attempts := v_row.attempts;
@@ -71,154 +55,147 @@ begin
         return;
     end if;
 
-    if v_rec.id is null then
-        perform recording_finalize.settle_finalize_row(
-            p_recording_id, 'Quarantined', 'RecordingNotFound: no call_recordings row with this id'
-        );
-        result := 'quarantined';
-        finalize_status := 'Quarantined';
-        attempts := v_row.attempts;
-        return next;
-        return;
-    end if;
-
-    -- Status guard (under the row lock taken above): a terminal recording is never rewritten
-    -- (the ingest callback won the race). The version is not compared: a non-terminal step in
-    -- between (session_ended: Recording -> Uploading) must not make the verdict stale.
-    if v_rec.status in ('Available', 'Failed') then
-        if v_rec.status = 'Available' then
-            perform recording_finalize.enqueue_available(v_rec.id, v_topic);
-        end if;
-        perform recording_finalize.settle_finalize_row(p_recording_id, 'Done');
-        result := 'terminal';
-        finalize_status := 'Done';
-        attempts := v_row.attempts;
-        return next;
-        return;
-    end if;
-
-    if p_outcome = 'found' then
-        perform recording_finalize.transition_available(
-            p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format, v_topic
-        );
-        perform recording_finalize.settle_finalize_row(p_recording_id, 'Done');
-        result := 'reconciled';
-        finalize_status := 'Done';
-
-    elsif p_outcome = 'missing' then
-        -- A 404 during or just after a storage incident may be an upload still catching up:
-        -- recording_finalize.upload_deferral holds the rule. Deferred: attempt given back.
-        select d.* into v_defer
-        from recording_finalize.upload_deferral(p_recording_id, p_upload_grace) as d;
-        if v_defer.defer_until is not null then
-            update messenger.recording_finalize_attempts as f
-            set attempts = greatest(f.attempts - 1, 0),
-                next_attempt_at = least(v_defer.defer_until, now() + v_grace_max),
-                claim_token = null, last_error = v_defer.reason, updated_at = now()
-            where f.id = v_row.id;
-            result := 'deferred';
-            finalize_status := 'Pending';
-            attempts := greatest(v_row.attempts - 1, 0);
-            return next;
-            return;
-        end if;
-        update messenger.call_recordings as r
-        set status = 'Failed',
-            failure_reason = 'Timeout',
-            failed_at = now(),
-            ended_at = coalesce(r.ended_at, now()),
-            version = r.version + 1,
-            updated_at = now()
-        where r.id = p_recording_id;
-        insert into messenger.realtime_outbox (kind, session_kind, session_id, reference_id, payload)
-        values (
-            'RecordingFailed', v_rec.session_kind, v_rec.session_id, v_rec.id,
-            jsonb_build_object('recordingId', v_rec.id, 'status', 'Failed', 'reason', 'Timeout')
-        )
-        on conflict (reference_id, kind)
-        where kind in ('RecordingAvailable', 'RecordingFailed')
-        do nothing;
-        perform recording_finalize.settle_finalize_row(
-            p_recording_id, 'Done', 'Timeout: no object in file storage after the SLA'
-        );
-        result := 'failed';
-        finalize_status := 'Done';
-
-    elsif p_outcome = 'transient' then
-        -- next_attempt_at was already pushed by the claim; only quarantine is decided here.
-        if v_row.attempts >= p_max_attempts then
-            perform recording_finalize.settle_finalize_row(
-                p_recording_id, 'Quarantined',
-                'Transient: ' || coalesce(nullif(v_error, ''), 'unspecified')
-            );
-            finalize_status := 'Quarantined';
-            result := 'quarantined';
+    -- Everything that touches the service's rows, in one subtransaction: a lock that cannot be
+    -- had quickly undoes it whole and the attempt is given back.
+    begin
+        perform from messenger.call_recordings as r
+        where r.id = p_recording_id
+        for no key update skip locked;
+        v_busy := not found;
+        select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
+        if v_rec.id is null then
+            v_busy := false;
+            select 'quarantined' as result, 'Quarantined' as finalize_status,
+                v_row.attempts as attempts, null::timestamptz as next_attempt_at,
+                'RecordingNotFound: no messenger.call_recordings row with this id' as last_error,
+                'recording_not_found' as quarantine_reason
+            into v_decision;
+        elsif v_busy then
+            null;  -- held by another transaction: given back below
+        elsif v_rec.status in ('Available', 'Failed') then
+            -- Status guard: a terminal recording is never rewritten (the ingest callback won
+            -- the race); an Available one gets its event if it has none.
+            if v_rec.status = 'Available' then
+                perform recording_finalize_internal.enqueue_available(
+                    v_rec,
+                    recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id),
+                    v_policy.topic);
+            end if;
+            select 'terminal' as result, 'Done' as finalize_status, v_row.attempts as attempts,
+                null::timestamptz as next_attempt_at, null::text as last_error,
+                null::text as quarantine_reason
+            into v_decision;
         else
-            update messenger.recording_finalize_attempts as f
-            set claim_token = null,
-                last_error = 'Transient: ' || coalesce(nullif(v_error, ''), 'unspecified'),
-                updated_at = now()
-            where f.id = v_row.id;
-            finalize_status := 'Pending';
-            result := 'backoff';
+            v_session := recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id);
+            select d.* into v_decision
+            from recording_finalize_internal.outcome_decision(
+                p_outcome,
+                case when p_outcome = 'found' then recording_finalize_internal.metadata_problem(
+                    p_file_id, p_size_bytes, p_duration_seconds, p_format) end,
+                v_error,
+                v_row.attempts,
+                v_policy.max_attempts,
+                -- The upload window opens when the recording stopped or its session ended.
+                least(v_rec.ended_at, v_session.ended_at),
+                v_policy.upload_grace,
+                v_policy.upload_grace_max,
+                now()
+            ) as d;
+            if v_decision.result = 'reconciled' then
+                perform recording_finalize_internal.transition_available(
+                    p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format,
+                    v_session, v_policy.topic);
+            elsif v_decision.result = 'failed' then
+                update messenger.call_recordings as r
+                set status = 'Failed',
+                    failure_reason = 'Timeout',
+                    failed_at = now(),
+                    ended_at = coalesce(r.ended_at, now()),
+                    version = r.version + 1,
+                    updated_at = now()
+                where r.id = p_recording_id;
+                insert into messenger.realtime_outbox (
+                    kind, session_kind, session_id, reference_id, payload
+                )
+                values (
+                    'RecordingFailed', v_rec.session_kind, v_rec.session_id, v_rec.id,
+                    jsonb_build_object('recordingId', v_rec.id, 'status', 'Failed',
+                        'reason', 'Timeout')
+                );
+            end if;
         end if;
+    exception
+        when lock_not_available or deadlock_detected then
+            v_busy := true;
+        when check_violation or string_data_right_truncation then
+            -- The service's table refused metadata the product found usable: its own rule.
+            get stacked diagnostics v_constraint = constraint_name;
+            select 'quarantined' as result, 'Quarantined' as finalize_status,
+                v_row.attempts as attempts, null::timestamptz as next_attempt_at,
+                format('InvalidMetadata: refused by messenger.call_recordings (%s)',
+                    coalesce(nullif(v_constraint, ''), 'a column length')) as last_error,
+                'invalid_metadata' as quarantine_reason
+            into v_decision;
+    end;
 
-    elsif p_outcome = 'invalid_metadata' then
-        perform recording_finalize.settle_finalize_row(
-            p_recording_id, 'Quarantined',
-            'InvalidMetadata: ' || coalesce(nullif(v_error, ''), 'unspecified')
-        );
-        result := 'quarantined';
-        finalize_status := 'Quarantined';
-
-    else  -- config_error: the deployment is wrong, not the recording; give the attempt back.
+    if v_busy then
+        -- A service transaction holds the recording (or the event's key): it goes first; this
+        -- attempt did not count, and the row is tried again after the backoff base.
         update messenger.recording_finalize_attempts as f
         set attempts = greatest(f.attempts - 1, 0),
-            next_attempt_at = now(),
+            next_attempt_at = now() + v_policy.backoff_base,
             claim_token = null,
-            last_error = 'ConfigError: ' || coalesce(nullif(v_error, ''), 'unspecified'),
+            last_error = 'Busy: the recording was held by another transaction; attempt given back',
             updated_at = now()
-        where f.id = v_row.id;
-        result := 'released';
-        finalize_status := 'Pending';
-        attempts := greatest(v_row.attempts - 1, 0);
+        where f.id = v_row.id
+        returning 'busy', f.status, f.attempts, f.last_error
+        into result, finalize_status, attempts, detail;
         return next;
         return;
     end if;
 
-    attempts := v_row.attempts;
+    update messenger.recording_finalize_attempts as f
+    set status = v_decision.finalize_status,
+        attempts = v_decision.attempts,
+        next_attempt_at = coalesce(v_decision.next_attempt_at, f.next_attempt_at),
+        last_error = coalesce(left(v_decision.last_error, 512), f.last_error),
+        quarantine_reason = v_decision.quarantine_reason,
+        last_outcome = p_outcome,
+        claim_token = null,
+        updated_at = now()
+    where f.id = v_row.id;
+    result := v_decision.result;
+    finalize_status := v_decision.finalize_status;
+    attempts := v_decision.attempts;
+    detail := v_decision.last_error;
     return next;
 end
 $$;
 
 comment on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, integer, text, interval
+    uuid, uuid, text, text, bigint, integer, text, text, jsonb
 ) is
-'One call, one transaction per reconciled row. p_outcome: '
-'found - recording -> Available with the adopted metadata, event + realtime RecordingAvailable, '
-'row Done (RF002 if the metadata is unusable); '
-'missing - recording -> Failed (Timeout), realtime RecordingFailed, row Done; unless a storage '
-'incident overlapping its upload window is open or ended less than p_upload_grace ago '
-'(recording_finalize.upload_deferral): then result deferred, the attempt is given back, the row '
-'is due at incident end + p_upload_grace and last_error names the incident; '
-'transient - row stays Pending on the backoff set at claim, Quarantined once attempts >= '
-'p_max_attempts; invalid_metadata - row Quarantined, recording untouched; '
-'config_error - the attempt is given back and the row is due again. '
-'result is reconciled | failed | backoff | quarantined | released, or a no-op: stale (the claim '
-'token no longer matches: another runner re-claimed or settled the row) and terminal (the '
-'recording is already Available/Failed: never rewritten; row closed - a status guard under '
-'the recording''s row lock; the claim''s recording_version is not compared). p_error is stored '
-'as last_error with URLs masked; a settle without an error keeps the last one. Locks the '
-'recording, then the finalize row (FOR NO KEY UPDATE). RF001 for an unknown outcome, RF010 for '
-'p_max_attempts outside the server''s bounds (check_policy) or p_upload_grace outside '
-'settings.upload_grace_min/max (check_upload_grace; a deferral never reaches past now() + '
-'upload_grace_max), RF009 for a p_topic other than the '
-'server''s (NULL = the server''s topic; our_topic); RF001 for missing when p_upload_grace '
-'is not > 0. Worker API (SECURITY DEFINER).';
+'One call, one transaction per reconciled row: recording_finalize_internal.outcome_decision '
+'decides, this carries it out on the recording, the finalize row and both outboxes, all or '
+'nothing. p_outcome found (with the adopted file metadata), missing, transient, '
+'invalid_metadata or config_error (RF001 otherwise); p_error is stored in last_error with URLs '
+'masked. result: reconciled (Available, event and realtime row, row Done), failed (Failed '
+'Timeout, realtime row, row Done), deferred_by_incident (a 404 while storage is not trusted: '
+'attempt given back, due at incident end + grace), backoff, held_by_incident (transient while '
+'the worker''s own incident is open: attempt given back), quarantined (quarantine_reason set; '
+'found metadata that metadata_problem or the service''s own constraints refuse is quarantined '
+'invalid_metadata, never raised), config_error_released (attempt given back, due now); and the '
+'no-ops: stale (the claim token no longer matches: re-claimed or settled meanwhile), terminal '
+'(the recording is already Available/Failed: never rewritten, row closed), busy (the recording '
+'or the event''s key was held by another transaction for longer than 100 ms: nothing written '
+'but the give-back; due again after the backoff base). detail is the last_error written. Locks: '
+'the finalize row SKIP LOCKED, then the recording SKIP LOCKED; a unique-key wait is cut at '
+'lock_timeout 100 ms, so a service transaction is never the one that fails. p_policy: see '
+'check_policy (RF001, RF009, RF010). Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, integer, text, interval
+    uuid, uuid, text, text, bigint, integer, text, text, jsonb
 ) from public;
 grant execute on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, integer, text, interval
+    uuid, uuid, text, text, bigint, integer, text, text, jsonb
 ) to recording_finalize_worker;

@@ -1,10 +1,10 @@
 -- Invariant checks by business state: each with a count and a few example ids.
 
 create or replace function recording_finalize.audit(
-    p_sla_timeout interval default '30 minutes',
+    p_policy jsonb default '{}',
     p_polling_interval interval default '60 seconds',
     p_examples integer default 5,
-    p_topic text default null
+    p_lookback interval default '1 day'
 )
 returns table (check_name text, reason text, found bigint, examples text[])
 language plpgsql
@@ -12,29 +12,28 @@ stable
 security definer
 set search_path = ''
 as $$
+#variable_conflict use_column
 declare
-    -- The server's topic, whatever the caller passes (RF009 for any other).
-    v_topic text := recording_finalize.our_topic(p_topic);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
 begin
-    if p_sla_timeout is null or p_sla_timeout <= interval '0'
-        or p_polling_interval is null or p_polling_interval <= interval '0'
-        or p_examples is null or p_examples not between 0 and 100 then
+    if p_polling_interval is null or p_polling_interval <= interval '0'
+        or p_examples is null or p_examples not between 0 and 100
+        or p_lookback is null or p_lookback <= interval '0' then
         raise exception using
             errcode = 'RF001',
-            message = format('audit: p_sla_timeout and p_polling_interval must be > 0 and '
-                'p_examples 0..100, got %s, %s, %s', p_sla_timeout, p_polling_interval,
+            message = format('invalid_parameter: audit: p_polling_interval and p_lookback must be '
+                '> 0 and p_examples 0..100, got %s, %s, %s', p_polling_interval, p_lookback,
                 p_examples);
     end if;
 
-    -- Available, no event (not even a pruned one), and nothing that would enqueue it.
+    -- Available within the lookback, no event of our topic, and no Pending row that would
+    -- enqueue it. (Older events are the service's retention to remove: not findings.)
     return query
     with hits as (
         select r.id::text as id from messenger.call_recordings as r
-        where r.status = 'Available'
+        where r.status = 'Available' and r.available_at > now() - p_lookback
             and not exists (select from messenger.integration_outbox as o
-                where o.topic = v_topic and o.dedupe_key = r.id::text)
-            and not exists (select from messenger.integration_outbox_pruned as m
-                where m.topic = v_topic and m.dedupe_key = r.id::text)
+                where o.topic = v_policy.topic and o.dedupe_key = r.id::text)
             and not exists (select from messenger.recording_finalize_attempts as f
                 where f.recording_id = r.id and f.status = 'Pending')
     )
@@ -42,30 +41,19 @@ begin
         (array_agg(h.id order by h.id))[1:p_examples]
     from hits as h;
 
-    -- Non-terminal, session ended past the SLA, no finalize row: the worker cannot see them.
+    -- Stuck without a finalize row: the next cycle's discovery opens one for each.
     return query
-    with hits as (
-        select r.id::text as id from messenger.call_recordings as r
-        left join messenger.call_sessions as c
-            on r.session_kind = 'Direct' and c.id = r.session_id
-        left join messenger.conference_sessions as k
-            on r.session_kind = 'Conference' and k.id = r.session_id
-        where r.status in ('Pending', 'Recording', 'Uploading')
-            and coalesce(c.ended_at, k.ended_at) + p_sla_timeout <= now()
-            and not exists (select from messenger.recording_finalize_attempts as f
-                where f.recording_id = r.id)
-    )
     select 'orphaned_recordings', null::text, count(*),
-        (array_agg(h.id order by h.id))[1:p_examples]
-    from hits as h;
+        (array_agg(o.recording_id::text order by o.recording_id))[1:p_examples]
+    from recording_finalize_internal.orphans(v_policy.sla_timeout) as o;
 
     -- A Done row closes a recording that reached a terminal state; anything else is a lie.
     return query
     with hits as (
         select f.recording_id::text as id from messenger.recording_finalize_attempts as f
         left join messenger.call_recordings as r on r.id = f.recording_id
-        where f.status = 'Done' and r.status is distinct from 'Available'
-            and r.status is distinct from 'Failed'
+        where f.status = 'Done' and f.updated_at > now() - p_lookback
+            and r.status is distinct from 'Available' and r.status is distinct from 'Failed'
     )
     select 'done_not_terminal', null::text, count(*),
         (array_agg(h.id order by h.id))[1:p_examples]
@@ -75,7 +63,7 @@ begin
     return query
     with hits as (
         select o.dedupe_key as id from messenger.integration_outbox as o
-        where o.topic = v_topic and o.published_at is null
+        where o.topic = v_policy.topic and o.published_at is null
             and o.created_at < now() - p_polling_interval
     )
     select 'unpublished_overdue', null::text, count(*),
@@ -101,16 +89,16 @@ begin
 end
 $$;
 
-comment on function recording_finalize.audit(interval, interval, integer, text) is
-'Read-only invariant audit; one row per check with the number of findings and up to '
-'p_examples (0..100) recording ids: available_without_event (Available, no event enqueued or '
-'pruned, no Pending finalize row), orphaned_recordings (non-terminal, session ended more than '
-'p_sla_timeout ago, no finalize row), done_not_terminal (Done row, recording not Available/'
-'Failed or missing), unpublished_overdue (unpublished outbox rows of p_topic older than '
-'p_polling_interval), quarantined (one row per quarantine_reason). Scans the recordings: an '
-'operator''s command, not a hot path. RF001 for bad arguments. Operator API (SECURITY DEFINER). '
-'p_topic NULL (the default) is the server''s topic; any other raises RF009.';
+comment on function recording_finalize.audit(jsonb, interval, integer, interval) is
+'Read-only invariant checks, each with a count and up to p_examples (0..100) recording ids: '
+'available_without_event (Available within p_lookback, no event of the topic, no Pending row '
+'to enqueue it), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
+'finalize row; the next discovery opens one), done_not_terminal (a Done row settled within '
+'p_lookback whose recording is not terminal), unpublished_overdue (older than '
+'p_polling_interval), quarantined (one line per reason). RF001 for bad arguments. Reads the '
+'service''s tables: available_without_event scans the recordings of the lookback. p_policy: '
+'see check_policy. Operator API (SECURITY DEFINER).';
 
-revoke all on function recording_finalize.audit(interval, interval, integer, text) from public;
-grant execute on function recording_finalize.audit(interval, interval, integer, text)
+revoke all on function recording_finalize.audit(jsonb, interval, integer, interval) from public;
+grant execute on function recording_finalize.audit(jsonb, interval, integer, interval)
 to recording_finalize_operator;

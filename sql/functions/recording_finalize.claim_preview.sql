@@ -1,10 +1,8 @@
--- Dry run of claim_due: what the next cycle would do with every row due now; writes nothing.
+-- Dry run of claim_due: what the next claim would do with each row due now; writes nothing.
 
 create or replace function recording_finalize.claim_preview(
     p_limit integer default 1000,
-    p_max_attempts integer default 8,
-    p_sla_timeout interval default '30 minutes',
-    p_topic text default null
+    p_policy jsonb default '{}'
 )
 returns table (
     recording_id uuid,
@@ -13,54 +11,75 @@ returns table (
     action text,
     attempts integer,
     next_attempt_at timestamptz,
-    detail text
+    detail text,
+    quarantine_reason text
 )
 language plpgsql
 stable
 security definer
 set search_path = ''
+-- The same plan constraints as claim_due: the due rows in ix_rfa_due order, whatever the stats.
+set enable_seqscan = off
+set enable_bitmapscan = off
+set enable_sort = off
 as $$
+#variable_conflict use_column
 declare
-    -- The server's topic, whatever the caller passes (RF009 for any other).
-    v_topic text := recording_finalize.our_topic(p_topic);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
-            message = format('claim_preview: p_limit must be 1..10000, got %s', p_limit);
+            message = format('invalid_parameter: claim_preview: p_limit must be 1..10000, got %s',
+                p_limit);
     end if;
-    if p_max_attempts is null or p_max_attempts < 1 then
-        raise exception using
-            errcode = 'RF001',
-            message = format('claim_preview: p_max_attempts must be > 0, got %s', p_max_attempts);
-    end if;
-    if p_sla_timeout is null or p_sla_timeout <= interval '0' then
-        raise exception using
-            errcode = 'RF001',
-            message = format('claim_preview: p_sla_timeout must be > 0, got %s', p_sla_timeout);
-    end if;
+    -- The inputs claim_due gives claim_decision, read without a lock: the recording's status,
+    -- whether its event exists, its session. A row whose recording a writer holds right now is
+    -- reported here; the real claim would pass it over until the writer is done.
     return query
-    select f.recording_id, f.session_kind::text, f.session_id, p.action, p.attempts,
-        f.next_attempt_at, p.detail
-    from messenger.recording_finalize_attempts as f
-    cross join lateral recording_finalize.predict_action(
-        f.recording_id, p_max_attempts, p_sla_timeout, v_topic
-    ) as p
-    where f.status = 'Pending' and f.next_attempt_at <= now()
-    order by f.next_attempt_at, f.recording_id
-    limit p_limit;
+    select f.recording_id, f.session_kind::text, f.session_id, d.action,
+        f.attempts + case when d.counts_attempt then 1 else 0 end, f.next_attempt_at, d.detail,
+        d.quarantine_reason
+    from (
+        select x.* from messenger.recording_finalize_attempts as x
+        where x.status = 'Pending' and x.next_attempt_at <= now()
+        order by x.next_attempt_at
+        limit p_limit
+    ) as f
+    left join messenger.call_recordings as r on r.id = f.recording_id
+    left join lateral (
+        select s.id, s.ended_at from messenger.call_sessions as s
+        where r.session_kind = 'Direct' and s.id = r.session_id
+        union all
+        select s.id, s.ended_at from messenger.conference_sessions as s
+        where r.session_kind = 'Conference' and s.id = r.session_id
+    ) as s on true
+    cross join lateral recording_finalize_internal.claim_decision(
+        r.status,
+        r.status = 'Available' and exists (
+            select from messenger.integration_outbox as o
+            where o.topic = v_policy.topic and o.dedupe_key = r.id::text
+        ),
+        s.id is not null,
+        s.ended_at,
+        f.attempts,
+        f.last_outcome,
+        v_policy.max_attempts,
+        v_policy.sla_timeout,
+        now()
+    ) as d
+    order by f.next_attempt_at;
 end
 $$;
 
-comment on function recording_finalize.claim_preview(integer, integer, interval, text) is
-'Dry run beside claim_due: the Pending rows due now (up to p_limit, 1..10000), in claim order, '
-'each with the action claim_due would take (reconcile, republished, closed, deferred, '
-'quarantined), the attempts it would leave and its detail - the same rules as claim_due, by '
-'predict_action. STABLE: takes no row lock, counts no attempt, writes nothing. RF001 for '
-'out-of-range arguments. Worker and operator API (SECURITY DEFINER). '
-'p_topic NULL (the default) is the server''s topic; any other raises RF009.';
+comment on function recording_finalize.claim_preview(integer, jsonb) is
+'Dry run beside claim_due: the Pending rows due now (up to p_limit, 1..10000) in claim order, '
+'each with the action claim_due would take, decided by the same '
+'recording_finalize_internal.claim_decision (reconcile, republished, closed, deferred_by_sla, '
+'quarantined), the attempts it would leave, its detail and quarantine reason. STABLE: no row '
+'lock, no attempt counted, nothing written. p_policy: see check_policy. Operator API (SECURITY '
+'DEFINER).';
 
-revoke all on function recording_finalize.claim_preview(integer, integer, interval, text)
-from public;
-grant execute on function recording_finalize.claim_preview(integer, integer, interval, text)
-to recording_finalize_worker, recording_finalize_operator;
+revoke all on function recording_finalize.claim_preview(integer, jsonb) from public;
+grant execute on function recording_finalize.claim_preview(integer, jsonb)
+to recording_finalize_operator;

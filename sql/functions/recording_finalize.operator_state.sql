@@ -13,21 +13,20 @@ security definer
 set search_path = ''
 as $$
     select
-        exists (select from messenger.recording_finalize_pause as p where p.part = 'reconcile'),
-        exists (select from messenger.recording_finalize_pause as p where p.part = 'relay'),
+        exists (select from recording_finalize.pause as p where p.part = 'reconcile'),
+        exists (select from recording_finalize.pause as p where p.part = 'relay'),
         coalesce(
             (select jsonb_agg(jsonb_build_object('part', p.part, 'pausedAt', p.paused_at,
                 'pausedBy', p.paused_by, 'login', p.login_role, 'reason', p.reason)
                 order by p.part)
-                from messenger.recording_finalize_pause as p),
+                from recording_finalize.pause as p),
             '[]'
         ),
-        -- Reads the Quarantined prefix of ix_rfa_due only: finished rows cost nothing.
+        -- Reads the quarantined rows' partial index only: finished rows cost nothing.
         coalesce(
             (select jsonb_object_agg(q.reason, q.n)
                 from (
-                    select coalesce(f.quarantine_reason::text, 'unknown') as reason,
-                        count(*) as n
+                    select f.quarantine_reason::text as reason, count(*) as n
                     from messenger.recording_finalize_attempts as f
                     where f.status = 'Quarantined'
                     group by 1
@@ -37,10 +36,9 @@ as $$
 $$;
 
 comment on function recording_finalize.operator_state() is
-'Read once per cycle by every runner: reconcile_paused / relay_paused (the pause switch), the '
-'pauses with who (pausedBy, the name given; login, the session_user) and why, and the '
-'Quarantined rows counted by quarantine_reason (unknown for '
-'a row quarantined by hand). Read-only. Worker and operator API (SECURITY DEFINER).';
+'The pause switch (reconcile_paused, relay_paused, and each pause with who, when and why) and '
+'the quarantined rows counted by quarantine_reason: one read per cycle for every runner, and for '
+'status. Read-only. Worker and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.operator_state() from public;
 grant execute on function recording_finalize.operator_state()

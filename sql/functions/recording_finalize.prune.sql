@@ -1,48 +1,47 @@
--- Retention: deletes one bounded batch of finished rows older than p_older_than per call.
+-- Retention of the product's own rows: one bounded batch of finished rows per call.
 
 create or replace function recording_finalize.prune(
     p_older_than interval,
     p_batch_size integer default 1000,
-    p_dry_run boolean default false,
-    p_topic text default null
+    p_dry_run boolean default false
 )
-returns table (outbox bigint, realtime bigint, finalize bigint)
+returns table (finalize bigint, leases bigint, incidents bigint)
 language plpgsql
 volatile
 security definer
 set search_path = ''
--- The deletes only take row locks they can get at once (SKIP LOCKED); a table lock that cannot
--- be had quickly ends this batch instead of queueing in front of the worker.
-set lock_timeout = '2s'
+-- The deletes take only row locks they can get at once (SKIP LOCKED); nothing here waits.
+set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column
 declare
     v_cutoff timestamptz;
-    -- The server's topic, whatever the caller passes (RF009 for another service's topic).
-    v_topic text := recording_finalize.our_topic(p_topic);
-    v_s recording_finalize.settings%rowtype;
+    v_retention_min interval;
 begin
     if p_older_than is null or p_older_than < interval '1 minute' then
         raise exception using
             errcode = 'RF001',
-            message = format('prune: p_older_than must be at least 1 minute, got %s',
-                p_older_than);
+            message = format('invalid_parameter: prune: p_older_than must be at least 1 minute, '
+                'got %s', p_older_than);
     end if;
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
-            message = format('prune: p_batch_size must be 1..10000, got %s', p_batch_size);
+            message = format('invalid_parameter: prune: p_batch_size must be 1..10000, got %s',
+                p_batch_size);
+    end if;
+    if p_dry_run is null then
+        raise exception using
+            errcode = 'RF001', message = 'invalid_parameter: prune: p_dry_run must be set';
     end if;
     -- The server's retention floor: no login prunes fresher history than the owner allows.
-    select s.* into v_s from recording_finalize.settings as s;
-    if p_older_than < v_s.retention_min then
+    select s.retention_min into v_retention_min from recording_finalize.settings as s;
+    if p_older_than < v_retention_min then
         raise exception using
             errcode = 'RF010',
-            message = format(
-                'policy_out_of_bounds: p_older_than is %s; the server''s bound '
-                '(recording_finalize.settings.retention_min) is at least %s',
-                p_older_than, v_s.retention_min
-            ),
+            message = format('policy_out_of_bounds: p_older_than is %s; the server''s bound '
+                '(recording_finalize.settings.retention_min) is at least %s', p_older_than,
+                v_retention_min),
             hint = 'Prune older history only, or have the owner lower '
                 'recording_finalize.settings.retention_min.';
     end if;
@@ -50,57 +49,29 @@ begin
 
     if p_dry_run then
         return query select
-            (select count(*) from messenger.integration_outbox as o
-                where o.topic = v_topic and o.published_at < v_cutoff),
-            (select count(*) from messenger.realtime_outbox as t
-                where t.dispatched_at < v_cutoff),
             (select count(*) from messenger.recording_finalize_attempts as f
-                where f.status = 'Done' and f.next_attempt_at < v_cutoff
-                    and f.updated_at < v_cutoff
-                    and exists (select from messenger.call_recordings as r
-                        where r.id = f.recording_id and r.status in ('Available', 'Failed')));
+                where f.status = 'Done' and f.updated_at < v_cutoff
+                    and not exists (select from messenger.call_recordings as r
+                        where r.id = f.recording_id and r.status not in ('Available', 'Failed'))),
+            (select count(*) from recording_finalize.relay_leases as l
+                where l.leased_until < now()),
+            (select count(*) from recording_finalize.storage_incidents as i
+                where i.ended_at < v_cutoff);
         return;
     end if;
 
-    -- Published rows of our topic; the statement trigger keeps a marker of each
-    -- (messenger.integration_outbox_pruned), so "enqueue once" outlives the row.
-    with gone as (
-        delete from messenger.integration_outbox as o
-        where o.id in (
-            select x.id from messenger.integration_outbox as x
-            where x.topic = v_topic and x.published_at < v_cutoff
-            order by x.id
-            limit p_batch_size
-            for update skip locked
-        )
-        returning 1
-    )
-    select count(*) into outbox from gone;
-
-    with gone as (
-        delete from messenger.realtime_outbox as t
-        where t.id in (
-            select x.id from messenger.realtime_outbox as x
-            where x.dispatched_at < v_cutoff
-            order by x.id
-            limit p_batch_size
-            for update skip locked
-        )
-        returning 1
-    )
-    select count(*) into realtime from gone;
-
-    -- Done rows of terminal recordings only (a Done row of a non-terminal recording is an audit
-    -- finding, kept for the human). The status prefix of ix_rfa_due finds them.
+    -- Done rows settled before the cutoff (oldest first, recording_finalize_attempts_done_idx).
+    -- A Done row is the product's record that its work on a recording is over; the recording and
+    -- its events are the service's, and the service's retention, not this one, removes them. A
+    -- Done row of a recording that is not terminal is an audit finding (done_not_terminal): kept.
     with gone as (
         delete from messenger.recording_finalize_attempts as f
         where f.id in (
             select x.id from messenger.recording_finalize_attempts as x
-            where x.status = 'Done' and x.next_attempt_at < v_cutoff
-                and x.updated_at < v_cutoff
-                and exists (select from messenger.call_recordings as r
-                    where r.id = x.recording_id and r.status in ('Available', 'Failed'))
-            order by x.next_attempt_at
+            where x.status = 'Done' and x.updated_at < v_cutoff
+                and not exists (select from messenger.call_recordings as r
+                    where r.id = x.recording_id and r.status not in ('Available', 'Failed'))
+            order by x.updated_at
             limit p_batch_size
             for update skip locked
         )
@@ -108,35 +79,47 @@ begin
     )
     select count(*) into finalize from gone;
 
-    -- Markers of our topic older than the server's marker retention (not counted in the result:
-    -- the return type stays as the driver knows it). A duplicate callback that late is not
-    -- plausible; without this the marker table only grows.
-    delete from messenger.integration_outbox_pruned as m
-    where (m.topic, m.dedupe_key) in (
-        select x.topic, x.dedupe_key from messenger.integration_outbox_pruned as x
-        where x.topic = v_topic and x.pruned_at < now() - v_s.marker_retention
-        limit p_batch_size
-        for update skip locked
-    );
+    -- Leases that expired: the relay deletes the leases it marks; these are leases of events it
+    -- never marked (a failed delivery, a killed relay, an event the service removed meanwhile).
+    with gone as (
+        delete from recording_finalize.relay_leases as l
+        where l.outbox_id in (
+            select x.outbox_id from recording_finalize.relay_leases as x
+            where x.leased_until < now()
+            limit p_batch_size
+            for update skip locked
+        )
+        returning 1
+    )
+    select count(*) into leases from gone;
+
+    -- Storage incidents that ended before the cutoff can defer nothing any more.
+    with gone as (
+        delete from recording_finalize.storage_incidents as i
+        where i.id in (
+            select x.id from recording_finalize.storage_incidents as x
+            where x.ended_at < v_cutoff
+            order by x.ended_at
+            limit p_batch_size
+            for update skip locked
+        )
+        returning 1
+    )
+    select count(*) into incidents from gone;
     return next;
 end
 $$;
 
-comment on function recording_finalize.prune(interval, integer, boolean, text) is
-'Retention, one batch per call (the driver calls it until every count is below p_batch_size, '
-'each call its own transaction): deletes up to p_batch_size (1..10000) each of published '
-'integration-outbox rows of the server''s topic published before now() - p_older_than '
-'(>= 1 minute and >= settings.retention_min), dispatched realtime rows dispatched before it, '
-'and Done finalize rows of terminal recordings last updated (and due) before it. FOR UPDATE '
-'SKIP LOCKED and lock_timeout 2s: never waits on '
-'the worker or the ingest callback. A deleted published event leaves a marker in '
-'messenger.integration_outbox_pruned (trigger), so enqueue_available never sends it again. '
-'p_dry_run: counts what would go, deletes nothing. Also deletes up to p_batch_size markers of '
-'the topic pruned longer ago than settings.marker_retention (not counted). p_topic NULL (the '
-'default) is the server''s topic; any other topic raises RF009, so no login can prune another '
-'service''s events. RF001 for bad arguments, RF010 when p_older_than is below '
-'settings.retention_min. Worker and operator API (SECURITY DEFINER).';
+comment on function recording_finalize.prune(interval, integer, boolean) is
+'Retention of the product''s own rows, one batch per call (the driver calls it until every count '
+'is below p_batch_size, each call its own transaction): deletes up to p_batch_size (1..10000) '
+'each of Done finalize rows settled before now() - p_older_than (>= 1 minute and >= '
+'settings.retention_min: RF010; a Done row of a recording that is not terminal is kept), expired relay leases and storage incidents that ended before '
+'the cutoff. Never a row of the service: integration_outbox and realtime_outbox retention is the '
+'messenger service''s. SKIP LOCKED: never waits on the worker or the service. p_dry_run: counts '
+'what would go, deletes nothing. RF001 for bad arguments. Worker (run''s hourly pruner) and '
+'operator API (SECURITY DEFINER).';
 
-revoke all on function recording_finalize.prune(interval, integer, boolean, text) from public;
-grant execute on function recording_finalize.prune(interval, integer, boolean, text)
+revoke all on function recording_finalize.prune(interval, integer, boolean) from public;
+grant execute on function recording_finalize.prune(interval, integer, boolean)
 to recording_finalize_worker, recording_finalize_operator;

@@ -1,12 +1,17 @@
--- Runbook: the quarantined rows with the error that put them there.
+-- Runbook: the quarantined rows with the error that put them there, filtered and oldest first.
 
-create or replace function recording_finalize.quarantined_rows(p_limit integer default 100)
+create or replace function recording_finalize.quarantined_rows(
+    p_limit integer default 100,
+    p_reason_code text default null,
+    p_since timestamptz default null
+)
 returns table (
     recording_id uuid,
     session_kind text,
     session_id uuid,
     attempts integer,
     last_error text,
+    quarantine_reason text,
     quarantined_at timestamptz
 )
 language plpgsql
@@ -18,25 +23,38 @@ begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
-            message = format('quarantined_rows: p_limit must be 1..10000, got %s', p_limit);
+            message = format('invalid_parameter: quarantined_rows: p_limit must be 1..10000, '
+                'got %s', p_limit);
+    end if;
+    if p_reason_code is not null and p_reason_code not in (
+        'max_attempts', 'crash_loop', 'invalid_metadata', 'recording_not_found',
+        'session_not_found') then
+        raise exception using
+            errcode = 'RF001',
+            message = format('invalid_parameter: quarantined_rows: unknown quarantine reason code '
+                '%L', p_reason_code),
+            hint = 'One of max_attempts, crash_loop, invalid_metadata, recording_not_found, '
+                'session_not_found.';
     end if;
     return query
     select f.recording_id, f.session_kind::text, f.session_id, f.attempts, f.last_error::text,
-        f.updated_at
+        f.quarantine_reason::text, f.updated_at
     from messenger.recording_finalize_attempts as f
     where f.status = 'Quarantined'
+        and (p_reason_code is null or f.quarantine_reason = p_reason_code)
+        and (p_since is null or f.updated_at >= p_since)
     order by f.updated_at, f.recording_id
     limit p_limit;
 end
 $$;
 
-comment on function recording_finalize.quarantined_rows(integer) is
-'Runbook listing: up to p_limit (1..10000, RF001 otherwise) Quarantined rows, oldest first, '
-'with attempts and last_error (error class and code, no PII, no URL). Read-only. '
-'Operator API (SECURITY DEFINER): not the worker''s.';
+comment on function recording_finalize.quarantined_rows(integer, text, timestamptz) is
+'Runbook listing: up to p_limit (1..10000) Quarantined rows, oldest first, with attempts, '
+'last_error (error class and code, no PII, no URL) and quarantine_reason; only those of '
+'p_reason_code and quarantined since p_since when given (RF001 for an unknown code). What the '
+'bulk requeue hands to reschedule. Read-only. Operator API (SECURITY DEFINER).';
 
--- The worker had it before migration 0004: the runbook listing is the operator's.
-revoke all on function recording_finalize.quarantined_rows(integer)
-from public, recording_finalize_worker;
-grant execute on function recording_finalize.quarantined_rows(integer)
+revoke all on function recording_finalize.quarantined_rows(integer, text, timestamptz)
+from public;
+grant execute on function recording_finalize.quarantined_rows(integer, text, timestamptz)
 to recording_finalize_operator;

@@ -1,8 +1,9 @@
--- Outbox relay, call 1 of 2: leases a batch of unpublished events for publishing.
+-- Outbox relay, call 1 of 2: leases a batch of unpublished events of the topic for publishing.
 
 create or replace function recording_finalize.relay_claim(
     p_limit integer default 500,
     p_lease interval default '1 minute',
+    p_lock_key bigint default null,
     p_topic text default null
 )
 returns table (id bigint, message_key text, payload text, headers jsonb, lease_token uuid)
@@ -10,69 +11,102 @@ language plpgsql
 volatile
 security definer
 set search_path = ''
+set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column
 declare
-    v_topic text := recording_finalize.our_topic(p_topic);
-    v_batch_max integer;
-    v_lease_max interval;
+    v_topic text := recording_finalize_internal.topic(p_topic);
+    v_s recording_finalize.settings%rowtype;
     v_token uuid := gen_random_uuid();
+    v_holder integer;
 begin
+    select s.* into v_s from recording_finalize.settings as s;
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
-            message = format('relay_claim: p_limit must be 1..10000, got %s', p_limit);
+            message = format('invalid_parameter: relay_claim: p_limit must be 1..10000, got %s',
+                p_limit);
     end if;
     if p_lease is null or p_lease <= interval '0' then
         raise exception using
             errcode = 'RF001',
-            message = format('relay_claim: p_lease must be > 0, got %s', p_lease);
+            message = format('invalid_parameter: relay_claim: p_lease must be > 0, got %s',
+                p_lease);
     end if;
-    select s.relay_batch_max, s.relay_lease_max into v_batch_max, v_lease_max
-    from recording_finalize.settings as s;
-    if p_limit > v_batch_max then
+    if p_limit > v_s.relay_batch_max then
         raise exception using
             errcode = 'RF010',
-            message = format(
-                'policy_out_of_bounds: p_limit is %s; the server''s bound '
-                '(recording_finalize.settings) is at most %s', p_limit, v_batch_max
-            );
+            message = format('policy_out_of_bounds: relay batch %s; the server''s bound is at '
+                'most %s (recording_finalize.settings)', p_limit, v_s.relay_batch_max);
     end if;
 
-    -- The lease outlives this transaction (SKIP LOCKED alone would not): a second relay skips
-    -- leased rows until the lease runs out, then may take them over (at-least-once). It never
-    -- lasts longer than the server allows, whatever the caller asked for.
+    -- The session that holds the single-runner lock now (the caller's cycle, p_lock_key). A
+    -- lease taken under an earlier holder is void: that runner lost the lock (it died, or its
+    -- session ended), so its events are published by this cycle, not after its lease.
+    if p_lock_key is not null then
+        select l.pid into v_holder
+        from pg_catalog.pg_locks as l
+        where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+            and l.database = (
+                select d.oid from pg_catalog.pg_database as d
+                where d.datname = pg_catalog.current_database()
+            )
+            and l.classid = ((p_lock_key >> 32) & 4294967295)::oid
+            and l.objid = (p_lock_key & 4294967295)::oid
+        limit 1;
+    end if;
+
+    -- The lease lives in the product's table: the service's outbox is only read here. Two
+    -- relays at once: the second's INSERT waits for the first's lease rows, then finds them live
+    -- and takes nothing of them. A lease never lasts longer than the server allows.
     return query
-    with picked as (
+    with candidates as (
         select o.id
         from messenger.integration_outbox as o
         where o.topic = v_topic
             and o.published_at is null
-            and (o.relay_lease_until is null or o.relay_lease_until < now())
+            and not exists (
+                select from recording_finalize.relay_leases as l
+                where l.outbox_id = o.id and l.leased_until > now()
+                    and (v_holder is null or l.holder_pid is not distinct from v_holder)
+            )
         order by o.id
         limit p_limit
-        for update skip locked
+    ),
+    leased as (
+        insert into recording_finalize.relay_leases as l (
+            outbox_id, lease_token, leased_until, holder_pid
+        )
+        select c.id, v_token, now() + least(p_lease, v_s.relay_lease_max), v_holder
+        from candidates as c
+        on conflict (outbox_id) do update
+        set lease_token = excluded.lease_token,
+            leased_until = excluded.leased_until,
+            holder_pid = excluded.holder_pid,
+            leased_at = now()
+        where l.leased_until <= now()
+            or (excluded.holder_pid is not null
+                and l.holder_pid is distinct from excluded.holder_pid)
+        returning l.outbox_id
     )
-    update messenger.integration_outbox as o
-    set relay_lease_until = now() + least(p_lease, v_lease_max),
-        relay_lease_token = v_token
-    from picked
-    where o.id = picked.id
-    returning o.id, o.message_key, o.payload::text, o.headers, o.relay_lease_token;
+    select o.id, o.message_key, o.payload::text, o.headers, v_token
+    from messenger.integration_outbox as o
+    inner join leased as x on x.outbox_id = o.id
+    order by o.id;
 end
 $$;
 
-comment on function recording_finalize.relay_claim(integer, interval, text) is
-'Relay call 1: leases up to p_limit (1..10000, RF001; above the server''s relay_batch_max, '
-'RF010) unpublished rows of the server''s topic in id order for p_lease, capped at the '
-'server''s relay_lease_max (FOR UPDATE SKIP LOCKED, then a lease that outlives the '
-'transaction), and returns id, message_key, payload as text (the exact bytes to publish), '
-'headers and lease_token: one fresh token for the whole batch, to present to '
-'relay_mark_published. Rows come back in no particular order: sort by id to keep per-key '
-'order. A lease that runs out makes the row claimable again (at-least-once), under a new '
-'token. p_topic NULL means the server''s topic; another topic raises RF009. RF001 for bad '
-'arguments. Worker API (SECURITY DEFINER).';
+comment on function recording_finalize.relay_claim(integer, interval, bigint, text) is
+'Outbox relay, call 1 of 2: leases up to p_limit (1..10000, and at most settings.relay_batch_max: '
+'RF010) unpublished integration-outbox rows of the server''s topic for p_lease (capped at '
+'settings.relay_lease_max), oldest first, and returns them with payload as the exact text to '
+'publish and one lease_token for the batch. The lease is a row of recording_finalize.relay_leases '
+'(nothing is written in the service''s outbox). Live leases are skipped; an expired lease is '
+'taken over; with p_lock_key (the single-runner lock the caller''s cycle holds) so is every '
+'lease taken under another holder of that lock, so events leased by a killed relay are published '
+'by the next cycle. RF001 for bad arguments, RF009 for a p_topic other than the server''s (NULL '
+'= the server''s). Worker API (SECURITY DEFINER).';
 
-revoke all on function recording_finalize.relay_claim(integer, interval, text) from public;
-grant execute on function recording_finalize.relay_claim(integer, interval, text)
+revoke all on function recording_finalize.relay_claim(integer, interval, bigint, text) from public;
+grant execute on function recording_finalize.relay_claim(integer, interval, bigint, text)
 to recording_finalize_worker;

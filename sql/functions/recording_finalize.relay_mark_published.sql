@@ -1,4 +1,4 @@
--- Outbox relay, call 2 of 2: records the broker's acknowledgement of a batch.
+-- Outbox relay, call 2 of 2: records the broker's acknowledgement of leased events.
 
 create or replace function recording_finalize.relay_mark_published(
     p_ids bigint[],
@@ -11,28 +11,38 @@ security definer
 set search_path = ''
 as $$
 declare
-    v_topic text := recording_finalize.our_topic(null);
+    v_topic text := recording_finalize_internal.topic(null);
     v_marked integer;
 begin
-    -- Only rows of our topic that this relay's claim leased: another topic's rows, rows another
-    -- relay took over after the lease ran out, and rows never leased are left alone.
+    -- Only rows of our topic leased with this token: another topic's rows, rows another relay
+    -- took over, rows never leased are left alone. A row the service holds at this moment is
+    -- skipped, never waited for: it is published again by a later cycle (at least once).
+    with mine as (
+        delete from recording_finalize.relay_leases as l
+        where l.outbox_id = any(p_ids) and l.lease_token = p_lease_token
+        returning l.outbox_id
+    ),
+    free as (
+        select o.id from messenger.integration_outbox as o
+        inner join mine as m on m.outbox_id = o.id
+        where o.topic = v_topic and o.published_at is null
+        for no key update of o skip locked
+    )
     update messenger.integration_outbox as o
-    set published_at = now(), relay_lease_until = null
-    where o.id = any(p_ids)
-        and o.topic = v_topic
-        and o.published_at is null
-        and o.relay_lease_token = p_lease_token;
+    set published_at = now()
+    from free
+    where o.id = free.id;
     get diagnostics v_marked = row_count;
     return v_marked;
 end
 $$;
 
 comment on function recording_finalize.relay_mark_published(bigint[], uuid) is
-'Relay call 2: sets published_at on the given outbox rows, but only on unpublished rows of the '
-'server''s topic leased with p_lease_token (the token relay_claim returned with them); '
-'anything else - another topic''s row, a row another relay re-leased, a NULL or wrong token - '
-'is not marked. Call it only with the ids the broker acknowledged. Idempotent: already '
-'published rows are skipped; returns how many rows it marked. Worker API (SECURITY DEFINER).';
+'Outbox relay, call 2 of 2 (called as acknowledgements arrive, so a crash re-delivers only what '
+'was in flight): sets published_at on the rows of p_ids that are unpublished rows of the '
+'server''s topic leased with p_lease_token, and drops their leases; returns how many it marked. '
+'Never waits: a row another transaction holds is skipped (its lease is dropped, so a later cycle '
+'publishes it again). Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.relay_mark_published(bigint[], uuid) from public;
 grant execute on function recording_finalize.relay_mark_published(bigint[], uuid)

@@ -20,36 +20,36 @@ begin
     if p_part is null or p_part not in ('reconcile', 'relay', 'all') then
         raise exception using
             errcode = 'RF001',
-            message = format('pause: the part must be reconcile, relay or all, got %L', p_part);
+            message = format('invalid_parameter: pause: the part must be reconcile, relay or all, got %L', p_part);
     end if;
     if p_paused is null then
-        raise exception using errcode = 'RF001', message = 'pause: p_paused must be set';
+        raise exception using errcode = 'RF001', message = 'invalid_parameter: pause: p_paused must be set';
     end if;
     -- Every operator action states why (the CLI passes its own text when --reason is omitted).
     if v_reason is null then
         raise exception using
             errcode = 'RF001',
-            message = 'pause: p_reason must be given (a pause or resume is an audited action)';
+            message = 'invalid_parameter: pause: p_reason must be given (a pause or resume is an audited action)';
     end if;
     v_parts := case when p_part = 'all' then array['reconcile', 'relay'] else array[p_part] end;
-    perform recording_finalize.record_operator_action(
+    perform recording_finalize_internal.record_operator_action(
         null, case when p_paused then 'pause' else 'resume' end, p_operator, v_reason,
         jsonb_build_object('part', p_part)
     );
     if p_paused then
-        insert into messenger.recording_finalize_pause as s (part, paused_by, reason)
+        insert into recording_finalize.pause as s (part, paused_by, reason)
         select x, btrim(p_operator), v_reason from unnest(v_parts) as x
         on conflict (part) do update
         -- A re-pause is a new pause: its time and login go with its name and reason.
         set paused_by = excluded.paused_by, reason = excluded.reason, paused_at = now(),
             login_role = session_user;
     else
-        delete from messenger.recording_finalize_pause as s where s.part = any(v_parts);
+        delete from recording_finalize.pause as s where s.part = any(v_parts);
     end if;
     return query
     select x, s.part is not null, s.paused_at, s.paused_by, s.reason
     from unnest(array['reconcile', 'relay']) as x
-    left join messenger.recording_finalize_pause as s on s.part = x
+    left join recording_finalize.pause as s on s.part = x
     order by x;
 end
 $$;

@@ -1,8 +1,6 @@
 -- The gauges of the safety net in one read: backlog, age, quarantine and publish backlog.
 
-create or replace function recording_finalize.stats(
-    p_topic text default null
-)
+create or replace function recording_finalize.stats(p_topic text default null)
 returns table (
     backlog bigint,
     due bigint,
@@ -11,17 +9,20 @@ returns table (
     publish_backlog bigint,
     oldest_unpublished_age_seconds double precision
 )
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
 as $$
-    -- RF009 for another topic, even when no row would be read.
-    select recording_finalize.our_topic(p_topic);
-    -- Cost (migration 0005): each count is an index-only scan of the rows it counts (Pending,
-    -- due, Quarantined, unpublished) - finished rows cost nothing however many there are - and
-    -- each age reads one index entry, the oldest, whatever the backlog.
-    select
+#variable_conflict use_column
+declare
+    v_topic text := recording_finalize_internal.topic(p_topic);
+begin
+    -- Each count of the product's table is an index-only scan of the rows it counts (partial
+    -- indexes of the baseline): finished rows cost nothing, however many there are. The
+    -- publish backlog reads the service's outbox: cheap with the service-side index on its
+    -- unpublished rows (service-sql recommended), a scan of the outbox without it.
+    return query select
         (select count(*) from messenger.recording_finalize_attempts as f
             where f.status = 'Pending'),
         (select count(*) from messenger.recording_finalize_attempts as f
@@ -35,27 +36,24 @@ as $$
         (select count(*) from messenger.recording_finalize_attempts as f
             where f.status = 'Quarantined'),
         (select count(*) from messenger.integration_outbox as o
-            where o.topic = recording_finalize.our_topic(p_topic) and o.published_at is null),
+            where o.topic = v_topic and o.published_at is null),
+        -- The lowest id stands for the oldest: ids are handed out in insertion order.
         coalesce(
             (select extract(epoch from now() - o.created_at)::double precision
                 from messenger.integration_outbox as o
-                where o.topic = recording_finalize.our_topic(p_topic) and o.published_at is null
-                order by o.created_at limit 1),
+                where o.topic = v_topic and o.published_at is null
+                order by o.id limit 1),
             0
-        )
+        );
+end
 $$;
 
 comment on function recording_finalize.stats(text) is
-'Operational gauges: backlog = Pending finalize rows, due = those due now, oldest_age_seconds = '
-'now() - min(created_at) of Pending rows (0 when none; the SLO-lag base), quarantined = '
-'Quarantined rows, publish_backlog = unpublished integration-outbox rows of the server''s topic '
-'and the age of the oldest. p_topic NULL means the server''s topic; another topic raises RF009. '
-'Read-only. Cost: the two ages read one entry each of the partial indexes '
-'recording_finalize_attempts_pending_created_idx and integration_outbox_unpublished_created_idx '
-'(constant); the four counts are index-only scans of the counted entries only (ix_rfa_due, '
-'the same partial indexes), so they grow with the backlog itself - about one index page per '
-'few hundred rows - and visit the heap only for pages not yet marked all-visible by vacuum. '
-'Finished rows cost nothing. Worker and operator API (SECURITY DEFINER).';
+'The gauges: backlog (Pending finalize rows), due (of those, next_attempt_at <= now()), age of '
+'the oldest Pending row in seconds (0 when none), Quarantined rows, publish backlog '
+'(unpublished events of the server''s topic) and the age of the oldest (lowest id) of them. p_topic NULL '
+'is the server''s topic; any other raises RF009. Read-only. Worker and operator API (SECURITY '
+'DEFINER).';
 
 revoke all on function recording_finalize.stats(text) from public;
 grant execute on function recording_finalize.stats(text)

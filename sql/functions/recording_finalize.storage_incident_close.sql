@@ -21,14 +21,12 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
-    v_row messenger.storage_incidents%rowtype;
-    v_note text := nullif(regexp_replace(
-        btrim(coalesce(p_reason, '')), '[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]]*', '<url>', 'g'
-    ), '');
+    v_row recording_finalize.storage_incidents%rowtype;
+    v_note text := nullif(recording_finalize_internal.mask_urls(p_reason, 400), '');
 begin
-    perform recording_finalize.storage_incident_check_caller(p_source, p_at, 'close');
+    perform recording_finalize_internal.check_incident_caller(p_source, p_at, 'close');
 
-    select i.* into v_row from messenger.storage_incidents as i
+    select i.* into v_row from recording_finalize.storage_incidents as i
     where i.source = p_source and i.ended_at is null
     for update;
     if v_row.id is null then
@@ -37,11 +35,12 @@ begin
     if coalesce(p_at, now()) < v_row.started_at then
         raise exception using
             errcode = 'RF017',
-            message = format('storage_incident_close: p_at %s is before the incident''s start %s',
-                recording_finalize.iso_utc(p_at), recording_finalize.iso_utc(v_row.started_at));
+            message = format('incident_time_invalid: storage_incident_close: p_at %s is before '
+                'the incident''s start %s',
+                recording_finalize_internal.iso_utc(p_at), recording_finalize_internal.iso_utc(v_row.started_at));
     end if;
 
-    update messenger.storage_incidents as i
+    update recording_finalize.storage_incidents as i
     set ended_at = coalesce(p_at, now()),
         closed_by = session_user,
         reason = case when v_note is null then i.reason
@@ -66,11 +65,11 @@ comment on function recording_finalize.storage_incident_close(text, timestamptz,
 'may be back-dated, never before the incident''s start nor in the future); p_reason is '
 'appended to its reason. Returns the closed incident, or no row when that source has none '
 'open (idempotent). A 404 stays untrusted for the upload grace after ended_at '
-'(recording_finalize.upload_deferral). Same callers and errors as storage_incident_open '
-'(RF016, RF017, RF018); RF017 also when p_at is before started_at. Locks the incident row. '
-'SECURITY DEFINER.';
+'(recording_finalize_internal.outcome_decision). Same callers and errors as '
+'storage_incident_open (RF016, RF017, RF018); RF017 also when p_at is before started_at. Locks '
+'the incident row. Worker, service and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.storage_incident_close(text, timestamptz, text)
 from public;
 grant execute on function recording_finalize.storage_incident_close(text, timestamptz, text)
-to recording_finalize_worker, recording_finalize_operator;
+to recording_finalize_worker, recording_finalize_operator, recording_finalize_service;

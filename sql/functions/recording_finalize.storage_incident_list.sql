@@ -38,7 +38,7 @@ begin
     select i.id, i.source::text, i.started_at, i.ended_at, i.ended_at is null,
         extract(epoch from coalesce(i.ended_at, now()) - i.started_at)::double precision,
         i.reason::text, i.opened_by, i.closed_by
-    from messenger.storage_incidents as i
+    from recording_finalize.storage_incidents as i
     where i.ended_at is null or i.ended_at >= now() - p_recent
     order by i.ended_at is null desc, coalesce(i.ended_at, i.started_at) desc, i.id desc
     limit p_limit;

@@ -21,15 +21,13 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
-    v_row messenger.storage_incidents%rowtype;
-    v_reason text := nullif(left(regexp_replace(
-        btrim(coalesce(p_reason, '')), '[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]]*', '<url>', 'g'
-    ), 512), '');
+    v_row recording_finalize.storage_incidents%rowtype;
+    v_reason text := nullif(recording_finalize_internal.mask_urls(p_reason, 512), '');
 begin
-    perform recording_finalize.storage_incident_check_caller(p_source, p_at, 'open');
+    perform recording_finalize_internal.check_incident_caller(p_source, p_at, 'open');
 
     for v_try in 1..3 loop
-        insert into messenger.storage_incidents (source, started_at, reason, opened_by)
+        insert into recording_finalize.storage_incidents (source, started_at, reason, opened_by)
         values (p_source, coalesce(p_at, now()), v_reason, session_user)
         on conflict (source) where ended_at is null do nothing
         returning * into v_row;
@@ -38,7 +36,7 @@ begin
             exit;
         end if;
         -- Already open: return that one, unchanged.
-        select i.* into v_row from messenger.storage_incidents as i
+        select i.* into v_row from recording_finalize.storage_incidents as i
         where i.source = p_source and i.ended_at is null;
         if v_row.id is not null then
             created := false;
@@ -63,12 +61,15 @@ comment on function recording_finalize.storage_incident_open(text, text, timesta
 'Idempotent: if that source already has an open incident, it is returned unchanged with '
 'created = false (one open incident per source, storage_incidents_one_open_uq; concurrent '
 'calls return the same row). While it is open, and for the upload grace after it is closed, '
-'a 404 fails no recording whose upload window overlapped it (recording_finalize.'
-'upload_deferral). Callers: the worker (source worker only: RF018 otherwise), members of '
-'recording_finalize_operator and the schema owner (any source). RF016 for a source that is '
-'not ^[a-z][a-z0-9_.-]{0,63}$, RF017 for p_at in the future. SECURITY DEFINER.';
+'a 404 fails no recording whose upload window overlapped it '
+'(recording_finalize_internal.outcome_decision), and while an incident of source worker is '
+'open a transient verdict costs no attempt. Callers (recording_finalize_internal.'
+'check_incident_caller, by membership): the worker (source worker), the service (source '
+'recorders), operators and the owner (any source); RF018 otherwise. RF016 for a source that is '
+'not ^[a-z][a-z0-9_.-]{0,63}$, RF017 for p_at in the future. Worker, service and operator API '
+'(SECURITY DEFINER).';
 
 revoke all on function recording_finalize.storage_incident_open(text, text, timestamptz)
 from public;
 grant execute on function recording_finalize.storage_incident_open(text, text, timestamptz)
-to recording_finalize_worker, recording_finalize_operator;
+to recording_finalize_worker, recording_finalize_operator, recording_finalize_service;

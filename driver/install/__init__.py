@@ -1,0 +1,1 @@
+"""Install tooling: migrate, the contract with the service, service-sql, uninstall."""

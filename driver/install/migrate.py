@@ -1,0 +1,294 @@
+"""``recording-finalize migrate``: check the contract, then create or update what the product owns.
+
+The product is a visitor in the messenger service's database (SPEC section 8). So, in order:
+
+1. **Check, writing nothing** (a session advisory lock keeps two migrates apart; it writes
+   nothing either): the contract with the service (``contract.check``: its tables, columns,
+   types, unique keys and the privileges of this role), the product's own objects (schemas and
+   ``messenger.recording_finalize_attempts`` free or this role's), the group roles (there, or
+   this role may create them), and what an earlier migrate left (an applied migration whose file
+   changed, a database migrated by a newer package). Any problem: ``MigrateRefused`` with the
+   whole list, and nothing was written — no schema, no bookkeeping, no role.
+2. **Then write**, only what the product owns: the missing group roles; with
+   ``create_service_tables`` (a new database) the service tables of ``sql/service/schema.sql``
+   that are missing (an existing table is never altered); migrate's own schema for yoyo's
+   tables; the migrations (yoyo-migrations); the function files that changed (internal helpers
+   first, then the API, each in name order, each in its own transaction); the bookkeeping the
+   drift check reads.
+
+Every file runs with ``lock_timeout`` 1 s and is retried a bounded number of times when a lock
+is not granted, so a writer queued behind migrate waits about a second at most; nothing here
+takes a lock on a service table that blocks its writers (see sql/README.md, "Locks").
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from yoyo import read_migrations
+from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+from yoyo.connections import DatabaseURI
+
+from .. import schema as drift
+from ..config import Settings
+from ..db import conninfo
+from . import bookkeeping, contract
+
+MIGRATION_TABLE = "_yoyo_migration"
+# Long enough for another migrate (a few seconds of DDL) to finish first.
+MIGRATE_LOCK_WAIT_S = 60.0
+MIGRATE_LOCK_KEY = 5928001741300502
+# A lock request waits at most this long in the queue (and every writer queued behind it).
+LOCK_TIMEOUT_MS = 1000
+STATEMENT_TIMEOUT_MS = 60_000
+# Tries of one file whose lock is not granted, and the pauses between them (out of the queue).
+# Worst case for one file: 5 waits of 1 s, 4 pauses: about 9 s, no writer waiting over 1 s.
+LOCK_TRIES = 5
+BACKOFF_S = (0.25, 0.5, 1.0, 2.0)
+_RETRYABLE = (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected)
+#: The internal helpers are applied before the API: a SQL-language API function is checked
+#: against what it calls when it is created.
+INTERNAL_PREFIX = "recording_finalize_internal."
+ROLE_COMMENTS = contract.GROUP_ROLES
+
+
+@dataclass(frozen=True)
+class MigrateResult:
+    applied: list[str]
+    functions: list[str]
+    unchanged: list[str] = field(default_factory=list)
+    created_roles: list[str] = field(default_factory=list)
+    created_tables: list[str] = field(default_factory=list)
+    lock_retries: int = 0
+    schema_version: str = ""
+    version: str = ""
+
+
+class MissingSqlError(RuntimeError):
+    """The SQL tree is not where the settings say."""
+
+
+class MigrateRefused(RuntimeError):
+    """Nothing was written: the contract does not hold, the database is newer, or an applied
+    migration file changed. ``create_roles`` holds the statements a DBA with CREATEROLE runs."""
+
+    def __init__(self, message: str, create_roles: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.create_roles = create_roles or []
+
+
+class MigrateLockBusy(RuntimeError):
+    """A file's lock was not granted in ``LOCK_TRIES`` tries, or another migrate holds
+    migrate's lock."""
+
+
+def function_order(files: list[str]) -> list[str]:
+    """The order function files are applied in: internal helpers first, each group by name."""
+    return sorted(files, key=lambda f: (not f.startswith(INTERNAL_PREFIX), f))
+
+
+def migrate(settings: Settings, *, create_service_tables: bool = False,
+            say: Callable[[str], None] = lambda _: None) -> MigrateResult:
+    """Checks, then applies what is missing or changed; returns what it did."""
+    sql_dir = settings.sql_dir
+    if not (sql_dir / "migrations").is_dir() or not (sql_dir / "functions").is_dir():
+        raise MissingSqlError(f"no migrations/ and functions/ under {sql_dir} (set RFR_SQL_DIR)")
+    package = drift.shipped(sql_dir)
+    with psycopg.connect(conninfo(settings), autocommit=True) as conn:
+        _lock(conn)
+        try:
+            role = bookkeeping.current_role(conn)
+            problems = contract.check(conn, role, installing=True,
+                                      create_service_tables=create_service_tables)
+            state = _state(conn)
+            refusal = _refusal(package, state)
+            if problems or refusal:
+                items = problems.message() + (f"\n  - {refusal}" if refusal else "")
+                raise MigrateRefused(items.lstrip("\n"), problems.create_roles)
+            # From here on migrate writes; every check above passed.
+            created_roles = _create_roles(conn, problems.roles_to_create)
+            created_tables = _create_service_tables(conn, package, problems.tables_to_create)
+            bookkeeping.create_migrations_schema(conn)
+            retries = [0]
+            applied = _apply_migrations(settings, package, say, retries)
+            for migration_id in bookkeeping.yoyo_applied_ids(conn):
+                if migration_id in package.migrations:
+                    bookkeeping.record_migration(conn, migration_id,
+                                                 package.migrations[migration_id], package.version)
+            functions, unchanged = _apply_functions(conn, package, say, retries)
+            with conn.transaction():
+                for file, sha in package.functions.items():
+                    bookkeeping.record_function(conn, file, sha, package.version)
+                bookkeeping.forget_functions(conn, list(package.functions))
+                bookkeeping.record_migrate_state(conn, package.schema_version, package.version)
+        finally:
+            bookkeeping.migrate_unlock(conn, MIGRATE_LOCK_KEY)
+    return MigrateResult(applied, functions, unchanged, created_roles, created_tables,
+                         retries[0], package.schema_version, package.version)
+
+
+def _lock(conn: psycopg.Connection[Any]) -> None:
+    deadline = time.monotonic() + MIGRATE_LOCK_WAIT_S
+    while not bookkeeping.try_migrate_lock(conn, MIGRATE_LOCK_KEY):
+        if time.monotonic() > deadline:
+            raise MigrateLockBusy(f"another migrate has held the migrate lock for "
+                                  f"{MIGRATE_LOCK_WAIT_S:.0f} s; try again")
+        time.sleep(0.5)
+
+
+def _state(conn: psycopg.Connection[Any]) -> drift.DbState:
+    """What an earlier migrate recorded (nothing for a database never migrated)."""
+    try:
+        return drift.read_state(conn)
+    except drift.NoBookkeeping:
+        return drift.DbState({})
+
+
+def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
+    comparison = drift.compare(package, state)
+    if comparison.database_is_newer:
+        return comparison.message()
+    for migration_id, recorded in sorted(state.migrations.items()):
+        shipped = package.migrations.get(migration_id)
+        if recorded is not None and shipped is not None and recorded != shipped:
+            return (f"migration file {package.migration_path(migration_id)} has changed since it "
+                    f"was applied (sha256 then {recorded[:12]}…, now {shipped[:12]}…): applied "
+                    "migrations are immutable. Restore the file as it was and put the change in "
+                    "a new migration")
+    return None
+
+
+def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> list[str]:
+    """The group roles that are missing (cluster-wide; this role has CREATEROLE)."""
+    for name in roles:
+        with conn.transaction():
+            conn.execute(sql.SQL("create role {} nologin").format(sql.Identifier(name)))
+            conn.execute(sql.SQL("comment on role {} is {}").format(
+                sql.Identifier(name),
+                sql.Literal(f"recording-finalize-retry: {ROLE_COMMENTS[name]}")))
+    return roles
+
+
+_BLOCK = re.compile(r"^-- table: (messenger\.[a-z_]+)\s*$", re.MULTILINE)
+
+
+def service_table_blocks(text: str) -> dict[str, str]:
+    """sql/service/schema.sql split into its "-- table: messenger.X" blocks, by table name."""
+    marks = list(_BLOCK.finditer(text))
+    return {m.group(1).split(".", 1)[1]: text[m.start():(marks[i + 1].start()
+                                                         if i + 1 < len(marks) else len(text))]
+            for i, m in enumerate(marks)}
+
+
+def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped,
+                           missing: list[str]) -> list[str]:
+    """For a new database only: the reference DDL of each service table that is missing, in
+    one transaction (an existing table is never touched)."""
+    if not missing:
+        return []
+    blocks = service_table_blocks(
+        (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8"))
+    with conn.transaction():
+        bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
+        conn.execute(sql.SQL("create schema if not exists {}").format(
+            sql.Identifier(contract.SCHEMA)))
+        for name in missing:
+            bookkeeping.apply_sql_file(conn, blocks[name])
+    return missing
+
+
+def _backend(settings: Settings) -> Any:
+    """A yoyo backend over psycopg 3 built from the libpq parameters of ``DATABASE_URL``.
+
+    Passing every parameter through ``args`` (not yoyo's URL parser) keeps libpq's own meaning
+    of the URL: unix-socket hosts, several hosts, sslmode and the rest. ``schema`` puts yoyo's
+    tables in migrate's schema (a name no other tool uses, never public); a migration that sets
+    no lock_timeout gets ours.
+    """
+    params = conninfo_to_dict(conninfo(settings))
+    params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
+    database = params.pop("dbname", None)
+    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": bookkeeping.SCHEMA}
+    uri = DatabaseURI(
+        scheme="postgresql+psycopg", username=None, password=None, hostname=None, port=None,
+        database=database, args=args,
+    )
+    backend = PostgresqlPsycopgBackend(uri, MIGRATION_TABLE)
+    backend.init_database()
+    return backend
+
+
+def _retrying(what: str, action: Callable[[], None], say: Callable[[str], None],
+              retries: list[int]) -> None:
+    """Runs ``action`` (one transaction) until its locks are granted, LOCK_TRIES at most."""
+    for attempt in range(1, LOCK_TRIES + 1):
+        try:
+            action()
+            return
+        except _RETRYABLE as err:
+            if attempt == LOCK_TRIES:
+                raise MigrateLockBusy(
+                    f"{what}: a lock was not granted within {LOCK_TIMEOUT_MS} ms in "
+                    f"{LOCK_TRIES} tries ({type(err).__name__} {err.sqlstate}): an open "
+                    "transaction holds a table it needs. Nothing of this file was applied; "
+                    "find the blocker in pg_stat_activity and run migrate again") from err
+            pause = BACKOFF_S[min(attempt, len(BACKOFF_S)) - 1]
+            retries[0] += 1
+            say(f"{what}: lock not granted within {LOCK_TIMEOUT_MS} ms (try {attempt} of "
+                f"{LOCK_TRIES}); retrying in {pause} s")
+            time.sleep(pause)
+
+
+def _apply_migrations(settings: Settings, package: drift.Shipped,
+                      say: Callable[[str], None], retries: list[int]) -> list[str]:
+    migrations = read_migrations(str(package.sql_dir / "migrations"))
+    backend = _backend(settings)
+    applied: list[str] = []
+    try:
+        with backend.lock(timeout=MIGRATE_LOCK_WAIT_S):
+            for migration in migrations:
+                if backend.is_applied(migration):
+                    continue
+
+                def one(m: Any = migration) -> None:
+                    backend.apply_one(m)
+
+                _retrying(f"migration {migration.id}", one, say, retries)
+                applied.append(migration.id)
+    finally:
+        backend.connection.close()
+    return applied
+
+
+def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
+                     say: Callable[[str], None], retries: list[int]
+                     ) -> tuple[list[str], list[str]]:
+    state = _state(conn)
+    live = bookkeeping.function_fingerprints(conn, list(package.functions))
+    applied: list[str] = []
+    unchanged: list[str] = []
+    for file in function_order(list(package.functions)):
+        record = state.functions.get(file)
+        if (record is not None and record.sha256 == package.functions[file]
+                and live.get(file) is not None and live.get(file) == record.recorded_md5):
+            unchanged.append(file)
+            continue
+        text = package.function_path(file).read_text(encoding="utf-8")
+
+        def one(text: str = text) -> None:
+            # One transaction per file: a broken file leaves the ones before it applied.
+            with conn.transaction():
+                bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
+                bookkeeping.apply_sql_file(conn, text)
+
+        _retrying(f"function file {file}", one, say, retries)
+        applied.append(file)
+    return applied, unchanged

@@ -1,0 +1,65 @@
+-- Lifecycle: the recorder stopped; the recording waits for its upload and ingest callback.
+
+create or replace function recording_finalize.recording_stopped(
+    p_recording_id uuid,
+    p_sla_timeout interval default '30 minutes'
+)
+returns text
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+declare
+    v_rec recording_finalize_internal.recording;
+begin
+    if p_sla_timeout is null or p_sla_timeout <= interval '0' then
+        raise exception using
+            errcode = 'RF001',
+            message = format('recording_stopped: p_sla_timeout must be > 0, got %s', p_sla_timeout);
+    end if;
+
+    -- Lock order everywhere: session, recording, finalize row. The session is only read here
+    -- (no lock), so taking the recording first keeps that order.
+    perform from messenger.call_recordings as r
+    where r.id = p_recording_id
+    for no key update;
+    if not found then
+        raise exception using
+            errcode = 'RF003',
+            message = format('recording_not_found: recording_stopped: recording %s does not exist',
+                p_recording_id);
+    end if;
+    select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
+    if v_rec.status in ('Available', 'Failed') then
+        return v_rec.status;
+    end if;
+
+    if v_rec.status in ('Pending', 'Recording') then
+        update messenger.call_recordings as r
+        set status = 'Uploading',
+            ended_at = coalesce(r.ended_at, now()),
+            version = r.version + 1,
+            updated_at = now()
+        where r.id = p_recording_id;
+    end if;
+
+    -- Due one SLA after the session ends; while it runs, one SLA from now (claim re-times it).
+    perform recording_finalize_internal.schedule_finalize(
+        v_rec.id, v_rec.session_kind, v_rec.session_id,
+        coalesce(
+            (recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id)).ended_at, now()
+        ) + p_sla_timeout
+    );
+    return 'Uploading';
+end
+$$;
+
+comment on function recording_finalize.recording_stopped(uuid, interval) is
+'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): Pending/Recording -> Uploading (ended_at = now(), version + 1) '
+'and opens the finalize row, due at session end + p_sla_timeout (now() + p_sla_timeout while '
+'the session still runs). Idempotent: Uploading stays, a terminal recording is left alone and '
+'its status returned. RF001 bad SLA, RF003 unknown recording.';
+
+revoke all on function recording_finalize.recording_stopped(uuid, interval) from public;
+grant execute on function recording_finalize.recording_stopped(uuid, interval) to recording_finalize_service;

@@ -1,0 +1,84 @@
+-- Lifecycle: a call or conference ends; its active recording enters asynchronous finalization.
+
+create or replace function recording_finalize.session_ended(
+    p_session_kind text,
+    p_session_id uuid,
+    p_sla_timeout interval default '30 minutes'
+)
+returns uuid
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+declare
+    v_ended_at timestamptz;
+    v_recording_id uuid;
+    v_status text;
+begin
+    if p_sla_timeout is null or p_sla_timeout <= interval '0' then
+        raise exception using
+            errcode = 'RF001',
+            message = format('session_ended: p_sla_timeout must be > 0, got %s', p_sla_timeout);
+    end if;
+
+    -- The only writer of ended_at, so the update stays here (the lookups share session_of).
+    -- It locks the session first: lock order everywhere is session, recording, finalize row, and
+    -- it waits for a recording_started holding the session FOR SHARE.
+    if p_session_kind = 'Direct' then
+        update messenger.call_sessions as s
+        set ended_at = coalesce(s.ended_at, now())
+        where s.id = p_session_id
+        returning s.ended_at into v_ended_at;
+    elsif p_session_kind = 'Conference' then
+        update messenger.conference_sessions as s
+        set ended_at = coalesce(s.ended_at, now())
+        where s.id = p_session_id
+        returning s.ended_at into v_ended_at;
+    else
+        raise exception using
+            errcode = 'RF001',
+            message = format(
+                'session_ended: p_session_kind must be Direct or Conference, got %s',
+                coalesce(p_session_kind, 'NULL')
+            );
+    end if;
+    if v_ended_at is null then
+        raise exception using
+            errcode = 'RF004',
+            message = format('session_ended: no %s session %s', p_session_kind, p_session_id);
+    end if;
+
+    select r.id, r.status::text into v_recording_id, v_status from messenger.call_recordings as r
+    where r.session_kind = p_session_kind
+        and r.session_id = p_session_id
+        and r.status in ('Pending', 'Recording', 'Uploading')
+    for no key update;
+    if not found then
+        return null;
+    end if;
+
+    if v_status = 'Recording' then
+        update messenger.call_recordings as r
+        set status = 'Uploading',
+            ended_at = coalesce(r.ended_at, v_ended_at),
+            version = r.version + 1,
+            updated_at = now()
+        where r.id = v_recording_id;
+    end if;
+
+    perform recording_finalize_internal.schedule_finalize(
+        v_recording_id, p_session_kind, p_session_id, v_ended_at + p_sla_timeout
+    );
+    return v_recording_id;
+end
+$$;
+
+comment on function recording_finalize.session_ended(text, uuid, interval) is
+'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): sets the session''s ended_at (kept if already set); its '
+'non-terminal recording, if any, goes Recording -> Uploading and gets its finalize row due at '
+'ended_at + p_sla_timeout (an untried row is re-timed). Returns that recording''s id or NULL. '
+'Idempotent. RF001 bad kind or SLA, RF004 unknown session.';
+
+revoke all on function recording_finalize.session_ended(text, uuid, interval) from public;
+grant execute on function recording_finalize.session_ended(text, uuid, interval) to recording_finalize_service;

@@ -1,0 +1,97 @@
+-- Writes the call-recording-available event and the realtime RecordingAvailable row, once.
+
+create or replace function recording_finalize_internal.enqueue_available(
+    p_recording recording_finalize_internal.recording,
+    p_session recording_finalize_internal.session,
+    p_topic text
+)
+returns boolean
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+    v_inserted integer;
+begin
+    if p_recording.status is distinct from 'Available' then
+        raise exception using
+            errcode = 'RF007',
+            message = format('recording_conflict: recording %s is not Available (%s)',
+                p_recording.id, coalesce(p_recording.status, 'missing'));
+    end if;
+
+    -- The only place the payload is built, so the happy path and the safety net emit the same
+    -- bytes. Once per recording: (topic, dedupe_key) is unique, a second enqueue is a no-op
+    -- whoever wrote the first (the service's own event under dedupe key = recording id too).
+    insert into messenger.integration_outbox (
+        topic, message_key, event_type, dedupe_key, payload, headers
+    )
+    values (
+        p_topic,
+        p_recording.session_id::text,
+        'call-recording-available',
+        p_recording.id::text,
+        jsonb_build_object(
+            'recordingId', p_recording.id,
+            'sessionKind', p_recording.session_kind,
+            'sessionId', p_recording.session_id,
+            'chatId', p_session.chat_id,
+            'dealId', p_session.deal_id,
+            'tenantId', p_session.tenant_id,
+            'mediaType', p_recording.media_type,
+            'fileId', p_recording.file_id,
+            'format', p_recording.format,
+            'durationSeconds', p_recording.duration_seconds,
+            'sizeBytes', p_recording.size_bytes,
+            'trigger', p_recording.trigger,
+            -- A writer that made the row Available directly may have left the times empty;
+            -- the contract has no null times, so they are derived from what is certain.
+            'startedAt', recording_finalize_internal.iso_utc(coalesce(
+                p_recording.started_at,
+                coalesce(p_recording.ended_at, p_recording.available_at)
+                - make_interval(secs => p_recording.duration_seconds)
+            )),
+            'endedAt', recording_finalize_internal.iso_utc(
+                coalesce(p_recording.ended_at, p_recording.available_at)),
+            'availableAt', recording_finalize_internal.iso_utc(p_recording.available_at)
+        ),
+        jsonb_build_object(
+            'event-type', 'call-recording-available',
+            'event-id', gen_random_uuid()::text
+        )
+    )
+    on conflict (topic, dedupe_key) do nothing;
+    get diagnostics v_inserted = row_count;
+    -- An event that existed already came with its push (or was the service's own).
+    if v_inserted = 0 then
+        return false;
+    end if;
+
+    -- The push carries no URL and no secret: the client fetches by FileId through the API.
+    insert into messenger.realtime_outbox (kind, session_kind, session_id, reference_id, payload)
+    values (
+        'RecordingAvailable',
+        p_recording.session_kind,
+        p_recording.session_id,
+        p_recording.id,
+        jsonb_build_object('recordingId', p_recording.id, 'status', 'Available')
+    );
+    return true;
+end
+$$;
+
+comment on function recording_finalize_internal.enqueue_available(
+    recording_finalize_internal.recording, recording_finalize_internal.session, text
+) is
+'Internal. For an Available recording and its session: the '
+'integration event (topic p_topic, key = SessionId, dedupe_key = RecordingId, headers event-type '
+'and a fresh event-id) and, only with a new event, the realtime RecordingAvailable row. The only '
+'place the payload is built. Idempotent by (topic, dedupe_key): returns true only when the '
+'event is new; an event the service enqueued itself under dedupe key = recording id is never '
+'doubled. A missing ended_at is taken as available_at, a missing started_at as ended_at - '
+'duration. RF007 when the recording is not Available. Runs in the caller''s transaction; may '
+'wait on a concurrent writer of the same dedupe key (the caller bounds it with lock_timeout).';
+
+revoke all on function recording_finalize_internal.enqueue_available(
+    recording_finalize_internal.recording, recording_finalize_internal.session, text
+) from public;

@@ -1,0 +1,139 @@
+-- The verdict's state machine, stated once: what a file-storage verdict does to a claimed row.
+
+create or replace function recording_finalize_internal.outcome_decision(
+    p_outcome text,
+    p_metadata_problem text,
+    p_error text,
+    p_attempts integer,
+    p_max_attempts integer,
+    p_window_start timestamptz,
+    p_upload_grace interval,
+    p_upload_grace_max interval,
+    p_now timestamptz
+)
+returns table (
+    result text,
+    finalize_status text,
+    attempts integer,
+    next_attempt_at timestamptz,
+    last_error text,
+    quarantine_reason text
+)
+language sql
+stable
+-- No SET clause, so that it is inlined into the caller's statement (see claim_decision).
+as $$
+    select
+        case
+            when p_outcome = 'found' and p_metadata_problem is null then 'reconciled'
+            when p_outcome in ('found', 'invalid_metadata') then 'quarantined'
+            when p_outcome = 'missing' and d.until is not null then 'deferred_by_incident'
+            when p_outcome = 'missing' then 'failed'
+            when p_outcome = 'transient' and h.id is not null then 'held_by_incident'
+            when p_outcome = 'transient' and p_attempts >= p_max_attempts then 'quarantined'
+            when p_outcome = 'transient' then 'backoff'
+            else 'config_error_released'
+        end,
+        case
+            when p_outcome = 'found' and p_metadata_problem is null then 'Done'
+            when p_outcome in ('found', 'invalid_metadata') then 'Quarantined'
+            when p_outcome = 'missing' and d.until is null then 'Done'
+            when p_outcome = 'transient' and h.id is null and p_attempts >= p_max_attempts
+                then 'Quarantined'
+            else 'Pending'
+        end,
+        -- The attempt counted at claim is given back when the check could not count: a 404
+        -- while storage is not trusted, a transient answer while the worker's own incident is
+        -- open, a configuration error (the deployment is wrong, not the recording).
+        case
+            when (p_outcome = 'missing' and d.until is not null)
+                or (p_outcome = 'transient' and h.id is not null)
+                or p_outcome = 'config_error' then greatest(p_attempts - 1, 0)
+            else p_attempts
+        end,
+        -- NULL keeps the row's next_attempt_at: the backoff the claim set.
+        case
+            when p_outcome = 'missing' and d.until is not null
+                then least(d.until, p_now + p_upload_grace_max)
+            when p_outcome = 'config_error' then p_now
+        end,
+        -- NULL keeps the row's last_error.
+        case
+            when p_outcome = 'found' and p_metadata_problem is null then null
+            when p_outcome = 'found' then 'InvalidMetadata: ' || p_metadata_problem
+            when p_outcome = 'invalid_metadata'
+                then 'InvalidMetadata: ' || coalesce(nullif(p_error, ''), 'unspecified')
+            when p_outcome = 'missing' and d.until is not null then d.reason
+            when p_outcome = 'missing' then 'Timeout: no object in file storage after the SLA'
+            when p_outcome = 'transient' and h.id is not null then format(
+                'Transient: %s (attempt given back: the worker''s storage incident %s is open)',
+                coalesce(nullif(p_error, ''), 'unspecified'), h.id)
+            when p_outcome = 'transient'
+                then 'Transient: ' || coalesce(nullif(p_error, ''), 'unspecified')
+            else 'ConfigError: ' || coalesce(nullif(p_error, ''), 'unspecified')
+        end,
+        case
+            when p_outcome in ('found', 'invalid_metadata')
+                and (p_outcome = 'invalid_metadata' or p_metadata_problem is not null)
+                then 'invalid_metadata'
+            when p_outcome = 'transient' and h.id is null and p_attempts >= p_max_attempts
+                then 'max_attempts'
+        end
+    from (select 1) as one
+    -- The storage-incident rule for a 404: it fails the recording only if no incident that
+    -- overlaps its upload window (from p_window_start, when the recording stopped or its
+    -- session ended, to now) is open or ended less than the grace ago. Of several, the one that
+    -- defers longest decides (an open one: the grace from now, it cannot end sooner).
+    left join lateral (
+        select
+            coalesce(i.ended_at, p_now) + p_upload_grace as until,
+            case when i.ended_at is null then format(
+                'StorageIncident: %s incident %s open since %s; a 404 is not trusted while '
+                'storage is out, next check at %s', i.source, i.id,
+                recording_finalize_internal.iso_utc(i.started_at),
+                recording_finalize_internal.iso_utc(p_now + p_upload_grace))
+            else format(
+                'StorageIncident: %s incident %s ended %s, within the upload grace of %s; a 404 '
+                'is not trusted before %s', i.source, i.id,
+                recording_finalize_internal.iso_utc(i.ended_at), p_upload_grace,
+                recording_finalize_internal.iso_utc(i.ended_at + p_upload_grace))
+            end as reason
+        from recording_finalize.storage_incidents as i
+        where p_outcome = 'missing'
+            and i.started_at <= p_now
+            and (i.ended_at is null
+                or (i.ended_at >= coalesce(p_window_start, '-infinity')
+                    and i.ended_at + p_upload_grace > p_now))
+        order by coalesce(i.ended_at, 'infinity') desc, i.id desc
+        limit 1
+    ) as d on true
+    -- A transient answer while the worker's own storage incident is open (it opened it because
+    -- the storage could not be reached) says nothing about the recording: no attempt is burned,
+    -- so an outage of any length quarantines nothing.
+    left join lateral (
+        select i.id
+        from recording_finalize.storage_incidents as i
+        where p_outcome = 'transient' and i.source = 'worker' and i.ended_at is null
+        limit 1
+    ) as h on true
+$$;
+
+comment on function recording_finalize_internal.outcome_decision(
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
+) is
+'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, '
+'called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). '
+'p_attempts counts the claim. found: reconciled (row Done; the caller moves the recording to '
+'Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is '
+'unusable; invalid_metadata: quarantined; missing: failed (row Done; the caller fails the '
+'recording, Timeout), unless a storage incident overlapping the upload window (from '
+'p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt '
+'given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names '
+'the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once '
+'p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of '
+'source worker is open; config_error: config_error_released, attempt given back, due now. '
+'next_attempt_at and last_error NULL mean: keep the row''s. STABLE: reads storage_incidents.';
+
+revoke all on function recording_finalize_internal.outcome_decision(
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
+) from public;

@@ -1,0 +1,138 @@
+-- The one policy rule: a caller's policy, checked once against the server's settings.
+
+create or replace function recording_finalize_internal.policy(p_policy jsonb)
+returns recording_finalize_internal.policy
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+    v_s recording_finalize.settings%rowtype;
+    v_p recording_finalize_internal.policy;
+    v_key text;
+    v_attempts double precision;
+    v_sla double precision;
+    v_base double precision;
+    v_cap double precision;
+    v_grace double precision;
+    v_problem text;
+    v_bound text;
+begin
+    select s.* into v_s from recording_finalize.settings as s;
+    if not found then
+        raise exception using
+            errcode = 'P0002',
+            message = 'recording_finalize.settings has no row',
+            hint = 'Restore its one row as the owner: insert into recording_finalize.settings '
+                'default values (then set the topic and bounds).';
+    end if;
+    if p_policy is null or jsonb_typeof(p_policy) <> 'object' then
+        raise exception using
+            errcode = 'RF001',
+            message = format('invalid_parameter: the policy must be a JSON object, got %s',
+                coalesce(p_policy::text, 'NULL'));
+    end if;
+    -- Every key is known, every duration a number of seconds, every count a number.
+    for v_key in select k from jsonb_object_keys(p_policy) as k loop
+        if v_key not in ('topic', 'max_attempts', 'sla_timeout_seconds', 'backoff_base_seconds',
+            'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter', 'upload_grace_seconds') then
+            raise exception using
+                errcode = 'RF001',
+                message = format('invalid_parameter: unknown policy key %s', v_key),
+                hint = 'Known keys: topic, max_attempts, sla_timeout_seconds, '
+                    'backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, '
+                    'upload_grace_seconds.';
+        end if;
+        if jsonb_typeof(p_policy -> v_key)
+            <> (case when v_key = 'topic' then 'string' else 'number' end) then
+            raise exception using
+                errcode = 'RF001',
+                message = format('invalid_parameter: policy %s must be a %s, got %s', v_key,
+                    case when v_key = 'topic' then 'string' else 'number' end,
+                    p_policy -> v_key);
+        end if;
+    end loop;
+
+    -- The defaults are the design card's (SPEC section 4); the upload grace defaults to the SLA.
+    -- Numbers are read as double precision first: a value no interval or integer can hold is
+    -- refused below with RF001 rather than failing a cast.
+    v_p.topic := recording_finalize_internal.topic(p_policy ->> 'topic', v_s.topic);
+    v_attempts := coalesce((p_policy ->> 'max_attempts')::double precision, 8);
+    v_sla := coalesce((p_policy ->> 'sla_timeout_seconds')::double precision, 1800);
+    v_base := coalesce((p_policy ->> 'backoff_base_seconds')::double precision, 60);
+    v_cap := coalesce((p_policy ->> 'backoff_cap_seconds')::double precision, 900);
+    v_grace := coalesce((p_policy ->> 'upload_grace_seconds')::double precision, v_sla);
+    v_p.backoff_factor := coalesce((p_policy ->> 'backoff_factor')::double precision, 2.0);
+    v_p.backoff_jitter := coalesce((p_policy ->> 'backoff_jitter')::double precision, 0.1);
+
+    -- The policy's own rules (RF001), then the server's bounds (RF010), in one pass each.
+    v_problem := case
+        when v_attempts <> trunc(v_attempts) or v_attempts not between 1 and 1000000000 then
+            'max_attempts must be a whole number in 1..1000000000'
+        when v_sla <= 0 or v_sla > 1e9 then 'sla_timeout_seconds must be in (0, 1e9]'
+        when v_base <= 0 or v_base > 1e9 then 'backoff_base_seconds must be in (0, 1e9]'
+        when v_cap not between v_base and 1e9 then
+            'backoff_cap_seconds must be >= backoff_base_seconds (and <= 1e9)'
+        when v_grace <= 0 or v_grace > 1e9 then 'upload_grace_seconds must be in (0, 1e9]'
+        when v_p.backoff_factor not between 1 and 1e6 then 'backoff_factor must be in [1, 1e6]'
+        when v_p.backoff_jitter < 0 or v_p.backoff_jitter >= 1 then
+            'backoff_jitter must be in [0, 1)'
+    end;
+    if v_problem is not null then
+        raise exception using
+            errcode = 'RF001',
+            message = format('invalid_parameter: %s, got %s', v_problem, p_policy);
+    end if;
+    v_p.max_attempts := v_attempts::integer;
+    v_p.sla_timeout := make_interval(secs => v_sla);
+    v_p.backoff_base := make_interval(secs => v_base);
+    v_p.backoff_cap := make_interval(secs => v_cap);
+    v_p.upload_grace := make_interval(secs => v_grace);
+    v_p.upload_grace_max := v_s.upload_grace_max;
+
+    v_bound := case
+        when v_p.max_attempts not between v_s.max_attempts_min and v_s.max_attempts_max then
+            format('max_attempts is %s; the server''s bound is %s..%s', v_p.max_attempts,
+                v_s.max_attempts_min, v_s.max_attempts_max)
+        when v_p.sla_timeout not between v_s.sla_timeout_min and v_s.sla_timeout_max then
+            format('sla_timeout_seconds is %s; the server''s bound is %s..%s', v_p.sla_timeout,
+                v_s.sla_timeout_min, v_s.sla_timeout_max)
+        when v_p.backoff_base not between v_s.backoff_base_min and v_s.backoff_base_max then
+            format('backoff_base_seconds is %s; the server''s bound is %s..%s',
+                v_p.backoff_base, v_s.backoff_base_min, v_s.backoff_base_max)
+        when v_p.backoff_factor > v_s.backoff_factor_max then
+            format('backoff_factor is %s; the server''s bound is at most %s',
+                v_p.backoff_factor, v_s.backoff_factor_max)
+        when v_p.backoff_cap > v_s.backoff_cap_max then
+            format('backoff_cap_seconds is %s; the server''s bound is at most %s',
+                v_p.backoff_cap, v_s.backoff_cap_max)
+        when v_p.backoff_jitter > v_s.backoff_jitter_max then
+            format('backoff_jitter is %s; the server''s bound is at most %s',
+                v_p.backoff_jitter, v_s.backoff_jitter_max)
+        when v_p.upload_grace not between v_s.upload_grace_min and v_s.upload_grace_max then
+            format('upload_grace_seconds is %s; the server''s bound is %s..%s',
+                v_p.upload_grace, v_s.upload_grace_min, v_s.upload_grace_max)
+    end;
+    if v_bound is not null then
+        raise exception using
+            errcode = 'RF010',
+            message = 'policy_out_of_bounds: ' || v_bound || ' (recording_finalize.settings)',
+            hint = 'Bring the RFR_* setting within the bound, or have the owner change '
+                'recording_finalize.settings.';
+    end if;
+    return v_p;
+end
+$$;
+
+comment on function recording_finalize_internal.policy(jsonb) is
+'Internal. The one place a policy is checked: reads recording_finalize.settings once and turns a '
+'caller''s JSON policy {topic, max_attempts, sla_timeout_seconds, backoff_base_seconds, '
+'backoff_factor, backoff_cap_seconds, backoff_jitter, upload_grace_seconds} (every key optional; '
+'defaults 8 attempts, 30 min SLA, backoff 60 s x 2 up to 900 s with 10 % jitter, grace = SLA) '
+'into recording_finalize_internal.policy. RF001 for an unknown key, a value of the wrong type or '
+'one the policy''s own rules refuse (max attempts a whole number >= 1, SLA, base and grace > 0, '
+'factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds); RF009 for a topic other than the server''s; RF010 for a value '
+'outside the server''s bounds, naming it, its value and the bound. A new policy key is a new '
+'JSON key: no signature changes. Read-only.';
+
+revoke all on function recording_finalize_internal.policy(jsonb) from public;
