@@ -50,8 +50,10 @@ run_sql() {
     owner_url="$(schema_owner_url "$db")"
     psql -q -v ON_ERROR_STOP=1 -d postgres -c "drop database if exists $db" \
         -c "create database $db owner rfr_schema_owner"
-    # Migrated as the non-superuser owner; the extensions the suite needs come from the superuser.
-    DATABASE_URL="$owner_url" .venv/bin/recording-finalize migrate >/dev/null
+    # Migrated as the non-superuser owner, a new database: the reference service tables first
+    # (the pgTAP suite proves the SQL semantics; tests/py/test_visitor.py installs into a
+    # service schema created by another role). The extensions come from the superuser.
+    DATABASE_URL="$owner_url" .venv/bin/recording-finalize migrate --create-service-tables >/dev/null
     # dblink authenticates from the server side: the concurrency tests need the password.
     psql -q -v ON_ERROR_STOP=1 -d postgres -c "alter database $db set rfr_tests.conninfo = \
 'host=$PGHOST port=$PGPORT user=$PGUSER password=$PGPASSWORD dbname=$db'"
