@@ -28,6 +28,7 @@ from uuid import uuid4
 import psycopg
 
 from . import logs, queries, toolkit, tracing
+from .install import commands as install_commands
 from .config import (
     DURATION_DAYS_RULE,
     DURATION_RULE,
@@ -94,6 +95,11 @@ _COMMAND_FLAGS = {
 _COMMAND_VARIABLES |= toolkit.COMMAND_VARIABLES
 _REQUIRED |= toolkit.REQUIRED
 _COMMAND_FLAGS |= toolkit.COMMAND_FLAGS
+# The install tooling's commands (driver/install/commands.py): service-sql, uninstall,
+# wait-for-schema.
+_COMMAND_VARIABLES |= install_commands.COMMAND_VARIABLES
+_REQUIRED |= install_commands.REQUIRED
+_COMMAND_FLAGS |= install_commands.COMMAND_FLAGS
 
 
 def _environment_help(command: str) -> str:
@@ -277,6 +283,12 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=_Formatter,
         )
         toolkit.add_arguments(name, cmd)
+    for name, (summary, description, exits) in install_commands.COMMANDS.items():
+        cmd = sub.add_parser(
+            name, help=summary, description=description, epilog=_epilog(name, exits),
+            formatter_class=_Formatter,
+        )
+        install_commands.add_arguments(name, cmd)
     return parser
 
 
@@ -376,6 +388,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         "pause": toolkit.pause_command,
         "resume": toolkit.pause_command,
         "prune": toolkit.prune_command,
+        **install_commands.HANDLERS,
     }
     try:
         if incident_args is not None:

@@ -308,8 +308,9 @@ def _installing(problems: Problems, role: str, can_create_roles: bool, can_creat
             problems.items.append(f"schema {schema} exists and belongs to {owner}, not {role}: "
                                   "migrate as its owner")
     if len(owners) < len(PRODUCT_SCHEMAS) and not can_create_db:
+        absent = ", ".join(s for s in PRODUCT_SCHEMAS if s not in owners)
         problems.items.append(f"database: role {role} has no CREATE privilege (needed to create "
-                              f"schemas {', '.join(s for s in PRODUCT_SCHEMAS if s not in owners)})")
+                              f"schemas {absent})")
     if PRODUCT_TABLE in tables and tables[PRODUCT_TABLE][1] != role:
         problems.items.append(f"{SCHEMA}.{PRODUCT_TABLE} exists and belongs to "
                               f"{tables[PRODUCT_TABLE][1]}, not {role}")
@@ -404,22 +405,22 @@ def grants_sql(role: str) -> str:
         "and its tables: each statement touches only the service's own objects. The product's "
         f"functions run as {ident} (SECURITY DEFINER): these are the rows they read and write, "
         "column by column; the worker's, operators' and service's logins get none of them.")
-    lines += [""] + _comment(
+    lines += ["", *_comment(
         f"Reach the tables; CREATE only for {SCHEMA}.{PRODUCT_TABLE}, the product's one table "
-        "here (revocable once migrate has created it).")
+        "here (revocable once migrate has created it).")]
     lines.append(f"grant usage, create on schema {SCHEMA} to {ident};")
     for table in TABLES:
-        lines += [""] + _comment(f"{table.qualified}: {table.why}.")
+        lines += ["", *_comment(f"{table.qualified}: {table.why}.")]
         for privilege, columns in (("select", table.select), ("insert", table.insert),
                                    ("update", table.update)):
             if columns:
                 lines += textwrap.wrap(
                     f"grant {privilege} ({', '.join(columns)}) on {table.qualified} to {ident};",
                     width=100, subsequent_indent="    ", break_on_hyphens=False)
-    lines += [""] + _comment(
+    lines += ["", *_comment(
         "The database: CONNECT, and CREATE for the product's schemas "
         f"({', '.join(PRODUCT_SCHEMAS)}). Only the database's owner (or a superuser) can grant "
-        "these; anyone else is told who must.")
+        "these; anyone else is told who must.")]
     lines += [
         "do $$",
         "begin",

@@ -18,7 +18,7 @@ comment on function recording_finalize_internal.recording_row(uuid) is
 'Internal. The recording p_recording_id (no row when there is none) with exactly the columns of '
 'messenger.call_recordings the product reads, as recording_finalize_internal.recording: the '
 'functions never use the service''s own row type, so a column the service adds, or a table it '
-'recreates, changes nothing here. Callers that lock the recording lock it first, then read it '
-'here. Read-only.';
+'recreates, changes nothing here. Inlined into the caller''s statement; a caller that must lock '
+'the recording locks it in the same statement (FOR NO KEY UPDATE OF the recording).';
 
 revoke all on function recording_finalize_internal.recording_row(uuid) from public;

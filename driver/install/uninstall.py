@@ -1,0 +1,163 @@
+"""``recording-finalize uninstall [--yes]``: drop everything the product owns, nothing else.
+
+What the product owns (SPEC section 8): its schemas (recording_finalize,
+recording_finalize_internal, recording_finalize_migrations) with everything in them, and the one
+table in the service's schema, messenger.recording_finalize_attempts. Each is dropped only if it
+exists and belongs to the role that runs uninstall; nothing of the service is touched (no trigger
+or function of the product is left on its tables: there never was one). The group roles are
+cluster-wide and may serve other databases: uninstall prints the DROP ROLE statements instead.
+The GRANTs the service's DBA gave the product's owner are the service's: the revokes are printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from . import contract
+
+LOCK_TIMEOUT = "1s"
+
+_OWNED_SCHEMAS = """
+select n.nspname, pg_catalog.pg_get_userbyid(n.nspowner)
+from pg_catalog.pg_namespace as n where n.nspname = any(%s) order by 1
+"""
+
+_OWNED_TABLE = """
+select pg_catalog.pg_get_userbyid(c.relowner)
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where n.nspname = %s and c.relname = %s and c.relkind in ('r', 'p')
+"""
+
+_ROLE = "select current_user::text"
+
+# Objects of someone else that depend on the product's (a view over its table, a function whose
+# type is the product's...): DROP ... CASCADE would take them along, so uninstall refuses. The
+# product table's own indexes, constraints and defaults are its parts, not dependents.
+_DEPENDENTS = """
+with ours as (
+    select n.oid from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
+),
+product_table as (
+    select c.oid from pg_catalog.pg_class as c
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    where n.nspname = %(schema)s and c.relname = %(table)s
+),
+targets as (
+    select 'pg_catalog.pg_class'::pg_catalog.regclass as classid, c.oid
+    from pg_catalog.pg_class as c
+    where c.relnamespace in (select oid from ours) or c.oid in (select oid from product_table)
+    union all
+    select 'pg_catalog.pg_proc'::pg_catalog.regclass, p.oid from pg_catalog.pg_proc as p
+    where p.pronamespace in (select oid from ours)
+    union all
+    select 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid from pg_catalog.pg_type as t
+    where t.typnamespace in (select oid from ours)
+)
+select distinct o.type || ' ' || o.identity
+from pg_catalog.pg_depend as d
+join targets as t on t.classid = d.refclassid and t.oid = d.refobjid
+cross join lateral pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) as o
+where d.deptype in ('n', 'a')
+    and (o.schema is null or o.schema <> all(%(schemas)s))
+    and not exists (
+        -- parts of the product's own tables (indexes, constraints, defaults, triggers)
+        select from targets as mine
+        where mine.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+            and mine.oid = case d.classid
+                when 'pg_catalog.pg_class'::pg_catalog.regclass then (
+                    select x.indrelid from pg_catalog.pg_index as x where x.indexrelid = d.objid)
+                when 'pg_catalog.pg_constraint'::pg_catalog.regclass then (
+                    select k.conrelid from pg_catalog.pg_constraint as k where k.oid = d.objid)
+                when 'pg_catalog.pg_attrdef'::pg_catalog.regclass then (
+                    select a.adrelid from pg_catalog.pg_attrdef as a where a.oid = d.objid)
+                when 'pg_catalog.pg_trigger'::pg_catalog.regclass then (
+                    select g.tgrelid from pg_catalog.pg_trigger as g where g.oid = d.objid)
+            end
+    )
+order by 1
+"""
+
+_OWNED_TABLE = """
+select pg_catalog.pg_get_userbyid(c.relowner)
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where n.nspname = %s and c.relname = %s and c.relkind in ('r', 'p')
+"""
+
+_ROLE = "select current_user::text"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What uninstall drops (the role's own objects) and what it leaves, with why."""
+
+    role: str
+    schemas: list[str]
+    table: str | None
+    foreign: list[str]
+    #: Others' objects that depend on the product's: uninstall refuses while there are any.
+    dependents: list[str]
+
+    @property
+    def statements(self) -> list[str]:
+        out = [f"drop schema {name} cascade;" for name in self.schemas]
+        if self.table:
+            out.append(f"drop table {self.table};")
+        out.append("alter default privileges grant execute on functions to public;")
+        return out
+
+
+def plan(conn: psycopg.Connection[Any]) -> Plan:
+    """Reads what exists and who owns it; writes nothing."""
+    role_row = conn.execute(_ROLE).fetchone()
+    role = str(role_row[0]) if role_row else ""
+    schemas: list[str] = []
+    foreign: list[str] = []
+    for name, owner in conn.execute(_OWNED_SCHEMAS, (list(contract.PRODUCT_SCHEMAS),)):
+        if owner == role:
+            schemas.append(str(name))
+        else:
+            foreign.append(f"schema {name} belongs to {owner}, not {role}: left alone")
+    owner_row = conn.execute(_OWNED_TABLE, (contract.SCHEMA, contract.PRODUCT_TABLE)).fetchone()
+    table = None
+    if owner_row is not None:
+        qualified = f"{contract.SCHEMA}.{contract.PRODUCT_TABLE}"
+        if owner_row[0] == role:
+            table = qualified
+        else:
+            foreign.append(f"{qualified} belongs to {owner_row[0]}, not {role}: left alone")
+    dependents = [f"{row[0]} depends on the product: uninstall would drop it; drop or change "
+                  "it first" for row in conn.execute(_DEPENDENTS, {
+                      "schemas": list(contract.PRODUCT_SCHEMAS), "schema": contract.SCHEMA,
+                      "table": contract.PRODUCT_TABLE})]
+    return Plan(role, schemas, table, foreign, dependents)
+
+
+def run(conn: psycopg.Connection[Any], what: Plan) -> None:
+    """Drops what ``what`` lists, in one transaction (all or nothing)."""
+    with conn.transaction():
+        conn.execute(sql.SQL("set local lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
+        for name in what.schemas:
+            conn.execute(sql.SQL("drop schema {} cascade").format(sql.Identifier(name)))
+        if what.table:
+            conn.execute(sql.SQL("drop table {}.{}").format(
+                sql.Identifier(contract.SCHEMA), sql.Identifier(contract.PRODUCT_TABLE)))
+        # The baseline revoked EXECUTE from PUBLIC for this role's new functions (its own
+        # default privileges in this database): that setting goes with the product.
+        conn.execute("alter default privileges grant execute on functions to public")
+
+
+def leftovers(role: str) -> list[str]:
+    """What uninstall does not do, as statements for whoever may run them."""
+    lines = ["-- cluster-wide group roles (other databases may use them), as a role with "
+             "CREATEROLE:"]
+    lines += [f"drop role if exists {name};" for name in contract.GROUP_ROLES]
+    lines += [f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA}:",
+              f"revoke all on schema {contract.SCHEMA} from {role};"]
+    lines += [f"revoke all on {t.qualified} from {role};" for t in contract.TABLES]
+    return lines
