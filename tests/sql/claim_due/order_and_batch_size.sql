@@ -1,6 +1,6 @@
 -- claim_due takes at most p_batch_size rows, oldest next_attempt_at first.
 begin;
-select plan(6);
+select plan(7);
 
 select tests.clean_slate();
 select tests.make_stuck(p_next_attempt_at => now() - interval '1 minute') as newest \gset
@@ -34,6 +34,11 @@ select is(
 select is(
     (select count(*) from recording_finalize.claim_due(p_batch_size => 1)), 0::bigint,
     'nothing left to claim'
+);
+
+select throws_ok(
+    'select * from recording_finalize.claim_due(p_batch_size => 0)', 'RF001', null,
+    'a batch of 0 is refused'
 );
 
 select * from finish();
