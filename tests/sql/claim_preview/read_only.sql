@@ -7,8 +7,8 @@ select tests.clean_slate();
 select tests.make_stuck(p_next_attempt_at => now() - interval '3 minutes') as reconcile \gset
 select tests.make_stuck(p_attempts => 8, p_next_attempt_at => now() - interval '2 minutes')
     as exhausted \gset
-select tests.make_stuck(p_ended_ago => '5 minutes', p_next_attempt_at => now() - interval '1 minute')
-    as young \gset
+select tests.make_stuck(p_ended_ago => '5 minutes',
+    p_next_attempt_at => now() - interval '1 minute') as young \gset
 select tests.make_recording('Direct', tests.make_session(), 'Available') as silent \gset
 select tests.make_due_row(:'silent', 0, now() - interval '30 seconds') is not null as ok \gset
 select tests.make_stuck(p_next_attempt_at => now() + interval '1 hour') as later \gset
