@@ -14,7 +14,8 @@ select is(
     'Direct reads call_sessions'
 );
 select results_eq(
-    format($$select id, chat_id, ended_at from recording_finalize_internal.session_of('Conference', %L)$$,
+    format($$select id, chat_id, ended_at
+        from recording_finalize_internal.session_of('Conference', %L)$$,
         :'conference'),
     format($$select id, chat_id, ended_at from messenger.conference_sessions where id = %L$$,
         :'conference'),
@@ -42,7 +43,8 @@ select tests.exec_committed(format(
     $sql$do $do$ begin perform tests.make_session('Direct', null, %L); end $do$ $sql$, :'shared'
 )) as committed \gset
 select is(
-    (recording_finalize_internal.session_of('Direct', :'shared', p_for_share => true)).id, :'shared'::uuid,
+    (recording_finalize_internal.session_of('Direct', :'shared', p_for_share => true)).id,
+    :'shared'::uuid,
     'the committed session is read with p_for_share'
 );
 select is(
