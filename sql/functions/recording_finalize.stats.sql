@@ -58,9 +58,10 @@ $$;
 comment on function recording_finalize.stats(text) is
 'The gauges: backlog (Pending finalize rows), due (of those, next_attempt_at <= now()), age of '
 'the oldest Pending row in seconds (0 when none), Quarantined rows, publish backlog '
-'(unpublished events of the server''s topic) and the age of the oldest (lowest id) of them. p_topic NULL '
-'is the server''s topic; any other raises RF009. Read-only. Worker and operator API (SECURITY '
-'DEFINER).';
+'(unpublished events of the server''s topic) and the age of the oldest (lowest id) of them, '
+'found in one pass over them (index-only with the recommended index on unpublished rows). '
+'p_topic NULL is the server''s topic; any other raises RF009. Read-only. Worker and operator '
+'API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.stats(text) from public;
 grant execute on function recording_finalize.stats(text)
