@@ -42,6 +42,14 @@ declare
     -- The rows handed to the driver, claimed together in one UPDATE after the loop.
     v_reconcile_ids uuid[] := array[]::uuid[];
     v_tokens uuid[] := array[]::uuid[];
+    -- The due rows in ix_rfa_due order, each locked only when it is fetched: a FOR loop would
+    -- prefetch (and so lock) rows past the batch, which a concurrent claim would then skip.
+    v_due cursor for
+        select f.*
+        from messenger.recording_finalize_attempts as f
+        where f.status = 'Pending' and f.next_attempt_at <= now()
+        order by f.next_attempt_at
+        for no key update skip locked;
 begin
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
@@ -50,18 +58,15 @@ begin
                 p_batch_size);
     end if;
 
-    -- The due rows in ix_rfa_due order, the limit applied to them alone: no join, so no
-    -- statistics can turn the plan into a scan of the backlog. Each row's recording is then
-    -- locked on its own, SKIP LOCKED too: a recording an in-flight callback holds is passed
-    -- over without costing the batch a place (the rows fetched beyond it make up for it).
-    for v_row in
-        select f.*
-        from messenger.recording_finalize_attempts as f
-        where f.status = 'Pending' and f.next_attempt_at <= now()
-        order by f.next_attempt_at
-        limit p_batch_size * 2
-        for no key update skip locked
+    -- The due rows in ix_rfa_due order, no join, so no statistics can turn the plan into a
+    -- scan of the backlog; fetched one at a time until the batch is full, so the claim locks
+    -- no row it does not return (but those whose recording is held). Each row's recording is
+    -- then locked on its own, SKIP LOCKED too: a recording an in-flight callback holds is
+    -- passed over without costing the batch a place (the next due row takes it).
+    open v_due;
     loop
+        fetch v_due into v_row;
+        exit when not found;
         perform from messenger.call_recordings as r
         where r.id = v_row.recording_id
         for no key update skip locked;
@@ -157,6 +162,7 @@ begin
         return next;
         exit when v_claimed >= p_batch_size;
     end loop;
+    close v_due;
 
     -- One UPDATE for every row handed to the driver: the attempt counted before the check,
     -- the backoff from now (its jitter drawn per row), the token the row was returned with.

@@ -3,7 +3,8 @@ begin;
 select plan(7);
 
 create temp table samples as
-select extract(epoch from recording_finalize.backoff_delay(3, '1 minute', 2.0, '15 minutes', 0.1))
+select extract(epoch from
+    recording_finalize_internal.backoff_delay(3, '1 minute', 2.0, '15 minutes', 0.1))
     as s
 from generate_series(1, 2000);
 
@@ -23,7 +24,8 @@ select ok(
 );
 
 create temp table capped as
-select extract(epoch from recording_finalize.backoff_delay(40, '1 minute', 2.0, '15 minutes', 0.5))
+select extract(epoch from
+    recording_finalize_internal.backoff_delay(40, '1 minute', 2.0, '15 minutes', 0.5))
     as s
 from generate_series(1, 2000);
 
@@ -37,7 +39,7 @@ select cmp_ok(
 );
 select ok(
     (select bool_and(
-        recording_finalize.backoff_delay(1, '1 minute', 2.0, '15 minutes', 0.999)
+        recording_finalize_internal.backoff_delay(1, '1 minute', 2.0, '15 minutes', 0.999)
             between interval '0' and interval '2 minutes'
     ) from generate_series(1, 500)),
     'a jitter just below 1 never yields a negative delay'

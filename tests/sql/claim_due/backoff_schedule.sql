@@ -17,9 +17,7 @@ begin
         insert into schedule
         select f.attempts, f.next_attempt_at - now()
         from messenger.recording_finalize_attempts as f where f.recording_id = v_rec;
-        perform recording_finalize.apply_outcome(
-            v_rec, v_claim.claim_token, 'transient', p_error => 'S3Timeout', p_max_attempts => 100
-        );
+        perform tests.apply(v_rec, 'transient', p_error => 'S3Timeout', p_max_attempts => 100);
         perform tests.make_due(v_rec);
     end loop;
 end
@@ -49,7 +47,8 @@ select is(
     'attempt 10000 waits exactly the cap'
 );
 
--- With the default jitter (0.1) every row of a batch lands within +-10 % of backoff(1).
+-- With the policy's default jitter (0.1, p_policy '{}') every row of a batch lands within
+-- +-10 % of backoff(1).
 select tests.clean_slate();
 select count(tests.make_stuck()) as made from generate_series(1, 200) \gset
 create temp table jitter_claim as select * from recording_finalize.claim_due(p_batch_size => 1000);

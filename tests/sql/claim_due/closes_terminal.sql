@@ -1,14 +1,18 @@
--- claim_due closes rows of recordings that are already terminal and published, without an event.
+-- claim_due closes rows of recordings that are already terminal: Failed, or Available with its
+-- event (here one the service wrote itself) - no second event, no realtime row.
 begin;
-select plan(8);
+select plan(10);
 
 select tests.clean_slate();
 select tests.make_stuck(p_status => 'Failed') as failed \gset
 select tests.make_stuck(p_status => 'Available') as published \gset
-select recording_finalize.enqueue_available(
-    :'published', 'pin.messenger.call-recording-available.v1'
-) as first_enqueue \gset
+-- The service published it itself, the happy path: its own row, under dedupe key = recording
+-- id, with a payload and headers of its own (not the bytes enqueue_available would build).
+insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload)
+values ('pin.messenger.call-recording-available.v1', 'service-key', 'call-recording-available',
+    :'published', '{"writtenBy": "service"}');
 create temp table recordings_before as select * from messenger.call_recordings;
+create temp table outbox_before as select * from messenger.integration_outbox;
 
 create temp table claimed as select * from tests.claim();
 
@@ -24,9 +28,10 @@ select results_eq(
     $$values ('closed', 'Available', null::uuid)$$,
     'an Available recording whose event exists: closed, not republished'
 );
-select is(
-    (select count(*) from messenger.recording_finalize_attempts where status = 'Done'), 2::bigint,
-    'both rows are Done'
+select results_eq(
+    'select status, attempts, claim_token from messenger.recording_finalize_attempts',
+    $$values ('Done'::varchar, 1, null::uuid), ('Done'::varchar, 1, null::uuid)$$,
+    'both rows are Done, the settling claim counted as their attempt'
 );
 select is(tests.event_count(:'failed'), 0::bigint, 'a failure has no integration event');
 select is(
@@ -36,6 +41,15 @@ select is(
     'closing a Failed row writes no realtime row'
 );
 select is(tests.event_count(:'published'), 1::bigint, 'the published recording keeps one event');
+select set_eq(
+    'select * from messenger.integration_outbox',
+    'select * from outbox_before',
+    'the service''s own event is left as it was: nothing enqueued beside it'
+);
+select is(
+    tests.realtime_count(:'published', 'RecordingAvailable'), 0::bigint,
+    'closing writes no realtime row for the published recording either'
+);
 select set_eq(
     'select * from messenger.call_recordings',
     'select * from recordings_before',

@@ -1,4 +1,5 @@
--- Two real sessions claiming at once get disjoint rows (FOR UPDATE SKIP LOCKED), never waiting.
+-- claim_due: two real sessions claiming at once get disjoint rows (SKIP LOCKED), never wait, and
+-- a claim holds no row beyond the ones it returns (the other session gets all the rest).
 -- The fixture is committed through dblink so the other sessions see it; removed at the end.
 begin;
 select plan(11);
@@ -19,7 +20,7 @@ select is(dblink_connect('rfr_c', tests.conninfo()), 'OK', 'session C connected'
 select dblink_exec('rfr_c', $$set lock_timeout = '3s'$$) as c_lock_timeout \gset
 select dblink_exec('rfr_c', $$set statement_timeout = '10s'$$) as c_statement_timeout \gset
 
--- B claims 3 rows and keeps its transaction open (its driver is checking S3).
+-- B claims 3 rows and keeps its transaction open (its driver is checking the file storage).
 select dblink_exec('rfr_b', 'begin') as b_begin \gset
 create temp table b_claim as
 select * from dblink('rfr_b', 'select recording_id, action from tests.claim(3)')
@@ -37,7 +38,7 @@ select set_eq(
 select set_eq(
     'select recording_id from c_claim',
     'select recording_id from fx where n > 3',
-    'C, claiming at the same time, gets exactly the other 3'
+    'C, claiming at the same time, gets exactly the other 3 (B holds none it did not return)'
 );
 select is_empty(
     'select recording_id from b_claim intersect select recording_id from c_claim',

@@ -1,6 +1,7 @@
--- A row that crashes the worker on every attempt (claimed, never applied) still ends quarantined.
+-- A row that crashes the worker on every attempt (claimed, never applied) still ends quarantined,
+-- as crash_loop (no verdict since it was opened); one with a verdict on record as max_attempts.
 begin;
-select plan(10);
+select plan(14);
 
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
@@ -43,6 +44,12 @@ select is(
     'quarantining does not count another attempt'
 );
 select is(
+    (select quarantine_reason from messenger.recording_finalize_attempts
+        where recording_id = :'rec'),
+    'crash_loop',
+    'no apply_outcome ever answered (last_outcome NULL): quarantine_reason crash_loop'
+);
+select is(
     tests.token(:'rec'), null,
     'the last handed-out claim token is revoked'
 );
@@ -64,6 +71,29 @@ select is(
 select is(
     (select count(*) from tests.claim(p_max_attempts => 100)), 0::bigint,
     'raising max attempts does not bring a quarantined row back: only requeue does'
+);
+
+-- The same exhaustion with a verdict on record (the last check was transient): max_attempts.
+select tests.make_stuck(p_attempts => 3) as answered \gset
+update messenger.recording_finalize_attempts
+set last_outcome = 'transient', last_error = 'Transient: S3 503'
+where recording_id = :'answered';
+create temp table answered_claim as select * from tests.claim(p_max_attempts => 3);
+select results_eq(
+    'select action, detail, attempts from answered_claim',
+    $$values ('quarantined', 'MaxAttemptsExceeded', 3)$$,
+    'a row with a verdict on record is quarantined at max attempts too'
+);
+select results_eq(
+    format($$select quarantine_reason, last_error from messenger.recording_finalize_attempts
+        where recording_id = %L$$, :'answered'),
+    $$values ('max_attempts'::varchar,
+        'MaxAttemptsExceeded: 3 attempts; last error: Transient: S3 503'::varchar)$$,
+    'as max_attempts, its last error kept in the message'
+);
+select is(
+    (select count(*) from answered_claim where claim_token is not null), 0::bigint,
+    'and no claim token is handed out'
 );
 
 select * from finish();

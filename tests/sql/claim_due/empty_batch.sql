@@ -8,9 +8,9 @@ select tests.clean_slate();
 select tests.make_stuck(p_next_attempt_at => now() + interval '5 minutes') as not_due \gset
 select tests.make_recording('Direct', tests.make_session(), 'Available') as done_rec \gset
 select tests.make_due_row(:'done_rec', 1, now() - interval '1 hour', 'Done') is not null as ok \gset
-select tests.make_stuck(p_attempts => 8) as quarantined_rec \gset
-update messenger.recording_finalize_attempts set status = 'Quarantined'
-where recording_id = :'quarantined_rec';
+select tests.make_recording('Direct', tests.make_session(), 'Uploading') as quarantined_rec \gset
+select tests.make_due_row(:'quarantined_rec', 8, now() - interval '1 hour', 'Quarantined')
+    is not null as ok \gset
 
 create temp table before as select tests.snapshot() as fingerprint;
 
@@ -20,7 +20,7 @@ select is(
 );
 select is(
     (select count(*) from recording_finalize.claim_due()), 0::bigint,
-    'nothing due: the claim with its default settings returns no row either'
+    'nothing due: the claim with the default policy returns no row either'
 );
 select is(
     tests.snapshot(), (select fingerprint from before),

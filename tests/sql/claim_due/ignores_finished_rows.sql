@@ -1,17 +1,18 @@
 -- The claim's cost does not grow with finished rows: with 50 000 Done and Quarantined rows it
--- reads the Pending rows through an index that holds no finished row (ix_rfa_due under its
--- Pending prefix, or the partial Pending index of migration 0005, whichever the planner finds
--- cheaper for the backlog) and never scans the table.
+-- reads the Pending rows through an index that holds no finished row (the partial ix_rfa_due,
+-- or the partial Pending index, whichever the planner finds cheaper) and never scans the table.
 begin;
 select plan(4);
 
 select tests.clean_slate();
 insert into messenger.recording_finalize_attempts (
-    recording_id, session_kind, session_id, status, attempts, next_attempt_at, created_at
+    recording_id, session_kind, session_id, status, attempts, next_attempt_at, created_at,
+    quarantine_reason
 )
 select gen_random_uuid(), 'Direct', gen_random_uuid(),
     case when n % 10 = 0 then 'Quarantined' else 'Done' end, 1,
-    now() - make_interval(mins => n), now() - make_interval(mins => n)
+    now() - make_interval(mins => n), now() - make_interval(mins => n),
+    case when n % 10 = 0 then 'max_attempts' end
 from generate_series(1, 50000) as n;
 select count(tests.make_stuck()) as made from generate_series(1, 5) \gset
 analyze messenger.recording_finalize_attempts;

@@ -1,11 +1,14 @@
 -- claim_due settles an Available-but-unpublished recording itself: event enqueued once, row Done.
 begin;
-select plan(13);
+select plan(15);
 
 select tests.clean_slate();
 select tests.make_session('Conference') as session \gset
 select tests.make_recording('Conference', :'session', 'Available') as rec \gset
 select tests.make_due_row(:'rec', 2) is not null as ok \gset
+-- Another service's event under the same dedupe key is not this recording's event.
+insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload)
+values ('pin.billing.invoice-paid.v1', 'k', 'invoice-paid', :'rec', '{}');
 create temp table recording_before as select * from messenger.call_recordings;
 
 create temp table claimed as select * from tests.claim();
@@ -20,9 +23,15 @@ select is(
     'Done',
     'the republished row is closed Done in the same call'
 );
-select is(tests.event_count(:'rec'), 1::bigint, 'exactly one integration event is enqueued');
+select is(
+    (select count(*) from messenger.integration_outbox
+        where topic = 'pin.messenger.call-recording-available.v1'),
+    1::bigint,
+    'exactly one integration event is enqueued (another topic''s row does not count as it)'
+);
 select results_eq(
-    $$select topic, message_key, event_type from messenger.integration_outbox$$,
+    $$select topic, message_key, event_type from messenger.integration_outbox
+    where topic <> 'pin.billing.invoice-paid.v1'$$,
     format(
         $$values ('pin.messenger.call-recording-available.v1', %L, 'call-recording-available')$$,
         :'session'
@@ -30,11 +39,15 @@ select results_eq(
     'the event goes to the card''s topic, keyed by the session id'
 );
 select is(
-    (select payload ->> 'recordingId' from messenger.integration_outbox), :'rec',
+    (select payload ->> 'recordingId' from messenger.integration_outbox
+        where event_type <> 'invoice-paid'),
+    :'rec',
     'the event carries the recording id'
 );
 select is(
-    (select payload ->> 'fileId' from messenger.integration_outbox), 'recordings/' || :'rec',
+    (select payload ->> 'fileId' from messenger.integration_outbox
+        where event_type <> 'invoice-paid'),
+    'recordings/' || :'rec',
     'the event carries the stored file id'
 );
 select is(
@@ -46,8 +59,20 @@ select set_eq(
     'select * from recording_before',
     'republish never rewrites the recording (version and metadata unchanged)'
 );
+select results_eq(
+    format($$select status, attempts, claim_token, last_error
+        from messenger.recording_finalize_attempts where recording_id = %L$$, :'rec'),
+    $$values ('Done'::varchar, 3, null::uuid, null::varchar)$$,
+    'the settling claim counts its attempt (2 -> 3)'
+);
+select results_eq(
+    format($$select attempts from claimed where recording_id = %L$$, :'rec'),
+    $$values (3)$$,
+    'and returns the attempts it left'
+);
 
--- A second republish attempt (the row made due again, e.g. by an operator) is a no-op.
+-- A second republish attempt (the row made due again, e.g. by an operator) is a no-op: the
+-- event exists, so the row is closed.
 update messenger.recording_finalize_attempts
 set status = 'Pending', next_attempt_at = now() - interval '1 second'
 where recording_id = :'rec';
@@ -57,13 +82,18 @@ select results_eq(
     $$values ('closed')$$,
     'a second claim finds the event already enqueued and only closes the row'
 );
-select is(tests.event_count(:'rec'), 1::bigint, 'still exactly one integration event');
+select is(
+    (select count(*) from messenger.integration_outbox
+        where topic = 'pin.messenger.call-recording-available.v1'),
+    1::bigint,
+    'still exactly one integration event'
+);
 select is(
     tests.realtime_count(:'rec', 'RecordingAvailable'), 1::bigint,
     'still exactly one realtime row'
 );
 select is(
-    (select count(*) from messenger.integration_outbox), 1::bigint,
+    (select count(*) from messenger.integration_outbox), 2::bigint,
     'no other outbox row appeared'
 );
 select is(

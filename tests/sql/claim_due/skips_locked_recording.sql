@@ -38,7 +38,8 @@ select is(
     (select result from dblink(
         'rfr_ingest',
         format(
-            $$select messenger.recording_ingest_completed(%L, 'recordings/x', 10, 5, 'Ogg')$$,
+            $$select recording_finalize.recording_ingest_completed(
+                %L, 'recordings/x', 10, 5, 'Ogg')$$,
             :'rec'
         )
     ) as t(result text)),

@@ -6,14 +6,14 @@ select plan(3);
 select tests.clean_slate();
 select tests.make_session('Direct', null) as s1, tests.make_session('Direct', null) as s2 \gset
 select gen_random_uuid() as rec \gset
-select messenger.recording_started(:'rec', 'Direct', :'s1', 'Audio', 'Manual');
+select recording_finalize.recording_started(:'rec', 'Direct', :'s1', 'Audio', 'Manual');
 select lives_ok(
-    format($$select messenger.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')$$,
+    format($$select recording_finalize.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')$$,
         :'rec', :'s1'),
     'the same start again is a no-op'
 );
 select throws_ok(
-    format($$select messenger.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')$$,
+    format($$select recording_finalize.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')$$,
         :'rec', :'s2'),
     'RF007', null, 'the same id in another session is refused'
 );

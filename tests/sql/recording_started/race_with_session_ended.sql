@@ -27,11 +27,11 @@ select pid as end_pid from dblink('rfr_end', 'select pg_backend_pid()') as t(pid
 -- 1. The start has inserted its recording and not committed; the session ends meanwhile.
 select dblink_exec('rfr_start', 'begin') as b1 \gset
 select r as started from dblink('rfr_start', format(
-    $$select messenger.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')::text$$,
+    $$select recording_finalize.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')::text$$,
     :'rec1', :'s1'
 )) as t(r text) \gset
 select dblink_send_query('rfr_end', format(
-    $$select messenger.session_ended('Direct', %L)$$, :'s1'
+    $$select recording_finalize.session_ended('Direct', %L)$$, :'s1'
 )) as sent1 \gset
 select ok(
     tests.wait_until_blocked('rfr_end', :end_pid),
@@ -55,12 +55,12 @@ select results_eq(
 -- 2. The end has run and not committed; the start comes meanwhile.
 select dblink_exec('rfr_end', 'begin') as b2 \gset
 select r as ended from dblink('rfr_end', format(
-    $$select messenger.session_ended('Direct', %L)::text$$, :'s2'
+    $$select recording_finalize.session_ended('Direct', %L)::text$$, :'s2'
 )) as t(r text) \gset
 select dblink_send_query('rfr_start', format(
     'select tests.error_of(%L)',
     format(
-        $$select messenger.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')$$,
+        $$select recording_finalize.recording_started(%L, 'Direct', %L, 'Audio', 'Manual')$$,
         :'rec2', :'s2'
     )
 )) as sent2 \gset

@@ -8,7 +8,7 @@ select gen_random_uuid() as rec \gset
 
 select lives_ok(
     format(
-        $$select messenger.recording_started(%L, 'Direct', %L, 'Video', 'Auto')$$,
+        $$select recording_finalize.recording_started(%L, 'Direct', %L, 'Video', 'Auto')$$,
         :'rec', :'session'
     ),
     'a recording starts in a running session'
@@ -33,7 +33,7 @@ select is(
 );
 select lives_ok(
     format(
-        $$select messenger.recording_started(%L, 'Direct', %L, 'Video', 'Auto')$$,
+        $$select recording_finalize.recording_started(%L, 'Direct', %L, 'Video', 'Auto')$$,
         :'rec', :'session'
     ),
     'a repeated start of the same recording is accepted'
@@ -44,7 +44,7 @@ select is(
 );
 
 select tests.make_session('Conference', null) as conference \gset
-select messenger.recording_started(gen_random_uuid(), 'Conference', :'conference', 'Audio',
+select recording_finalize.recording_started(gen_random_uuid(), 'Conference', :'conference', 'Audio',
     'Manual') is null as started \gset
 select is(
     (select count(*) from messenger.call_recordings where session_kind = 'Conference'), 1::bigint,

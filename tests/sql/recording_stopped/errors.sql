@@ -7,19 +7,19 @@ select tests.make_recording('Direct', tests.make_session('Direct', null), 'Recor
 create temp table before as select tests.snapshot() as fingerprint;
 
 select throws_ok(
-    format($$select messenger.recording_stopped(%L, interval '0')$$, :'rec'),
+    format($$select recording_finalize.recording_stopped(%L, interval '0')$$, :'rec'),
     'RF001', null, 'a zero SLA is refused'
 );
 select throws_ok(
-    format($$select messenger.recording_stopped(%L, interval '-5 minutes')$$, :'rec'),
+    format($$select recording_finalize.recording_stopped(%L, interval '-5 minutes')$$, :'rec'),
     'RF001', null, 'a negative SLA is refused'
 );
 select throws_ok(
-    format($$select messenger.recording_stopped(%L, null)$$, :'rec'),
+    format($$select recording_finalize.recording_stopped(%L, null)$$, :'rec'),
     'RF001', null, 'a null SLA is refused'
 );
 select throws_ok(
-    format($$select messenger.recording_stopped(%L)$$, gen_random_uuid()),
+    format($$select recording_finalize.recording_stopped(%L)$$, gen_random_uuid()),
     'RF003', null, 'an unknown recording is refused'
 );
 select is(tests.snapshot(), (select fingerprint from before), 'nothing changed');

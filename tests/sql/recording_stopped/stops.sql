@@ -7,7 +7,7 @@ select tests.make_session('Direct', null) as live \gset
 select tests.make_recording('Direct', :'live', 'Recording') as rec \gset
 
 select is(
-    messenger.recording_stopped(:'rec', interval '30 minutes'), 'Uploading',
+    recording_finalize.recording_stopped(:'rec', interval '30 minutes'), 'Uploading',
     'stopping returns the new status'
 );
 select results_eq(
@@ -31,7 +31,7 @@ select results_eq(
     'the finalize row is opened: Pending, untried, due one SLA from now (session still runs)'
 );
 select is(
-    messenger.recording_stopped(:'rec', interval '30 minutes'), 'Uploading',
+    recording_finalize.recording_stopped(:'rec', interval '30 minutes'), 'Uploading',
     'a repeated stop is accepted'
 );
 select results_eq(
@@ -48,7 +48,7 @@ select results_eq(
 -- The session ended an hour ago and the stop arrives late: due at ended_at + SLA.
 select tests.make_session('Conference', interval '1 hour') as ended \gset
 select tests.make_recording('Conference', :'ended', 'Recording') as late \gset
-select messenger.recording_stopped(:'late', interval '30 minutes') as late_status \gset
+select recording_finalize.recording_stopped(:'late', interval '30 minutes') as late_status \gset
 select is(
     (select next_attempt_at from messenger.recording_finalize_attempts
         where recording_id = :'late'),
@@ -67,7 +67,7 @@ select cmp_ok(
 select tests.make_recording('Direct', tests.make_session(), 'Available') as done \gset
 create temp table done_before as select * from messenger.call_recordings where id = :'done';
 select is(
-    messenger.recording_stopped(:'done'), 'Available',
+    recording_finalize.recording_stopped(:'done'), 'Available',
     'stopping an Available recording returns its status'
 );
 select set_eq(
@@ -81,7 +81,8 @@ select is(
     'nor opens a finalize row for it'
 );
 select is(
-    messenger.recording_stopped(tests.make_recording('Direct', tests.make_session(), 'Failed')),
+    recording_finalize.recording_stopped(
+        tests.make_recording('Direct', tests.make_session(), 'Failed')),
     'Failed',
     'a Failed recording answers Failed'
 );

@@ -7,7 +7,7 @@ select tests.make_session('Conference', null) as session \gset
 select tests.make_recording('Conference', :'session', 'Recording') as rec \gset
 
 select is(
-    messenger.session_ended('Conference', :'session', interval '30 minutes'), :'rec'::uuid,
+    recording_finalize.session_ended('Conference', :'session', interval '30 minutes'), :'rec'::uuid,
     'returns the id of the recording it sent to finalization'
 );
 select is(
@@ -31,7 +31,7 @@ select results_eq(
     'the finalize row is due at ended_at + SLA'
 );
 select is(
-    messenger.session_ended('Conference', :'session', interval '30 minutes'), :'rec'::uuid,
+    recording_finalize.session_ended('Conference', :'session', interval '30 minutes'), :'rec'::uuid,
     'ending it again is accepted'
 );
 select results_eq(
@@ -48,7 +48,8 @@ select results_eq(
 -- A session that ended earlier keeps its ended_at; the row follows it.
 select tests.make_session('Direct', interval '10 minutes') as earlier \gset
 select tests.make_recording('Direct', :'earlier', 'Recording') as earlier_rec \gset
-select messenger.session_ended('Direct', :'earlier', interval '30 minutes') as earlier_result \gset
+select recording_finalize.session_ended('Direct', :'earlier', interval '30 minutes')
+    as earlier_result \gset
 select is(
     (select ended_at from messenger.call_sessions where id = :'earlier'),
     now() - interval '10 minutes',
@@ -64,8 +65,8 @@ select is(
 -- recording_stopped opened the row one SLA ahead; the end of the session re-times it.
 select tests.make_session('Direct', null) as stopped_first \gset
 select tests.make_recording('Direct', :'stopped_first', 'Recording') as stopped_rec \gset
-select messenger.recording_stopped(:'stopped_rec', interval '1 hour') as stop_result \gset
-select messenger.session_ended('Direct', :'stopped_first', interval '15 minutes')
+select recording_finalize.recording_stopped(:'stopped_rec', interval '1 hour') as stop_result \gset
+select recording_finalize.session_ended('Direct', :'stopped_first', interval '15 minutes')
     as end_result \gset
 select is(
     (select next_attempt_at from messenger.recording_finalize_attempts
@@ -78,7 +79,7 @@ select is(
 select tests.make_session('Direct', null) as tried_session \gset
 select tests.make_recording('Direct', :'tried_session', 'Uploading') as tried_rec \gset
 select tests.make_due_row(:'tried_rec', 2, now() + interval '4 minutes') is not null as ok \gset
-select messenger.session_ended('Direct', :'tried_session', interval '30 minutes')
+select recording_finalize.session_ended('Direct', :'tried_session', interval '30 minutes')
     as tried_result \gset
 select results_eq(
     format(
@@ -94,7 +95,7 @@ select results_eq(
 select tests.make_session('Direct', null) as quiet \gset
 select tests.make_recording('Direct', :'quiet', 'Available') as old_rec \gset
 select is(
-    messenger.session_ended('Direct', :'quiet', interval '30 minutes'), null::uuid,
+    recording_finalize.session_ended('Direct', :'quiet', interval '30 minutes'), null::uuid,
     'a session without an active recording returns NULL'
 );
 select is(

@@ -2,7 +2,7 @@
 -- NULLs for an unknown session, RF001 for another kind; p_for_share holds the row FOR SHARE so
 -- that a writer of the session (session_ended) waits. The lock is probed from a second session.
 begin;
-select plan(7);
+select plan(8);
 
 select tests.delete_committed('c0c0c0a5');
 select tests.clean_slate();
@@ -10,23 +10,31 @@ select tests.make_session('Direct', null) as direct \gset
 select tests.make_session('Conference', '1 hour') as conference \gset
 
 select is(
-    (recording_finalize.session_of('Direct', :'direct')).id, :'direct'::uuid,
+    (recording_finalize_internal.session_of('Direct', :'direct')).id, :'direct'::uuid,
     'Direct reads call_sessions'
 );
 select results_eq(
-    format($$select id, chat_id, ended_at from recording_finalize.session_of('Conference', %L)$$,
+    format($$select id, chat_id, ended_at
+        from recording_finalize_internal.session_of('Conference', %L)$$,
         :'conference'),
     format($$select id, chat_id, ended_at from messenger.conference_sessions where id = %L$$,
         :'conference'),
     'Conference reads conference_sessions, every column'
 );
 select is(
-    (recording_finalize.session_of('Conference', :'direct')).id, null,
+    (recording_finalize_internal.session_of('Conference', :'direct')).id, null,
     'the kind decides the table: a Direct id is no conference'
 );
 select throws_ok(
-    format($$select recording_finalize.session_of('Group', %L)$$, :'direct'),
+    format($$select recording_finalize_internal.session_of('Group', %L)$$, :'direct'),
     'RF001', null, 'another session kind is refused'
+);
+select is(
+    (select p.prorettype::regtype::text from pg_catalog.pg_proc as p
+        where p.oid = 'recording_finalize_internal.session_of(text, uuid, boolean)'
+            ::regprocedure),
+    'recording_finalize_internal.session',
+    'it returns the product''s own type, not the service''s row type'
 );
 
 -- FOR SHARE, seen from another session: a committed session, read with p_for_share here.
@@ -35,7 +43,8 @@ select tests.exec_committed(format(
     $sql$do $do$ begin perform tests.make_session('Direct', null, %L); end $do$ $sql$, :'shared'
 )) as committed \gset
 select is(
-    (recording_finalize.session_of('Direct', :'shared', p_for_share => true)).id, :'shared'::uuid,
+    (recording_finalize_internal.session_of('Direct', :'shared', p_for_share => true)).id,
+    :'shared'::uuid,
     'the committed session is read with p_for_share'
 );
 select is(

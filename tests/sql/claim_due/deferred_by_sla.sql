@@ -1,6 +1,7 @@
--- claim_due leaves a recording to the happy path while its session runs or its SLA has not passed.
+-- claim_due: deferred_by_sla while the session runs or ended less than the SLA ago; exactly
+-- the SLA ago is the safety net's.
 begin;
-select plan(11);
+select plan(12);
 
 select tests.clean_slate();
 -- A finalize row opened by recording_stopped while the session still runs, already tried twice.
@@ -9,6 +10,8 @@ select tests.make_stuck(p_ended_ago => null, p_attempts => 2) as running \gset
 select tests.make_stuck(p_ended_ago => interval '10 minutes') as within_sla \gset
 -- Ended 31 minutes ago: the SLA has run out, the safety net takes over.
 select tests.make_stuck(p_ended_ago => interval '31 minutes') as overdue \gset
+-- Ended exactly one SLA ago (now() is the claim's clock too): the SLA has run out.
+select tests.make_stuck(p_ended_ago => interval '30 minutes') as on_the_dot \gset
 create temp table recordings_before as select * from messenger.call_recordings;
 
 create temp table claimed as select * from tests.claim(p_sla_timeout => interval '30 minutes');
@@ -18,7 +21,7 @@ select results_eq(
         $$select action, detail, attempts, claim_token from claimed where recording_id = %L$$,
         :'running'
     ),
-    $$values ('deferred', 'SessionNotEnded', 2, null::uuid)$$,
+    $$values ('deferred_by_sla', 'SessionNotEnded', 2, null::uuid)$$,
     'a session still running: deferred, no claim token'
 );
 select is(
@@ -41,7 +44,7 @@ select results_eq(
     format(
         $$select action, detail, attempts from claimed where recording_id = %L$$, :'within_sla'
     ),
-    $$values ('deferred', 'WithinSla', 0)$$,
+    $$values ('deferred_by_sla', 'WithinSla', 0)$$,
     'a session ended less than the SLA ago: deferred'
 );
 select is(
@@ -60,6 +63,11 @@ select results_eq(
     format($$select action, attempts from claimed where recording_id = %L$$, :'overdue'),
     $$values ('reconcile', 1)$$,
     'a session ended longer than the SLA ago is reconciled'
+);
+select results_eq(
+    format($$select action, attempts from claimed where recording_id = %L$$, :'on_the_dot'),
+    $$values ('reconcile', 1)$$,
+    'a session that ended exactly one SLA ago is reconciled, not deferred'
 );
 select set_eq(
     'select * from messenger.call_recordings',

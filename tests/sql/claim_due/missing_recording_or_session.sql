@@ -1,6 +1,7 @@
--- claim_due quarantines finalize rows whose recording or session does not exist.
+-- claim_due quarantines finalize rows whose recording or session does not exist, with their
+-- quarantine_reason, and counts no attempt.
 begin;
-select plan(6);
+select plan(9);
 
 select tests.clean_slate();
 -- A finalize row pointing at nothing (the recording was deleted by hand).
@@ -23,7 +24,7 @@ select results_eq(
 select is(
     (select last_error from messenger.recording_finalize_attempts
         where recording_id = :'no_recording'),
-    'RecordingNotFound: no call_recordings row with this id',
+    'RecordingNotFound: no messenger.call_recordings row with this id',
     'its last_error names the problem'
 );
 select results_eq(
@@ -37,10 +38,24 @@ select matches(
     '^SessionNotFound: no Conference session ',
     'its last_error names the missing session'
 );
+select results_eq(
+    $$select status, quarantine_reason, attempts, claim_token
+    from messenger.recording_finalize_attempts order by quarantine_reason$$,
+    $$values ('Quarantined'::varchar, 'recording_not_found'::varchar, 0, null::uuid),
+        ('Quarantined'::varchar, 'session_not_found'::varchar, 0, null::uuid)$$,
+    'both rows are Quarantined with their reason, no attempt counted, no token'
+);
+select results_eq(
+    'select attempts, claim_token from claimed order by detail',
+    $$values (0, null::uuid), (0, null::uuid)$$,
+    'the claim returns them without a token and with their attempts unchanged'
+);
+select is((select count(*) from tests.claim()), 0::bigint, 'they are not claimed again');
 select is(
-    (select count(*) from messenger.recording_finalize_attempts where status = 'Quarantined'),
-    2::bigint,
-    'both rows are Quarantined'
+    (select count(*) from messenger.integration_outbox)
+        + (select count(*) from messenger.realtime_outbox),
+    0::bigint,
+    'no outbox row is written'
 );
 select is(
     (select status from messenger.call_recordings where id = :'no_session'), 'Uploading',

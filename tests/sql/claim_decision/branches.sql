@@ -1,0 +1,86 @@
+-- claim_decision: every branch of the claim's state machine, with its detail, quarantine reason
+-- and whether the claim counts an attempt (SLA 30 min, max 8 attempts, a fixed clock).
+begin;
+
+create temp table cases (
+    description text,
+    status text,
+    enqueued boolean,
+    session_found boolean,
+    ended_ago interval,
+    attempts integer,
+    last_outcome text,
+    action text,
+    detail text,
+    quarantine_reason text,
+    counts_attempt boolean
+);
+insert into cases values
+    ('no recording: quarantined as recording_not_found',
+        null, false, false, null, 0, null,
+        'quarantined', 'RecordingNotFound', 'recording_not_found', false),
+    ('Failed: closed, no event',
+        'Failed', false, true, '2 hours', 0, null,
+        'closed', 'Failed', null, true),
+    ('Available with its event: closed',
+        'Available', true, true, '2 hours', 0, null,
+        'closed', 'Available', null, true),
+    ('Available without its event: republished',
+        'Available', false, true, '2 hours', 0, null,
+        'republished', 'Available', null, true),
+    ('a recording whose session is gone: quarantined as session_not_found',
+        'Uploading', false, false, null, 0, null,
+        'quarantined', 'SessionNotFound', 'session_not_found', false),
+    ('a session still running: deferred_by_sla, SessionNotEnded',
+        'Recording', false, true, null, 0, null,
+        'deferred_by_sla', 'SessionNotEnded', null, false),
+    ('a session ended 10 minutes ago: deferred_by_sla, WithinSla',
+        'Uploading', false, true, '10 minutes', 0, null,
+        'deferred_by_sla', 'WithinSla', null, false),
+    ('Uploading, overdue, untried: reconcile, detail Uploading',
+        'Uploading', false, true, '2 hours', 0, null,
+        'reconcile', 'Uploading', null, true),
+    ('Recording after its session ended: reconcile, detail Recording',
+        'Recording', false, true, '2 hours', 3, 'transient',
+        'reconcile', 'Recording', null, true),
+    ('Pending after its session ended: reconcile, detail Pending',
+        'Pending', false, true, '2 hours', 0, null,
+        'reconcile', 'Pending', null, true),
+    ('exhausted, no verdict ever recorded: quarantined as crash_loop',
+        'Uploading', false, true, '2 hours', 8, null,
+        'quarantined', 'MaxAttemptsExceeded', 'crash_loop', false),
+    ('exhausted after a transient verdict: quarantined as max_attempts',
+        'Uploading', false, true, '2 hours', 8, 'transient',
+        'quarantined', 'MaxAttemptsExceeded', 'max_attempts', false),
+    ('exhausted after a missing verdict (deferred by an incident): max_attempts',
+        'Uploading', false, true, '2 hours', 8, 'missing',
+        'quarantined', 'MaxAttemptsExceeded', 'max_attempts', false),
+    ('exhausted after a config_error verdict: max_attempts',
+        'Uploading', false, true, '2 hours', 8, 'config_error',
+        'quarantined', 'MaxAttemptsExceeded', 'max_attempts', false);
+
+select plan((select count(*)::integer from cases) + 1);
+
+select is(
+    (select row(d.action, d.detail, d.quarantine_reason, d.counts_attempt)::text
+        from recording_finalize_internal.claim_decision(
+            c.status, c.enqueued, c.session_found,
+            '2026-01-01 12:00:00+00'::timestamptz - c.ended_ago,
+            c.attempts, c.last_outcome, 8, interval '30 minutes',
+            '2026-01-01 12:00:00+00'::timestamptz
+        ) as d),
+    row(c.action, c.detail, c.quarantine_reason, c.counts_attempt)::text,
+    c.description
+)
+from cases as c
+order by c.description;
+
+select is(
+    (select count(*) from recording_finalize_internal.claim_decision(
+        'Uploading', false, true, now() - interval '2 hours', 0, null, 8, '30 minutes', now())),
+    1::bigint,
+    'exactly one decision per row'
+);
+
+select * from finish();
+rollback;
