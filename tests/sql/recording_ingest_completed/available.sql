@@ -8,7 +8,8 @@ select tests.make_session('Conference', null) as live_session \gset
 select tests.make_recording('Conference', :'live_session', 'Recording') as no_row \gset
 
 select is(
-    recording_finalize.recording_ingest_completed(:'rec', 'recordings/' || :'rec', 2048, 61, 'Webm'),
+    recording_finalize.recording_ingest_completed(
+        :'rec', 'recordings/' || :'rec', 2048, 61, 'Webm'),
     'available',
     'the callback returns available'
 );

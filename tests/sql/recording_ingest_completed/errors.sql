@@ -39,7 +39,8 @@ select throws_ok(
 );
 select throws_ok(
     format(
-        $$select recording_finalize.recording_ingest_completed(%L, repeat('k', 1025), 1, 1, 'Ogg')$$,
+        $$select recording_finalize.recording_ingest_completed(
+            %L, repeat('k', 1025), 1, 1, 'Ogg')$$,
         :'rec'
     ),
     'RF002', null, 'a file_id longer than 1024 characters is refused'
@@ -58,7 +59,8 @@ select throws_ok(
 );
 select matches(
     tests.error_of(format(
-        $$select recording_finalize.recording_ingest_completed(%L, 's3://b/k', 1, 1, 'Ogg')$$, :'rec'
+        $$select recording_finalize.recording_ingest_completed(%L, 's3://b/k', 1, 1, 'Ogg')$$,
+        :'rec'
     )),
     '^RF002: invalid_file_metadata: recording .*: unusable file metadata: file_id is a URL',
     'the message says which field is wrong'

@@ -6,7 +6,8 @@ select plan(7);
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
 select claim_token as token from tests.claim() \gset
-select recording_finalize.recording_ingest_completed(:'rec', 'recordings/from-callback', 500, 30, 'Webm')
+select recording_finalize.recording_ingest_completed(
+    :'rec', 'recordings/from-callback', 500, 30, 'Webm')
     as ingest_result \gset
 create temp table recording_after_callback as select * from messenger.call_recordings;
 

@@ -17,7 +17,8 @@ select throws_ok(
 );
 select is(tests.snapshot(), (select fingerprint from before), 'and nothing moved');
 select is(
-    recording_finalize.recording_ingest_completed(:'rec', 'recordings/x', 10, 10, 'Ogg'), 'available',
+    recording_finalize.recording_ingest_completed(:'rec', 'recordings/x', 10, 10, 'Ogg'),
+    'available',
     'with the default the callback runs'
 );
 select is(
