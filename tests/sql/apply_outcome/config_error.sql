@@ -14,7 +14,8 @@ select * from tests.apply(:'rec', 'config_error', p_error => 'NoSuchBucket: call
 
 select results_eq(
     'select result, finalize_status, attempts, detail from applied',
-    $$values ('config_error_released', 'Pending', 4, 'ConfigError: NoSuchBucket: call-recordings')$$,
+    $$values ('config_error_released', 'Pending', 4,
+        'ConfigError: NoSuchBucket: call-recordings')$$,
     'config_error: config_error_released, Pending, attempts back to 4, detail says why'
 );
 select results_eq(

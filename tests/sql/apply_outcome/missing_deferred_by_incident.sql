@@ -90,7 +90,8 @@ select results_eq(
     $$values ('deferred_by_incident')$$,
     'an incident ending in the future defers the 404');
 select is(
-    (select next_attempt_at from messenger.recording_finalize_attempts where recording_id = :'rec3'),
+    (select next_attempt_at from messenger.recording_finalize_attempts
+        where recording_id = :'rec3'),
     now() + interval '24 hours', 'but at most until now() + upload_grace_max (24 hours)'
 );
 

@@ -88,7 +88,8 @@ update messenger.call_recordings
 set status = 'Available', file_id = 'recordings/late', size_bytes = 7,
     duration_seconds = 3, format = 'Ogg', available_at = now(), version = version + 1
 where id = :'late';
-select recording_finalize_internal.enqueue_available(r, s, 'pin.messenger.call-recording-available.v1')
+select recording_finalize_internal.enqueue_available(
+    r, s, 'pin.messenger.call-recording-available.v1')
 from recording_finalize_internal.recording_row(:'late') as r,
     recording_finalize_internal.session_of(r.session_kind, r.session_id) as s;
 select is(
