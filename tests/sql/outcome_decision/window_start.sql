@@ -2,7 +2,7 @@
 -- upload_deferral/window_start); apply_outcome and preview_outcomes open the window at the
 -- earlier of the recording's stop and its session's end.
 begin;
-select plan(6);
+select plan(7);
 
 select tests.clean_slate();
 insert into recording_finalize.storage_incidents (source, started_at, ended_at, closed_by)
@@ -26,6 +26,14 @@ select is(
 select tests.make_stuck('Conference', '2 hours') as rec \gset
 select tests.make_stuck('Direct', '2 hours') as late_stop \gset
 update messenger.call_recordings set ended_at = now() - interval '4 hours' where id = :'rec';
+select results_eq(
+    format($$select result from recording_finalize.preview_outcomes(
+        jsonb_build_array(jsonb_build_object('recording_id', %L, 'outcome', 'missing'),
+            jsonb_build_object('recording_id', %L, 'outcome', 'missing')),
+        tests.policy(8, '30 minutes', '4 hours'))$$, :'rec', :'late_stop'),
+    $$values ('deferred_by_incident'), ('failed')$$,
+    'preview_outcomes opens the window the same way'
+);
 select count(*) as claimed from tests.claim() \gset
 select is(
     (select result from tests.apply(:'rec', 'missing', p_upload_grace => '4 hours')),

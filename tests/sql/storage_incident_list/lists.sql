@@ -8,13 +8,14 @@ insert into recording_finalize.storage_incidents (source, started_at, ended_at, 
     ('recorders', now() - interval '3 hours', now() - interval '2 hours', 'x'),
     ('ops', now() - interval '1 hour', now() - interval '50 minutes', 'x');
 insert into recording_finalize.storage_incidents (source, started_at) values
-    ('worker', now() - interval '10 minutes');
+    ('worker', now() - interval '5 hours');
 
 select results_eq(
     'select source, is_open, duration_seconds from recording_finalize.storage_incident_list()',
-    $$values ('worker', true, 600::double precision), ('ops', false, 600::double precision),
+    $$values ('worker', true, 18000::double precision), ('ops', false, 600::double precision),
         ('recorders', false, 3600::double precision)$$,
-    'open first, then ended within 7 days newest first; durations in seconds');
+    'open first (even one that started before the others ended), then ended within 7 days '
+    'newest first; durations in seconds');
 select results_eq(
     $$select source from recording_finalize.storage_incident_list('1 hour', 10)$$,
     $$values ('worker'), ('ops')$$,
