@@ -2,12 +2,13 @@
 -- stricter CHECK, a shorter column): quarantined invalid_metadata naming the constraint, no
 -- error, and the recording's half-made transition undone whole.
 begin;
-select plan(10);
+select plan(12);
 
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
 select tests.make_stuck() as fits \gset
 select tests.make_stuck() as short_col \gset
+select tests.make_stuck() as no_push \gset
 create temp table recordings_before as select * from messenger.call_recordings;
 create temp table claimed as select * from tests.claim();
 
@@ -82,6 +83,22 @@ select is(
 select is(
     tests.event_count(:'short_col'), 0::bigint,
     'no event'
+);
+
+-- A constraint on another of the service's tables is named with its table.
+alter table messenger.realtime_outbox
+add constraint realtime_outbox_pgtap_no_push_ck check (kind <> 'RecordingAvailable') not valid;
+select results_eq(
+    format($$select result, detail from tests.apply(%L, 'found', 'k', 10, 5, 'Ogg')$$,
+        :'no_push'),
+    $$values ('quarantined', 'InvalidMetadata: refused by messenger.realtime_outbox '
+        '(realtime_outbox_pgtap_no_push_ck)')$$,
+    'a refusal by another service table names that table and constraint'
+);
+select results_eq(
+    format($$select status, version from messenger.call_recordings where id = %L$$, :'no_push'),
+    $$values ('Uploading'::varchar, 1)$$,
+    'and the transition is undone whole (no Available without its push)'
 );
 
 select * from finish();
