@@ -17,7 +17,8 @@ select * from recording_finalize.storage_incident_open('worker', 'something else
 select results_eq('select id, started_at, reason, created from again',
     'select id, started_at, reason, false from first',
     'opening again returns the open incident unchanged, created = false');
-select is((select count(*) from recording_finalize.storage_incidents), 1::bigint, 'still one incident');
+select is((select count(*) from recording_finalize.storage_incidents), 1::bigint,
+    'still one incident');
 
 select results_eq(
     $$select source, started_at, created from recording_finalize.storage_incident_open(
