@@ -32,6 +32,7 @@ declare
     v_decision record;
     v_busy boolean := false;
     v_constraint text;
+    v_table text;
 begin
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
@@ -129,10 +130,11 @@ begin
             v_busy := true;
         when check_violation or string_data_right_truncation then
             -- The service's table refused metadata the product found usable: its own rule.
-            get stacked diagnostics v_constraint = constraint_name;
+            get stacked diagnostics v_constraint = constraint_name, v_table = table_name;
             select 'quarantined' as result, 'Quarantined' as finalize_status,
                 v_row.attempts as attempts, null::timestamptz as next_attempt_at,
-                format('InvalidMetadata: refused by messenger.call_recordings (%s)',
+                format('InvalidMetadata: refused by messenger.%s (%s)',
+                    coalesce(nullif(v_table, ''), 'call_recordings'),
                     coalesce(nullif(v_constraint, ''), 'a column length')) as last_error,
                 'invalid_metadata' as quarantine_reason
             into v_decision;

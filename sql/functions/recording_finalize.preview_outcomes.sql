@@ -23,6 +23,8 @@ declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
     v_verdict jsonb;
     v_id uuid;
+    v_size_bytes bigint;
+    v_duration integer;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_rec recording_finalize_internal.recording;
     v_session recording_finalize_internal.session;
@@ -38,7 +40,23 @@ begin
                 'duration_seconds, format, error}';
     end if;
     for v_verdict in select v from jsonb_array_elements(p_verdicts) as v loop
-        v_id := (v_verdict ->> 'recording_id')::uuid;
+        -- Every verdict names its recording by UUID, with whole numbers for the sizes: an
+        -- element that is not an object, or an id that is missing, would otherwise be previewed
+        -- as "no row" (none), and a bad number fail a cast.
+        begin
+            v_id := (v_verdict ->> 'recording_id')::uuid;
+            v_size_bytes := (v_verdict ->> 'size_bytes')::bigint;
+            v_duration := (v_verdict ->> 'duration_seconds')::integer;
+        exception when invalid_text_representation or numeric_value_out_of_range then
+            v_id := null;
+        end;
+        if jsonb_typeof(v_verdict) <> 'object' or v_id is null then
+            raise exception using
+                errcode = 'RF001',
+                message = format('invalid_parameter: preview_outcomes: each verdict must be an '
+                    'object with a UUID recording_id (and whole numbers for size_bytes and '
+                    'duration_seconds), got %s', v_verdict);
+        end if;
         recording_id := v_id;
         if v_verdict ->> 'outcome' is null or v_verdict ->> 'outcome' not in (
             'found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
@@ -73,8 +91,8 @@ begin
                 v_verdict ->> 'outcome',
                 case when v_verdict ->> 'outcome' = 'found' then
                     recording_finalize_internal.metadata_problem(
-                        v_verdict ->> 'file_id', (v_verdict ->> 'size_bytes')::bigint,
-                        (v_verdict ->> 'duration_seconds')::integer, v_verdict ->> 'format') end,
+                        v_verdict ->> 'file_id', v_size_bytes, v_duration,
+                        v_verdict ->> 'format') end,
                 recording_finalize_internal.mask_urls(v_verdict ->> 'error', 400),
                 v_row.attempts + 1,
                 v_policy.max_attempts,
@@ -120,7 +138,9 @@ comment on function recording_finalize.preview_outcomes(jsonb, jsonb) is
 'failed, deferred_by_incident, backoff, held_by_incident, quarantined, config_error_released); '
 'for the other claim actions result is that action. next_attempt_at: when a Pending row would be '
 'due (the claim''s backoff without its jitter). The busy and stale no-ops of a race cannot be '
-'previewed. STABLE: writes nothing, locks nothing. RF001 for a bad verdict list. Operator API '
+'previewed. STABLE: writes nothing, locks nothing. RF001 for a bad verdict list (not an array, '
+'more than 10000, an element that is not an object with a UUID recording_id and a known outcome, '
+'sizes that are not whole numbers). Operator API '
 '(SECURITY DEFINER): run-once --dry-run and explain.';
 
 revoke all on function recording_finalize.preview_outcomes(jsonb, jsonb) from public;

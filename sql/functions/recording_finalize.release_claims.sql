@@ -23,14 +23,22 @@ begin
                 'be arrays of the same length, at most 10000';
     end if;
     -- Only a row still claimed with that token: one another runner re-claimed, or that was
-    -- settled meanwhile, is not this worker's to give back.
+    -- settled meanwhile, is not this worker's to give back. A row another transaction holds
+    -- right now (the ingest callback closing it) is skipped, not waited for: a stopping worker
+    -- must not fail its whole release on one row that is being settled anyway.
     update messenger.recording_finalize_attempts as f
     set attempts = greatest(f.attempts - 1, 0),
         next_attempt_at = now(),
         claim_token = null,
         updated_at = now()
-    from unnest(p_recording_ids, p_claim_tokens) as c (recording_id, token)
-    where f.recording_id = c.recording_id and f.claim_token = c.token and f.status = 'Pending';
+    where f.id in (
+        select x.id
+        from messenger.recording_finalize_attempts as x
+        join unnest(p_recording_ids, p_claim_tokens) as c (recording_id, token)
+            on x.recording_id = c.recording_id and x.claim_token = c.token
+        where x.status = 'Pending'
+        for no key update of x skip locked
+    );
     get diagnostics v_released = row_count;
     return v_released;
 end
@@ -39,7 +47,8 @@ $$;
 comment on function recording_finalize.release_claims(uuid[], uuid[]) is
 'For a stopping worker (SIGTERM): the rows it claimed and will not check get their attempt back '
 'and are due now, their claim token cleared; only rows still Pending and claimed with the token '
-'given (re-claimed or settled rows are left alone). Returns how many it released. RF001 for '
+'given (re-claimed or settled rows are left alone); a row another transaction holds is skipped '
+'(SKIP LOCKED), never waited for. Returns how many it released. RF001 for '
 'arrays of different lengths or more than 10000. Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.release_claims(uuid[], uuid[]) from public;

@@ -114,6 +114,9 @@ as $$
         select i.id
         from recording_finalize.storage_incidents as i
         where p_outcome = 'transient' and i.source = 'worker' and i.ended_at is null
+            -- As for the 404 rule: an incident that starts after the moment judged is not open
+            -- at that moment.
+            and i.started_at <= p_now
         limit 1
     ) as h on true
 $$;

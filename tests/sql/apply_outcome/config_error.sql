@@ -10,14 +10,13 @@ select claim_token as token, attempts as claimed_attempts from tests.claim() \gs
 select is(:'claimed_attempts'::integer, 5, 'the claim counted attempt 5');
 
 create temp table applied as
-select * from recording_finalize.apply_outcome(
-    :'rec', :'token', 'config_error', p_error => 'NoSuchBucket: call-recordings'
-);
+select * from tests.apply(:'rec', 'config_error', p_error => 'NoSuchBucket: call-recordings');
 
 select results_eq(
-    'select result, finalize_status, attempts from applied',
-    $$values ('released', 'Pending', 4)$$,
-    'config_error: released, Pending, attempts back to 4'
+    'select result, finalize_status, attempts, detail from applied',
+    $$values ('config_error_released', 'Pending', 4,
+        'ConfigError: NoSuchBucket: call-recordings')$$,
+    'config_error: config_error_released, Pending, attempts back to 4, detail says why'
 );
 select results_eq(
     format(
@@ -33,10 +32,15 @@ select cmp_ok(
     '<=', now(),
     'the row is due again at once'
 );
-select is(
-    (select last_error from messenger.recording_finalize_attempts where recording_id = :'rec'),
-    'ConfigError: NoSuchBucket: call-recordings',
-    'last_error says it was a configuration failure'
+select results_eq(
+    format(
+        $$select last_error, last_outcome, quarantine_reason
+        from messenger.recording_finalize_attempts where recording_id = %L$$,
+        :'rec'
+    ),
+    $$values ('ConfigError: NoSuchBucket: call-recordings'::varchar, 'config_error'::varchar,
+        null::varchar)$$,
+    'last_error says it was a configuration failure; last_outcome config_error'
 );
 select set_eq(
     'select * from messenger.call_recordings',
@@ -49,8 +53,7 @@ select results_eq(
     format($$values (%L, 'reconcile', 5)$$, :'rec'),
     'the next claim gets it again as attempt 5: no attempt was burnt'
 );
-select recording_finalize.apply_outcome(:'rec', claim_token, 'config_error') is not null as ok
-from next_claim \gset
+select tests.apply(:'rec', 'config_error') is not null as ok \gset
 -- Ten more cycles in which S3 is misconfigured, with max attempts 5.
 do $$
 declare
@@ -59,9 +62,7 @@ begin
     for i in 1..10 loop
         perform tests.make_due(f.recording_id) from messenger.recording_finalize_attempts as f;
         select * into v_claim from tests.claim(p_max_attempts => 5);
-        perform recording_finalize.apply_outcome(
-            v_claim.recording_id, v_claim.claim_token, 'config_error', p_max_attempts => 5
-        );
+        perform tests.apply(v_claim.recording_id, 'config_error', p_max_attempts => 5);
     end loop;
 end
 $$;

@@ -20,9 +20,9 @@ select * from recording_finalize.apply_outcome(
 );
 
 select results_eq(
-    'select result, finalize_status, attempts from applied',
-    $$values ('reconciled', 'Done', 1)$$,
-    'found: reconciled, row Done, attempt 1'
+    'select result, finalize_status, attempts, detail from applied',
+    $$values ('reconciled', 'Done', 1, null::text)$$,
+    'found: reconciled, row Done, attempt 1, no detail (nothing went wrong)'
 );
 
 -- The recording.
@@ -48,12 +48,12 @@ select is(
 -- The finalize row.
 select results_eq(
     format(
-        $$select status, claim_token, last_error from messenger.recording_finalize_attempts
-        where recording_id = %L$$,
+        $$select status, claim_token, last_error, last_outcome, quarantine_reason
+        from messenger.recording_finalize_attempts where recording_id = %L$$,
         :'rec'
     ),
-    $$values ('Done'::varchar, null::uuid, null::varchar)$$,
-    'the finalize row is Done, its token spent'
+    $$values ('Done'::varchar, null::uuid, null::varchar, 'found'::varchar, null::varchar)$$,
+    'the finalize row is Done, its token spent, the verdict recorded as last_outcome'
 );
 
 -- The integration event.

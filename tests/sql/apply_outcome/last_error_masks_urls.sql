@@ -1,6 +1,6 @@
 -- apply_outcome stores p_error as last_error with every URL masked and within 512 characters.
 begin;
-select plan(8);
+select plan(9);
 
 select tests.clean_slate();
 select tests.make_stuck() as transient_rec \gset
@@ -9,11 +9,11 @@ select tests.make_stuck() as config_rec \gset
 select tests.make_stuck() as long_rec \gset
 create temp table claimed as select * from tests.claim();
 
-select recording_finalize.apply_outcome(
+select (recording_finalize.apply_outcome(
     :'transient_rec', claim_token, 'transient',
     p_error => 'ReadTimeout: GET https://call-recordings.s3.eu-west-1.amazonaws.com/recordings/'
         || 'a?X-Amz-Signature=deadbeef&X-Amz-Credential=AKIA123 timed out'
-) is not null as ok
+)).detail as transient_detail
 from claimed where recording_id = :'transient_rec' \gset
 select recording_finalize.apply_outcome(
     :'invalid_rec', claim_token, 'invalid_metadata',
@@ -47,6 +47,10 @@ select is(
         where recording_id = :'config_rec'),
     'ConfigError: AccessDenied at <url>',
     'a URL with a password is masked'
+);
+select is(
+    :'transient_detail'::text, 'Transient: ReadTimeout: GET <url> timed out',
+    'the detail returned to the driver is the masked text too'
 );
 select is_empty(
     $$select last_error from messenger.recording_finalize_attempts

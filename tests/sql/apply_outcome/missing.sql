@@ -7,12 +7,12 @@ select tests.make_stuck('Conference') as rec \gset
 select claim_token as token from tests.claim() \gset
 
 create temp table applied as
-select * from recording_finalize.apply_outcome(:'rec', :'token', 'missing');
+select * from tests.apply(:'rec', 'missing');
 
 select results_eq(
-    'select result, finalize_status, attempts from applied',
-    $$values ('failed', 'Done', 1)$$,
-    'missing: failed, row Done'
+    'select result, finalize_status, attempts, detail from applied',
+    $$values ('failed', 'Done', 1, 'Timeout: no object in file storage after the SLA')$$,
+    'missing: failed, row Done, detail says why'
 );
 select results_eq(
     format(
@@ -25,13 +25,14 @@ select results_eq(
 );
 select results_eq(
     format(
-        $$select status, claim_token, last_error from messenger.recording_finalize_attempts
-        where recording_id = %L$$,
+        $$select status, claim_token, last_error, last_outcome, quarantine_reason
+        from messenger.recording_finalize_attempts where recording_id = %L$$,
         :'rec'
     ),
     $$values ('Done'::varchar, null::uuid,
-        'Timeout: no object in file storage after the SLA'::varchar)$$,
-    'the finalize row is Done (terminal) and says why'
+        'Timeout: no object in file storage after the SLA'::varchar, 'missing'::varchar,
+        null::varchar)$$,
+    'the finalize row is Done (terminal), says why, last_outcome missing'
 );
 select is(
     tests.realtime_count(:'rec', 'RecordingFailed'), 1::bigint,

@@ -1,19 +1,20 @@
--- As the worker login: apply_outcome cannot write the event into another topic (RF009) nor
--- choose a max attempts above the server's bound (RF010); either way nothing changes.
+-- As the worker login: apply_outcome cannot write the event into another topic (RF009) nor take
+-- a max attempts above the server's bound (RF010), both given in p_policy; either way nothing
+-- changes and the claim stands.
 begin;
-select plan(6);
+select plan(7);
 
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
 select claim_token as token from tests.claim() \gset
 create temp table before as select tests.snapshot() as fingerprint;
-create role rfr_pgtap_worker_login login in role recording_finalize_worker;
+create role rfr_pgtap_apply_worker_login login in role recording_finalize_worker;
 
-set local role rfr_pgtap_worker_login;
+set local role rfr_pgtap_apply_worker_login;
 select throws_ok(
     format(
         $$select * from recording_finalize.apply_outcome(%L, %L, 'found', 'recordings/x', 10, 10,
-            'Ogg', p_topic => 'pin.billing.invoice-paid.v1')$$,
+            'Ogg', p_policy => '{"topic": "pin.billing.invoice-paid.v1"}')$$,
         :'rec', :'token'
     ),
     'RF009', null, 'found with another topic is refused'
@@ -21,21 +22,31 @@ select throws_ok(
 select throws_ok(
     format(
         $$select * from recording_finalize.apply_outcome(%L, %L, 'transient',
-            p_max_attempts => 2147483647)$$,
+            p_policy => '{"max_attempts": 100000}')$$,
         :'rec', :'token'
     ),
     'RF010', null, 'a max attempts above the server''s bound is refused'
 );
 reset role;
+select matches(
+    tests.error_of(format(
+        $$select * from recording_finalize.apply_outcome(%L, %L, 'transient',
+            p_policy => '{"max_attempts": 20001}')$$,
+        :'rec', :'token'
+    )),
+    '^RF010: policy_out_of_bounds: max_attempts is 20001; the server''s bound is 1\.\.20000',
+    'the message names the value and the bound'
+);
 select is(tests.snapshot(), (select fingerprint from before), 'nothing changed');
 
-set local role rfr_pgtap_worker_login;
+set local role rfr_pgtap_apply_worker_login;
 select is(
     (select result from recording_finalize.apply_outcome(
-        :'rec', :'token', 'found', 'recordings/x', 10, 10, 'Ogg'
+        :'rec', :'token', 'found', 'recordings/x', 10, 10, 'Ogg',
+        p_policy => '{"topic": "pin.messenger.call-recording-available.v1"}'
     )),
     'reconciled',
-    'with p_topic left out the verdict is recorded'
+    'the server''s own topic, given explicitly, is accepted'
 );
 reset role;
 select is(

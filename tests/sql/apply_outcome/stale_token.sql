@@ -15,7 +15,7 @@ select results_eq(
         $$select * from recording_finalize.apply_outcome(%L, %L, 'found', 'k', 1, 1, 'Ogg')$$,
         :'rec', :'old_token'
     ),
-    $$values ('stale', 'Pending', 2)$$,
+    $$values ('stale', 'Pending', 2, null::text)$$,
     'a verdict with the superseded token is stale'
 );
 select is(
@@ -36,7 +36,7 @@ select is(
 select results_eq(
     $$select * from recording_finalize.apply_outcome(gen_random_uuid(), gen_random_uuid(),
         'missing')$$,
-    $$values ('stale', null::text, null::integer)$$,
+    $$values ('stale', null::text, null::integer, null::text)$$,
     'a recording without a finalize row is stale'
 );
 select is(
@@ -55,7 +55,7 @@ select results_eq(
         $$select * from recording_finalize.apply_outcome(%L, %L, 'missing')$$,
         :'rec', :'new_token'
     ),
-    $$values ('stale', 'Done', 2)$$,
+    $$values ('stale', 'Done', 2, null::text)$$,
     'a token is spent once: replaying the verdict is stale'
 );
 select is(

@@ -1,7 +1,7 @@
 -- apply_outcome(transient): the row stays Pending on the backoff the claim set; the next cycle
 -- tries again.
 begin;
-select plan(9);
+select plan(10);
 
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
@@ -9,14 +9,12 @@ create temp table recording_before as select * from messenger.call_recordings;
 select claim_token as token from tests.claim() \gset
 
 create temp table applied as
-select * from recording_finalize.apply_outcome(
-    :'rec', :'token', 'transient', p_error => 'S3Timeout: read timed out after 10 s'
-);
+select * from tests.apply(:'rec', 'transient', p_error => 'S3Timeout: read timed out after 10 s');
 
 select results_eq(
-    'select result, finalize_status, attempts from applied',
-    $$values ('backoff', 'Pending', 1)$$,
-    'transient below max attempts: backoff, Pending, attempt 1 counted'
+    'select result, finalize_status, attempts, detail from applied',
+    $$values ('backoff', 'Pending', 1, 'Transient: S3Timeout: read timed out after 10 s')$$,
+    'transient below max attempts: backoff, Pending, attempt 1 counted, detail says why'
 );
 select results_eq(
     format(
@@ -27,10 +25,15 @@ select results_eq(
     $$values ('Pending'::varchar, 1, now() + interval '1 minute', null::uuid)$$,
     'Pending, Attempts++ (by the claim), NextAttemptAt moved by backoff(1), token spent'
 );
-select is(
-    (select last_error from messenger.recording_finalize_attempts where recording_id = :'rec'),
-    'Transient: S3Timeout: read timed out after 10 s',
-    'last_error keeps the error class and code'
+select results_eq(
+    format(
+        $$select last_error, last_outcome, quarantine_reason
+        from messenger.recording_finalize_attempts where recording_id = %L$$,
+        :'rec'
+    ),
+    $$values ('Transient: S3Timeout: read timed out after 10 s'::varchar, 'transient'::varchar,
+        null::varchar)$$,
+    'last_error keeps the error class and code; last_outcome transient'
 );
 select set_eq(
     'select * from messenger.call_recordings',
@@ -45,6 +48,10 @@ select is(
 );
 select is((select count(*) from tests.claim()), 0::bigint, 'not due before its backoff ends');
 
+-- An incident of another source than the worker's own changes nothing for a transient answer.
+insert into recording_finalize.storage_incidents (source, started_at, reason)
+values ('recorders', now() - interval '5 minutes', 'recorders time out');
+
 -- The next cycle, once the backoff ran out, repeats the check.
 select tests.make_due(:'rec');
 create temp table second_claim as select * from tests.claim();
@@ -58,10 +65,16 @@ select is(
     now() + interval '2 minutes',
     'attempt 2 is scheduled backoff(2) = 2 minutes ahead'
 );
+select results_eq(
+    format($$select result, attempts from tests.apply(%L, 'transient')$$, :'rec'),
+    $$values ('backoff', 2)$$,
+    'a second transient answer while the recorders'' incident is open: normal backoff, '
+    'attempt 2 counted (only the worker''s own incident holds)'
+);
+select tests.make_due(:'rec');
+select claim_token as third_token from tests.claim() \gset
 select is(
-    (select result from recording_finalize.apply_outcome(
-        :'rec', (select claim_token from second_claim), 'found', 'recordings/r', 1, 1, 'M4a'
-    )),
+    (select result from tests.apply(:'rec', 'found', 'recordings/r', 1, 1, 'M4a')),
     'reconciled',
     'and succeeds once storage is back'
 );

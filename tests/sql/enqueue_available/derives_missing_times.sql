@@ -10,7 +10,10 @@ set started_at = null, ended_at = null, available_at = '2026-11-30 10:00:00+00',
 where id = :'rec';
 
 select is(
-    recording_finalize.enqueue_available(:'rec', 'pin.messenger.call-recording-available.v1'),
+    (select recording_finalize_internal.enqueue_available(r,
+        recording_finalize_internal.session_of(r.session_kind, r.session_id),
+        'pin.messenger.call-recording-available.v1')
+    from recording_finalize_internal.recording_row(:'rec') as r),
     true,
     'the event is enqueued'
 );

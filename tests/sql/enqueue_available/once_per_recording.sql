@@ -1,6 +1,7 @@
--- enqueue_available writes the event and the realtime row once per recording; RF007 otherwise.
+-- enqueue_available (internal) writes the event and the realtime row once per recording,
+-- idempotent by (topic, dedupe_key); RF007 for a recording that is not Available.
 begin;
-select plan(9);
+select plan(10);
 
 select tests.clean_slate();
 select tests.make_recording('Direct', tests.make_session(), 'Available') as rec \gset
@@ -8,37 +9,57 @@ select tests.make_recording('Direct', tests.make_session('Direct', null), 'Uploa
     as uploading \gset
 select tests.make_recording('Direct', tests.make_session(), 'Failed') as failed \gset
 
-select is(
-    recording_finalize.enqueue_available(:'rec', 'pin.messenger.call-recording-available.v1'),
-    true,
-    'the first call enqueues and returns true'
-);
-select is(
-    recording_finalize.enqueue_available(:'rec', 'pin.messenger.call-recording-available.v1'),
-    false,
-    'the second call finds the event and returns false'
-);
+create function pg_temp.enqueue(
+    p_id uuid, p_topic text default 'pin.messenger.call-recording-available.v1'
+)
+returns boolean language sql as $$
+    select recording_finalize_internal.enqueue_available(r,
+        recording_finalize_internal.session_of(coalesce(r.session_kind, 'Direct'), r.session_id),
+        p_topic)
+    from (select (recording_finalize_internal.recording_row(p_id)).*
+        union all select (null::recording_finalize_internal.recording).*
+        limit 1) as r
+$$;
+
+select is(pg_temp.enqueue(:'rec'), true, 'the first call enqueues and returns true');
+select is(pg_temp.enqueue(:'rec'), false, 'the second call finds the event and returns false');
 select is(tests.event_count(:'rec'), 1::bigint, 'one integration row');
 select is(tests.realtime_count(:'rec', 'RecordingAvailable'), 1::bigint, 'one realtime row');
-select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, 'another.topic')$$, :'rec'),
-    'RF009', null, 'another topic than the server''s is refused (no event lands elsewhere)'
+select results_eq(
+    format($$select r.session_kind, r.session_id, o.payload
+        from messenger.realtime_outbox as o join messenger.call_recordings as r
+            on r.id = o.reference_id
+        where o.reference_id = %L$$, :'rec'),
+    format($$select session_kind, session_id,
+        jsonb_build_object('recordingId', %L::uuid, 'status', 'Available')
+        from messenger.call_recordings where id = %L$$, :'rec', :'rec'),
+    'the realtime row: routed to the session, payload recordingId and status only (no URL)'
 );
-select is(
-    recording_finalize.enqueue_available(:'rec', null), false,
-    'NULL is the server''s topic: the event is already there'
+select results_eq(
+    format($$select topic, message_key, event_type, dedupe_key from messenger.integration_outbox
+        where dedupe_key = %L$$, :'rec'),
+    format($$select 'pin.messenger.call-recording-available.v1', session_id::text,
+        'call-recording-available', id::text from messenger.call_recordings where id = %L$$,
+        :'rec'),
+    'topic as given, key = SessionId, event type, dedupe_key = RecordingId'
 );
 select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, null)$$, :'uploading'),
+    format($$select pg_temp.enqueue(%L)$$, :'uploading'),
     'RF007', null, 'a recording that is not Available has no event'
 );
 select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, null)$$, :'failed'),
+    format($$select pg_temp.enqueue(%L)$$, :'failed'),
     'RF007', null, 'a Failed recording has no event'
 );
 select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, null)$$, gen_random_uuid()),
+    format($$select pg_temp.enqueue(%L)$$, gen_random_uuid()),
     'RF007', null, 'a missing recording has no event'
+);
+select is(
+    (select count(*) from messenger.integration_outbox)
+        + (select count(*) from messenger.realtime_outbox),
+    2::bigint,
+    'the refused calls wrote nothing'
 );
 
 select * from finish();

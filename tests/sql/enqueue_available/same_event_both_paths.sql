@@ -9,13 +9,13 @@ select tests.make_session('Direct', interval '2 hours') as session \gset
 select tests.make_recording('Direct', :'session', 'Uploading') as by_worker \gset
 select tests.make_due_row(:'by_worker') is not null as ok \gset
 select claim_token as token from tests.claim() \gset
-select result as worker_result from recording_finalize.apply_outcome(
-    :'by_worker', :'token', 'found', 'recordings/same', 4096, 600, 'Webm'
+select result as worker_result from tests.apply(
+    :'by_worker', 'found', 'recordings/same', 4096, 600, 'Webm'
 ) \gset
 -- Via the ingest callback, same metadata.
 select tests.make_recording('Direct', :'session', 'Uploading') as by_callback \gset
-select messenger.recording_ingest_completed(:'by_callback', 'recordings/same', 4096, 600, 'Webm')
-    as callback_result \gset
+select recording_finalize.recording_ingest_completed(:'by_callback', 'recordings/same', 4096,
+    600, 'Webm') as callback_result \gset
 
 select is(
     (select payload - 'recordingId' from messenger.integration_outbox

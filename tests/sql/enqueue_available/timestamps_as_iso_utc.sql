@@ -1,7 +1,7 @@
--- enqueue_available writes the payload's three instants inline (issue 14: three calls of
--- iso_utc cost ~0.1 ms per event); they must stay exactly iso_utc's format.
+-- enqueue_available renders the payload's three instants as iso_utc does: ISO-8601 UTC with
+-- microseconds and a Z, whatever the session's TimeZone.
 begin;
-select plan(3);
+select plan(4);
 
 select tests.clean_slate();
 select tests.make_recording('Direct', tests.make_session(), 'Available') as rec \gset
@@ -10,22 +10,30 @@ set started_at = '2026-11-30 09:58:30.123456+00', ended_at = '2026-11-30 09:59:5
     available_at = '2026-11-30 10:00:00.000001+00'
 where id = :'rec';
 set local timezone = 'Asia/Kathmandu';
-select recording_finalize.enqueue_available(:'rec', null);
+select recording_finalize_internal.enqueue_available(r,
+    recording_finalize_internal.session_of(r.session_kind, r.session_id),
+    'pin.messenger.call-recording-available.v1')
+from recording_finalize_internal.recording_row(:'rec') as r;
 
 select is(
     (select payload ->> 'startedAt' from messenger.integration_outbox),
-    recording_finalize.iso_utc('2026-11-30 09:58:30.123456+00'),
-    'startedAt is iso_utc(started_at)'
+    '2026-11-30T09:58:30.123456Z',
+    'startedAt in UTC with microseconds'
 );
 select is(
     (select payload ->> 'endedAt' from messenger.integration_outbox),
-    recording_finalize.iso_utc('2026-11-30 09:59:59.5+00'),
-    'endedAt is iso_utc(ended_at)'
+    '2026-11-30T09:59:59.500000Z',
+    'endedAt: a fixed width of six fraction digits'
 );
 select is(
     (select payload ->> 'availableAt' from messenger.integration_outbox),
-    recording_finalize.iso_utc('2026-11-30 10:00:00.000001+00'),
-    'availableAt is iso_utc(available_at), whatever the session time zone'
+    '2026-11-30T10:00:00.000001Z',
+    'availableAt in UTC, not in the session''s Asia/Kathmandu time'
+);
+select is(
+    (select payload ->> 'availableAt' from messenger.integration_outbox),
+    recording_finalize_internal.iso_utc('2026-11-30 10:00:00.000001+00'),
+    'exactly iso_utc''s text'
 );
 
 select * from finish();

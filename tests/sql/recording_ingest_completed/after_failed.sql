@@ -5,13 +5,12 @@ select plan(7);
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
 select claim_token as token from tests.claim() \gset
-select result as failed_result from recording_finalize.apply_outcome(:'rec', :'token', 'missing')
-\gset
+select result as failed_result from tests.apply(:'rec', 'missing') \gset
 create temp table recording_failed as select * from messenger.call_recordings;
 
 select is(:'failed_result'::text, 'failed', 'the safety net failed the recording (Timeout)');
 select is(
-    messenger.recording_ingest_completed(:'rec', 'recordings/late', 10, 20, 'Ogg'),
+    recording_finalize.recording_ingest_completed(:'rec', 'recordings/late', 10, 20, 'Ogg'),
     'already_failed',
     'the late callback answers already_failed'
 );
@@ -36,7 +35,7 @@ select tests.make_stuck() as other \gset
 update messenger.call_recordings
 set status = 'Failed', failure_reason = 'RecorderError', failed_at = now()
 where id = :'other';
-select messenger.recording_ingest_completed(:'other', 'recordings/o', 1, 1, 'Ogg')
+select recording_finalize.recording_ingest_completed(:'other', 'recordings/o', 1, 1, 'Ogg')
     as other_result \gset
 select is(
     (select status from messenger.recording_finalize_attempts where recording_id = :'other'),

@@ -8,7 +8,8 @@ select tests.make_session('Conference', null) as live_session \gset
 select tests.make_recording('Conference', :'live_session', 'Recording') as no_row \gset
 
 select is(
-    messenger.recording_ingest_completed(:'rec', 'recordings/' || :'rec', 2048, 61, 'Webm'),
+    recording_finalize.recording_ingest_completed(
+        :'rec', 'recordings/' || :'rec', 2048, 61, 'Webm'),
     'available',
     'the callback returns available'
 );
@@ -47,7 +48,7 @@ select is((select count(*) from tests.claim()), 0::bigint, 'nothing left for the
 
 -- A callback for a recording that never got a finalize row (still Recording: no stop seen).
 select is(
-    messenger.recording_ingest_completed(:'no_row', 'recordings/n', 1, 1, 'Mp4'),
+    recording_finalize.recording_ingest_completed(:'no_row', 'recordings/n', 1, 1, 'Mp4'),
     'available',
     'a recording without a finalize row becomes Available too'
 );

@@ -6,7 +6,8 @@ select plan(7);
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
 select claim_token as token from tests.claim() \gset
-select messenger.recording_ingest_completed(:'rec', 'recordings/from-callback', 500, 30, 'Webm')
+select recording_finalize.recording_ingest_completed(
+    :'rec', 'recordings/from-callback', 500, 30, 'Webm')
     as ingest_result \gset
 create temp table recording_after_callback as select * from messenger.call_recordings;
 
@@ -14,14 +15,15 @@ select is(:'ingest_result'::text, 'available', 'the callback won the race');
 select results_eq(
     format(
         $$select * from recording_finalize.apply_outcome(%L, %L, 'found',
-            'recordings/from-worker', 999, 99, 'Mp4')$$,
+            'recordings/from-worker', 999, 99, 'Mp4', p_policy => tests.policy())$$,
         :'rec', :'token'
     ),
-    $$values ('stale', 'Done', 1)$$,
+    $$values ('stale', 'Done', 1, null::text)$$,
     'the worker''s late found verdict is a no-op (the callback already settled the row)'
 );
 select is(
-    (select result from recording_finalize.apply_outcome(:'rec', :'token', 'missing')),
+    (select result from recording_finalize.apply_outcome(:'rec', :'token', 'missing',
+        p_policy => tests.policy())),
     'stale',
     'a late missing verdict is a no-op too'
 );

@@ -9,7 +9,7 @@ create temp table before as select tests.snapshot() as fingerprint;
 
 select throws_ok(
     format(
-        $$select messenger.recording_ingest_completed(%L, 'recordings/x', 10, 10, 'Ogg',
+        $$select recording_finalize.recording_ingest_completed(%L, 'recordings/x', 10, 10, 'Ogg',
             'pin.billing.invoice-paid.v1')$$,
         :'rec'
     ),
@@ -17,7 +17,8 @@ select throws_ok(
 );
 select is(tests.snapshot(), (select fingerprint from before), 'and nothing moved');
 select is(
-    messenger.recording_ingest_completed(:'rec', 'recordings/x', 10, 10, 'Ogg'), 'available',
+    recording_finalize.recording_ingest_completed(:'rec', 'recordings/x', 10, 10, 'Ogg'),
+    'available',
     'with the default the callback runs'
 );
 select is(

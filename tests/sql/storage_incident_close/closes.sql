@@ -1,19 +1,24 @@
 -- storage_incident_close: ends the open incident of a source; idempotent; back-dating checked.
 begin;
-select plan(8);
+select plan(10);
 
-delete from messenger.storage_incidents;
+select tests.clean_slate();
 select id as inc from recording_finalize.storage_incident_open('worker', 'ReadTimeoutError',
     now() - interval '1 hour') \gset
 
-select is_empty($$select * from recording_finalize.storage_incident_close('recorder')$$,
+select is_empty($$select * from recording_finalize.storage_incident_close('recorders')$$,
     'closing a source with nothing open returns no row (idempotent)');
 select throws_ok(
-    $$select * from recording_finalize.storage_incident_close('worker', now() - interval '2 hours')$$,
+    $$select * from recording_finalize.storage_incident_close('worker',
+        now() - interval '2 hours')$$,
     'RF017', null, 'an incident cannot end before it started');
 select throws_ok(
-    $$select * from recording_finalize.storage_incident_close('worker', now() + interval '1 second')$$,
+    $$select * from recording_finalize.storage_incident_close('worker',
+        now() + interval '1 second')$$,
     'RF017', null, 'an incident cannot end in the future');
+select is(
+    (select ended_at from recording_finalize.storage_incidents where id = :inc), null,
+    'the refused closes left it open');
 select throws_ok($$select * from recording_finalize.storage_incident_close('')$$,
     'RF016', null, 'an empty source is refused');
 
@@ -29,8 +34,12 @@ select is_empty($$select * from recording_finalize.storage_incident_close('worke
     'closing again is a no-op');
 select is((select created from recording_finalize.storage_incident_open('worker')), true,
     'after the close, a new incident of the source can be opened');
+select is(
+    (select reason from recording_finalize.storage_incident_close('worker', p_reason =>
+        'see https://status.example.com/i/1')),
+    'closed: see <url>', 'a closing note with a URL is masked; no earlier reason, no separator');
 select throws_ok(
-    format($$update messenger.storage_incidents set ended_at = started_at - interval '1 s',
+    format($$update recording_finalize.storage_incidents set ended_at = started_at - interval '1 s',
         closed_by = 'x' where id = %s$$, :inc),
     '23514', null, 'the table refuses an end before the start');
 
