@@ -48,7 +48,7 @@ def _env(stack_dir: str) -> dict[str, str]:
 
 def _drain(url: str, settings: Any) -> dict[str, float]:
     """Claims and applies (missing) until nothing is due; returns rows/s and claim times."""
-    from recording_finalize import queries
+    from recording_finalize import pipeline, queries
     from recording_finalize.storage import Verdict
 
     claims: list[float] = []
@@ -62,7 +62,7 @@ def _drain(url: str, settings: Any) -> dict[str, float]:
             if not rows:
                 break
             reconcile = [r for r in rows if r.action == "reconcile"]
-            answers = queries.apply_outcomes(conn, [(r, Verdict("missing")) for r in reconcile],
+            answers = pipeline.apply_outcomes(conn, [(r, Verdict("missing")) for r in reconcile],
                                              settings)
             settled += sum(1 for a in answers if not isinstance(a, psycopg.Error))
     wall = time.perf_counter() - t0

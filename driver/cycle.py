@@ -3,7 +3,7 @@
 No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own
 (autocommit), the HEADs run in a bounded thread pool, and each verdict is applied by one
 ``apply_outcome`` statement — its own short transaction — from this thread. The verdicts that
-are in when this thread comes to apply go out together, pipelined (``queries.apply_outcomes``:
+are in when this thread comes to apply go out together, pipelined (``pipeline.apply_outcomes``:
 one round trip, still one statement and one transaction per row).
 
 Three things stop a cycle early. The stop event (SIGTERM/SIGINT) is checked before every
@@ -31,7 +31,7 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from . import queries, toolkit, tracing
+from . import pipeline, queries, toolkit, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import SqlState, describe, sqlstate
@@ -518,7 +518,7 @@ def _apply_many(
     if not batch:
         return
     _check_deadline(lock_deadline)
-    answers = queries.apply_outcomes(
+    answers = pipeline.apply_outcomes(
         conn, [(row, verdict) for row, verdict, _ in batch], ctx.settings,
         timeout_s=max(0.0, lock_deadline - time.monotonic()),
     )

@@ -2,20 +2,12 @@
 
 The driver calls the functions of ``sql/functions`` (their ``COMMENT ON`` is the contract) and
 builds no SQL anywhere else. Each call is one statement: on an autocommit connection it is its
-own transaction, so ``apply_outcome`` is all-or-nothing in a single round trip.
-
-``apply_outcomes`` sends several ``apply_outcome`` statements in one round trip (libpq pipeline
-mode) and keeps each one its own transaction: a Sync follows every statement. Without those
-Syncs, the statements of a pipeline run as ONE implicit transaction even in autocommit mode (a
-failing row would roll back the rows before it and abort the rows after it), which is what
-psycopg's ``Connection.pipeline()`` and ``executemany()`` do; so this one function talks to
-libpq directly, through the connection's documented ``pgconn``.
+own transaction, so ``apply_outcome`` is all-or-nothing in a single round trip. The pipelined
+form (``APPLY_OUTCOME_PIPELINED``, several in one round trip) is sent by ``pipeline.py``.
 """
 
 from __future__ import annotations
 
-import select
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,8 +15,6 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import psycopg
-from psycopg import pq
-from psycopg.errors import error_from_result
 from psycopg.rows import class_row
 
 # ClaimedRow is re-exported: callers have always imported it from here.
@@ -257,119 +247,6 @@ def apply_outcome(
     if result is None:  # the function always returns one row; guard the contract anyway
         raise RuntimeError("apply_outcome returned no row")
     return result
-
-
-class PipelineTimeout(psycopg.OperationalError):
-    """A pipelined apply got no answer in time; its connection was closed."""
-
-
-def _text(value: object, encoding: str) -> bytes | None:
-    return None if value is None else str(value).encode(encoding)
-
-
-def apply_outcomes(
-    conn: Connection,
-    items: Sequence[tuple[ClaimedRow, Verdict]],
-    settings: Settings,
-    timeout_s: float | None = None,
-) -> list[AppliedResult | psycopg.Error]:
-    """Records several verdicts in one round trip: one ``apply_outcome`` statement per row, each
-    followed by a Sync, so each row is its own transaction exactly as with ``apply_outcome``.
-
-    Returns one entry per item, in order: the row's result, or the ``psycopg.Error`` its
-    statement raised (the other rows are unaffected: RF002 for unusable ``found`` metadata is
-    the caller's to re-apply). ``conn`` must be an idle autocommit connection. If no answer
-    comes within ``timeout_s`` (or the connection breaks), the connection is closed and
-    ``PipelineTimeout``/``OperationalError`` is raised. Each row is then applied whole or not at
-    all — a statement the server was still running may yet commit —, and either way consistent:
-    an applied row is settled, an unapplied one keeps its claim, which expires into a retry.
-    """
-    if not items:
-        return []
-    pg = conn.pgconn
-    encoding = conn.info.encoding
-    params = [
-        [
-            _text(row.recording_id, encoding),
-            _text(row.claim_token, encoding),
-            _text(verdict.outcome, encoding),
-            _text(verdict.file_id, encoding),
-            _text(verdict.size_bytes, encoding),
-            _text(verdict.duration_seconds, encoding),
-            _text(verdict.format, encoding),
-            _text(verdict.error, encoding),
-            _text(settings.max_attempts, encoding),
-            _text(settings.topic, encoding),
-            _text(f"{settings.upload_grace} seconds", encoding),
-        ]
-        for row, verdict in items
-    ]
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-
-    def wait(write: bool) -> None:
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            raise PipelineTimeout(f"no answer to {len(items)} pipelined apply_outcome calls "
-                                  f"within {timeout_s:.1f} s")
-        # Never more than a second at a time: the GIL is released while we wait.
-        select.select([pg.socket], [pg.socket] if write else [], [],
-                      1.0 if remaining is None else min(remaining, 1.0))
-        pg.consume_input()
-
-    def next_result() -> pq.abc.PGresult | None:
-        while pg.is_busy():
-            wait(write=False)
-        return pg.get_result()
-
-    out: list[AppliedResult | psycopg.Error] = []
-    with conn.lock:
-        if pg.transaction_status != pq.TransactionStatus.IDLE:
-            raise psycopg.ProgrammingError("apply_outcomes needs an idle autocommit connection")
-        blocking = not pg.nonblocking
-        if blocking:
-            pg.nonblocking = 1
-        pg.enter_pipeline_mode()
-        try:
-            for values in params:
-                pg.send_query_params(APPLY_OUTCOME_PIPELINED, values)
-                pg.pipeline_sync()
-            while pg.flush():
-                wait(write=True)
-            for _ in params:
-                answer: AppliedResult | psycopg.Error | None = None
-                ended = False
-                while True:
-                    res = next_result()
-                    if res is None:
-                        if ended or pg.status == pq.ConnStatus.BAD:
-                            raise psycopg.OperationalError(
-                                "the connection broke during a pipeline")
-                        ended = True  # the end of this statement's results; its Sync follows
-                        continue
-                    status = res.status
-                    if status == pq.ExecStatus.PIPELINE_SYNC:
-                        break
-                    if status == pq.ExecStatus.TUPLES_OK and res.ntuples == 1:
-                        raw = [res.get_value(0, i) for i in range(3)]
-                        text = [None if v is None else v.decode(encoding) for v in raw]
-                        answer = AppliedResult(
-                            result=text[0] or "",
-                            finalize_status=text[1],
-                            attempts=None if text[2] is None else int(text[2]),
-                        )
-                    elif status == pq.ExecStatus.FATAL_ERROR:
-                        answer = error_from_result(res, encoding=encoding)
-                if answer is None:
-                    answer = psycopg.InternalError("apply_outcome returned no row")
-                out.append(answer)
-        except BaseException:
-            # Mid-pipeline the connection's state is unknown: close it (the pool replaces it).
-            pg.finish()
-            raise
-        pg.exit_pipeline_mode()
-        if blocking:
-            pg.nonblocking = 0
-    return out
 
 
 def relay_claim(conn: Connection, limit: int, lease_s: float, topic: str) -> list[OutboxRow]:
