@@ -39,6 +39,7 @@ from .config import (
 )
 from .config import require_kafka as _require_kafka
 from .errors import SqlState, describe, sqlstate
+from .ops import queries as ops_queries
 
 if TYPE_CHECKING:
     from .metrics import Metrics
@@ -635,7 +636,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     package = shipped(settings.sql_dir)
     with _connect(settings) as conn:
         stats = queries.stats(conn, settings.topic)
-        rows = queries.quarantined_rows(conn, args.limit)
+        rows = ops_queries.quarantined_rows(conn, args.limit)
         extra_lines, extra = toolkit.status_lines(conn)
         incidents = queries.storage_incident_list(conn)
         drift = check(conn, package)

@@ -37,6 +37,7 @@ from yoyo.connections import DatabaseURI
 from . import queries, schema
 from .config import Settings
 from .db import conninfo
+from .install import queries as install_queries
 
 MIGRATION_TABLE = "_yoyo_migration"
 YOYO_TABLES = (MIGRATION_TABLE, "_yoyo_log", "_yoyo_version", "yoyo_lock")
@@ -86,7 +87,8 @@ def _backend(settings: Settings) -> Any:
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
-    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": queries.MIGRATIONS_SCHEMA}
+    args = conninfo_to_dict(make_conninfo("", **params)) | {
+        "schema": install_queries.MIGRATIONS_SCHEMA}
     uri = DatabaseURI(
         scheme="postgresql+psycopg", username=None, password=None, hostname=None, port=None,
         database=database, args=args,
@@ -105,30 +107,30 @@ def migrate(settings: Settings, say: Callable[[str], None] = lambda _: None) -> 
     with psycopg.connect(conninfo(settings), autocommit=True) as conn:
         _lock(conn)
         try:
-            moved = queries.move_yoyo_tables_from_public(conn, YOYO_TABLES)
+            moved = install_queries.move_yoyo_tables_from_public(conn, YOYO_TABLES)
             _refuse(package, _state(conn))
             retries = [0]
             applied = _apply_migrations(settings, package, say, retries)
-            for migration_id in queries.yoyo_applied_ids(conn):
+            for migration_id in install_queries.yoyo_applied_ids(conn):
                 if migration_id in package.migrations:
                     # First sight of a migration applied before migrate kept checksums: trusted.
-                    queries.record_migration(conn, migration_id,
+                    install_queries.record_migration(conn, migration_id,
                                              package.migrations[migration_id], package.version)
             functions, unchanged = _apply_functions(conn, package, say, retries)
             with conn.transaction():
                 for file, sha in package.functions.items():
-                    queries.record_function(conn, file, sha, package.version)
-                queries.forget_functions(conn, list(package.functions))
-                queries.record_migrate_state(conn, package.schema_version, package.version)
+                    install_queries.record_function(conn, file, sha, package.version)
+                install_queries.forget_functions(conn, list(package.functions))
+                install_queries.record_migrate_state(conn, package.schema_version, package.version)
         finally:
-            queries.migrate_unlock(conn, MIGRATE_LOCK_KEY)
+            install_queries.migrate_unlock(conn, MIGRATE_LOCK_KEY)
     return MigrateResult(applied, functions, unchanged, moved, retries[0],
                          package.schema_version, package.version)
 
 
 def _lock(conn: queries.Connection) -> None:
     deadline = time.monotonic() + MIGRATE_LOCK_WAIT_S
-    while not queries.try_migrate_lock(conn, MIGRATE_LOCK_KEY):
+    while not install_queries.try_migrate_lock(conn, MIGRATE_LOCK_KEY):
         if time.monotonic() > deadline:
             raise MigrateLockBusy(f"another migrate has held the migrate lock for "
                                   f"{MIGRATE_LOCK_WAIT_S:.0f} s; try again")
@@ -140,8 +142,8 @@ def _state(conn: queries.Connection) -> schema.DbState:
     try:
         return schema.read_state(conn)
     except schema.NoBookkeeping:
-        have = queries.bookkeeping(conn)
-        applied = queries.yoyo_applied_ids(conn) if have.yoyo_table else []
+        have = install_queries.bookkeeping(conn)
+        applied = install_queries.yoyo_applied_ids(conn) if have.yoyo_table else []
         return schema.DbState(dict.fromkeys(applied))
 
 
@@ -204,8 +206,8 @@ def _apply_functions(conn: queries.Connection, package: schema.Shipped,
                      say: Callable[[str], None], retries: list[int]
                      ) -> tuple[list[str], list[str]]:
     state = _state(conn)
-    have = queries.bookkeeping(conn)
-    live = (queries.function_fingerprints(conn, list(package.functions))
+    have = install_queries.bookkeeping(conn)
+    live = (install_queries.function_fingerprints(conn, list(package.functions))
             if have.fingerprint_function else {})
     applied: list[str] = []
     unchanged: list[str] = []
@@ -220,8 +222,8 @@ def _apply_functions(conn: queries.Connection, package: schema.Shipped,
         def one(text: str = text) -> None:
             # One transaction per file: a broken file leaves the ones before it applied.
             with conn.transaction():
-                queries.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
-                queries.apply_sql_file(conn, text)
+                install_queries.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
+                install_queries.apply_sql_file(conn, text)
 
         _retrying(f"function file {file}", one, say, retries)
         applied.append(file)

@@ -34,6 +34,7 @@ import psycopg
 from . import logs, queries
 from .config import Settings, parse_duration
 from .errors import SqlState, describe, sqlstate
+from .ops import queries as ops_queries
 
 if TYPE_CHECKING:
     from .cycle import Context
@@ -347,7 +348,7 @@ def explain_command(args: argparse.Namespace, settings: Settings) -> int:
         return _fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
     try:
         with _connect(settings) as conn:
-            doc = queries.explain(conn, recording_id, settings)
+            doc = ops_queries.explain(conn, recording_id, settings)
             state = _state(conn)
     except psycopg.Error as err:
         if sqlstate(err) == SqlState.UNKNOWN_RECORDING:
@@ -468,15 +469,15 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= args.failed_limit <= 10000:
         return _fail(f"--failed-limit must be an integer in 1..10000; got {args.failed_limit}",
                      EXIT_USAGE)
-    repaired: list[queries.RepairedRow] = []
+    repaired: list[ops_queries.RepairedRow] = []
     with _connect(settings) as conn:
         if args.repair:
-            repaired = queries.audit_repair(conn, _operator(args), settings)
+            repaired = ops_queries.audit_repair(conn, _operator(args), settings)
             for row in repaired:
                 logs.log("orphan repaired", recordingId=row.recording_id,
                          operator=_operator(args))
-        checks = queries.audit(conn, settings)
-        failed = queries.failed_recordings(conn, args.failed_limit)
+        checks = ops_queries.audit(conn, settings)
+        failed = ops_queries.failed_recordings(conn, args.failed_limit)
     found_binaries = _failed_with_binary(failed, settings)
     results: list[dict[str, Any]] = [{"check": c.check_name, "reason": c.reason, "found": c.found,
                 "examples": list(c.examples or [])} for c in checks]
@@ -503,7 +504,7 @@ def _check_label(result: dict[str, Any]) -> str:
     return str(result["check"]) + (f" ({result['reason']})" if result.get("reason") else "")
 
 
-def _failed_with_binary(failed: list[queries.FailedRecording], settings: Settings) -> list[str]:
+def _failed_with_binary(failed: list[ops_queries.FailedRecording], settings: Settings) -> list[str]:
     """The Failed recordings whose object is in S3 now (HEADs with bounded concurrency)."""
     if not failed:
         return []
@@ -556,7 +557,7 @@ def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
         return _fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
     try:
         with _connect(settings) as conn:
-            row = queries.operator_requeue(conn, recording_id, _operator(args), args.reason)
+            row = ops_queries.operator_requeue(conn, recording_id, _operator(args), args.reason)
     except psycopg.Error as err:
         state = sqlstate(err)
         if state == SqlState.FINALIZE_ROW_NOT_FOUND:
@@ -572,7 +573,7 @@ def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _print_row(verb: str, row: queries.RequeuedRow, as_json: bool) -> None:
+def _print_row(verb: str, row: ops_queries.RequeuedRow, as_json: bool) -> None:
     if as_json:
         _json({"recordingId": str(row.recording_id), "status": row.status,
                "attempts": row.attempts, "nextAttemptAt": _iso(row.next_attempt_at),
@@ -596,14 +597,14 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
                          f"{args.since!r}", EXIT_USAGE)
     operator = _operator(args)
     total = args.limit
-    done: list[queries.BulkRequeuedRow] = []
+    done: list[ops_queries.BulkRequeuedRow] = []
     batches = 0
     truncated = False
     with _connect(settings) as conn:
         if args.dry_run:
             # One look, nothing locked or changed; the listing is capped at one batch.
             want = BATCH_ROWS if total is None else min(total, BATCH_ROWS)
-            done = queries.operator_requeue_quarantined(
+            done = ops_queries.operator_requeue_quarantined(
                 conn, operator=operator, reason=args.reason, reason_code=args.reason_code,
                 since=since, since_ago_s=since_ago, limit=want, dry_run=True)
             truncated = len(done) == BATCH_ROWS and (total is None or total > BATCH_ROWS)
@@ -613,7 +614,7 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
                 break
             # One transaction per batch: the rows it requeued are no longer Quarantined, so the
             # next call takes the next ones.
-            rows = queries.operator_requeue_quarantined(
+            rows = ops_queries.operator_requeue_quarantined(
                 conn, operator=operator, reason=args.reason, reason_code=args.reason_code,
                 since=since, since_ago_s=since_ago, limit=want, dry_run=False)
             batches += 1
@@ -649,7 +650,7 @@ def retry_command(args: argparse.Namespace, settings: Settings) -> int:
         return _fail("retry: --reason must say why (it goes to the audit trail)", EXIT_USAGE)
     try:
         with _connect(settings) as conn:
-            row = queries.operator_retry(conn, recording_id, _operator(args), args.reason)
+            row = ops_queries.operator_retry(conn, recording_id, _operator(args), args.reason)
     except psycopg.Error as err:
         state = sqlstate(err)
         if state == SqlState.FINALIZE_ROW_NOT_FOUND:
@@ -676,7 +677,7 @@ def pause_command(args: argparse.Namespace, settings: Settings) -> int:
     with _connect(settings) as conn:
         # SPEC section 7 keeps --reason optional; the database requires one (an audited action
         # always says why), so an omitted reason is recorded as such, in words.
-        rows = queries.set_pause(conn, args.part, paused, _operator(args),
+        rows = ops_queries.set_pause(conn, args.part, paused, _operator(args),
                                  args.reason or "(no reason given)")
     logs.log("paused" if paused else "resumed", part=args.part, operator=_operator(args),
              reason=args.reason)
@@ -805,7 +806,7 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     as_of = datetime.now(UTC)
     with _connect(settings) as conn:
         state = _state(conn)
-        rows = queries.claim_preview(conn, settings, PREVIEW_ROWS)
+        rows = ops_queries.claim_preview(conn, settings, PREVIEW_ROWS)
     reconcile = [r for r in rows if r.action == "reconcile"]
     verdicts: dict[UUID, Verdict] = {}
     config_error: str | None = None

@@ -1,0 +1,157 @@
+"""migrate's bookkeeping SQL: its lock, yoyo's tables, the checksums of the files it applied
+and the fingerprints of the function definitions (``install/migrate.py``).
+
+The worker's side of the schema check (``schema_state()``, which it may call without looking
+into ``recording_finalize_migrations``) is in the core's ``queries.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..queries import Connection
+
+MIGRATIONS_SCHEMA = "recording_finalize_migrations"
+
+# Held by migrate for its whole run (a session lock on its own connection; never waits).
+TRY_MIGRATE_LOCK = "select pg_catalog.pg_try_advisory_lock(%s)"
+MIGRATE_UNLOCK = "select pg_catalog.pg_advisory_unlock(%s)"
+
+CREATE_MIGRATIONS_SCHEMA = "create schema if not exists recording_finalize_migrations"
+
+# yoyo's tables of a deployment migrated before they had a schema of their own.
+TABLES_IN_PUBLIC = """
+select t from pg_catalog.unnest(%s::text[]) as t
+where pg_catalog.to_regclass(pg_catalog.format('public.%%I', t)) is not null
+    and pg_catalog.to_regclass(pg_catalog.format('recording_finalize_migrations.%%I', t)) is null
+"""
+
+HAS_OBJECT = """
+select pg_catalog.to_regclass('recording_finalize_migrations.file_checksums') is not null,
+    pg_catalog.to_regprocedure('recording_finalize.function_fingerprint(text)') is not null,
+    pg_catalog.to_regprocedure('recording_finalize.schema_state()') is not null,
+    pg_catalog.to_regclass('recording_finalize_migrations._yoyo_migration') is not null
+"""
+
+YOYO_APPLIED_IDS = "select migration_id from recording_finalize_migrations._yoyo_migration"
+
+# A function file is applied in its own transaction under these (set local: per transaction).
+MIGRATE_TIMEOUTS = """
+select pg_catalog.set_config('lock_timeout', %s, true),
+    pg_catalog.set_config('statement_timeout', %s, true)
+"""
+
+FUNCTION_FINGERPRINTS = """
+select f, recording_finalize.function_fingerprint(f) from pg_catalog.unnest(%s::text[]) as f
+"""
+
+RECORD_MIGRATION = """
+insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
+    package_version)
+values ('migration', %s, %s, %s)
+on conflict (kind, file_name) do nothing
+"""
+
+RECORD_FUNCTION = """
+insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
+    definition_md5, package_version, recorded_at)
+values ('function', %(file)s, %(sha256)s, recording_finalize.function_fingerprint(%(file)s),
+    %(version)s, now())
+on conflict (kind, file_name) do update set
+    sha256 = excluded.sha256, definition_md5 = excluded.definition_md5,
+    package_version = excluded.package_version, recorded_at = excluded.recorded_at
+where (file_checksums.sha256, file_checksums.definition_md5)
+    is distinct from (excluded.sha256, excluded.definition_md5)
+"""
+
+FORGET_FUNCTIONS = """
+delete from recording_finalize_migrations.file_checksums
+where kind = 'function' and not file_name = any(%s::text[])
+"""
+
+RECORD_MIGRATE_STATE = """
+insert into recording_finalize_migrations.migrate_state (singleton, schema_version,
+    package_version, migrated_at)
+values (true, %s, %s, now())
+on conflict (singleton) do update set
+    schema_version = excluded.schema_version, package_version = excluded.package_version,
+    migrated_at = excluded.migrated_at
+"""
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """Which of migrate's objects exist in the database."""
+
+    checksums_table: bool
+    fingerprint_function: bool
+    schema_state_function: bool
+    yoyo_table: bool
+
+
+def try_migrate_lock(conn: Connection, key: int) -> bool:
+    row = conn.execute(TRY_MIGRATE_LOCK, (key,)).fetchone()
+    return bool(row and row[0])
+
+
+def migrate_unlock(conn: Connection, key: int) -> None:
+    conn.execute(MIGRATE_UNLOCK, (key,))
+
+
+def move_yoyo_tables_from_public(conn: Connection, tables: Sequence[str]) -> list[str]:
+    """Creates migrate's schema and moves yoyo's tables there from ``public``; returns the
+    tables it moved (one transaction)."""
+    from psycopg import sql
+
+    with conn.transaction():
+        conn.execute(CREATE_MIGRATIONS_SCHEMA)
+        moving = [str(r[0]) for r in conn.execute(TABLES_IN_PUBLIC, (list(tables),))]
+        for table in moving:
+            conn.execute(sql.SQL("alter table public.{} set schema {}").format(
+                sql.Identifier(table), sql.Identifier(MIGRATIONS_SCHEMA)))
+    return moving
+
+
+def bookkeeping(conn: Connection) -> Bookkeeping:
+    row = conn.execute(HAS_OBJECT).fetchone()
+    if row is None:
+        raise RuntimeError("the bookkeeping probe returned no row")
+    return Bookkeeping(*(bool(v) for v in row))
+
+
+def yoyo_applied_ids(conn: Connection) -> list[str]:
+    return [str(r[0]) for r in conn.execute(YOYO_APPLIED_IDS)]
+
+
+def set_migrate_timeouts(conn: Connection, lock_timeout_ms: int, statement_timeout_ms: int
+                         ) -> None:
+    """Inside a transaction: its lock and statement timeouts."""
+    conn.execute(MIGRATE_TIMEOUTS, (f"{lock_timeout_ms}ms", f"{statement_timeout_ms}ms"))
+
+
+def apply_sql_file(conn: Connection, text: str) -> None:
+    """A whole file of statements. Without parameters psycopg uses the simple protocol, which
+    takes several statements at once."""
+    conn.execute(text.encode())
+
+
+def function_fingerprints(conn: Connection, files: Sequence[str]) -> dict[str, str | None]:
+    return {str(f): (str(md5) if md5 is not None else None)
+            for f, md5 in conn.execute(FUNCTION_FINGERPRINTS, (list(files),))}
+
+
+def record_migration(conn: Connection, migration_id: str, sha256: str, version: str) -> None:
+    conn.execute(RECORD_MIGRATION, (migration_id, sha256, version))
+
+
+def record_function(conn: Connection, file: str, sha256: str, version: str) -> None:
+    conn.execute(RECORD_FUNCTION, {"file": file, "sha256": sha256, "version": version})
+
+
+def forget_functions(conn: Connection, shipped: Sequence[str]) -> int:
+    return conn.execute(FORGET_FUNCTIONS, (list(shipped),)).rowcount
+
+
+def record_migrate_state(conn: Connection, schema_version: str, version: str) -> None:
+    conn.execute(RECORD_MIGRATE_STATE, (schema_version, version))
