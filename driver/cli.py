@@ -42,9 +42,9 @@ from .errors import SqlState, describe, sqlstate
 from .ops import queries as ops_queries
 
 if TYPE_CHECKING:
+    from .drift import Shipped
     from .metrics import Metrics
     from .probes import Health
-    from .schema import Shipped
 
 PROG = "recording-finalize"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -293,7 +293,7 @@ class _VersionAction(argparse.Action):
 
 def version_text() -> str:
     from .config import packaged_sql_dir
-    from .schema import package_version, shipped
+    from .drift import package_version, shipped
 
     sql_dir = packaged_sql_dir()
     if sql_dir is None:
@@ -389,7 +389,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from yoyo.exceptions import LockTimeout
 
-    from .migrate import MigrateLockBusy, MigrateRefused, MissingSqlError, migrate
+    from .install.migrate import MigrateLockBusy, MigrateRefused, MissingSqlError, migrate
 
     def say(message: str) -> None:
         logs.log("migrate waiting", level="warning", message=message)
@@ -493,7 +493,7 @@ def _start_checks(
 
     The producer must be idempotent with acks=all (a row is marked published only after the
     broker's acknowledgement); the database's schema must match the package (applied
-    migrations and function definitions, ``driver/schema.py``); RFR_TOPIC and the policy values
+    migrations and function definitions, ``driver/drift.py``); RFR_TOPIC and the policy values
     must agree with the server's (recording_finalize.settings); and the lock connection must
     reach a PostgreSQL session of its own (no transaction pooling). RFR_S3_TIMEOUT <
     RFR_LOCK_TTL / 2 is a configuration rule.
@@ -505,8 +505,8 @@ def _start_checks(
     each attempt; without it (``run-once``) the database error propagates.
     """
     from .db import LockConnectionError, check_lock_connection, refusal, server_message
+    from .drift import shipped
     from .relay import ProducerConfigError, check_producer_idempotent, producer_config
-    from .schema import shipped
     from .server_settings import check_server_settings
 
     try:
@@ -546,10 +546,10 @@ def _start_checks(
 
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
     """Exit 2 when the database's schema differs from the package's, else None."""
-    from .schema import check
+    from .drift import schema_drift
 
     with _connect(settings) as conn:
-        drift = check(conn, package)
+        drift = schema_drift(conn, package)
     if drift.matches:
         return None
     logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
@@ -559,9 +559,9 @@ def _check_schema(settings: Settings, package: Shipped) -> int | None:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import run_loop
+    from .drift import shipped
     from .metrics import Metrics
     from .probes import Health, ReadinessChecker
-    from .schema import shipped
 
     stop = _StopSignal()
     metrics = Metrics()
@@ -631,7 +631,7 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Settings) -> int:
-    from .schema import check, shipped
+    from .drift import schema_drift, shipped
 
     package = shipped(settings.sql_dir)
     with _connect(settings) as conn:
@@ -639,7 +639,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         rows = ops_queries.quarantined_rows(conn, args.limit)
         extra_lines, extra = toolkit.status_lines(conn)
         incidents = queries.storage_incident_list(conn)
-        drift = check(conn, package)
+        drift = schema_drift(conn, package)
     schema_info = {
         "database": drift.database_schema_version,
         "package": package.schema_version,

@@ -340,7 +340,7 @@ class _QuietHandler(WSGIRequestHandler):
 
 def _build() -> tuple[str, str]:
     from .config import packaged_sql_dir
-    from .schema import package_version, shipped_schema_version
+    from .drift import package_version, shipped_schema_version
 
     sql_dir = packaged_sql_dir()
     return package_version(), shipped_schema_version(sql_dir) if sql_dir else "-"

@@ -15,7 +15,7 @@
   newer than the package (migrations it does not ship, or last migrated by a newer version):
   an older package never rolls a newer schema's functions back.
 - It records what it applied (``recording_finalize_migrations.file_checksums``, migration 0006)
-  for the drift check of ``run`` (``driver/schema.py``).
+  for the schema drift check of ``run`` (``driver/drift.py``).
 
 One migrate at a time: a session advisory lock on migrate's own connection.
 """
@@ -34,10 +34,11 @@ from yoyo import read_migrations
 from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
 from yoyo.connections import DatabaseURI
 
-from . import queries, schema
-from .config import Settings
-from .db import conninfo
-from .install import queries as install_queries
+from .. import drift
+from ..config import Settings
+from ..db import conninfo
+from ..queries import Connection
+from . import queries
 
 MIGRATION_TABLE = "_yoyo_migration"
 YOYO_TABLES = (MIGRATION_TABLE, "_yoyo_log", "_yoyo_version", "yoyo_lock")
@@ -87,8 +88,7 @@ def _backend(settings: Settings) -> Any:
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
-    args = conninfo_to_dict(make_conninfo("", **params)) | {
-        "schema": install_queries.MIGRATIONS_SCHEMA}
+    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": queries.MIGRATIONS_SCHEMA}
     uri = DatabaseURI(
         scheme="postgresql+psycopg", username=None, password=None, hostname=None, port=None,
         database=database, args=args,
@@ -103,54 +103,54 @@ def migrate(settings: Settings, say: Callable[[str], None] = lambda _: None) -> 
     sql_dir = settings.sql_dir
     if not (sql_dir / "migrations").is_dir() or not (sql_dir / "functions").is_dir():
         raise MissingSqlError(f"no migrations/ and functions/ under {sql_dir} (set RFR_SQL_DIR)")
-    package = schema.shipped(sql_dir)
+    package = drift.shipped(sql_dir)
     with psycopg.connect(conninfo(settings), autocommit=True) as conn:
         _lock(conn)
         try:
-            moved = install_queries.move_yoyo_tables_from_public(conn, YOYO_TABLES)
+            moved = queries.move_yoyo_tables_from_public(conn, YOYO_TABLES)
             _refuse(package, _state(conn))
             retries = [0]
             applied = _apply_migrations(settings, package, say, retries)
-            for migration_id in install_queries.yoyo_applied_ids(conn):
+            for migration_id in queries.yoyo_applied_ids(conn):
                 if migration_id in package.migrations:
                     # First sight of a migration applied before migrate kept checksums: trusted.
-                    install_queries.record_migration(conn, migration_id,
+                    queries.record_migration(conn, migration_id,
                                              package.migrations[migration_id], package.version)
             functions, unchanged = _apply_functions(conn, package, say, retries)
             with conn.transaction():
                 for file, sha in package.functions.items():
-                    install_queries.record_function(conn, file, sha, package.version)
-                install_queries.forget_functions(conn, list(package.functions))
-                install_queries.record_migrate_state(conn, package.schema_version, package.version)
+                    queries.record_function(conn, file, sha, package.version)
+                queries.forget_functions(conn, list(package.functions))
+                queries.record_migrate_state(conn, package.schema_version, package.version)
         finally:
-            install_queries.migrate_unlock(conn, MIGRATE_LOCK_KEY)
+            queries.migrate_unlock(conn, MIGRATE_LOCK_KEY)
     return MigrateResult(applied, functions, unchanged, moved, retries[0],
                          package.schema_version, package.version)
 
 
-def _lock(conn: queries.Connection) -> None:
+def _lock(conn: Connection) -> None:
     deadline = time.monotonic() + MIGRATE_LOCK_WAIT_S
-    while not install_queries.try_migrate_lock(conn, MIGRATE_LOCK_KEY):
+    while not queries.try_migrate_lock(conn, MIGRATE_LOCK_KEY):
         if time.monotonic() > deadline:
             raise MigrateLockBusy(f"another migrate has held the migrate lock for "
                                   f"{MIGRATE_LOCK_WAIT_S:.0f} s; try again")
         time.sleep(0.5)
 
 
-def _state(conn: queries.Connection) -> schema.DbState:
+def _state(conn: Connection) -> drift.DbState:
     """What migrate recorded before (nothing for a database older than migration 0006)."""
     try:
-        return schema.read_state(conn)
-    except schema.NoBookkeeping:
-        have = install_queries.bookkeeping(conn)
-        applied = install_queries.yoyo_applied_ids(conn) if have.yoyo_table else []
-        return schema.DbState(dict.fromkeys(applied))
+        return drift.read_state(conn)
+    except drift.NoBookkeeping:
+        have = queries.bookkeeping(conn)
+        applied = queries.yoyo_applied_ids(conn) if have.yoyo_table else []
+        return drift.DbState(dict.fromkeys(applied))
 
 
-def _refuse(package: schema.Shipped, state: schema.DbState) -> None:
-    drift = schema.compare(package, state)
-    if drift.database_is_newer:
-        raise MigrateRefused(drift.message())
+def _refuse(package: drift.Shipped, state: drift.DbState) -> None:
+    schema_drift = drift.compare(package, state)
+    if schema_drift.database_is_newer:
+        raise MigrateRefused(schema_drift.message())
     for migration_id, recorded in sorted(state.migrations.items()):
         shipped = package.migrations.get(migration_id)
         if recorded is not None and shipped is not None and recorded != shipped:
@@ -182,7 +182,7 @@ def _retrying(what: str, action: Callable[[], None], say: Callable[[str], None],
             time.sleep(pause)
 
 
-def _apply_migrations(settings: Settings, package: schema.Shipped,
+def _apply_migrations(settings: Settings, package: drift.Shipped,
                       say: Callable[[str], None], retries: list[int]) -> list[str]:
     migrations = read_migrations(str(package.sql_dir / "migrations"))
     backend = _backend(settings)
@@ -202,12 +202,12 @@ def _apply_migrations(settings: Settings, package: schema.Shipped,
     return applied
 
 
-def _apply_functions(conn: queries.Connection, package: schema.Shipped,
+def _apply_functions(conn: Connection, package: drift.Shipped,
                      say: Callable[[str], None], retries: list[int]
                      ) -> tuple[list[str], list[str]]:
     state = _state(conn)
-    have = install_queries.bookkeeping(conn)
-    live = (install_queries.function_fingerprints(conn, list(package.functions))
+    have = queries.bookkeeping(conn)
+    live = (queries.function_fingerprints(conn, list(package.functions))
             if have.fingerprint_function else {})
     applied: list[str] = []
     unchanged: list[str] = []
@@ -222,8 +222,8 @@ def _apply_functions(conn: queries.Connection, package: schema.Shipped,
         def one(text: str = text) -> None:
             # One transaction per file: a broken file leaves the ones before it applied.
             with conn.transaction():
-                install_queries.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
-                install_queries.apply_sql_file(conn, text)
+                queries.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
+                queries.apply_sql_file(conn, text)
 
         _retrying(f"function file {file}", one, say, retries)
         applied.append(file)
