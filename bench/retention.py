@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack-dir", default=os.environ.get("RFR_STACK_DIR", ".stack/dev"))
     args = parser.parse_args(argv)
 
-    from recording_finalize import toolkit
+    from recording_finalize import maintenance
     from recording_finalize.config import DEFAULT_TOPIC, load_settings
 
     env = _env(args.stack_dir)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         def prune() -> None:
             t = time.perf_counter()
             with psycopg.connect(url, autocommit=True) as conn:
-                totals, calls = toolkit.prune_batches(conn, 86400.0, DEFAULT_TOPIC)
+                totals, calls = maintenance.prune_batches(conn, 86400.0, DEFAULT_TOPIC)
             seconds = time.perf_counter() - t
             rows = sum(totals.values())
             pruned.update(dict(totals), statements=calls, seconds=seconds,

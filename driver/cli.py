@@ -560,6 +560,7 @@ def _check_schema(settings: Settings, package: Shipped) -> int | None:
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import run_loop
     from .drift import shipped
+    from .maintenance import Pruner
     from .metrics import Metrics
     from .probes import Health, ReadinessChecker
 
@@ -584,7 +585,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         worker = _Worker(settings, metrics)
         try:
             logs.log("worker started", metricsPort=port, **_safe_settings(settings))
-            toolkit.start_pruner(settings, stop.event)
+            Pruner(settings).start(stop.event)
             if not settings.recordings_enabled:
                 logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
                          "idles, touches no recording and publishes nothing")

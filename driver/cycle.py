@@ -31,12 +31,13 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from . import pipeline, queries, toolkit, tracing
+from . import pipeline, queries, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import SqlState, describe, sqlstate
 from .incidents import StorageWatch
 from .logs import log
+from .maintenance import CycleMaintenance, Maintenance
 from .metrics import Metrics
 from .queries import AppliedResult, ClaimedRow
 from .storage import (
@@ -83,6 +84,8 @@ class Context:
     relay: RelayLike | None = None
     #: The worker's own storage incident across cycles; built on the first cycle if None.
     watch: StorageWatch | None = None
+    #: The pause switch and the idle gauge refresh; built on the first cycle if None.
+    maintenance: CycleMaintenance | None = None
 
 
 @dataclass
@@ -199,6 +202,9 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     ``error`` says what failed, the metrics and the log count it)."""
     started = time.monotonic()
     summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC))
+    if ctx.maintenance is None:
+        ctx.maintenance = Maintenance(ctx.settings, ctx.pool, ctx.metrics)
+    maintenance = ctx.maintenance
     if not ctx.settings.recordings_enabled:
         summary.disabled = True
         log("cycle idle", jobRunId=summary.job_run_id,
@@ -212,7 +218,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
                         reason="another runner holds the lock")
                 else:
                     with tracing.cycle_span(summary.job_run_id):
-                        _locked_cycle(ctx, stop, summary, started)
+                        _locked_cycle(ctx, maintenance, stop, summary, started)
         except _Deadline:
             summary.error = "LockTtlExceeded"
             log("cycle aborted", level="error", jobRunId=summary.job_run_id,
@@ -224,7 +230,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
             log("cycle failed", level="error", jobRunId=summary.job_run_id,
                 **fields, **summary.counts())
     if summary.disabled or summary.skipped:
-        toolkit.refresh_gauges(ctx)  # no cycle ran here: /metrics stays as fresh as status
+        maintenance.refresh_gauges()  # no cycle ran here: /metrics stays as fresh as status
     elapsed = time.monotonic() - started
     summary.duration_ms = round(elapsed * 1000)
     ctx.metrics.observe_cycle(summary.result, elapsed)
@@ -252,13 +258,14 @@ def run_loop(
 
 
 def _locked_cycle(
-    ctx: Context, stop: threading.Event, summary: CycleSummary, started: float
+    ctx: Context, maintenance: CycleMaintenance, stop: threading.Event, summary: CycleSummary,
+    started: float,
 ) -> None:
     settings = ctx.settings
     lock_deadline = started + settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
-    summary.paused = tuple(sorted(toolkit.cycle_pauses(ctx, summary.job_run_id)))
+    summary.paused = tuple(sorted(maintenance.read_pauses(summary.job_run_id)))
 
     if ctx.watch is None:
         ctx.watch = StorageWatch(ctx.metrics, log)

@@ -9,10 +9,6 @@ the verdicts are the ones the worker would reach.
 The commands that write (requeue, retry, pause, resume, audit --repair) record who did it
 (``--operator``, else the OS user) and why in ``messenger.recording_finalize_operator_actions``;
 ``explain`` shows that trail. They are meant for a login granted ``recording_finalize_operator``.
-
-The cycle calls ``cycle_pauses`` once per cycle (one ``operator_state()`` round trip: the pause
-switch and the quarantined rows by reason) and ``refresh_gauges`` when it does not run (disabled,
-lock busy), so ``/metrics`` stays as fresh as ``status``. ``run`` starts ``start_pruner``.
 """
 
 from __future__ import annotations
@@ -21,9 +17,7 @@ import argparse
 import getpass
 import json
 import sys
-import threading
 from collections import Counter
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -33,11 +27,10 @@ import psycopg
 
 from . import logs, queries
 from .config import Settings, parse_duration
-from .errors import SqlState, describe, sqlstate
+from .errors import SqlState, sqlstate
 from .ops import queries as ops_queries
 
 if TYPE_CHECKING:
-    from .cycle import Context
     from .storage import Storage, Verdict
 
 PROG = "recording-finalize"
@@ -49,10 +42,6 @@ BATCH_ROWS = 1000
 PREVIEW_ROWS = 1000
 #: ``audit`` HEADs the objects of this many of the newest Failed recordings by default.
 AUDIT_FAILED_ROWS = 1000
-#: ``run`` prunes this often when RFR_RETENTION > 0.
-PRUNE_INTERVAL_S = 3600.0
-#: ... pausing this long between its batches (at most ~1,000 rows per table per pause).
-RUN_PRUNE_PAUSE_S = 0.1
 REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
                 "session_not_found")
 
@@ -720,25 +709,6 @@ def _older_than(text: str) -> float | None:
     return seconds if seconds >= 60 else None
 
 
-def prune_batches(conn: queries.Connection, older_than_s: float, topic: str,
-                  batch_size: int = BATCH_ROWS, stop: threading.Event | None = None,
-                  pause_s: float = 0.0) -> tuple[Counter[str], int]:
-    """Prunes until a batch deletes fewer than ``batch_size`` rows of every table; each call is
-    its own transaction (autocommit), ``pause_s`` apart (``run`` paces itself so that a first
-    prune of a long history leaves the cycle its CPU). Returns the totals and the calls."""
-    totals: Counter[str] = Counter()
-    calls = 0
-    while stop is None or not stop.is_set():
-        counts = queries.prune(conn, older_than_s, batch_size, False, topic)
-        calls += 1
-        totals.update(outbox=counts.outbox, realtime=counts.realtime, finalize=counts.finalize)
-        if max(counts.outbox, counts.realtime, counts.finalize) < batch_size:
-            break
-        if pause_s and stop is not None and stop.wait(pause_s):
-            break
-    return totals, calls
-
-
 def prune_command(args: argparse.Namespace, settings: Settings) -> int:
     older = _older_than(args.older_than)
     if older is None:
@@ -754,6 +724,8 @@ def prune_command(args: argparse.Namespace, settings: Settings) -> int:
                              finalize=counts.finalize)
             calls = 0
         else:
+            from .maintenance import prune_batches
+
             totals, calls = prune_batches(conn, older, settings.topic, args.batch_size)
     result = {"dryRun": bool(args.dry_run), "olderThanSeconds": older,
               "outbox": totals["outbox"], "realtime": totals["realtime"],
@@ -769,33 +741,6 @@ def prune_command(args: argparse.Namespace, settings: Settings) -> int:
               f"realtime rows, {totals['finalize']} Done finalize rows"
               + ("" if args.dry_run else f" ({calls} batch(es))"))
     return EXIT_OK
-
-
-def start_pruner(settings: Settings, stop: threading.Event) -> threading.Thread | None:
-    """``run``'s retention: prunes at start and then every hour while RFR_RETENTION
-    > 0, on its own connection, logging what it did; an error is logged and retried next hour."""
-    if settings.retention <= 0:
-        logs.log("retention off", message="RFR_RETENTION=0: run prunes nothing")
-        return None
-
-    def loop() -> None:
-        wait = 0.0
-        while not stop.wait(wait):
-            wait = PRUNE_INTERVAL_S
-            try:
-                with _connect(settings) as conn:
-                    totals, calls = prune_batches(conn, settings.retention, settings.topic,
-                                                  stop=stop, pause_s=RUN_PRUNE_PAUSE_S)
-                counts: dict[str, Any] = dict(totals)
-                logs.log("pruned", olderThanSeconds=settings.retention, statements=calls,
-                         **counts)
-            except psycopg.Error as err:
-                logs.log("prune failed", level="warning", error=describe(err),
-                         message="retried in an hour")
-
-    thread = threading.Thread(target=loop, name="rfr-pruner", daemon=True)
-    thread.start()
-    return thread
 
 
 # ------------------------------------------------------------------------------------------
@@ -845,39 +790,3 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
            "phases": dict(Counter(r.action for r in rows)), "results": dict(results),
            "configError": config_error, "rows": out_rows})
     return EXIT_FAILURE if config_error else EXIT_OK
-
-
-# ------------------------------------------------------------------------------------------
-# the cycle's hooks
-
-
-def _publish(ctx: Context, state: queries.OperatorState) -> None:
-    ctx.metrics.update_operator_state(
-        {"reconcile": state.reconcile_paused, "relay": state.relay_paused},
-        state.quarantined_by_reason,
-    )
-
-
-def cycle_pauses(ctx: Context, job_run_id: str) -> frozenset[str]:
-    """The one extra call of a cycle: reads the pause switch (and the quarantined rows by
-    reason for /metrics), logs a paused part; returns the paused parts."""
-    with ctx.pool.connection() as conn:
-        state = _state(conn)
-    _publish(ctx, state)
-    paused = frozenset(_paused_parts(state))
-    if paused:
-        logs.log("cycle paused", jobRunId=job_run_id, paused=sorted(paused), pauses=state.pauses,
-                 message="skipped by the pause switch: recording-finalize resume PART")
-    return paused
-
-
-def refresh_gauges(ctx: Context, log: Callable[..., None] = logs.log) -> None:
-    """Keeps /metrics as fresh as ``status`` while the cycle does not run (disabled, lock busy):
-    the gauges from stats(), the pause and quarantine gauges from operator_state()."""
-    try:
-        with ctx.pool.connection() as conn:
-            ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
-            _publish(ctx, _state(conn))
-    except psycopg.Error as err:
-        log("gauges not refreshed", level="warning", error=describe(err))
-
