@@ -17,11 +17,13 @@
 - It records what it applied (``recording_finalize_migrations.file_checksums``, migration 0006)
   for the schema drift check of ``run`` (``driver/drift.py``).
 
-One migrate at a time: a session advisory lock on migrate's own connection.
+One migrate at a time: a session advisory lock on migrate's own connection. yoyo is imported
+only when migrate runs (``cli.py`` imports this module to build its parser).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,11 +32,9 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from yoyo import read_migrations
-from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
-from yoyo.connections import DatabaseURI
 
-from .. import drift
+from .. import drift, logs
+from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 from ..db import conninfo
 from ..queries import Connection
@@ -85,6 +85,9 @@ def _backend(settings: Settings) -> Any:
     meaning of the URL: unix-socket hosts, several hosts, sslmode and the rest. ``schema`` puts
     yoyo's tables in migrate's schema; a migration that sets no lock_timeout gets ours.
     """
+    from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+    from yoyo.connections import DatabaseURI
+
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
@@ -184,6 +187,8 @@ def _retrying(what: str, action: Callable[[], None], say: Callable[[str], None],
 
 def _apply_migrations(settings: Settings, package: drift.Shipped,
                       say: Callable[[str], None], retries: list[int]) -> list[str]:
+    from yoyo import read_migrations
+
     migrations = read_migrations(str(package.sql_dir / "migrations"))
     backend = _backend(settings)
     applied: list[str] = []
@@ -214,7 +219,7 @@ def _apply_functions(conn: Connection, package: drift.Shipped,
     for file, sha in package.functions.items():
         record = state.functions.get(file)
         if (record is not None and record.sha256 == sha and live.get(file) is not None
-                and live.get(file) == record.recorded_md5):
+            and live.get(file) == record.recorded_md5):
             unchanged.append(file)
             continue
         text = package.function_path(file).read_text(encoding="utf-8")
@@ -228,3 +233,60 @@ def _apply_functions(conn: Connection, package: drift.Shipped,
         _retrying(f"function file {file}", one, say, retries)
         applied.append(file)
     return applied, unchanged
+
+
+def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
+    from yoyo.exceptions import LockTimeout
+
+    def say(message: str) -> None:
+        logs.log("migrate waiting", level="warning", message=message)
+
+    try:
+        result = migrate(settings, say=say)
+    except MissingSqlError as err:
+        return fail(str(err), EXIT_USAGE)
+    except MigrateRefused as err:
+        return fail(f"migrate refused, nothing was changed: {err}", EXIT_USAGE)
+    except MigrateLockBusy as err:
+        return fail(f"migrate stopped: {err}")
+    except LockTimeout:
+        return fail("another migrate holds the migration lock (yoyo_lock); try again")
+    logs.log("migrated", applied=result.applied, functions=len(result.functions),
+             unchanged=len(result.unchanged), movedTables=result.moved_tables,
+             lockRetries=result.lock_retries, schemaVersion=result.schema_version)
+    if result.moved_tables:
+        print(f"moved yoyo's tables from public to recording_finalize_migrations: "
+              f"{', '.join(result.moved_tables)}")
+    print(f"migrations applied: {len(result.applied)}"
+          + (f" ({', '.join(result.applied)})" if result.applied else " (up to date)"))
+    print(f"function files applied: {len(result.functions)}"
+          + (f", unchanged: {len(result.unchanged)}" if result.unchanged else ""))
+    print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
+    return EXIT_OK
+
+
+COMMAND = Command(
+    name="migrate",
+    summary="create or upgrade the database schema and apply the SQL functions that changed",
+    description=(
+        "Applies the versioned migrations of sql/migrations (tracked by yoyo-migrations in\n"
+        "schema recording_finalize_migrations; tables an older version left in public are\n"
+        "moved there), then applies every sql/functions/*.sql whose file or definition changed\n"
+        "since it was last applied, in name order, each in its own transaction. Every file runs\n"
+        "with lock_timeout 1 s and statement_timeout 60 s and is retried 5 times with backoff\n"
+        "when a lock is not granted, so writers queued behind migrate wait about a second at\n"
+        "most. Records each file's sha256 for the schema drift check of run/run-once/status.\n"
+        "Idempotent: run it on every deploy, before the sidecars. Connect as the schema owner."
+    ),
+    exits=(
+        "exit 1: a migration or function file failed, or its locks were not granted in 5 tries\n"
+        "        (the files before it stay applied; the message names the file).\n"
+        "exit 2: refused, nothing changed: an applied migration's file has changed since it was\n"
+        "        applied, or the database is newer than this package (migrations it does not\n"
+        "        ship, or last migrated by a newer version)."
+    ),
+    handler=migrate_command,
+    variables=("DATABASE_URL", "RFR_SQL_DIR"),
+    flags=("RFR_SQL_DIR",),
+    for_operators=False,
+)
