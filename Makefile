@@ -8,7 +8,8 @@ PY := $(VENV)/bin/python
 STACK_DIR ?= .stack/dev
 
 .PHONY: help bootstrap lock test test-sql test-py test-alerts lint check demo bench chaos \
-        stack-up stack-down migrate status clean
+        stack-up stack-down migrate status clean fingerprint fingerprint-record set-version \
+        dashboard dashboard-png alerts-render
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -58,6 +59,16 @@ migrate: bootstrap  ## apply migrations and functions to $$DATABASE_URL
 
 status: bootstrap  ## backlog, quarantine and publish backlog of $$DATABASE_URL
 	@$(VENV)/bin/recording-finalize status
+
+fingerprint:  ## the SQL fingerprint of sql/ and whether CHANGELOG.md's current entry records it
+	@python3 scripts/release.py fingerprint
+
+fingerprint-record:  ## write that fingerprint into the current (unreleased) CHANGELOG entry
+	@python3 scripts/release.py fingerprint --record
+
+set-version:  ## VERSION=X.Y.Z: bump pyproject, __version__, image tag, migrate Job, CHANGELOG
+	@[ -n "$(VERSION)" ] || { echo "usage: make set-version VERSION=X.Y.Z"; exit 2; }
+	@python3 scripts/release.py set-version $(VERSION)
 
 clean: stack-down  ## remove the virtualenv, caches and local stack data
 	rm -rf $(VENV) .stack out .pytest_cache .mypy_cache .ruff_cache
