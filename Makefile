@@ -70,5 +70,14 @@ set-version:  ## VERSION=X.Y.Z: bump pyproject, __version__, image tag, migrate 
 	@[ -n "$(VERSION)" ] || { echo "usage: make set-version VERSION=X.Y.Z"; exit 2; }
 	@python3 scripts/release.py set-version $(VERSION)
 
+RUNBOOK_PLACEHOLDER := https://runbooks.example.com/recording-finalize-retry/README.md
+ALERTS_OUT ?= out/deploy/alerts.yml
+alerts-render:  ## RUNBOOK_URL=<README.md's URL>: deploy/alerts.yml with it as runbook base, in out/
+	@[ -n "$(RUNBOOK_URL)" ] || { echo "usage: make alerts-render RUNBOOK_URL=https://.../README.md"; exit 2; }
+	@mkdir -p $(dir $(ALERTS_OUT))
+	@sed 's|$(RUNBOOK_PLACEHOLDER)|$(RUNBOOK_URL)|g' deploy/alerts.yml > $(ALERTS_OUT)
+	@promtool check rules $(ALERTS_OUT) >/dev/null
+	@echo "$(ALERTS_OUT): every runbook_url is $(RUNBOOK_URL)#<section>"
+
 clean: stack-down  ## remove the virtualenv, caches and local stack data
 	rm -rf $(VENV) .stack out .pytest_cache .mypy_cache .ruff_cache
