@@ -70,6 +70,14 @@ set-version:  ## VERSION=X.Y.Z: bump pyproject, __version__, image tag, migrate 
 	@[ -n "$(VERSION)" ] || { echo "usage: make set-version VERSION=X.Y.Z"; exit 2; }
 	@python3 scripts/release.py set-version $(VERSION)
 
+dashboard:  ## regenerate deploy/grafana/recording-finalize.json from tools/dashboard.py
+	@[ -x $(PY) ] || bash scripts/bootstrap.sh
+	@$(PY) -m tools.dashboard
+
+dashboard-png: bootstrap  ## docs/dashboard.png: the panels' data from a real Prometheus and sidecar (~3 min)
+	@PYTEST_ARGS="tests/py/test_dashboard.py -k real_prometheus" RFR_DASHBOARD_PNG=docs/dashboard.png \
+	    RFR_DASHBOARD_SECONDS=$${RFR_DASHBOARD_SECONDS:-150} bash scripts/test.sh py
+
 RUNBOOK_PLACEHOLDER := https://runbooks.example.com/recording-finalize-retry/README.md
 ALERTS_OUT ?= out/deploy/alerts.yml
 alerts-render:  ## RUNBOOK_URL=<README.md's URL>: deploy/alerts.yml with it as runbook base, in out/

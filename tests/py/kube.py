@@ -89,6 +89,27 @@ def containers(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from spec.get(key, [])
 
 
+# --- deploy/prometheus.yml without a cluster -------------------------------------------------
+
+
+def prometheus_with_static_target(config: dict[str, Any], target: str, rules_dir: Path,
+                                  namespace: str = "recording-finalize-retry",
+                                  pod: str = "recording-finalize-retry-0") -> dict[str, Any]:
+    """deploy/prometheus.yml with its Kubernetes discovery replaced by one static target that
+    carries the meta labels a discovered worker pod would (so its relabelling is exercised)."""
+    out = yaml.safe_load(yaml.safe_dump(config))
+    out["rule_files"] = [str(rules_dir / f) for f in config["rule_files"]]
+    [job] = out["scrape_configs"]
+    del job["kubernetes_sd_configs"]
+    job["static_configs"] = [{"targets": [target], "labels": {
+        "__meta_kubernetes_pod_container_port_name": "metrics",
+        "__meta_kubernetes_pod_phase": "Running",
+        "__meta_kubernetes_namespace": namespace,
+        "__meta_kubernetes_pod_name": pod,
+    }}]
+    return out
+
+
 # --- Pod Security Standards, "restricted" (which includes "baseline") ------------------------
 # As the Kubernetes documentation states them (concepts/security/pod-security-standards), plus
 # what this project adds: every container sets all of runAsNonRoot, seccompProfile,

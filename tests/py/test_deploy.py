@@ -33,6 +33,7 @@ from kube import (
     load_release,
     one,
     pod_specs,
+    prometheus_with_static_target,
     pss_restricted_violations,
     render,
     render_text,
@@ -336,24 +337,6 @@ def test_prometheus_finds_the_pods_in_any_namespace(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "SUCCESS: 1 rule files found" in proc.stdout
-
-
-def prometheus_with_static_target(config: dict[str, Any], target: str, rules_dir: Path,
-                                  namespace: str = "recording-finalize-retry",
-                                  pod: str = "recording-finalize-retry-0") -> dict[str, Any]:
-    """deploy/prometheus.yml with its Kubernetes discovery replaced by one static target that
-    carries the meta labels a discovered worker pod would (so its relabelling is exercised)."""
-    out = yaml.safe_load(yaml.safe_dump(config))
-    out["rule_files"] = [str(rules_dir / f) for f in config["rule_files"]]
-    [job] = out["scrape_configs"]
-    del job["kubernetes_sd_configs"]
-    job["static_configs"] = [{"targets": [target], "labels": {
-        "__meta_kubernetes_pod_container_port_name": "metrics",
-        "__meta_kubernetes_pod_phase": "Running",
-        "__meta_kubernetes_namespace": namespace,
-        "__meta_kubernetes_pod_name": pod,
-    }}]
-    return out
 
 
 def test_the_image_is_built_as_the_manifests_run_it() -> None:
