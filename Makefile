@@ -47,9 +47,9 @@ bench: bootstrap  ## end-to-end throughput against peers, round trips, cost grow
 chaos: bootstrap  ## fault-injection suite against the real local stack
 	@bash scripts/chaos.sh
 
-stack-up: bootstrap  ## start a local stack in $(STACK_DIR) and print how to use it
+stack-up: bootstrap  ## start a local stack in $(STACK_DIR), migrate it, print the worker's and operator's logins
 	@$(PY) tools/stack.py up --dir $(STACK_DIR)
-	@echo "source $(STACK_DIR)/env   # then: recording-finalize migrate; recording-finalize run-once"
+	@bash scripts/stack_logins.sh $(STACK_DIR)
 
 stack-down:  ## stop every local stack this checkout started (safe to repeat)
 	@for d in .stack/*/; do [ -f "$$d/state.json" ] && python3 tools/stack.py down --dir "$$d"; done; true
