@@ -8,7 +8,8 @@ PY := $(VENV)/bin/python
 STACK_DIR ?= .stack/dev
 
 .PHONY: help bootstrap lock test test-sql test-py test-alerts lint check demo bench chaos \
-        stack-up stack-down migrate status clean
+        stack-up stack-down migrate status clean fingerprint fingerprint-record set-version \
+        dashboard dashboard-png alerts-render
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -46,9 +47,9 @@ bench: bootstrap  ## end-to-end throughput against peers, round trips, cost grow
 chaos: bootstrap  ## fault-injection suite against the real local stack
 	@bash scripts/chaos.sh
 
-stack-up: bootstrap  ## start a local stack in $(STACK_DIR) and print how to use it
+stack-up: bootstrap  ## start a local stack in $(STACK_DIR), migrate it, print the worker's and operator's logins
 	@$(PY) tools/stack.py up --dir $(STACK_DIR)
-	@echo "source $(STACK_DIR)/env   # then: recording-finalize migrate; recording-finalize run-once"
+	@bash scripts/stack_logins.sh $(STACK_DIR)
 
 stack-down:  ## stop every local stack this checkout started (safe to repeat)
 	@for d in .stack/*/; do [ -f "$$d/state.json" ] && python3 tools/stack.py down --dir "$$d"; done; true
@@ -58,6 +59,33 @@ migrate: bootstrap  ## apply migrations and functions to $$DATABASE_URL
 
 status: bootstrap  ## backlog, quarantine and publish backlog of $$DATABASE_URL
 	@$(VENV)/bin/recording-finalize status
+
+fingerprint:  ## the SQL fingerprint of sql/ and whether CHANGELOG.md's current entry records it
+	@python3 scripts/release.py fingerprint
+
+fingerprint-record:  ## write that fingerprint into the current (unreleased) CHANGELOG entry
+	@python3 scripts/release.py fingerprint --record
+
+set-version:  ## VERSION=X.Y.Z: bump pyproject, __version__, image tag, migrate Job, CHANGELOG
+	@[ -n "$(VERSION)" ] || { echo "usage: make set-version VERSION=X.Y.Z"; exit 2; }
+	@python3 scripts/release.py set-version $(VERSION)
+
+dashboard:  ## regenerate deploy/grafana/recording-finalize.json from tools/dashboard.py
+	@[ -x $(PY) ] || bash scripts/bootstrap.sh
+	@$(PY) -m tools.dashboard
+
+dashboard-png: bootstrap  ## docs/dashboard.png: the panels' data from a real Prometheus and sidecar (~3 min)
+	@PYTEST_ARGS="tests/py/test_dashboard.py -k real_prometheus" RFR_DASHBOARD_PNG=docs/dashboard.png \
+	    RFR_DASHBOARD_SECONDS=$${RFR_DASHBOARD_SECONDS:-150} bash scripts/test.sh py
+
+RUNBOOK_PLACEHOLDER := https://runbooks.example.com/recording-finalize-retry/README.md
+ALERTS_OUT ?= out/deploy/alerts.yml
+alerts-render:  ## RUNBOOK_URL=<README.md's URL>: deploy/alerts.yml with it as runbook base, in out/
+	@[ -n "$(RUNBOOK_URL)" ] || { echo "usage: make alerts-render RUNBOOK_URL=https://.../README.md"; exit 2; }
+	@mkdir -p $(dir $(ALERTS_OUT))
+	@sed 's|$(RUNBOOK_PLACEHOLDER)|$(RUNBOOK_URL)|g' deploy/alerts.yml > $(ALERTS_OUT)
+	@promtool check rules $(ALERTS_OUT) >/dev/null
+	@echo "$(ALERTS_OUT): every runbook_url is $(RUNBOOK_URL)#<section>"
 
 clean: stack-down  ## remove the virtualenv, caches and local stack data
 	rm -rf $(VENV) .stack out .pytest_cache .mypy_cache .ruff_cache

@@ -10,7 +10,7 @@ and prints one JSON object: the cycle summary, where the main thread's wall time
 calls it made, and its peak RSS. Its JSON log lines go to stderr like the real worker's.
 
 The timers wrap module attributes the cycle looks up at call time (``queries.*``,
-``Storage.check``, ``Relay.drain`` and the futures ``wait`` of
+``pipeline.apply_outcomes``, ``Storage.check``, ``Relay.drain`` and the futures ``wait`` of
 ``recording_finalize.cycle``): nothing of the driver is changed, only observed.
 """
 
@@ -55,7 +55,7 @@ def _levers_off(names: str) -> None:
     ``pipeline`` — one round trip per apply_outcome. Which client sends the per-row HEAD is
     ``BENCH_S3_HEAD`` (obstore, the driver's; signed or boto3, see bench/signed_head.py)."""
     import psycopg
-    from recording_finalize import queries
+    from recording_finalize import pipeline, queries
 
     off = {n.strip() for n in names.split(",") if n.strip()}
     unknown = off - {"pipeline"}
@@ -71,11 +71,11 @@ def _levers_off(names: str) -> None:
                     out.append(err)
             return out
 
-        queries.apply_outcomes = one_by_one
+        pipeline.apply_outcomes = one_by_one  # type: ignore[assignment]
 
 
 def main() -> int:
-    from recording_finalize import cycle, logs, queries, relay, tracing
+    from recording_finalize import cycle, logs, pipeline, queries, relay, tracing
     from recording_finalize.config import load_settings
     from recording_finalize.cycle import Context, run_cycle
     from recording_finalize.db import open_pool
@@ -92,9 +92,10 @@ def main() -> int:
     timers = Timers()
 
     # Main-thread phases (they add up, with "other", to the cycle's wall time).
-    for name in ("claim_due", "apply_outcome", "apply_outcomes", "stats"):
-        if hasattr(queries, name):
-            setattr(queries, name, timers.wrap(name, getattr(queries, name)))
+    for name in ("claim_due", "apply_outcome", "stats"):
+        setattr(queries, name, timers.wrap(name, getattr(queries, name)))
+    pipeline.apply_outcomes = timers.wrap(  # type: ignore[assignment]
+        "apply_outcomes", pipeline.apply_outcomes)
     # The applying thread waits for S3 verdicts in a queue's blocking get.
     timed_get = timers.wrap("s3_wait", queue.SimpleQueue.get)
 

@@ -48,7 +48,7 @@ def _env(stack_dir: str) -> dict[str, str]:
 
 def _drain(url: str, settings: Any) -> dict[str, float]:
     """Claims and applies (missing) until nothing is due; returns rows/s and claim times."""
-    from recording_finalize import queries
+    from recording_finalize import pipeline, queries
     from recording_finalize.storage import Verdict
 
     claims: list[float] = []
@@ -62,7 +62,7 @@ def _drain(url: str, settings: Any) -> dict[str, float]:
             if not rows:
                 break
             reconcile = [r for r in rows if r.action == "reconcile"]
-            answers = queries.apply_outcomes(conn, [(r, Verdict("missing")) for r in reconcile],
+            answers = pipeline.apply_outcomes(conn, [(r, Verdict("missing")) for r in reconcile],
                                              settings)
             settled += sum(1 for a in answers if not isinstance(a, psycopg.Error))
     wall = time.perf_counter() - t0
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack-dir", default=os.environ.get("RFR_STACK_DIR", ".stack/dev"))
     args = parser.parse_args(argv)
 
-    from recording_finalize import toolkit
+    from recording_finalize import maintenance
     from recording_finalize.config import DEFAULT_TOPIC, load_settings
 
     env = _env(args.stack_dir)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         def prune() -> None:
             t = time.perf_counter()
             with psycopg.connect(url, autocommit=True) as conn:
-                totals, calls = toolkit.prune_batches(conn, 86400.0, DEFAULT_TOPIC)
+                totals, calls = maintenance.prune_batches(conn, 86400.0, DEFAULT_TOPIC)
             seconds = time.perf_counter() - t
             rows = sum(totals.values())
             pruned.update(dict(totals), statements=calls, seconds=seconds,

@@ -465,23 +465,18 @@ def _check_retention(r: _Reader) -> float:
     return seconds
 
 
-def load_settings(
-    environ: Mapping[str, str], overrides: Mapping[str, str] | None = None
-) -> Settings:
-    """Validates ``environ`` (overridden by ``overrides``, keyed by variable name).
-
-    Raises ``ConfigError`` for the first variable that breaks its rule. Touches nothing outside
-    this process: no connection, no file but the ``RFR_SQL_DIR`` check.
-    """
-    r = _Reader(environ, overrides or {})
-
+def _check_bucket_and_topic(r: _Reader) -> tuple[str, str]:
     bucket = r.text("RFR_S3_BUCKET") or ""
     if not _BUCKET.match(bucket) or ".." in bucket:
         raise r.fail("RFR_S3_BUCKET", bucket, r.raw("RFR_S3_BUCKET")[1])
     topic = r.text("RFR_TOPIC") or ""
     if not _TOPIC.match(topic) or topic in (".", ".."):
         raise r.fail("RFR_TOPIC", topic, r.raw("RFR_TOPIC")[1])
+    return bucket, topic
 
+
+def _check_durations(r: _Reader) -> tuple[float, float, float, float, float]:
+    """(backoff base, backoff cap, lock TTL, max run duration, S3 timeout), checked together."""
     backoff_base = r.duration("RFR_BACKOFF_BASE")
     backoff_cap = r.duration("RFR_BACKOFF_CAP")
     if backoff_cap < backoff_base:
@@ -494,12 +489,31 @@ def load_settings(
     # An S3 check must end well inside the lock's lifetime, or a slow check could outlive it.
     if s3_timeout >= lock_ttl / 2:
         raise r.fail("RFR_S3_TIMEOUT", r.text("RFR_S3_TIMEOUT"), r.raw("RFR_S3_TIMEOUT")[1])
-    protocol, mechanism, username, password = _check_kafka_security(r)
+    return backoff_base, backoff_cap, lock_ttl, max_run, s3_timeout
+
+
+def _check_sla_and_grace(r: _Reader) -> tuple[float, float]:
     sla = r.duration("RFR_FINALIZE_SLA_TIMEOUT")
     # Unset: the grace is the SLA, the time the happy path is given for an upload anyway.
     grace = (r.duration("RFR_UPLOAD_GRACE", days=True)
              if r.raw("RFR_UPLOAD_GRACE")[0] is not None else sla)
+    return sla, grace
 
+
+def load_settings(
+    environ: Mapping[str, str], overrides: Mapping[str, str] | None = None
+) -> Settings:
+    """Validates ``environ`` (overridden by ``overrides``, keyed by variable name).
+
+    Raises ``ConfigError`` for the first variable that breaks its rule. Touches nothing outside
+    this process: no connection, no file but the ``RFR_SQL_DIR`` check.
+    """
+    r = _Reader(environ, overrides or {})
+    # In this order: the first variable that breaks its rule is the one reported.
+    bucket, topic = _check_bucket_and_topic(r)
+    backoff_base, backoff_cap, lock_ttl, max_run, s3_timeout = _check_durations(r)
+    protocol, mechanism, username, password = _check_kafka_security(r)
+    sla, grace = _check_sla_and_grace(r)
     return Settings(
         database_url=_check_database_url(r),
         s3_endpoint_url=_check_endpoint(r),

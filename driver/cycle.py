@@ -3,8 +3,16 @@
 No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own
 (autocommit), the HEADs run in a bounded thread pool, and each verdict is applied by one
 ``apply_outcome`` statement — its own short transaction — from this thread. The verdicts that
-are in when this thread comes to apply go out together, pipelined (``queries.apply_outcomes``:
+are in when this thread comes to apply go out together, pipelined (``pipeline.apply_outcomes``:
 one round trip, still one statement and one transaction per row).
+
+Read top-down: ``run_cycle`` (lock, summary, metrics) → ``_locked_cycle`` (pause switch,
+``_reconcile``, ``_relay``, gauges) → ``_claim_loop`` (one ``claim_due`` per batch) →
+``_check_and_apply``, whose three parts are **check** (``_Checks``: the HEADs and their queue),
+**pace** (``_Pacer``: RFR_MAX_APPLY_RATE) and **apply** (``_apply_many``, one pipelined round trip;
+``_record`` counts and logs the database's answers). A refused metadata set is handled in one
+place (``_refused_metadata``), a configuration failure in one (``_config_error_release``). The
+pause switch and the idle gauge refresh are maintenance's (``maintenance.py``).
 
 Three things stop a cycle early. The stop event (SIGTERM/SIGINT) is checked before every
 storage call and between rows: the row being applied is applied whole or not at all, the rows
@@ -31,23 +39,27 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from . import queries, toolkit, tracing
+from . import pipeline, queries, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import SqlState, describe, sqlstate
 from .incidents import StorageWatch
 from .logs import log
+from .maintenance import CycleMaintenance, Maintenance
 from .metrics import Metrics
-from .queries import AppliedResult, ClaimedRow
-from .storage import (
+from .model import (
     CONFIG_ERROR,
+    CONFIG_ERROR_RELEASED,
+    DEFERRED_BY_INCIDENT,
+    DEFERRED_BY_SLA,
     FOUND,
     INVALID_METADATA,
     TRANSIENT,
-    Storage,
-    StorageConfigError,
+    ClaimedRow,
     Verdict,
 )
+from .queries import AppliedResult
+from .storage import Storage, StorageConfigError
 
 # Stop writing this long before the lock TTL runs out: the server's clock and ours differ a bit.
 LOCK_MARGIN_S = 1.0
@@ -74,7 +86,7 @@ class RelayLike(Protocol):
 
 @dataclass
 class Context:
-    """What a cycle works with; built once by the CLI and shared by every cycle."""
+    """What a cycle works with; built once by ``worker.py`` and shared by every cycle."""
 
     settings: Settings
     pool: ConnectionPool[psycopg.Connection[Any]]
@@ -83,6 +95,8 @@ class Context:
     relay: RelayLike | None = None
     #: The worker's own storage incident across cycles; built on the first cycle if None.
     watch: StorageWatch | None = None
+    #: The pause switch and the idle gauge refresh; built on the first cycle if None.
+    maintenance: CycleMaintenance | None = None
 
 
 @dataclass
@@ -96,12 +110,14 @@ class CycleSummary:
     failed: int = 0
     republished: int = 0
     closed: int = 0
-    deferred: int = 0
+    #: claim time: rows whose session has not reached the SLA yet (claim_due's ``deferred``).
+    deferred_by_sla: int = 0
     quarantined: int = 0
     backoff: int = 0
     stale: int = 0
     terminal: int = 0
-    released: int = 0
+    #: rows a configuration failure gave their attempt back (apply_outcome's ``released``).
+    config_error_released: int = 0
     config_error: bool = False
     published: int = 0
     duration_ms: int = 0
@@ -113,7 +129,8 @@ class CycleSummary:
     #: S3 checks made, and how many of them came back transient.
     checked: int = 0
     transient: int = 0
-    #: missing verdicts a storage incident deferred (recording_finalize.upload_deferral).
+    #: apply time: missing verdicts a storage incident held back (apply_outcome's ``deferred``,
+    #: recording_finalize.upload_deferral).
     deferred_by_incident: int = 0
     storage_unreachable: bool = False
     publish_failed: int = 0
@@ -142,18 +159,19 @@ class CycleSummary:
         return self.result in ("ok", "skipped", "disabled")
 
     def counts(self) -> dict[str, Any]:
+        """The counts under the names of the run-once JSON and the log (a contract)."""
         return {
             "claimed": self.claimed,
             "reconciled": self.reconciled,
             "failed": self.failed,
             "republished": self.republished,
             "closed": self.closed,
-            "deferred": self.deferred,
+            "deferred": self.deferred_by_sla,
             "quarantined": self.quarantined,
             "backoff": self.backoff,
             "stale": self.stale,
             "terminal": self.terminal,
-            "released": self.released,
+            "released": self.config_error_released,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -199,6 +217,9 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     ``error`` says what failed, the metrics and the log count it)."""
     started = time.monotonic()
     summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC))
+    if ctx.maintenance is None:
+        ctx.maintenance = Maintenance(ctx.settings, ctx.pool, ctx.metrics)
+    maintenance = ctx.maintenance
     if not ctx.settings.recordings_enabled:
         summary.disabled = True
         log("cycle idle", jobRunId=summary.job_run_id,
@@ -212,7 +233,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
                         reason="another runner holds the lock")
                 else:
                     with tracing.cycle_span(summary.job_run_id):
-                        _locked_cycle(ctx, stop, summary, started)
+                        _locked_cycle(ctx, maintenance, stop, summary, started)
         except _Deadline:
             summary.error = "LockTtlExceeded"
             log("cycle aborted", level="error", jobRunId=summary.job_run_id,
@@ -224,7 +245,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
             log("cycle failed", level="error", jobRunId=summary.job_run_id,
                 **fields, **summary.counts())
     if summary.disabled or summary.skipped:
-        toolkit.refresh_gauges(ctx)  # no cycle ran here: /metrics stays as fresh as status
+        maintenance.refresh_gauges()  # no cycle ran here: /metrics stays as fresh as status
     elapsed = time.monotonic() - started
     summary.duration_ms = round(elapsed * 1000)
     ctx.metrics.observe_cycle(summary.result, elapsed)
@@ -252,48 +273,64 @@ def run_loop(
 
 
 def _locked_cycle(
-    ctx: Context, stop: threading.Event, summary: CycleSummary, started: float
+    ctx: Context, maintenance: CycleMaintenance, stop: threading.Event, summary: CycleSummary,
+    started: float,
 ) -> None:
-    settings = ctx.settings
-    lock_deadline = started + settings.lock_ttl - LOCK_MARGIN_S
+    """The cycle under the lock: pause switch → reconcile → relay → gauges."""
+    lock_deadline = started + ctx.settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
-    summary.paused = tuple(sorted(toolkit.cycle_pauses(ctx, summary.job_run_id)))
-
+    summary.paused = tuple(sorted(maintenance.read_pauses(summary.job_run_id)))
     if ctx.watch is None:
         ctx.watch = StorageWatch(ctx.metrics, log)
-    try:
-        bucket_confirmed = False if "reconcile" in summary.paused else ctx.storage.check_bucket()
-    except StorageConfigError as err:
-        _config_error(ctx, summary, err.code)
-    else:
-        if "reconcile" not in summary.paused:
-            with ctx.pool.connection() as conn:
-                _bucket_checked(ctx, conn, summary, bucket_confirmed)
-                _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
-                if not summary.storage_unreachable and not summary.config_error:
-                    ctx.watch.heads_judged(conn, summary.job_run_id, summary.transient,
-                                           summary.checked)
-
+    _reconcile(ctx, ctx.watch, stop, summary, started, lock_deadline)
     if ctx.relay is not None and not stop.is_set() and "relay" not in summary.paused:
-        _check_deadline(lock_deadline)
-        relayed = ctx.relay.drain(lock_deadline, stop)
-        summary.published = relayed.published
-        summary.publish_failed = relayed.failed
-        if relayed.failed or relayed.reason in ("delivery_failed", "fatal"):
-            summary.degraded.append(
-                f"relay: {relayed.failed} deliveries failed ({relayed.reason}); the events stay "
-                "unpublished and are retried next cycle")
+        _relay(ctx.relay, stop, summary, lock_deadline)
     with ctx.pool.connection() as conn:
-        ctx.metrics.update_from_stats(queries.stats(conn, settings.topic))
+        ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
         ctx.metrics.storage_incidents_open.set(
             sum(1 for i in queries.storage_incident_list(conn) if i.is_open))
 
 
-def _bucket_checked(
+def _reconcile(
+    ctx: Context, watch: StorageWatch, stop: threading.Event, summary: CycleSummary,
+    started: float, lock_deadline: float,
+) -> None:
+    """HeadBucket, the claim loop, then the cycle's HEAD verdicts for the worker's storage
+    incident; nothing while reconcile is paused."""
+    try:
+        bucket_confirmed = False if "reconcile" in summary.paused else ctx.storage.check_bucket()
+    except StorageConfigError as err:
+        _config_error(ctx, summary, err.code)
+        return
+    if "reconcile" in summary.paused:
+        return
+    with ctx.pool.connection() as conn:
+        _record_bucket_answer(ctx, conn, summary, bucket_confirmed)
+        _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
+        if not summary.storage_unreachable and not summary.config_error:
+            watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
+                                        summary.checked)
+
+
+def _relay(
+    relay: RelayLike, stop: threading.Event, summary: CycleSummary, lock_deadline: float
+) -> None:
+    _check_deadline(lock_deadline)
+    relayed = relay.drain(lock_deadline, stop)
+    summary.published = relayed.published
+    summary.publish_failed = relayed.failed
+    if relayed.failed or relayed.reason in ("delivery_failed", "fatal"):
+        summary.degraded.append(
+            f"relay: {relayed.failed} deliveries failed ({relayed.reason}); the events stay "
+            "unpublished and are retried next cycle")
+
+
+def _record_bucket_answer(
     ctx: Context, conn: queries.Connection, summary: CycleSummary, bucket_confirmed: bool
 ) -> None:
-    """HeadBucket's answer: the worker's storage incident opens or closes on it."""
+    """HeadBucket's answer: the summary notes an unreachable storage, and the worker's storage
+    incident opens or closes on it."""
     assert ctx.watch is not None
     if bucket_confirmed:
         ctx.watch.bucket_confirmed(conn, summary.job_run_id)
@@ -339,11 +376,10 @@ def _claim_loop(
                 try:
                     bucket_confirmed = ctx.storage.check_bucket()
                 except StorageConfigError as err:
-                    _release_all(ctx, conn, reconcile, err.code, summary, lock_deadline)
-                    _config_error(ctx, summary, err.code)
+                    _config_error_release(ctx, conn, reconcile, err.code, summary, lock_deadline)
                     return
                 if bucket_confirmed:
-                    _bucket_checked(ctx, conn, summary, True)
+                    _record_bucket_answer(ctx, conn, summary, True)
             if not _check_and_apply(
                 ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline, pacer
             ):
@@ -369,12 +405,16 @@ def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummar
                 recordingId=rid, attempts=row.attempts, reason=row.detail)
         elif row.action == "closed":
             summary.closed += 1
-        elif row.action == "deferred":
-            summary.deferred += 1
+        elif row.action == DEFERRED_BY_SLA:
+            summary.deferred_by_sla += 1
         else:
             continue
         with tracing.attempt_span(str(rid), row.action, row.attempts):
             pass  # settled inside claim_due: the span marks the attempt, it has no work of its own
+
+
+# ------------------------------------------------------------------------------------------
+# check, pace, apply: the reconcile rows of one claimed batch
 
 
 def _check_and_apply(
@@ -387,90 +427,123 @@ def _check_and_apply(
     lock_deadline: float,
     pacer: _Pacer | None = None,
 ) -> bool:
-    """HEADs ``rows`` with bounded concurrency and applies the verdicts as they arrive: every
-    time this thread comes to apply, it takes all the verdicts that are in (in arrival order)
-    and applies them in one pipelined round trip.
+    """HEADs ``rows`` with bounded concurrency (``_Checks``) and applies the verdicts as they
+    arrive: every time this thread comes to apply, it takes all the verdicts that are in (in
+    arrival order, at most a pacer's burst) and applies them in one pipelined round trip
+    (``_apply_many``), then waits as the pacer says (``_Pacer``).
 
     Returns False when the cycle must stop (stop requested, configuration failure).
     """
-    settings = ctx.settings
-    config_failed = threading.Event()
-    arrived: queue.SimpleQueue[tuple[ClaimedRow, _Checked | BaseException]] = queue.SimpleQueue()
-
-    def check(row: ClaimedRow) -> None:
-        try:
-            arrived.put((row, _check(row)))
-        except BaseException as err:  # noqa: BLE001 - handed to the applying thread to raise
-            arrived.put((row, err))
-
-    def _check(row: ClaimedRow) -> _Checked:
-        # Checked before every storage call: a stop, a configuration failure of another row,
-        # or a check that could not finish before the lock TTL means no call at all.
-        if stop.is_set() or config_failed.is_set():
-            return _Checked(None)
-        if time.monotonic() + settings.s3_timeout > lock_deadline:
-            return _Checked(None, past_deadline=True)
-        t0 = time.monotonic()
-        verdict = ctx.storage.check(row, bucket_confirmed)
-        return _Checked(verdict, time.monotonic() - t0)
-
-    executor = ThreadPoolExecutor(
-        max_workers=min(settings.s3_concurrency, len(rows)), thread_name_prefix="s3-check"
-    )
-    for row in rows:
-        executor.submit(check, row)
+    checks = _Checks(ctx, rows, bucket_confirmed, stop, lock_deadline)
     unapplied = dict.fromkeys(rows, True)
-    waiting = len(rows)
     try:
-        while waiting:
-            try:
-                first = arrived.get(timeout=POLL_S)
-            except queue.Empty:
-                if stop.is_set():
-                    return False
-                continue
-            ready = [first]
-            while len(ready) < (pacer.burst if pacer else PIPELINE_MAX):
-                try:
-                    ready.append(arrived.get_nowait())
-                except queue.Empty:
-                    break
-            waiting -= len(ready)
+        while checks.waiting:
+            ready = checks.arrived(pacer.burst if pacer else PIPELINE_MAX)
             if stop.is_set():
                 return False
-            batch: list[tuple[ClaimedRow, Verdict, float]] = []
-            for row, checked in ready:
-                if isinstance(checked, BaseException):
-                    raise checked
-                if checked.past_deadline:
-                    raise _Deadline
-                verdict = checked.verdict
-                if verdict is None:
-                    continue  # not checked (stop, config failure): the claim's backoff stands
-                if verdict.outcome == CONFIG_ERROR:
-                    config_failed.set()
-                    # The verdicts that came in before it are recorded; the rest is released.
-                    _apply_many(ctx, conn, batch, summary, lock_deadline)
-                    for done_row, _, _ in batch:
-                        unapplied.pop(done_row, None)
-                    left = [r for r in rows if unapplied.get(r)]
-                    _release_all(ctx, conn, left, verdict.error or "ConfigError", summary,
-                                 lock_deadline)
-                    _config_error(ctx, summary, verdict.error or "ConfigError")
-                    return False
-                batch.append((row, verdict, checked.seconds))
+            if ready is None:
+                continue
+            batch, config_error = _verdicts(ready)
+            if config_error is not None:
+                checks.config_failed.set()  # the checks not yet begun make no storage call
+            # The verdicts that came in before a configuration error are recorded.
             _apply_many(ctx, conn, batch, summary, lock_deadline)
             for row, _, _ in batch:
                 unapplied.pop(row, None)
+            if config_error is not None:
+                left = [r for r in rows if unapplied.get(r)]
+                _config_error_release(ctx, conn, left, config_error.error or "ConfigError",
+                                      summary, lock_deadline)
+                return False
             if pacer:
                 pacer.applied(len(batch), lock_deadline)
             if stop.is_set():
                 return False
         return not stop.is_set()
     finally:
+        checks.close()
+
+
+class _Checks:
+    """The S3 checks of one batch in a bounded thread pool; their results arrive, in the order
+    they come in, in a queue that the applying thread reads (``arrived``)."""
+
+    def __init__(self, ctx: Context, rows: list[ClaimedRow], bucket_confirmed: bool,
+                 stop: threading.Event, lock_deadline: float) -> None:
+        self._ctx = ctx
+        self._bucket_confirmed = bucket_confirmed
+        self._stop = stop
+        self._lock_deadline = lock_deadline
+        #: Set on a configuration failure: the checks not yet begun make no storage call.
+        self.config_failed = threading.Event()
+        self._arrived: queue.SimpleQueue[tuple[ClaimedRow, _Checked | BaseException]] = (
+            queue.SimpleQueue())
+        self._executor = ThreadPoolExecutor(
+            max_workers=min(ctx.settings.s3_concurrency, len(rows)), thread_name_prefix="s3-check"
+        )
+        for row in rows:
+            self._executor.submit(self._run, row)
+        #: Results not yet taken by ``arrived``.
+        self.waiting = len(rows)
+
+    def _run(self, row: ClaimedRow) -> None:
+        try:
+            self._arrived.put((row, self._check(row)))
+        except BaseException as err:  # noqa: BLE001 - handed to the applying thread to raise
+            self._arrived.put((row, err))
+
+    def _check(self, row: ClaimedRow) -> _Checked:
+        # Checked before every storage call: a stop, a configuration failure of another row,
+        # or a check that could not finish before the lock TTL means no call at all.
+        if self._stop.is_set() or self.config_failed.is_set():
+            return _Checked(None)
+        if time.monotonic() + self._ctx.settings.s3_timeout > self._lock_deadline:
+            return _Checked(None, past_deadline=True)
+        t0 = time.monotonic()
+        verdict = self._ctx.storage.check(row, self._bucket_confirmed)
+        return _Checked(verdict, time.monotonic() - t0)
+
+    def arrived(self, most: int) -> list[tuple[ClaimedRow, _Checked | BaseException]] | None:
+        """Waits up to ``POLL_S`` for a result, then takes those already in, ``most`` at most;
+        None when none came in (the caller looks at the stop event and asks again)."""
+        try:
+            first = self._arrived.get(timeout=POLL_S)
+        except queue.Empty:
+            return None
+        ready = [first]
+        while len(ready) < most:
+            try:
+                ready.append(self._arrived.get_nowait())
+            except queue.Empty:
+                break
+        self.waiting -= len(ready)
+        return ready
+
+    def close(self) -> None:
         # Checks still in flight end on their own (bounded by the S3 timeouts); their
         # verdicts are dropped, and the rows keep the backoff set at claim.
-        executor.shutdown(wait=False, cancel_futures=True)
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _verdicts(
+    ready: list[tuple[ClaimedRow, _Checked | BaseException]],
+) -> tuple[list[tuple[ClaimedRow, Verdict, float]], Verdict | None]:
+    """The verdicts to apply, in arrival order, up to a ``config_error`` one (returned apart:
+    it stops the cycle). A check that raised is raised here, one that could not be made before
+    the lock TTL raises ``_Deadline``."""
+    batch: list[tuple[ClaimedRow, Verdict, float]] = []
+    for row, checked in ready:
+        if isinstance(checked, BaseException):
+            raise checked
+        if checked.past_deadline:
+            raise _Deadline
+        verdict = checked.verdict
+        if verdict is None:
+            continue  # not checked (stop, config failure): the claim's backoff stands
+        if verdict.outcome == CONFIG_ERROR:
+            return batch, verdict
+        batch.append((row, verdict, checked.seconds))
+    return batch, None
 
 
 class _Pacer:
@@ -513,20 +586,22 @@ def _apply_many(
 
     Every row is its own transaction: an error of one row leaves the others applied. A row
     whose ``found`` metadata the database refuses (RF002) is applied again as
-    ``invalid_metadata``; any other error is raised once every other row is recorded.
+    ``invalid_metadata`` (``_refused_metadata``); any other error is raised once every other
+    row is recorded.
     """
     if not batch:
         return
     _check_deadline(lock_deadline)
-    answers = queries.apply_outcomes(
+    answers = pipeline.apply_outcomes(
         conn, [(row, verdict) for row, verdict, _ in batch], ctx.settings,
         timeout_s=max(0.0, lock_deadline - time.monotonic()),
     )
     failure: psycopg.Error | None = None
     for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
         if isinstance(answer, psycopg.Error):
-            if verdict.outcome == FOUND and sqlstate(answer) == SqlState.INVALID_FILE_METADATA:
-                _apply(ctx, conn, row, _refused(answer), summary, lock_deadline, check_s)
+            refused = _refused_metadata(verdict, answer)
+            if refused is not None:
+                _apply(ctx, conn, row, refused, summary, lock_deadline, check_s)
             elif failure is None:
                 failure = answer
             continue
@@ -540,8 +615,12 @@ def _apply_many(
         raise failure
 
 
-def _refused(err: psycopg.Error) -> Verdict:
-    """The database refused the metadata (RF002): the binary exists but is unusable."""
+def _refused_metadata(verdict: Verdict, err: psycopg.Error) -> Verdict | None:
+    """The one place a refused metadata set is handled. The database refused the metadata of
+    a ``found`` verdict (RF002): the binary exists but is unusable, so the row is to be applied
+    again as ``invalid_metadata`` with the database's message. None for any other error."""
+    if verdict.outcome != FOUND or sqlstate(err) != SqlState.INVALID_FILE_METADATA:
+        return None
     return Verdict(INVALID_METADATA, error=err.diag.message_primary or "unusable file metadata")
 
 
@@ -554,15 +633,10 @@ def _apply(
     lock_deadline: float,
     check_s: float = 0.0,
 ) -> AppliedResult:
+    """Applies one verdict in one statement (a re-applied refused metadata set, a release)."""
     _check_deadline(lock_deadline)
     with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
-        try:
-            result = queries.apply_outcome(conn, row, verdict, ctx.settings)
-        except psycopg.Error as err:
-            if verdict.outcome != FOUND or sqlstate(err) != SqlState.INVALID_FILE_METADATA:
-                raise
-            verdict = _refused(err)
-            result = queries.apply_outcome(conn, row, verdict, ctx.settings)
+        result = queries.apply_outcome(conn, row, verdict, ctx.settings)
         span.set_attribute("outcome", verdict.outcome)
         span.set_attribute("result", result.result)
         span.set_attribute("check_ms", round(check_s * 1000))
@@ -582,7 +656,7 @@ def _record(
     if verdict.outcome == TRANSIENT:
         summary.transient += 1
         ctx.metrics.transient_total.inc()
-    if result.result == "deferred":
+    if result.result == DEFERRED_BY_INCIDENT:
         summary.deferred_by_incident += 1
         ctx.metrics.missing_deferred_total.inc()
         log("recording deferred by storage incident", jobRunId=job, recordingId=rid,
@@ -609,8 +683,8 @@ def _record(
             f"MaxAttemptsExceeded: {verdict.error}")
         log("recording quarantined", level="warning", jobRunId=job, recordingId=rid,
             attempts=attempts, reason=reason)
-    elif result.result == "released":
-        summary.released += 1
+    elif result.result == CONFIG_ERROR_RELEASED:
+        summary.config_error_released += 1
     elif result.result == "terminal":
         summary.terminal += 1
         log("recording already terminal", jobRunId=job, recordingId=rid,
@@ -621,7 +695,7 @@ def _record(
             message="another runner re-claimed or settled the row")
 
 
-def _release_all(
+def _config_error_release(
     ctx: Context,
     conn: queries.Connection,
     rows: list[ClaimedRow],
@@ -629,10 +703,13 @@ def _release_all(
     summary: CycleSummary,
     lock_deadline: float,
 ) -> None:
-    """A configuration failure: the rows get their attempt back and are due again."""
+    """A configuration failure (the storage refused the bucket or an object): ``rows`` get
+    ``config_error`` applied — their attempt back, due again — and the cycle counts one
+    configuration error and stops."""
     verdict = Verdict(CONFIG_ERROR, error=code)
     for row in rows:
         _apply(ctx, conn, row, verdict, summary, lock_deadline)
+    _config_error(ctx, summary, code)
 
 
 def _config_error(ctx: Context, summary: CycleSummary, code: str) -> None:

@@ -60,12 +60,12 @@ class StorageWatch:
     def bucket_confirmed(self, conn: queries.Connection, job_run_id: str) -> None:
         """HeadBucket answered: an unreachable (or left-over) incident ends now."""
         if self.cause == "transient":
-            return  # HeadBucket answered throughout; the HEADs decide (heads_judged)
+            return  # HeadBucket answered throughout; the HEADs decide (head_verdicts_counted)
         if self.cause is None and self._synced:
             return
         self._close(conn, job_run_id, "HeadBucket answers again")
 
-    def heads_judged(
+    def head_verdicts_counted(
         self, conn: queries.Connection, job_run_id: str, transient: int, checked: int
     ) -> None:
         """The cycle's HEAD verdicts, once the bucket was confirmed: too many transient ones

@@ -22,6 +22,7 @@ from prometheus_client import (
     Gauge,
     Histogram,
     Info,
+    ProcessCollector,
     disable_created_metrics,
     generate_latest,
     make_wsgi_app,
@@ -100,6 +101,10 @@ class Metrics:
         self._server: WSGIServer | None = None
         self._server_thread: threading.Thread | None = None
         r = self.registry
+        # process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds, ...: what
+        # a dashboard and a capacity plan read first (Linux only; elsewhere the collector is
+        # silent).
+        ProcessCollector(registry=r)
 
         # Gauges, refreshed from recording_finalize.stats() at the end of every cycle.
         self.backlog = Gauge(
@@ -297,7 +302,12 @@ class Metrics:
                 ok, reason = health.live() if path == LIVEZ else health.ready()
                 return _text(start_response, "200 OK" if ok else "503 Service Unavailable",
                              reason)
-            return metrics_app(environ, start_response)  # type: ignore[no-any-return]
+            if path == METRICS:
+                return metrics_app(environ, start_response)  # type: ignore[no-any-return]
+            # Anything else (``/`` included) is not ours: a probe or scrape pointed at a wrong
+            # path must fail loudly instead of reading a 200 with the metrics in it.
+            return _text(start_response, "404 Not Found",
+                         f"not found: this endpoint serves {METRICS}, {LIVEZ} and {READYZ}")
 
         server = make_server(addr, port, app, _ThreadingServer, _QuietHandler)
         thread = threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True)
@@ -316,7 +326,7 @@ class Metrics:
             thread.join(timeout=5)
 
 
-LIVEZ, READYZ = "/livez", "/readyz"
+METRICS, LIVEZ, READYZ = "/metrics", "/livez", "/readyz"
 PROBE_PATHS = (LIVEZ, READYZ)
 
 
@@ -340,7 +350,7 @@ class _QuietHandler(WSGIRequestHandler):
 
 def _build() -> tuple[str, str]:
     from .config import packaged_sql_dir
-    from .schema import package_version, shipped_schema_version
+    from .drift import package_version, shipped_schema_version
 
     sql_dir = packaged_sql_dir()
     return package_version(), shipped_schema_version(sql_dir) if sql_dir else "-"

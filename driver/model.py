@@ -17,6 +17,14 @@ TRANSIENT = "transient"
 INVALID_METADATA = "invalid_metadata"
 CONFIG_ERROR = "config_error"
 
+# One word, two meanings, told apart here by name (the SQL keeps the word: it is a contract).
+#: ``claim_due``'s action for a row whose session has not reached the SLA yet: it waits.
+DEFERRED_BY_SLA = "deferred"
+#: ``apply_outcome``'s result for a 404 a storage incident holds back (its attempt given back).
+DEFERRED_BY_INCIDENT = "deferred"
+#: ``apply_outcome``'s result for a ``config_error`` verdict: the attempt is given back.
+CONFIG_ERROR_RELEASED = "released"
+
 
 @dataclass(frozen=True)
 class ClaimedRow:

@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from . import schema
+from .drift import Shipped, schema_drift
 from .errors import describe
 
 READINESS_PERIOD_S = 5.0
@@ -81,7 +81,7 @@ class ReadinessChecker:
     """
 
     def __init__(self, health: Health, connect: Callable[[], psycopg.Connection[Any]],
-                 package: schema.Shipped, period_s: float = READINESS_PERIOD_S) -> None:
+                 package: Shipped, period_s: float = READINESS_PERIOD_S) -> None:
         self.health = health
         self.health.check_period_s = period_s
         self._connect = connect
@@ -104,7 +104,7 @@ class ReadinessChecker:
         try:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()
-            drift = schema.check(self._conn, self._package)
+            drift = schema_drift(self._conn, self._package)
         except psycopg.Error as err:
             if self._conn is not None:
                 self._conn.close()

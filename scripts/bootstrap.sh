@@ -95,6 +95,17 @@ done
 command -v promtool >/dev/null 2>&1 || die "promtool missing after install"
 command -v pg_prove >/dev/null 2>&1 || die "pg_prove missing after install"
 
+# kubectl (with kustomize v5) renders deploy/kubernetes for tests/py/test_deploy.py. It is not
+# in PACKAGES: Debian 12 has no kubectl package (`kubernetes-client` is 1.20, whose kustomize
+# v2.0.3 cannot build the tree), and this project's machine image ships kubectl 1.32 /
+# kustomize v5.5. Without it only the deploy tests fail (saying so); nothing else needs it.
+if kubectl_kustomize="$(kubectl version --client 2>/dev/null | sed -n 's/^Kustomize Version: //p')" \
+        && [[ "$kubectl_kustomize" == v[5-9].* ]]; then
+    say "kubectl present (kustomize $kubectl_kustomize)"
+else
+    say "WARNING: no kubectl with kustomize v5 on PATH: tests/py/test_deploy.py will fail"
+fi
+
 # We only want promtool. If a prometheus daemon runs anyway (installed elsewhere, or a systemd
 # host), it does not matter to the stack: every stack port is chosen free at start.
 if pgrep -x prometheus >/dev/null 2>&1; then

@@ -23,6 +23,7 @@ takes a lock on a service table that blocks its writers (see sql/README.md, "Loc
 
 from __future__ import annotations
 
+import argparse
 import re
 import time
 from collections.abc import Callable
@@ -33,14 +34,12 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from yoyo import read_migrations
-from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
-from yoyo.connections import DatabaseURI
 
-from .. import schema as drift
+from .. import contract, drift, logs
+from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 from ..db import conninfo
-from . import bookkeeping, contract
+from . import queries as bookkeeping
 
 MIGRATION_TABLE = "_yoyo_migration"
 # Long enough for another migrate (a few seconds of DDL) to finish first.
@@ -217,6 +216,9 @@ def _backend(settings: Settings) -> Any:
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
     args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": bookkeeping.SCHEMA}
+    from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+    from yoyo.connections import DatabaseURI
+
     uri = DatabaseURI(
         scheme="postgresql+psycopg", username=None, password=None, hostname=None, port=None,
         database=database, args=args,
@@ -249,6 +251,8 @@ def _retrying(what: str, action: Callable[[], None], say: Callable[[str], None],
 
 def _apply_migrations(settings: Settings, package: drift.Shipped,
                       say: Callable[[str], None], retries: list[int]) -> list[str]:
+    from yoyo import read_migrations
+
     migrations = read_migrations(str(package.sql_dir / "migrations"))
     backend = _backend(settings)
     applied: list[str] = []
@@ -292,3 +296,76 @@ def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
         _retrying(f"function file {file}", one, say, retries)
         applied.append(file)
     return applied, unchanged
+
+
+def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
+    from yoyo.exceptions import LockTimeout
+
+    def say(message: str) -> None:
+        logs.log("migrate waiting", level="warning", message=message)
+
+    try:
+        result = migrate(settings, create_service_tables=args.create_service_tables, say=say)
+    except MissingSqlError as err:
+        return fail(str(err), EXIT_USAGE)
+    except MigrateRefused as err:
+        return fail(f"migrate refused, nothing was written:\n{err}", EXIT_USAGE, redact=False)
+    except MigrateLockBusy as err:
+        return fail(f"migrate stopped: {err}")
+    except LockTimeout:
+        return fail("another migrate holds the migration lock (yoyo_lock); try again")
+    logs.log("migrated", applied=result.applied, functions=len(result.functions),
+             unchanged=len(result.unchanged), createdRoles=result.created_roles,
+             createdTables=result.created_tables, lockRetries=result.lock_retries,
+             schemaVersion=result.schema_version)
+    if result.created_roles:
+        print(f"group roles created: {', '.join(result.created_roles)}")
+    if result.created_tables:
+        print(f"service tables created (reference schema): {', '.join(result.created_tables)}")
+    print(f"migrations applied: {len(result.applied)}"
+          + (f" ({', '.join(result.applied)})" if result.applied else " (up to date)"))
+    print(f"function files applied: {len(result.functions)}"
+          + (f", unchanged: {len(result.unchanged)}" if result.unchanged else ""))
+    print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
+    return EXIT_OK
+
+
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--create-service-tables", action="store_true",
+                     help="a new database (demo, tests, a greenfield messenger): first create "
+                     "the service tables of the reference schema that are missing; a table that "
+                     "exists is never altered")
+
+
+COMMAND = Command(
+    name="migrate",
+    summary="check the contract with the service's tables, then create or update what the "
+            "product owns",
+    description=(
+        "First checks, writing nothing: every service table, column and type the product reads\n"
+        "or writes, the unique keys it relies on (integration_outbox (topic, dedupe_key),\n"
+        "ix_recording_active), the privileges of the connecting role (its owner), the group\n"
+        "roles and what an earlier migrate left; refuses with the full list of what is\n"
+        "missing. Then creates or updates only what the product owns: the missing group roles\n"
+        "(with CREATEROLE), the versioned migrations of sql/migrations (yoyo-migrations, in\n"
+        "schema recording_finalize_migrations), and every sql/functions/*.sql whose file or\n"
+        "definition changed (internal helpers first, then the API, each file in its own\n"
+        "transaction). Never changes a table, comment, grant or trigger of the service. Every\n"
+        "file runs with lock_timeout 1 s and statement_timeout 60 s and is retried 5 times with\n"
+        "backoff when a lock is not granted. Idempotent: run it on every deploy, before the\n"
+        "sidecars, as the product's owner role (see service-sql grants)."
+    ),
+    exits=(
+        "exit 1: a migration or function file failed, or its locks were not granted in 5 tries\n"
+        "        (the files before it stay applied; the message names the file).\n"
+        "exit 2: refused, nothing written: the contract does not hold (each problem named\n"
+        "        schema.table.column, or the privilege; the CREATE ROLE statements a DBA with\n"
+        "        CREATEROLE runs), an applied migration's file has changed, or the database is\n"
+        "        newer than this package."
+    ),
+    handler=migrate_command,
+    variables=("DATABASE_URL", "RFR_SQL_DIR"),
+    flags=("RFR_SQL_DIR",),
+    add_arguments=_add_arguments,
+    for_operators=False,
+)

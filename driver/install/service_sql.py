@@ -13,9 +13,13 @@ review it and run it as the owner of the service's objects.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from pathlib import Path
 
-from . import contract
+from .. import contract
+from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
+from ..config import Settings
 
 PARTS = ("schema", "grants", "recommended")
 
@@ -32,3 +36,41 @@ def text(part: str, sql_dir: Path, role: str | None = None) -> str:
                              "product (the one that runs recording-finalize migrate)")
         return contract.grants_sql(role.strip())
     raise ValueError(f"the part must be one of {', '.join(PARTS)}; got {part!r}")
+
+
+def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        sys.stdout.write(text(args.part, settings.sql_dir, args.to))
+    except ValueError as err:
+        return fail(str(err), EXIT_USAGE)
+    return EXIT_OK
+
+
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("part", metavar="PART", help="schema, grants or recommended")
+    cmd.add_argument("--to", metavar="ROLE", default=None,
+                     help="grants: the role that owns the product (the one that runs migrate)")
+
+
+COMMAND = Command(
+    name="service-sql",
+    summary="print SQL for the messenger service's DBA: schema, grants --to ROLE, recommended",
+    description=(
+        "Prints, without connecting anywhere:\n"
+        "  schema       the reference DDL of the service tables the product works on (what\n"
+        "               migrate --create-service-tables creates in a new database)\n"
+        "  grants       the GRANTs that let --to ROLE (the product's owner, the role that runs\n"
+        "               migrate) install and run, column by column, to be run as the owner of\n"
+        "               the service's schema and tables; the database-level CONNECT/CREATE come\n"
+        "               last, granted when run by the database's owner, else named\n"
+        "  recommended  optional objects on the service's tables (an index on unpublished\n"
+        "               events, a terminal-status guard, cheaper CHECKs), each with what it\n"
+        "               buys and what it costs the service; migrate never applies them"
+    ),
+    exits="exit 2: an unknown part, or grants without --to.",
+    handler=service_sql_command,
+    variables=("RFR_SQL_DIR",),
+    required=(),
+    add_arguments=_add_arguments,
+    for_operators=False,
+)

@@ -11,13 +11,16 @@ The GRANTs the service's DBA gave the product's owner are the service's: the rev
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from . import contract
+from .. import contract, logs
+from ..cliutil import EXIT_FAILURE, EXIT_OK, Command, connect, fail
+from ..config import Settings
 
 LOCK_TIMEOUT = "1s"
 
@@ -161,3 +164,60 @@ def leftovers(role: str) -> list[str]:
               f"revoke all on schema {contract.SCHEMA} from {role};"]
     lines += [f"revoke all on {t.qualified} from {role};" for t in contract.TABLES]
     return lines
+
+
+def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
+    with connect(settings) as conn:
+        what = plan(conn)
+        for line in what.foreign:
+            print(f"left alone: {line}")
+        if what.dependents:
+            for line in what.dependents:
+                print(f"refused: {line}")
+            return fail("uninstall refused, nothing was dropped: other objects depend on the "
+                        "product's (listed above)", EXIT_FAILURE)
+        if not what.schemas and not what.table:
+            print(f"nothing of recording-finalize-retry is installed here for role {what.role}")
+            return EXIT_OK
+        if not args.yes:
+            print("would run (uninstall --yes does it, in one transaction):")
+            for statement in what.statements:
+                print(f"  {statement}")
+            _print_leftovers(what.role)
+            return EXIT_OK
+        run(conn, what)
+    logs.log("uninstalled", schemas=what.schemas, table=what.table)
+    print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
+    _print_leftovers(what.role)
+    return EXIT_OK
+
+
+def _print_leftovers(role: str) -> None:
+    print("not dropped (not the product's to drop here):")
+    for line in leftovers(role):
+        print(f"  {line}")
+
+
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--yes", action="store_true",
+                     help="really drop (without it: list what would be dropped, change nothing)")
+
+
+COMMAND = Command(
+    name="uninstall",
+    summary="drop everything the product owns (its schemas, recording_finalize_attempts)",
+    description=(
+        "Without --yes: lists what would be dropped and what is left, changes nothing. With\n"
+        "--yes: drops the schemas recording_finalize, recording_finalize_internal and\n"
+        "recording_finalize_migrations and the table messenger.recording_finalize_attempts, in\n"
+        "one transaction, each only if it belongs to the connecting role; the messenger\n"
+        "service's tables, their rows, triggers, indexes and grants are not touched. It refuses\n"
+        "while another object depends on the product's. The cluster-wide group roles and the\n"
+        "service's GRANTs to the product's owner are printed for whoever may drop them.\n"
+        "Connect as the product's owner."
+    ),
+    exits="exit 1: an object of someone else depends on the product's; a database error.",
+    handler=uninstall_command,
+    add_arguments=_add_arguments,
+    for_operators=False,
+)

@@ -118,7 +118,7 @@ def test_config_error_mid_batch_releases_the_rest_and_stops(
 
     summary, ctx, events = cycle(denied_on_second)
     assert summary.config_error and summary.result == "config_error" and not summary.ok
-    assert (summary.claimed, summary.reconciled, summary.released) == (4, 1, 3)
+    assert (summary.claimed, summary.reconciled, summary.config_error_released) == (4, 1, 3)
     first = seen[0].recording_id
     assert recording(db, first)["status"] == "Available"
     for s in seeded:

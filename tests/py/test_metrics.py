@@ -45,6 +45,13 @@ EXPECTED_NAMES = {
     f"{P}_missing_deferred_total",
     f"{P}_transient_total",
     f"{P}_build_info",
+    # the standard process collector (Linux /proc)
+    "process_virtual_memory_bytes",
+    "process_resident_memory_bytes",
+    "process_start_time_seconds",
+    "process_cpu_seconds_total",
+    "process_open_fds",
+    "process_max_fds",
 }
 
 

@@ -1,4 +1,4 @@
-"""Pipelined apply (``recording_finalize.queries.apply_outcomes``) keeps one transaction per row.
+"""Pipelined apply (``recording_finalize.pipeline.apply_outcomes``) keeps one transaction per row.
 
 A row the database refuses leaves the rows before and after it applied (psycopg's own pipeline
 would run them all in one implicit transaction), and a pipeline without an answer gives up by
@@ -12,7 +12,7 @@ import time
 import psycopg
 import pytest
 from conftest import Db, Worker, finalize_row, recording, seed_stuck
-from recording_finalize import queries
+from recording_finalize import pipeline, queries
 from recording_finalize.config import load_settings
 from recording_finalize.storage import Verdict
 
@@ -28,7 +28,7 @@ def test_pipelined_applies_are_one_transaction_each(worker: Worker, db: Db) -> N
             return Verdict("found", file_id=file_id, size_bytes=10, duration_seconds=3,
                            format="Webm")
 
-        answers = queries.apply_outcomes(conn, [
+        answers = pipeline.apply_outcomes(conn, [
             (rows[0], found("recordings/a")),
             (rows[1], found("https://cdn.example/b")),  # refused by the database: RF002
             (rows[2], found("recordings/c")),
@@ -57,8 +57,8 @@ def test_a_pipelined_apply_without_answer_closes_its_connection(db: Db) -> None:
         blocker.execute("select 1 from messenger.call_recordings where id = %s for update",
                         (seeded.recording_id,))
         t0 = time.monotonic()
-        with pytest.raises(queries.PipelineTimeout):
-            queries.apply_outcomes(conn, [(row, Verdict("missing"))], settings, timeout_s=0.5)
+        with pytest.raises(pipeline.PipelineTimeout):
+            pipeline.apply_outcomes(conn, [(row, Verdict("missing"))], settings, timeout_s=0.5)
         assert time.monotonic() - t0 < 5
         assert conn.closed
         blocker.execute("rollback")

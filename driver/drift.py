@@ -1,11 +1,16 @@
-"""What the installed package ships (its SQL, its version) and whether a database matches it.
+"""The schema drift check: what the installed package ships (its SQL, its version) and whether
+a database matches it.
 
 The package's **schema version** is the id of its last migration. ``migrate`` records in the
 database what it applied (``recording_finalize_migrations``: the sha256 of every migration and
 function file, and a fingerprint of the function definitions right after applying them);
-``compare`` sets that against the package's files, so ``run``, ``run-once``, ``status`` and
-``/readyz`` can tell a matching schema from an older one (run ``migrate``), a hand-edited one
-(run ``migrate``) and a newer one (upgrade the package; never let it roll the schema back).
+``schema_drift`` reads that back and ``compare`` sets it against the package's files, so
+``run``, ``run-once``, ``status`` and ``/readyz`` can tell a matching schema from an older one
+(run ``migrate``), a hand-edited one (run ``migrate``) and a newer one (upgrade the package;
+never let it roll the schema back).
+
+A core module, not install tooling: the worker asks it at start-up and its readiness probe every
+few seconds (``probes.py``); ``install/migrate.py`` uses it to refuse a newer database.
 """
 
 from __future__ import annotations
@@ -16,8 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-
-import psycopg
 
 from . import __version__, queries
 
@@ -122,7 +125,7 @@ def read_state(conn: queries.Connection) -> DbState:
 
 
 @dataclass(frozen=True)
-class Drift:
+class SchemaDrift:
     """The comparison of a database with the package. ``newer`` is the side that is ahead
     ("database" or "package") when one is; ``differences`` says what differs, one per item."""
 
@@ -164,7 +167,7 @@ def _names(items: Iterable[str]) -> str:
     return ", ".join(sorted(items))
 
 
-def compare(package: Shipped, state: DbState) -> Drift:
+def compare(package: Shipped, state: DbState) -> SchemaDrift:
     """Every difference between the package's SQL and what the database says migrate did."""
     differences: list[str] = []
     newer: str | None = None
@@ -205,20 +208,16 @@ def compare(package: Shipped, state: DbState) -> Drift:
     if unknown:
         differences.append(f"it has function file(s) {_names(unknown)} that this package "
                            "does not ship")
-    return Drift(package, state.schema_version, state.package_version, differences, newer)
+    return SchemaDrift(package, state.schema_version, state.package_version, differences, newer)
 
 
-def check(conn: queries.Connection, package: Shipped) -> Drift:
+def schema_drift(conn: queries.Connection, package: Shipped) -> SchemaDrift:
     """Reads the database's side and compares it with ``package``."""
     try:
         state = read_state(conn)
     except NoBookkeeping:
-        return Drift(package, None, None, [
+        return SchemaDrift(package, None, None, [
             "it has no recording_finalize.schema_state(): it was never migrated, or by a "
             "package older than this one"], newer="package")
     return compare(package, state)
 
-
-def never_migrated(err: psycopg.Error) -> bool:
-    """The worker's first statement failed because the API is not there at all."""
-    return err.sqlstate in ("3F000", "42883")

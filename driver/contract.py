@@ -315,13 +315,13 @@ def _installing(problems: Problems, role: str, can_create_roles: bool, can_creat
         problems.items.append(f"{SCHEMA}.{PRODUCT_TABLE} exists and belongs to "
                               f"{tables[PRODUCT_TABLE][1]}, not {role}")
     present = {str(r[0]) for r in conn.execute(_GROUP_ROLES, (list(GROUP_ROLES),))}
-    absent = [name for name in GROUP_ROLES if name not in present]
-    if absent and can_create_roles:
-        problems.roles_to_create = absent
-    elif absent:
-        problems.items.append(f"group role(s) {', '.join(absent)} missing, and {role} has no "
-                              "CREATEROLE to create them")
-        problems.create_roles = [f"create role {name} nologin;" for name in absent]
+    roles_absent = [name for name in GROUP_ROLES if name not in present]
+    if roles_absent and can_create_roles:
+        problems.roles_to_create = roles_absent
+    elif roles_absent:
+        problems.items.append(f"group role(s) {', '.join(roles_absent)} missing, and {role} has "
+                              "no CREATEROLE to create them")
+        problems.create_roles = [f"create role {name} nologin;" for name in roles_absent]
 
 
 def _columns(problems: Problems, conn: psycopg.Connection[Any],

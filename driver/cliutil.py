@@ -1,0 +1,154 @@
+"""What the commands share: the program's name and exit codes, the ``Command`` record ``cli.py``
+builds its parser from, connecting, printing, and the operator's name for the audit trail.
+
+Light on purpose (no boto3, librdkafka or yoyo): every command module imports it, and ``cli.py``
+imports every command module to build its parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from . import logs
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from .config import Settings
+
+PROG = "recording-finalize"
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+#: The variables of a command that only connects to the database.
+DB_VARIABLES = ("DATABASE_URL",)
+
+Handler = Callable[[argparse.Namespace, "Settings"], int]
+
+
+class UsageError(ValueError):
+    """A bad argument, found before the configuration is read: exit 2 with this message."""
+
+
+def _no_arguments(cmd: argparse.ArgumentParser) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its help, the variables it reads, its arguments and its handler.
+
+    ``cli.py`` registers every ``Command`` of its list, in that order; ``check_args`` runs
+    before the configuration is read (raises ``UsageError``), ``prepare`` right after (raises
+    ``ConfigError`` for a variable the command needs).
+    """
+
+    name: str
+    summary: str
+    description: str
+    exits: str
+    handler: Handler
+    #: The variables the command reads (all of them are validated, whatever the command).
+    variables: Sequence[str] = DB_VARIABLES
+    #: Those that must be set.
+    required: tuple[str, ...] = ("DATABASE_URL",)
+    #: Those a flag may override (``config.VARIABLES`` names the flag).
+    flags: Sequence[str] = ()
+    add_arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+    check_args: Callable[[argparse.Namespace], None] | None = None
+    prepare: Callable[[Settings], None] | None = None
+    #: One more line for the environment help.
+    env_note: str = ""
+    #: An operator's command: a permission error says which role to log in as.
+    for_operators: bool = True
+
+
+def fail(message: str, code: int = EXIT_FAILURE, redact: bool = True) -> int:
+    """Prints ``recording-finalize: message`` on stderr (secrets masked) and returns ``code``."""
+    text = logs.redact(message) if redact else message
+    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+    return code
+
+
+def connect(settings: Settings) -> psycopg.Connection[Any]:
+    """One autocommit connection, as the commands use (``db.connect``)."""
+    from .db import connect as db_connect
+
+    return db_connect(settings)
+
+
+def iso(value: datetime | str | None) -> str:
+    """UTC ISO-8601 whatever the session's TimeZone ("-" for None; a string that is no time is
+    shown as it is)."""
+    if value is None:
+        return "-"
+    moment: datetime
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    else:
+        moment = value
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def age(seconds: float) -> str:
+    """``3725`` → ``1h 2m 5s``; "-" for less than a second."""
+    total = int(seconds)
+    if total == 0:
+        return "-"
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return (f"{hours}h " if hours else "") + (f"{minutes}m " if hours or minutes else "") \
+        + f"{secs}s"
+
+
+def print_json(data: Any) -> None:
+    """One compact JSON object on stdout."""
+    print(json.dumps(data, separators=(",", ":"), default=str), flush=True)
+
+
+def parse_uuid(text: str) -> UUID | None:
+    try:
+        return UUID(text)
+    except ValueError:
+        return None
+
+
+def operator(args: argparse.Namespace) -> str:
+    """Who runs the command, for the audit trail: ``--operator``, else the OS user."""
+    name = getattr(args, "operator", None)
+    if name:
+        return str(name)
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def add_operator_args(cmd: argparse.ArgumentParser, reason_required: bool) -> None:
+    """``--reason`` and ``--operator``, recorded in the audit trail."""
+    cmd.add_argument("--reason", metavar="R", required=reason_required, default=None,
+                     help="why (recorded in the audit trail)"
+                     + ("; required" if reason_required else ""))
+    cmd.add_argument("--operator", metavar="NAME", default=None,
+                     help="who (recorded in the audit trail; default: the OS user)")
+
+
+def add_json_flag(cmd: argparse.ArgumentParser, text: str = "print one JSON object instead of text"
+                  ) -> None:
+    cmd.add_argument("--json", action="store_true", help=text)
+
+
+def check_limit(args: argparse.Namespace) -> None:
+    """``--limit`` within 1..10000 (status, storage-incident)."""
+    if not 1 <= args.limit <= 10000:
+        raise UsageError(f"--limit must be an integer in 1..10000; got {args.limit}")

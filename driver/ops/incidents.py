@@ -1,0 +1,220 @@
+"""``recording-finalize storage-incident open|close|list``: file-storage incidents the worker
+could not see (the worker records its own, source ``worker``: ``incidents.py``).
+
+While an incident is open, and for RFR_UPLOAD_GRACE after it was closed, a 404 fails no
+recording whose upload window overlapped it. ``incident_json`` and ``print_incidents`` are
+``status``'s too.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from .. import logs
+from ..cliutil import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    UsageError,
+    age,
+    check_limit,
+    connect,
+    fail,
+    iso,
+    print_json,
+)
+from ..config import Settings, parse_duration
+from ..errors import SqlState, sqlstate
+from ..queries import (
+    StorageIncident,
+    storage_incident_close,
+    storage_incident_list,
+    storage_incident_open,
+)
+
+
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("action", choices=("open", "close", "list"),
+                     help="open, close or list")
+    cmd.add_argument("--source", default=None, metavar="S",
+                     help="who saw it: a short lowercase name (default: ops; list: "
+                     "every source)")
+    cmd.add_argument("--at", default=None, metavar="T",
+                     help="when it started (open) or ended (close): ISO-8601 or a "
+                     "duration ago; default now")
+    cmd.add_argument("--reason", default=None, metavar="R",
+                     help="what happened (no URLs: they are masked)")
+    cmd.add_argument("--recent", default="7d", metavar="DURATION",
+                     help="list: ended incidents this recent (default 7d)")
+    cmd.add_argument("--limit", type=int, default=100, metavar="N",
+                     help="list: at most N incidents (1..10000, default 100)")
+    cmd.add_argument("--json", action="store_true",
+                     help="print JSON instead of text")
+
+
+@dataclass(frozen=True)
+class _IncidentArgs:
+    action: str
+    source: str | None
+    at: datetime | None
+    reason: str | None
+    recent_s: float
+    limit: int
+    as_json: bool
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Validated before the configuration is read; the handler gets them as ``args.incident``."""
+    check_limit(args)
+    try:
+        args.incident = _incident_args(args)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+def _incident_args(args: argparse.Namespace) -> _IncidentArgs:
+    """Validates the storage-incident flags; ValueError names the flag and its rule."""
+    at: datetime | None = None
+    if args.at is not None:
+        text = args.at.strip()
+        try:
+            at = datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
+        except ValueError:
+            try:
+                at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(f"--at must be an ISO-8601 time (2026-12-01T08:00:00Z) or a "
+                                 f"duration ago (20m, 2h, 1d); got {args.at!r}") from None
+            if at.tzinfo is None:
+                at = at.replace(tzinfo=UTC)
+    if args.action == "list" and (args.at is not None or args.reason is not None):
+        raise ValueError("--at and --reason go with open and close, not list")
+    try:
+        recent_s = parse_duration(args.recent, days=True)
+    except ValueError:
+        raise ValueError(f"--recent must be a duration (90, 5m, 1h, 30d); got {args.recent!r}") \
+            from None
+    source = args.source
+    if source is None and args.action != "list":
+        source = "ops"
+    return _IncidentArgs(args.action, source, at, args.reason, recent_s, args.limit, args.json)
+
+
+def incident_command(args: argparse.Namespace, settings: Settings) -> int:
+    incident_args: _IncidentArgs = args.incident
+    return _storage_incident(incident_args, settings)
+
+
+def _storage_incident(a: _IncidentArgs, settings: Settings) -> int:
+    try:
+        with connect(settings) as conn:
+            if a.action == "list":
+                incidents = [i for i in storage_incident_list(conn, a.recent_s, a.limit)
+                             if a.source is None or i.source == a.source]
+                if a.as_json:
+                    print_json({"storageIncidents": [incident_json(i) for i in incidents]})
+                elif incidents:
+                    print_incidents(incidents)
+                else:
+                    print("no open storage incident, none ended recently")
+                return EXIT_OK
+            assert a.source is not None
+            if a.action == "open":
+                incident: StorageIncident | None = storage_incident_open(
+                    conn, a.source, a.reason, a.at)
+            else:
+                incident = storage_incident_close(conn, a.source, a.at, a.reason)
+    except psycopg.Error as err:
+        state = sqlstate(err)
+        message = err.diag.message_primary or str(err)
+        if state in (SqlState.INCIDENT_SOURCE_INVALID, SqlState.INCIDENT_TIME_INVALID):
+            return fail(f"storage-incident {a.action}: {message} ({state})", EXIT_USAGE)
+        if state == SqlState.INCIDENT_SOURCE_FORBIDDEN:
+            return fail(f"storage-incident {a.action}: {message} ({state}); log in as a role "
+                        "granted recording_finalize_operator")
+        raise
+    if incident is None:
+        return fail(f"storage-incident close: source {a.source!r} has no open incident "
+                    "(see `recording-finalize storage-incident list`)")
+    event = ("storage incident opened" if a.action == "open" and incident.created
+             else "storage incident already open" if a.action == "open"
+             else "storage incident closed")
+    logs.log(event, incidentId=incident.id, source=incident.source)
+    if a.as_json:
+        print_json(incident_json(incident))
+    else:
+        what = {"storage incident opened": "opened", "storage incident already open":
+                "already open (unchanged)", "storage incident closed": "closed"}[event]
+        print(f"storage incident {incident.id} ({incident.source}) {what}: started "
+              f"{iso(incident.started_at)}, ended {iso(incident.ended_at)}")
+        if a.action == "close":
+            print("a 404 stays untrusted for RFR_UPLOAD_GRACE after the end for the recordings "
+                  "whose upload window overlapped it")
+    return EXIT_OK
+
+
+def incident_json(i: StorageIncident) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": i.id,
+        "source": i.source,
+        "startedAt": iso(i.started_at),
+        "endedAt": None if i.ended_at is None else iso(i.ended_at),
+        "open": i.ended_at is None,
+        "reason": i.reason,
+        "openedBy": i.opened_by,
+        "closedBy": i.closed_by,
+    }
+    if i.duration_seconds is not None:
+        out["durationSeconds"] = i.duration_seconds
+    if i.created is not None:
+        out["created"] = i.created
+    return out
+
+
+def print_incidents(incidents: list[StorageIncident]) -> None:
+    header = ("ID", "SOURCE", "STARTED_AT", "ENDED_AT", "DURATION", "REASON")
+    table = [header] + [
+        (str(i.id), i.source, iso(i.started_at),
+         "open" if i.ended_at is None else iso(i.ended_at),
+         age(i.duration_seconds or 0.0), i.reason or "-")
+        for i in incidents
+    ]
+    widths = [max(len(line[k]) for line in table) for k in range(len(header) - 1)]
+    for line in table:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+        print("  ".join([*cells, line[-1]]))
+
+
+COMMAND = Command(
+    name="storage-incident",
+    summary="record a file-storage incident the worker could not see; list incidents",
+    description=(
+        "While a storage incident is open, and for RFR_UPLOAD_GRACE after it was closed, a 404\n"
+        "fails no recording whose upload window (recording stop or session end, to now)\n"
+        "overlapped it: the row is re-checked at incident end + grace, its attempt given back.\n"
+        "The worker opens and closes incidents of source 'worker' itself (HeadBucket\n"
+        "unreachable, or most HEADs of a cycle transient). Record here what it could not see,\n"
+        "e.g. the recorders' path to S3 was broken while the worker's was not:\n"
+        "\n"
+        "  open    opens an incident of --source (idempotent: an open one is shown unchanged)\n"
+        "  close   closes the open incident of --source\n"
+        "  list    open incidents, then those that ended within --recent\n"
+        "\n"
+        "--at back-dates the start (open) or the end (close): an ISO-8601 time (no offset =\n"
+        "UTC) or a duration ago (20m, 2h, 1d). Log in as a role granted\n"
+        "recording_finalize_operator; the worker's role may only record source 'worker'."
+    ),
+    exits=(
+        "exit 1: close found no open incident of --source; the role may not record that\n"
+        "source (RF018); a database error.\n"
+        "exit 2: a bad --source, --at (in the future, before the start), --recent or --limit."
+    ),
+    handler=incident_command,
+    add_arguments=_add_arguments,
+    check_args=_check_args,
+)

@@ -1,0 +1,242 @@
+"""``recording-finalize requeue`` and ``retry``: hand rows back to the worker, audited.
+
+``requeue`` moves Quarantined rows to Pending with attempts = 0, due now (one recording, or the
+quarantined rows in bulk, in transactions of at most ``BATCH_ROWS``); ``retry`` makes a Pending
+row that is backing off due now, attempts kept. Both record who (``--operator``, else the OS
+user) and why in ``messenger.recording_finalize_operator_actions``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+import psycopg
+
+from .. import logs
+from ..cliutil import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_json_flag,
+    add_operator_args,
+    connect,
+    fail,
+    iso,
+    operator,
+    parse_uuid,
+    print_json,
+)
+from ..config import Settings, parse_duration
+from ..errors import SqlState, sqlstate
+from . import queries
+
+#: One bulk-requeue transaction: never more rows than this.
+BATCH_ROWS = 1000
+REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
+                "session_not_found")
+
+REQUEUE_DESCRIPTION = (
+    "Single: moves the finalize row of RECORDING_ID from Quarantined to Pending with\n"
+    "attempts = 0, due now; its last_error is kept. Bulk: --quarantined takes every\n"
+    "quarantined row (or those of --reason-code, quarantined since --since), at most --limit,\n"
+    "in transactions of at most 1,000 rows; --dry-run lists them and changes nothing, --yes\n"
+    "does it. Either way --reason is required, and the operator (--operator, else the OS\n"
+    "user), the reason and the time are recorded per recording (see `explain`)."
+)
+REQUEUE_EXITS = (
+    "exit 1: no finalize row for RECORDING_ID, or the row is not Quarantined.\n"
+    "exit 2: RECORDING_ID is not a UUID; --reason missing; --quarantined without --dry-run\n"
+    "        or --yes; both RECORDING_ID and --quarantined; a bad --since or --reason-code."
+)
+
+
+def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
+    """RECORDING_ID is optional (the bulk form has none)."""
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None,
+                     help="the recording's UUID (single form)")
+    add_operator_args(cmd, reason_required=True)
+    cmd.add_argument("--quarantined", action="store_true",
+                     help="bulk form: the quarantined rows (with --dry-run or --yes)")
+    cmd.add_argument("--reason-code", metavar="C", default=None, choices=REASON_CODES,
+                     help="bulk: only rows quarantined for C: " + ", ".join(REASON_CODES))
+    cmd.add_argument("--since", metavar="T", default=None,
+                     help="bulk: only rows quarantined at or after T (ISO-8601 time, or a "
+                     "duration ago: 2h, 1d)")
+    cmd.add_argument("--limit", type=int, default=None, metavar="N",
+                     help="bulk: at most N rows in all (default: all)")
+    mode = cmd.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="bulk: list, change nothing")
+    mode.add_argument("--yes", action="store_true", help="bulk: do it")
+    add_json_flag(cmd)
+
+
+def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", help="the recording's UUID")
+    add_operator_args(cmd, reason_required=True)
+    add_json_flag(cmd)
+
+
+def _since(text: str) -> tuple[datetime | None, float | None]:
+    """--since: an ISO-8601 time (with a zone; UTC if none), or a duration ago (2h, 1d)."""
+    try:
+        return None, parse_duration(text, days=True)
+    except ValueError:
+        pass
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), None
+
+
+def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
+    if not (args.reason or "").strip():
+        return fail("requeue: --reason must say why (it goes to the audit trail)", EXIT_USAGE)
+    if args.quarantined:
+        if args.recording_id is not None:
+            return fail("requeue: give RECORDING_ID or --quarantined, not both", EXIT_USAGE)
+        if not (args.dry_run or args.yes):
+            return fail("requeue --quarantined needs --dry-run (list, change nothing) or --yes "
+                        "(do it)", EXIT_USAGE)
+        return _bulk_requeue(args, settings)
+    if args.recording_id is None:
+        return fail("requeue: give RECORDING_ID, or --quarantined for the bulk form",
+                    EXIT_USAGE)
+    if args.dry_run or args.yes or args.reason_code or args.since or args.limit is not None:
+        return fail("requeue: --dry-run, --yes, --reason-code, --since and --limit belong to "
+                    "the bulk form (--quarantined)", EXIT_USAGE)
+    recording_id = parse_uuid(args.recording_id)
+    if recording_id is None:
+        return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
+    try:
+        with connect(settings) as conn:
+            row = queries.operator_requeue(conn, recording_id, operator(args), args.reason)
+    except psycopg.Error as err:
+        state = sqlstate(err)
+        if state == SqlState.FINALIZE_ROW_NOT_FOUND:
+            return fail(f"requeue: recording {recording_id} has no finalize row (RF005)")
+        if state == SqlState.NOT_QUARANTINED:
+            return fail(f"requeue: the finalize row of recording {recording_id} is not "
+                        "Quarantined (RF006); only quarantined rows are re-enqueued "
+                        "(a Pending row backing off: recording-finalize retry)")
+        raise
+    logs.log("recording requeued", recordingId=row.recording_id, operator=operator(args),
+             reason=args.reason)
+    _print_row("requeued", row, args.json)
+    return EXIT_OK
+
+
+def _print_row(verb: str, row: queries.RequeuedRow, as_json: bool) -> None:
+    if as_json:
+        print_json({"recordingId": str(row.recording_id), "status": row.status,
+                    "attempts": row.attempts, "nextAttemptAt": iso(row.next_attempt_at),
+                    "lastError": row.last_error})
+        return
+    print(f"{verb} {row.recording_id}: status {row.status}, attempts {row.attempts}, "
+          f"due {iso(row.next_attempt_at)}")
+    print(f"last error (kept): {row.last_error or '-'}")
+
+
+def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
+    if args.limit is not None and args.limit < 1:
+        return fail(f"--limit must be a positive integer; got {args.limit}", EXIT_USAGE)
+    since: datetime | None = None
+    since_ago: float | None = None
+    if args.since:
+        try:
+            since, since_ago = _since(args.since)
+        except ValueError:
+            return fail(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
+                        f"{args.since!r}", EXIT_USAGE)
+    by = operator(args)
+    total = args.limit
+    done: list[queries.BulkRequeuedRow] = []
+    batches = 0
+    truncated = False
+    with connect(settings) as conn:
+        if args.dry_run:
+            # One look, nothing locked or changed; the listing is capped at one batch.
+            want = BATCH_ROWS if total is None else min(total, BATCH_ROWS)
+            done = queries.operator_requeue_quarantined(
+                conn, operator=by, reason=args.reason, reason_code=args.reason_code,
+                since=since, since_ago_s=since_ago, limit=want, dry_run=True)
+            truncated = len(done) == BATCH_ROWS and (total is None or total > BATCH_ROWS)
+        while not args.dry_run:
+            want = BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))
+            if want <= 0:
+                break
+            # One transaction per batch: the rows it requeued are no longer Quarantined, so the
+            # next call takes the next ones.
+            rows = queries.operator_requeue_quarantined(
+                conn, operator=by, reason=args.reason, reason_code=args.reason_code,
+                since=since, since_ago_s=since_ago, limit=want, dry_run=False)
+            batches += 1
+            done += rows
+            logs.log("requeue batch", rows=len(rows), batch=batches, operator=by,
+                     reason=args.reason, reasonCode=args.reason_code)
+            if not args.json:
+                print(f"batch {batches}: requeued {len(rows)}")
+            if len(rows) < want:
+                break
+    verb = "would requeue" if args.dry_run else "requeued"
+    if args.json:
+        print_json({"dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(done),
+                    "matched": len(done), "batches": batches, "truncated": truncated, "rows": [
+                   {"recordingId": str(r.recording_id), "quarantineReason": r.quarantine_reason,
+                    "attempts": r.attempts, "lastError": r.last_error,
+                    "quarantinedAt": iso(r.quarantined_at)} for r in done]})
+        return EXIT_OK
+    for r in done:
+        print(f"  {r.recording_id}  {r.quarantine_reason or 'unknown':<19} attempts "
+              f"{r.attempts:<3} quarantined {iso(r.quarantined_at)}  {r.last_error or '-'}")
+    print(f"{verb} {len(done)} quarantined row(s)"
+          + (" (nothing was changed)" if args.dry_run else f" in {batches} transaction(s)")
+          + (f"; listing capped at {BATCH_ROWS}" if truncated else ""))
+    return EXIT_OK
+
+
+def retry_command(args: argparse.Namespace, settings: Settings) -> int:
+    recording_id = parse_uuid(args.recording_id)
+    if recording_id is None:
+        return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
+    if not (args.reason or "").strip():
+        return fail("retry: --reason must say why (it goes to the audit trail)", EXIT_USAGE)
+    try:
+        with connect(settings) as conn:
+            row = queries.operator_retry(conn, recording_id, operator(args), args.reason)
+    except psycopg.Error as err:
+        state = sqlstate(err)
+        if state == SqlState.FINALIZE_ROW_NOT_FOUND:
+            return fail(f"retry: recording {recording_id} has no finalize row (RF005)")
+        if state == SqlState.NOT_PENDING:
+            return fail(f"retry: the finalize row of recording {recording_id} is not Pending "
+                        "(RF020); a Quarantined row is handed back with requeue")
+        raise
+    logs.log("recording retried", recordingId=row.recording_id, operator=operator(args),
+             reason=args.reason)
+    _print_row("due now:", row, args.json)
+    return EXIT_OK
+
+
+REQUEUE = Command(
+    name="requeue",
+    summary="runbook: hand quarantined recordings back to the worker (one, or in bulk), audited",
+    description=REQUEUE_DESCRIPTION,
+    exits=REQUEUE_EXITS,
+    handler=requeue_command,
+    add_arguments=_add_requeue_arguments,
+)
+
+RETRY = Command(
+    name="retry",
+    summary="make a Pending row that is backing off due now (attempts kept), audited",
+    description=(
+        "The finalize row of RECORDING_ID must be Pending (typically backing off after a\n"
+        "transient S3 error): its next attempt becomes now, its attempts and last error stay.\n"
+        "The operator (--operator, else the OS user) and --reason go to the audit trail."
+    ),
+    exits=(
+        "exit 1: no finalize row, or the row is not Pending (a Quarantined row: use requeue).\n"
+        "exit 2: RECORDING_ID is not a UUID, or --reason is missing or empty."
+    ),
+    handler=retry_command,
+    add_arguments=_add_retry_arguments,
+)

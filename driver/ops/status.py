@@ -1,0 +1,154 @@
+"""``recording-finalize status``: the safety net's gauges, the schema check, the quarantined
+rows, the pause switch and the storage incidents, as a table or one JSON object."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from ..cliutil import EXIT_OK, Command, add_json_flag, age, check_limit, connect, iso, print_json
+from ..config import Settings
+from ..queries import (
+    Connection,
+    Stats,
+    StorageIncident,
+    operator_state,
+    stats,
+    storage_incident_list,
+)
+from . import queries
+from .incidents import incident_json, print_incidents
+
+if TYPE_CHECKING:
+    from ..drift import SchemaDrift, Shipped
+
+
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    add_json_flag(cmd)
+    cmd.add_argument("--limit", type=int, default=50, metavar="N",
+                     help="list at most N quarantined rows (1..10000, default 50)")
+
+
+def status_lines(conn: Connection) -> tuple[list[str], dict[str, Any]]:
+    """What ``status`` adds: the pause switch and the quarantined rows by reason."""
+    state = operator_state(conn)
+    lines = []
+    for pause in state.pauses:
+        lines.append(f"paused {pause['part']:<23}since {iso(pause['pausedAt'])} by "
+                     f"{pause['pausedBy']}: {pause['reason']}")
+    if state.quarantined_by_reason:
+        by = ", ".join(f"{k} {v}" for k, v in sorted(state.quarantined_by_reason.items()))
+        lines.append(f"quarantined by reason         {by}")
+    return lines, {"paused": state.paused_parts(), "pauses": state.pauses,
+                   "quarantinedByReason": state.quarantined_by_reason}
+
+
+def status_command(args: argparse.Namespace, settings: Settings) -> int:
+    from ..drift import schema_drift, shipped
+
+    package = shipped(settings.sql_dir)
+    with connect(settings) as conn:
+        figures = stats(conn, settings.topic)
+        rows = queries.quarantined_rows(conn, args.limit)
+        extra_lines, extra = status_lines(conn)
+        incidents = storage_incident_list(conn)
+        drift = schema_drift(conn, package)
+    if args.json:
+        print_json(_status_json(package, drift, figures, rows, incidents) | extra)
+        return EXIT_OK
+    _print_gauges(package, drift, figures)
+    for extra_line in extra_lines:
+        print(extra_line)
+    if rows:
+        print()
+        print(f"quarantined (oldest first, {len(rows)} of {figures.quarantined}):")
+        _print_quarantined(rows)
+    open_count = sum(1 for i in incidents if i.is_open)
+    print(f"storage incidents open        {open_count}")
+    if incidents:
+        print()
+        print("storage incidents (open, then ended in the last 7 days):")
+        print_incidents(incidents)
+    return EXIT_OK
+
+
+def _status_json(package: Shipped, drift: SchemaDrift, figures: Stats,
+                 rows: list[queries.QuarantinedRow], incidents: list[StorageIncident]
+                 ) -> dict[str, Any]:
+    return {
+        "schema": {
+            "database": drift.database_schema_version,
+            "package": package.schema_version,
+            "packageVersion": package.version,
+            "migratedBy": drift.database_package_version,
+            "matches": drift.matches,
+            "databaseIsNewer": drift.database_is_newer,
+            "differences": drift.differences,
+        },
+        "backlog": figures.backlog,
+        "due": figures.due,
+        "oldestAgeSeconds": figures.oldest_age_seconds,
+        "quarantined": figures.quarantined,
+        "publishBacklog": figures.publish_backlog,
+        "oldestUnpublishedAgeSeconds": figures.oldest_unpublished_age_seconds,
+        "quarantinedRows": [
+            {
+                "recordingId": str(r.recording_id),
+                "sessionKind": r.session_kind,
+                "sessionId": str(r.session_id),
+                "attempts": r.attempts,
+                "lastError": r.last_error,
+                "quarantinedAt": iso(r.quarantined_at),
+            }
+            for r in rows
+        ],
+        "storageIncidents": [incident_json(i) for i in incidents],
+    }
+
+
+def _print_gauges(package: Shipped, drift: SchemaDrift, figures: Stats) -> None:
+    verdict = "matches" if drift.matches else (
+        "DATABASE IS NEWER" if drift.database_is_newer else "DIFFERS, run migrate")
+    print(f"schema version                {drift.database_schema_version or '-'} (package "
+          f"{package.schema_version}, recording-finalize {package.version}): {verdict}")
+    print(f"backlog (Pending rows)        {figures.backlog}")
+    print(f"due now                       {figures.due}")
+    print(f"oldest Pending row            {age(figures.oldest_age_seconds)}")
+    print(f"quarantined rows              {figures.quarantined}")
+    print(f"publish backlog               {figures.publish_backlog}")
+    print(f"oldest unpublished event      {age(figures.oldest_unpublished_age_seconds)}")
+    if not drift.matches:
+        print(f"schema: {drift.message()}")
+
+
+def _print_quarantined(rows: list[queries.QuarantinedRow]) -> None:
+    header = ("RECORDING_ID", "KIND", "ATTEMPTS", "QUARANTINED_AT", "LAST_ERROR")
+    table = [header] + [
+        (str(r.recording_id), r.session_kind, str(r.attempts), iso(r.quarantined_at),
+         r.last_error or "-")
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
+    for line in table:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+        print("  ".join([*cells, line[-1]]))
+
+
+COMMAND = Command(
+    name="status",
+    summary="backlog, oldest age, publish backlog and the quarantined rows",
+    description=(
+        "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
+        "row, quarantined rows, unpublished events), the schema version of the database and\n"
+        "whether it matches this package, the quarantined rows with their last error, and the\n"
+        "open and recent (7 days) storage incidents: a table, or one JSON object with --json\n"
+        "(its \"schema\" member: database, package, packageVersion, migratedBy, matches,\n"
+        "databaseIsNewer, differences). Connect as a login granted recording_finalize_operator."
+    ),
+    exits="",
+    handler=status_command,
+    variables=("DATABASE_URL", "RFR_TOPIC"),
+    flags=("RFR_TOPIC",),
+    add_arguments=_add_arguments,
+    check_args=check_limit,
+)

@@ -1,0 +1,164 @@
+"""Several ``apply_outcome`` statements in one round trip, each still its own transaction.
+
+Why a module of its own, talking to libpq directly: the cycle applies the verdicts that are in
+together (one round trip instead of one per row), and every row must stay its own transaction,
+exactly as with ``queries.apply_outcome``. libpq's pipeline mode does both only with a Sync
+after every statement. psycopg's ``Connection.pipeline()`` and ``executemany()`` send one Sync
+at the end, so their statements run as ONE implicit transaction even in autocommit mode: a
+failing row would roll back the rows before it and abort the rows after it. So this module
+drives the connection's documented ``pgconn`` itself; the statement it sends is
+``queries.APPLY_OUTCOME_PIPELINED``, the same call as ``queries.APPLY_OUTCOME``.
+"""
+
+from __future__ import annotations
+
+import select
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import psycopg
+from psycopg import pq
+from psycopg.errors import error_from_result
+
+from .model import ClaimedRow, Verdict
+from .queries import APPLY_OUTCOME_PIPELINED, AppliedResult, Connection
+
+if TYPE_CHECKING:
+    from .config import Settings
+
+Answer = AppliedResult | psycopg.Error
+
+
+class PipelineTimeout(psycopg.OperationalError):
+    """A pipelined apply got no answer in time; its connection was closed."""
+
+
+def apply_outcomes(
+    conn: Connection,
+    items: Sequence[tuple[ClaimedRow, Verdict]],
+    settings: Settings,
+    timeout_s: float | None = None,
+) -> list[Answer]:
+    """Records several verdicts in one round trip: one ``apply_outcome`` statement per row, each
+    followed by a Sync, so each row is its own transaction exactly as with ``apply_outcome``.
+
+    Returns one entry per item, in order: the row's result, or the ``psycopg.Error`` its
+    statement raised (the other rows are unaffected: RF002 for unusable ``found`` metadata is
+    the caller's to re-apply). ``conn`` must be an idle autocommit connection. If no answer
+    comes within ``timeout_s`` (or the connection breaks), the connection is closed and
+    ``PipelineTimeout``/``OperationalError`` is raised. Each row is then applied whole or not at
+    all — a statement the server was still running may yet commit —, and either way consistent:
+    an applied row is settled, an unapplied one keeps its claim, which expires into a retry.
+    """
+    if not items:
+        return []
+    encoding = conn.info.encoding
+    params = [_params(row, verdict, settings, encoding) for row, verdict in items]
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    wire = _Wire(conn.pgconn, deadline, len(items), timeout_s)
+    with conn.lock:
+        pg = conn.pgconn
+        if pg.transaction_status != pq.TransactionStatus.IDLE:
+            raise psycopg.ProgrammingError("apply_outcomes needs an idle autocommit connection")
+        blocking = not pg.nonblocking
+        if blocking:
+            pg.nonblocking = 1
+        pg.enter_pipeline_mode()
+        try:
+            wire.send(params)
+            out = [wire.answer(encoding) for _ in params]
+        except BaseException:
+            # Mid-pipeline the connection's state is unknown: close it (the pool replaces it).
+            pg.finish()
+            raise
+        pg.exit_pipeline_mode()
+        if blocking:
+            pg.nonblocking = 0
+    return out
+
+
+def _text(value: object, encoding: str) -> bytes | None:
+    return None if value is None else str(value).encode(encoding)
+
+
+def _params(row: ClaimedRow, verdict: Verdict, settings: Settings,
+            encoding: str) -> list[bytes | None]:
+    """The positional parameters of ``APPLY_OUTCOME_PIPELINED``, sent as text."""
+    return [
+        _text(row.recording_id, encoding),
+        _text(row.claim_token, encoding),
+        _text(verdict.outcome, encoding),
+        _text(verdict.file_id, encoding),
+        _text(verdict.size_bytes, encoding),
+        _text(verdict.duration_seconds, encoding),
+        _text(verdict.format, encoding),
+        _text(verdict.error, encoding),
+        _text(settings.max_attempts, encoding),
+        _text(settings.topic, encoding),
+        _text(f"{settings.upload_grace} seconds", encoding),
+    ]
+
+
+class _Wire:
+    """One pipeline on a nonblocking libpq connection, bounded by ``deadline``."""
+
+    def __init__(self, pg: pq.abc.PGconn, deadline: float | None, count: int,
+                 timeout_s: float | None) -> None:
+        self._pg = pg
+        self._deadline = deadline
+        self._count = count
+        self._timeout_s = timeout_s
+
+    def _wait(self, write: bool) -> None:
+        pg = self._pg
+        remaining = None if self._deadline is None else self._deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise PipelineTimeout(f"no answer to {self._count} pipelined apply_outcome calls "
+                                  f"within {self._timeout_s:.1f} s")
+        # Never more than a second at a time: the GIL is released while we wait.
+        select.select([pg.socket], [pg.socket] if write else [], [],
+                      1.0 if remaining is None else min(remaining, 1.0))
+        pg.consume_input()
+
+    def _next_result(self) -> pq.abc.PGresult | None:
+        while self._pg.is_busy():
+            self._wait(write=False)
+        return self._pg.get_result()
+
+    def send(self, params: list[list[bytes | None]]) -> None:
+        """Every statement, each followed by its Sync, then flushed."""
+        pg = self._pg
+        for values in params:
+            pg.send_query_params(APPLY_OUTCOME_PIPELINED, values)
+            pg.pipeline_sync()
+        while pg.flush():
+            self._wait(write=True)
+
+    def answer(self, encoding: str) -> Answer:
+        """The next statement's answer: its row, or the error it raised; read up to its Sync."""
+        answer: Answer | None = None
+        ended = False
+        while True:
+            res = self._next_result()
+            if res is None:
+                if ended or self._pg.status == pq.ConnStatus.BAD:
+                    raise psycopg.OperationalError("the connection broke during a pipeline")
+                ended = True  # the end of this statement's results; its Sync follows
+                continue
+            status = res.status
+            if status == pq.ExecStatus.PIPELINE_SYNC:
+                break
+            if status == pq.ExecStatus.TUPLES_OK and res.ntuples == 1:
+                raw = [res.get_value(0, i) for i in range(3)]
+                text = [None if v is None else v.decode(encoding) for v in raw]
+                answer = AppliedResult(
+                    result=text[0] or "",
+                    finalize_status=text[1],
+                    attempts=None if text[2] is None else int(text[2]),
+                )
+            elif status == pq.ExecStatus.FATAL_ERROR:
+                answer = error_from_result(res, encoding=encoding)
+        if answer is None:
+            answer = psycopg.InternalError("apply_outcome returned no row")
+        return answer

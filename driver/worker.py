@@ -1,0 +1,321 @@
+"""``recording-finalize run`` and ``run-once``: the worker's start-up checks and the wiring of
+its ``Context`` (pool, storage, relay, metrics), then the cycle loop or one cycle.
+
+A composition root, like ``cli.py``: it may import every part of the package (the drift check,
+the operator's dry run). The modules that load boto3, librdkafka, prometheus_client and the
+OpenTelemetry SDK are imported inside the commands, so ``--help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+from datetime import UTC, datetime
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+from uuid import uuid4
+
+import psycopg
+
+from . import logs, tracing
+from .cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, connect, fail
+from .config import VARIABLES, ConfigError, Settings, require_kafka
+from .errors import describe
+from .ops import dry_run
+from .ops.dry_run import dry_run_command
+
+if TYPE_CHECKING:
+    from .drift import Shipped
+    from .metrics import Metrics
+    from .probes import Health
+
+# Which variables the worker reads, and which a flag may override.
+_CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
+_RUN_FLAGS = [v.name for v in VARIABLES if v.flag and v.name != "RFR_SQL_DIR"]
+_RUN_ONCE_FLAGS = [v.name for v in VARIABLES if v.flag and v.name not in ("RFR_SQL_DIR",
+                                                                          "RFR_METRICS_PORT")]
+_OTEL_NOTE = "  OTEL_*  standard OpenTelemetry variables; spans are exported only when they ask"
+
+
+def _prepare(settings: Settings) -> None:
+    """What run and run-once need beyond the common configuration: Kafka, and the tracer."""
+    require_kafka(settings)
+    tracing.configure(os.environ)
+
+
+class _Worker:
+    """The objects a cycle needs, built once; ``close()`` releases them."""
+
+    def __init__(self, settings: Settings, metrics: Metrics | None = None) -> None:
+        from .cycle import Context
+        from .db import open_pool
+        from .metrics import Metrics
+        from .relay import Relay, delivery_timeout_for
+        from .storage import Storage
+
+        self.metrics = metrics or Metrics()
+        self.pool = open_pool(settings)
+        self.relay = Relay(settings, self.pool, self.metrics, logs.log,
+                           delivery_timeout_s=delivery_timeout_for(settings))
+        self.context = Context(
+            settings=settings, pool=self.pool, storage=Storage(settings),
+            metrics=self.metrics, relay=self.relay,
+        )
+
+    def close(self) -> None:
+        self.relay.close()
+        self.pool.close()
+        self.metrics.stop_server()
+        tracing.shutdown()
+
+
+class _StopSignal:
+    """SIGTERM/SIGINT set ``event``; the handler does nothing else.
+
+    A handler runs between two bytecodes of the main thread, possibly inside the logger while
+    it holds its lock: logging from here could deadlock, so the signal is only recorded and
+    reported once the work has stopped.
+    """
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.received: str | None = None
+        signal.signal(signal.SIGTERM, self._handle)
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.received = self.received or signal.Signals(signum).name
+        self.event.set()
+
+    def report(self) -> None:
+        if self.received:
+            logs.log("stop requested", signal=self.received,
+                     message="stopped gracefully: no row half-applied, lock released")
+
+
+def _safe_settings(settings: Settings) -> dict[str, Any]:
+    """The configuration as the start-up log line shows it: no secrets, no URLs."""
+    return {
+        "bucket": settings.s3_bucket,
+        "keyTemplate": settings.s3_key_template,
+        "topic": settings.topic,
+        "recordingsEnabled": settings.recordings_enabled,
+        "pollingIntervalS": settings.polling_interval,
+        "batchSize": settings.batch_size,
+        "maxAttempts": settings.max_attempts,
+        "finalizeSlaTimeoutS": settings.finalize_sla_timeout,
+        "lockTtlS": settings.lock_ttl,
+        "maxRunDurationS": settings.max_run_duration,
+        "s3TimeoutS": settings.s3_timeout,
+        "s3Concurrency": settings.s3_concurrency,
+    }
+
+
+def _start_checks(
+    settings: Settings, retry: threading.Event | None = None, health: Health | None = None
+) -> int | None:
+    """The start-up self-checks of run and run-once; a failure exits 2 before any work.
+
+    The producer must be idempotent with acks=all (a row is marked published only after the
+    broker's acknowledgement); the database's schema must match the package (applied
+    migrations and function definitions, ``driver/drift.py``); RFR_TOPIC and the policy values
+    must agree with the server's (recording_finalize.settings); and the lock connection must
+    reach a PostgreSQL session of its own (no transaction pooling). RFR_S3_TIMEOUT <
+    RFR_LOCK_TTL / 2 is a configuration rule.
+
+    A server answer that waiting will not change (authentication failed, unknown database,
+    no worker grant, never migrated) exits 2 with the server's own message. An unreachable
+    database is no verdict: with ``retry`` (``run``) the checks are tried again every polling
+    interval until they can be made or ``retry`` is set (stop: exit 0), and ``health`` hears
+    each attempt; without it (``run-once``) the database error propagates.
+    """
+    from .db import LockConnectionError, check_lock_connection, refusal, server_message
+    from .drift import shipped
+    from .relay import ProducerConfigError, check_producer_idempotent, producer_config
+    from .server_settings import check_server_settings
+
+    try:
+        check_producer_idempotent(producer_config(settings))
+    except ProducerConfigError as err:
+        return fail(f"start-up check failed: the Kafka producer must be idempotent with "
+                    f"acks=all: {err}", EXIT_USAGE)
+    package = shipped(settings.sql_dir)
+    while True:
+        if health is not None:
+            health.beat()
+        try:
+            if (refused := _check_schema(settings, package)) is not None:
+                return refused
+            check_lock_connection(settings)
+            check_server_settings(settings)
+        except LockConnectionError as err:
+            return fail(f"start-up check failed: {err}", EXIT_USAGE)
+        except ConfigError as err:
+            # RFR_TOPIC or a policy value the server's settings refuse: named with both values.
+            return fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
+        except psycopg.Error as err:
+            if (meaning := refusal(err)) is not None:
+                logs.log("start-up check failed", level="error", error=describe(err),
+                         message=meaning)
+                return fail(f"start-up check failed: {meaning}. The server said: "
+                            f"{server_message(err)}", EXIT_USAGE)
+            if retry is None:
+                raise
+            logs.log("start-up check waiting", level="warning", error=describe(err),
+                     message="the database cannot be reached; the checks are made once it can")
+            if retry.wait(settings.polling_interval):
+                return EXIT_OK
+            continue
+        return None
+
+
+def _check_schema(settings: Settings, package: Shipped) -> int | None:
+    """Exit 2 when the database's schema differs from the package's, else None."""
+    from .drift import schema_drift
+
+    with connect(settings) as conn:
+        drift = schema_drift(conn, package)
+    if drift.matches:
+        return None
+    logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
+             differences=drift.differences)
+    return fail(f"start-up check failed: {drift.message()}", EXIT_USAGE)
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from .cycle import run_loop
+    from .drift import shipped
+    from .maintenance import Pruner
+    from .metrics import Metrics
+    from .probes import Health, ReadinessChecker
+
+    stop = _StopSignal()
+    metrics = Metrics()
+    # The cycle loop runs in this thread; liveness watches it.
+    health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl)
+    health.watch(threading.current_thread())
+    # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
+    try:
+        port = metrics.start_server(settings.metrics_port, health=health)
+    except OSError as err:
+        return fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
+    readiness = ReadinessChecker(
+        health, lambda: connect(settings), shipped(settings.sql_dir),
+        period_s=max(1.0, min(settings.polling_interval, 10.0)))
+    readiness.start()
+    try:
+        if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
+            stop.report()
+            return refused
+        worker = _Worker(settings, metrics)
+        try:
+            logs.log("worker started", metricsPort=port, **_safe_settings(settings))
+            Pruner(settings).start(stop.event)
+            if not settings.recordings_enabled:
+                logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
+                         "idles, touches no recording and publishes nothing")
+            run_loop(worker.context, stop.event, on_tick=health.beat)
+            stop.report()
+            logs.log("worker stopped")
+            return EXIT_OK
+        finally:
+            worker.close()
+    finally:
+        readiness.stop()
+        metrics.stop_server()
+
+
+def _run_once(args: argparse.Namespace, settings: Settings) -> int:
+    from .cycle import CycleSummary, run_cycle
+
+    if args.dry_run:
+        return dry_run_command(args, settings)
+    try:
+        refused = _start_checks(settings)
+    except psycopg.Error as err:
+        # The cycle could not have connected either: the summary says so, as a cycle's would.
+        summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC),
+                               error=describe(err))
+        logs.log("cycle failed", level="error", jobRunId=summary.job_run_id,
+                 error=describe(err), detail=str(err))
+        print(json.dumps(summary.to_dict() | {"stopped": False}, separators=(",", ":")),
+              flush=True)
+        return EXIT_FAILURE
+    if refused is not None:
+        return refused
+    stop = _StopSignal()
+    worker = _Worker(settings)
+    try:
+        summary = run_cycle(worker.context, stop.event)
+    finally:
+        worker.close()
+    stop.report()
+    result = summary.to_dict()
+    result["stopped"] = stop.event.is_set()
+    print(json.dumps(result, separators=(",", ":")), flush=True)
+    return EXIT_OK if summary.ok else EXIT_FAILURE
+
+
+RUN = Command(
+    name="run",
+    summary="the long-running sidecar: a cycle every polling interval, relay, /metrics",
+    description=(
+        "Runs a cycle every RFR_POLLING_INTERVAL (never two at once): takes the single-runner\n"
+        "lock (busy: skip the tick), claims due rows, checks each recording's binary in S3,\n"
+        "records the outcome, relays the outbox to Kafka and refreshes the gauges. Serves\n"
+        "Prometheus metrics on RFR_METRICS_PORT (0 disables), with the probes /livez (200 while\n"
+        "cycles start on schedule; 503 after 2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL without\n"
+        "one) and /readyz (200 when the database answers and its schema matches this package;\n"
+        "503 and the reason otherwise). A failed cycle is logged, counted and retried on the\n"
+        "next tick; a lost database connection is re-established. At start an unreachable\n"
+        "database is waited for (the endpoint answers meanwhile). SIGTERM/SIGINT: the current\n"
+        "row is finished or left untouched, the lock released, exit 0."
+    ),
+    exits=(
+        "exit 1: the worker could not start (e.g. the metrics port is taken).\n"
+        "exit 2: a start-up self-check failed, with the reason: the schema differs from this\n"
+        "package (run `recording-finalize migrate`) or is newer; the server refused the login\n"
+        "(password, unknown database, no recording_finalize_worker grant, never migrated);\n"
+        "RFR_TOPIC or a policy value disagrees with the server's settings\n"
+        "(recording_finalize.settings); the lock connection goes through a transaction-pooling\n"
+        "proxy; or the producer would not be idempotent."
+    ),
+    handler=_run,
+    variables=_CYCLE,
+    required=("DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"),
+    flags=_RUN_FLAGS,
+    prepare=_prepare,
+    env_note=_OTEL_NOTE,
+    for_operators=False,
+)
+
+RUN_ONCE = Command(
+    name="run-once",
+    summary="one full cycle and a relay drain; prints the cycle summary as JSON",
+    description=(
+        "Runs one cycle exactly as `run` does (lock, claim, S3 checks, outcomes, relay drain,\n"
+        "gauges) and prints its summary as one JSON object on stdout: jobRunId, asOf, claimed,\n"
+        "reconciled, failed, republished, closed, deferred, quarantined, backoff, stale,\n"
+        "terminal, released, configError, published, durationMs, skipped (lock busy),\n"
+        "disabled, stopped, error."
+    ),
+    exits=(
+        "exit 0: the cycle ran, was skipped (another runner holds the lock) or is disabled.\n"
+        "exit 1: the cycle failed (database/relay error, or a storage configuration error), or\n"
+        "was degraded: the storage was unreachable or the relay could not deliver (result\n"
+        "\"degraded\", the reasons in \"degraded\"; also result, checked, transient,\n"
+        "deferredByIncident, storageUnreachable, publishFailed).\n"
+        "exit 2: a start-up self-check failed (as for run: schema drift, refused login, ...)."
+    ),
+    handler=_run_once,
+    variables=_CYCLE,
+    required=("DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"),
+    flags=_RUN_ONCE_FLAGS,
+    add_arguments=dry_run.add_arguments,
+    prepare=_prepare,
+    env_note=_OTEL_NOTE,
+    for_operators=False,
+)
