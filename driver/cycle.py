@@ -14,9 +14,13 @@ Read top-down: ``run_cycle`` (lock, summary, metrics) → ``_locked_cycle`` (pau
 place (``_refused_metadata``), a configuration failure in one (``_config_error_release``). The
 pause switch and the idle gauge refresh are maintenance's (``maintenance.py``).
 
+Before claiming, the cycle's discovery opens finalize rows for recordings stuck past the SLA
+that have none (``_discover``: the service needs no change to be rescued).
+
 Three things stop a cycle early. The stop event (SIGTERM/SIGINT) is checked before every
-storage call and between rows: the row being applied is applied whole or not at all, the rows
-not yet checked keep the backoff their claim set. ``RFR_MAX_RUN_DURATION`` ends claiming. And a
+storage call and between rows: the row being applied is applied whole or not at all, and the
+rows claimed but not applied get their attempt back (``_release_on_stop``); the relay then
+drains for a few seconds. ``RFR_MAX_RUN_DURATION`` ends claiming. And a
 client-side deadline at the lock TTL: past it the server may already have ended the lock's
 session (``idle_session_timeout``) and another runner may own the rows, so nothing more is
 written — any stale verdict would be a no-op anyway, thanks to the claim token.
@@ -42,18 +46,18 @@ from psycopg_pool import ConnectionPool
 from . import pipeline, queries, tracing
 from .config import Settings
 from .db import RunnerLock
-from .errors import SqlState, describe, sqlstate
+from .errors import describe
 from .incidents import StorageWatch
 from .logs import log
 from .maintenance import CycleMaintenance, Maintenance
 from .metrics import Metrics
 from .model import (
+    BUSY,
     CONFIG_ERROR,
     CONFIG_ERROR_RELEASED,
     DEFERRED_BY_INCIDENT,
     DEFERRED_BY_SLA,
-    FOUND,
-    INVALID_METADATA,
+    HELD_BY_INCIDENT,
     TRANSIENT,
     ClaimedRow,
     Verdict,
@@ -67,6 +71,10 @@ LOCK_MARGIN_S = 1.0
 POLL_S = 0.2
 # At most this many verdicts go out in one pipelined round trip.
 PIPELINE_MAX = 100
+# At most this many finalize rows are opened by one cycle's discovery.
+DISCOVER_LIMIT = 1000
+# On a stop, the relay drains what is enqueued for at most this long before the worker exits.
+STOP_DRAIN_S = 3.0
 
 
 class RelayResultLike(Protocol):
@@ -118,6 +126,14 @@ class CycleSummary:
     terminal: int = 0
     #: rows a configuration failure gave their attempt back (apply_outcome's ``released``).
     config_error_released: int = 0
+    #: finalize rows opened by this cycle's discovery of stuck recordings that had none.
+    discovered: int = 0
+    #: rows a service transaction held (claim or apply): attempt given back, tried again later.
+    busy: int = 0
+    #: transient verdicts whose attempt was given back: the worker's own incident is open.
+    held_by_incident: int = 0
+    #: claimed rows a stop (SIGTERM) left unchecked: their attempt given back.
+    released_on_stop: int = 0
     config_error: bool = False
     published: int = 0
     duration_ms: int = 0
@@ -172,6 +188,10 @@ class CycleSummary:
             "stale": self.stale,
             "terminal": self.terminal,
             "released": self.config_error_released,
+            "discovered": self.discovered,
+            "busy": self.busy,
+            "heldByIncident": self.held_by_incident,
+            "releasedOnStop": self.released_on_stop,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -284,7 +304,7 @@ def _locked_cycle(
     if ctx.watch is None:
         ctx.watch = StorageWatch(ctx.metrics, log)
     _reconcile(ctx, ctx.watch, stop, summary, started, lock_deadline)
-    if ctx.relay is not None and not stop.is_set() and "relay" not in summary.paused:
+    if ctx.relay is not None and "relay" not in summary.paused:
         _relay(ctx.relay, stop, summary, lock_deadline)
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
@@ -307,17 +327,34 @@ def _reconcile(
         return
     with ctx.pool.connection() as conn:
         _record_bucket_answer(ctx, conn, summary, bucket_confirmed)
+        _discover(ctx, conn, summary)
         _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
         if not summary.storage_unreachable and not summary.config_error:
             watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
                                         summary.checked)
 
 
+def _discover(ctx: Context, conn: queries.Connection, summary: CycleSummary) -> None:
+    """Opens finalize rows for recordings stuck past the SLA without one (the service opened
+    none): the claim that follows takes them. Bounded per cycle; the rest is the next cycle's."""
+    summary.discovered = queries.discover_stuck(conn, ctx.settings, DISCOVER_LIMIT)
+    if summary.discovered:
+        ctx.metrics.discovered_total.inc(summary.discovered)
+        log("recordings discovered", jobRunId=summary.job_run_id, rows=summary.discovered,
+            message="stuck past the SLA without a finalize row: rows opened, due now")
+
+
 def _relay(
     relay: RelayLike, stop: threading.Event, summary: CycleSummary, lock_deadline: float
 ) -> None:
     _check_deadline(lock_deadline)
-    relayed = relay.drain(lock_deadline, stop)
+    if stop.is_set():
+        # Stopping: what this cycle enqueued is published now, for a few seconds at most, rather
+        # than at the next start (a stop that was not asked for cannot end this drain early).
+        relayed = relay.drain(min(lock_deadline, time.monotonic() + STOP_DRAIN_S),
+                              threading.Event())
+    else:
+        relayed = relay.drain(lock_deadline, stop)
     summary.published = relayed.published
     summary.publish_failed = relayed.failed
     if relayed.failed or relayed.reason in ("delivery_failed", "fatal"):
@@ -407,6 +444,11 @@ def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummar
             summary.closed += 1
         elif row.action == DEFERRED_BY_SLA:
             summary.deferred_by_sla += 1
+        elif row.action == BUSY:
+            summary.busy += 1
+            ctx.metrics.busy_total.inc()
+            log("recording busy", jobRunId=summary.job_run_id, recordingId=rid,
+                message="a service transaction is writing its event: the claim let it go first")
         else:
             continue
         with tracing.attempt_span(str(rid), row.action, row.attempts):
@@ -440,6 +482,7 @@ def _check_and_apply(
         while checks.waiting:
             ready = checks.arrived(pacer.burst if pacer else PIPELINE_MAX)
             if stop.is_set():
+                _release_on_stop(ctx, conn, [r for r in rows if unapplied.get(r)], summary)
                 return False
             if ready is None:
                 continue
@@ -458,10 +501,23 @@ def _check_and_apply(
             if pacer:
                 pacer.applied(len(batch), lock_deadline)
             if stop.is_set():
+                _release_on_stop(ctx, conn, [r for r in rows if unapplied.get(r)], summary)
                 return False
         return not stop.is_set()
     finally:
         checks.close()
+
+
+def _release_on_stop(ctx: Context, conn: queries.Connection, rows: list[ClaimedRow],
+                     summary: CycleSummary) -> None:
+    """A stop (SIGTERM) between claim and apply: the rows not applied get their attempt back
+    and are due at once, for the next runner (their checks in flight are dropped)."""
+    if not rows:
+        return
+    summary.released_on_stop += queries.release_claims(conn, rows)
+    log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),
+        released=summary.released_on_stop,
+        message="stopping: the claimed rows not checked yet got their attempt back")
 
 
 class _Checks:
@@ -584,10 +640,10 @@ def _apply_many(
 ) -> None:
     """Applies several verdicts in one pipelined round trip, then counts and logs each.
 
-    Every row is its own transaction: an error of one row leaves the others applied. A row
-    whose ``found`` metadata the database refuses (RF002) is applied again as
-    ``invalid_metadata`` (``_refused_metadata``); any other error is raised once every other
-    row is recorded.
+    Every row is its own transaction: an error of one row leaves the others applied, and is
+    raised once every other row is recorded. Metadata the database refuses is not an error:
+    ``apply_outcome`` returns it quarantined (``invalid_metadata``), decided in one place, the
+    SQL's ``metadata_problem``.
     """
     if not batch:
         return
@@ -599,11 +655,7 @@ def _apply_many(
     failure: psycopg.Error | None = None
     for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
         if isinstance(answer, psycopg.Error):
-            refused = _refused_metadata(verdict, answer)
-            if refused is not None:
-                _apply(ctx, conn, row, refused, summary, lock_deadline, check_s)
-            elif failure is None:
-                failure = answer
+            failure = failure or answer
             continue
         with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
             span.set_attribute("outcome", verdict.outcome)
@@ -615,15 +667,6 @@ def _apply_many(
         raise failure
 
 
-def _refused_metadata(verdict: Verdict, err: psycopg.Error) -> Verdict | None:
-    """The one place a refused metadata set is handled. The database refused the metadata of
-    a ``found`` verdict (RF002): the binary exists but is unusable, so the row is to be applied
-    again as ``invalid_metadata`` with the database's message. None for any other error."""
-    if verdict.outcome != FOUND or sqlstate(err) != SqlState.INVALID_FILE_METADATA:
-        return None
-    return Verdict(INVALID_METADATA, error=err.diag.message_primary or "unusable file metadata")
-
-
 def _apply(
     ctx: Context,
     conn: queries.Connection,
@@ -633,7 +676,7 @@ def _apply(
     lock_deadline: float,
     check_s: float = 0.0,
 ) -> AppliedResult:
-    """Applies one verdict in one statement (a re-applied refused metadata set, a release)."""
+    """Applies one verdict in one statement (a configuration failure's release)."""
     _check_deadline(lock_deadline)
     with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
         result = queries.apply_outcome(conn, row, verdict, ctx.settings)
@@ -679,10 +722,20 @@ def _record(
     elif result.result == "quarantined":
         summary.quarantined += 1
         ctx.metrics.quarantined_total.inc()
-        reason = verdict.error if verdict.outcome == INVALID_METADATA else (
-            f"MaxAttemptsExceeded: {verdict.error}")
         log("recording quarantined", level="warning", jobRunId=job, recordingId=rid,
-            attempts=attempts, reason=reason)
+            attempts=attempts, reason=result.detail)
+    elif result.result == HELD_BY_INCIDENT:
+        summary.held_by_incident += 1
+        ctx.metrics.attempts_held_total.inc()
+        log("recording held by storage incident", jobRunId=job, recordingId=rid,
+            attempts=attempts, message="transient answer while the worker's storage incident "
+            "is open: the attempt is given back")
+    elif result.result == BUSY:
+        summary.busy += 1
+        ctx.metrics.busy_total.inc()
+        log("recording busy", jobRunId=job, recordingId=rid, attempts=attempts,
+            message="a service transaction held the recording: the attempt is given back and "
+            "the row tried again after the backoff base")
     elif result.result == CONFIG_ERROR_RELEASED:
         summary.config_error_released += 1
     elif result.result == "terminal":

@@ -99,19 +99,20 @@ class Maintenance:
             self._log("gauges not refreshed", level="warning", error=describe(err))
 
 
-def prune_batches(conn: queries.Connection, older_than_s: float, topic: str,
+def prune_batches(conn: queries.Connection, older_than_s: float,
                   batch_size: int = PRUNE_BATCH_ROWS, stop: threading.Event | None = None,
                   pause_s: float = 0.0) -> tuple[Counter[str], int]:
-    """Prunes until a batch deletes fewer than ``batch_size`` rows of every table; each call is
-    its own transaction (autocommit), ``pause_s`` apart (``run`` paces itself so that a first
-    prune of a long history leaves the cycle its CPU). Returns the totals and the calls."""
+    """Prunes the product's own rows until a batch deletes fewer than ``batch_size`` of every
+    kind; each call is its own transaction (autocommit), ``pause_s`` apart (``run`` paces itself
+    so that a first prune of a long history leaves the cycle its CPU). Returns the totals and
+    the calls. The service's tables are never pruned: their retention is the service's."""
     totals: Counter[str] = Counter()
     calls = 0
     while stop is None or not stop.is_set():
-        counts = queries.prune(conn, older_than_s, batch_size, False, topic)
+        counts = queries.prune(conn, older_than_s, batch_size, False)
         calls += 1
-        totals.update(outbox=counts.outbox, realtime=counts.realtime, finalize=counts.finalize)
-        if max(counts.outbox, counts.realtime, counts.finalize) < batch_size:
+        totals.update(finalize=counts.finalize, leases=counts.leases, incidents=counts.incidents)
+        if max(counts.finalize, counts.leases, counts.incidents) < batch_size:
             break
         if pause_s and stop is not None and stop.wait(pause_s):
             break
@@ -135,8 +136,8 @@ class Pruner:
         settings = self._settings
         try:
             with connect(settings) as conn:
-                totals, calls = prune_batches(conn, settings.retention, settings.topic,
-                                              stop=stop, pause_s=self._pause_s)
+                totals, calls = prune_batches(conn, settings.retention, stop=stop,
+                                              pause_s=self._pause_s)
             counts: dict[str, Any] = dict(totals)
             self._log("pruned", olderThanSeconds=settings.retention, statements=calls, **counts)
         except psycopg.Error as err:

@@ -238,6 +238,24 @@ class Metrics:
             "Transient S3 check verdicts (timeouts, connection errors, 5xx, throttling).",
             registry=r,
         )
+        self.attempts_held_total = Counter(
+            f"{PREFIX}_attempts_held",
+            "Transient verdicts whose attempt was given back because the worker's own storage "
+            "incident (source worker) was open: an outage of any length quarantines nothing.",
+            registry=r,
+        )
+        self.discovered_total = Counter(
+            f"{PREFIX}_discovered",
+            "Finalize rows opened by the worker's discovery of recordings stuck past the SLA "
+            "without one (the service opened none).",
+            registry=r,
+        )
+        self.busy_total = Counter(
+            f"{PREFIX}_busy",
+            "Rows a service transaction held when the worker came to them: the attempt was "
+            "given back and the row is tried again (the service's transaction goes first).",
+            registry=r,
+        )
 
     def update_operator_state(
         self, paused: Mapping[str, bool], quarantined_by_reason: Mapping[str, int]

@@ -1,6 +1,6 @@
 """The SQL the worker sends, as named functions over a psycopg connection: its cycle (claim,
 apply, the pause switch, the gauges), its relay, its storage incidents, its pruner and its
-start-up checks (lock, server settings, the schema it runs against).
+start-up checks (lock, the policy, the schema it runs against).
 
 The driver calls the functions of ``sql/functions`` (their ``COMMENT ON`` is the contract) and
 builds no SQL. Each call is one statement: on an autocommit connection it is its own
@@ -11,6 +11,9 @@ operator commands' SQL is in ``ops/queries.py``, migrate's bookkeeping in ``inst
 
 from __future__ import annotations
 
+import functools
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -31,11 +34,14 @@ Connection = psycopg.Connection[Any]
 
 @dataclass(frozen=True)
 class AppliedResult:
-    """``result`` is reconciled, failed, backoff, quarantined, released, stale or terminal."""
+    """``result`` is reconciled, failed, deferred_by_incident, backoff, held_by_incident,
+    quarantined, config_error_released, or a no-op: stale, terminal, busy; ``detail`` the
+    last_error the call wrote (a quarantine's reason, an incident, ...)."""
 
     result: str
     finalize_status: str | None
     attempts: int | None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,34 +83,6 @@ class StorageIncident:
 
 
 @dataclass(frozen=True)
-class ServerSettings:
-    """``recording_finalize.server_settings()``: the server's topic and policy bounds."""
-
-    topic: str
-    max_attempts_max: int
-    sla_timeout_min: timedelta
-    sla_timeout_max: timedelta
-    backoff_base_min: timedelta
-    backoff_base_max: timedelta
-    backoff_factor_max: float
-    backoff_cap_max: timedelta
-    backoff_jitter_max: float
-    relay_lease_max: timedelta
-    relay_batch_max: int
-
-
-@dataclass(frozen=True)
-class ServerBounds:
-    """``recording_finalize.server_bounds()``: the bounds added by migration 0014."""
-
-    retention_min: timedelta
-    marker_retention: timedelta
-    upload_grace_min: timedelta
-    upload_grace_max: timedelta
-    max_attempts_min: int
-
-
-@dataclass(frozen=True)
 class OperatorState:
     reconcile_paused: bool
     relay_paused: bool
@@ -119,9 +97,11 @@ class OperatorState:
 
 @dataclass(frozen=True)
 class PruneCounts:
-    outbox: int
-    realtime: int
+    """What one ``prune`` batch deleted: only the product's own rows."""
+
     finalize: int
+    leases: int
+    incidents: int
 
 
 @dataclass(frozen=True)
@@ -140,20 +120,11 @@ class SchemaStateRow:
 CLAIM_DUE = """
 select recording_id, session_kind, session_id, action, attempts, claim_token,
     recording_version, detail
-from recording_finalize.claim_due(
-    p_batch_size => %(batch_size)s,
-    p_max_attempts => %(max_attempts)s,
-    p_sla_timeout => %(sla_timeout)s,
-    p_backoff_base => %(backoff_base)s,
-    p_backoff_factor => %(backoff_factor)s,
-    p_backoff_cap => %(backoff_cap)s,
-    p_backoff_jitter => %(backoff_jitter)s,
-    p_topic => %(topic)s
-)
+from recording_finalize.claim_due(p_batch_size => %(batch_size)s, p_policy => %(policy)s)
 """
 
 APPLY_OUTCOME = """
-select result, finalize_status, attempts
+select result, finalize_status, attempts, detail
 from recording_finalize.apply_outcome(
     p_recording_id => %(recording_id)s,
     p_claim_token => %(claim_token)s,
@@ -163,15 +134,14 @@ from recording_finalize.apply_outcome(
     p_duration_seconds => %(duration_seconds)s,
     p_format => %(format)s,
     p_error => %(error)s,
-    p_max_attempts => %(max_attempts)s,
-    p_topic => %(topic)s,
-    p_upload_grace => %(upload_grace)s
+    p_policy => %(policy)s
 )
 """
 
-# The same call for the pipeline: positional parameters sent as text, typed in the statement.
+# The same call for the pipeline (pipeline.py): prepared once per connection, positional
+# parameters sent as text and typed in the statement.
 APPLY_OUTCOME_PIPELINED = b"""
-select result, finalize_status, attempts
+select result, finalize_status, attempts, detail
 from recording_finalize.apply_outcome(
     p_recording_id => $1::uuid,
     p_claim_token => $2::uuid,
@@ -181,32 +151,35 @@ from recording_finalize.apply_outcome(
     p_duration_seconds => $6::integer,
     p_format => $7::text,
     p_error => $8::text,
-    p_max_attempts => $9::integer,
-    p_topic => $10::text,
-    p_upload_grace => $11::interval
+    p_policy => $9::jsonb
 )
+"""
+
+RELEASE_CLAIMS = """
+select recording_finalize.release_claims(p_recording_ids => %s::uuid[],
+    p_claim_tokens => %s::uuid[])
+"""
+
+DISCOVER_STUCK = """
+select recording_finalize.discover_stuck(p_limit => %(limit)s, p_policy => %(policy)s)
 """
 
 RELAY_CLAIM = """
 select id, message_key, payload, headers, lease_token
-from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_topic => %s)
+from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_lock_key => %s,
+    p_topic => %s)
 """
 
 RELAY_MARK_PUBLISHED = """
 select recording_finalize.relay_mark_published(p_ids => %s::bigint[], p_lease_token => %s)
 """
 
-SERVER_SETTINGS = """
-select topic, max_attempts_max, sla_timeout_min, sla_timeout_max, backoff_base_min,
-    backoff_base_max, backoff_factor_max, backoff_cap_max, backoff_jitter_max, relay_lease_max,
-    relay_batch_max
-from recording_finalize.server_settings()
+CHECK_POLICY = """
+select recording_finalize.check_policy(p_policy => %s, p_relay_batch_size => %s,
+    p_retention => %s)
 """
 
-SERVER_BOUNDS = """
-select retention_min, marker_retention, upload_grace_min, upload_grace_max, max_attempts_min
-from recording_finalize.server_bounds()
-"""
+SERVER_SETTINGS = "select recording_finalize.server_settings()"
 
 TRY_LOCK_RUNNER = "select recording_finalize.try_lock_runner(p_lock_key => %s)"
 
@@ -246,12 +219,10 @@ select reconcile_paused, relay_paused, pauses, quarantined_by_reason
 from recording_finalize.operator_state()
 """
 
-# Retention: run's pruner (maintenance.py) and the prune command.
+# Retention of the product's own rows: run's pruner (maintenance.py) and the prune command.
 PRUNE = """
-select outbox, realtime, finalize
-from recording_finalize.prune(
-    p_older_than => %s, p_batch_size => %s, p_dry_run => %s, p_topic => %s
-)
+select finalize, leases, incidents
+from recording_finalize.prune(p_older_than => %s, p_batch_size => %s, p_dry_run => %s)
 """
 
 # The schema check of start-up and /readyz (drift.py); the worker may not look into
@@ -271,18 +242,27 @@ def interval(seconds: float) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def policy(settings: Settings) -> str:
+    """The policy every worker call takes (``p_policy``), as the JSON text it is sent as: the
+    same text for every call of a process (its settings do not change)."""
+    return _policy_json(settings.max_attempts, settings.finalize_sla_timeout,
+                        settings.backoff_base, settings.backoff_factor, settings.backoff_cap,
+                        settings.backoff_jitter, settings.upload_grace, settings.topic)
+
+
+@functools.lru_cache(maxsize=8)
+def _policy_json(max_attempts: int, sla_s: float, base_s: float, factor: float, cap_s: float,
+                 jitter: float, grace_s: float, topic: str) -> str:
+    return json.dumps({
+        "topic": topic, "max_attempts": max_attempts, "sla_timeout_seconds": sla_s,
+        "backoff_base_seconds": base_s, "backoff_factor": factor, "backoff_cap_seconds": cap_s,
+        "backoff_jitter": jitter, "upload_grace_seconds": grace_s,
+    }, separators=(",", ":"))
+
+
 def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
     """Claims one batch (settles republish/closed/deferred/quarantined rows in the same call)."""
-    params = {
-        "batch_size": settings.batch_size,
-        "max_attempts": settings.max_attempts,
-        "sla_timeout": interval(settings.finalize_sla_timeout),
-        "backoff_base": interval(settings.backoff_base),
-        "backoff_factor": settings.backoff_factor,
-        "backoff_cap": interval(settings.backoff_cap),
-        "backoff_jitter": settings.backoff_jitter,
-        "topic": settings.topic,
-    }
+    params = {"batch_size": settings.batch_size, "policy": policy(settings)}
     with conn.cursor(row_factory=class_row(ClaimedRow)) as cur:
         return cur.execute(CLAIM_DUE, params).fetchall()
 
@@ -290,8 +270,8 @@ def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
 def apply_outcome(
     conn: Connection, row: ClaimedRow, verdict: Verdict, settings: Settings
 ) -> AppliedResult:
-    """Records one verdict: one statement, one transaction. Raises RF002 for unusable
-    ``found`` metadata (the caller re-applies it as invalid_metadata)."""
+    """Records one verdict: one statement, one transaction. Unusable ``found`` metadata comes
+    back as a quarantined result, never as an error."""
     params = {
         "recording_id": row.recording_id,
         "claim_token": row.claim_token,
@@ -301,9 +281,7 @@ def apply_outcome(
         "duration_seconds": verdict.duration_seconds,
         "format": verdict.format,
         "error": verdict.error,
-        "max_attempts": settings.max_attempts,
-        "topic": settings.topic,
-        "upload_grace": interval(settings.upload_grace),
+        "policy": policy(settings),
     }
     with conn.cursor(row_factory=class_row(AppliedResult)) as cur:
         result = cur.execute(APPLY_OUTCOME, params).fetchone()
@@ -312,10 +290,28 @@ def apply_outcome(
     return result
 
 
-def relay_claim(conn: Connection, limit: int, lease_s: float, topic: str) -> list[OutboxRow]:
-    """Leases up to ``limit`` unpublished rows of ``topic`` for ``lease_s`` seconds."""
+def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
+    """Gives back the attempts of claimed rows a stopping worker did not check."""
+    claimed = [r for r in rows if r.claim_token is not None]
+    if not claimed:
+        return 0
+    row = conn.execute(RELEASE_CLAIMS, ([r.recording_id for r in claimed],
+                                        [r.claim_token for r in claimed])).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def discover_stuck(conn: Connection, settings: Settings, limit: int) -> int:
+    """Opens finalize rows for stuck recordings that have none; how many it opened."""
+    row = conn.execute(DISCOVER_STUCK, {"limit": limit, "policy": policy(settings)}).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | None,
+                topic: str) -> list[OutboxRow]:
+    """Leases up to ``limit`` unpublished rows of ``topic`` for ``lease_s`` seconds; with the
+    runner's ``lock_key``, leases of a runner that lost that lock are taken over at once."""
     with conn.cursor(row_factory=class_row(OutboxRow)) as cur:
-        return cur.execute(RELAY_CLAIM, (limit, interval(lease_s), topic)).fetchall()
+        return cur.execute(RELAY_CLAIM, (limit, interval(lease_s), lock_key, topic)).fetchall()
 
 
 def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) -> int:
@@ -325,20 +321,23 @@ def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) ->
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def server_settings(conn: Connection) -> ServerSettings:
-    with conn.cursor(row_factory=class_row(ServerSettings)) as cur:
-        result = cur.execute(SERVER_SETTINGS).fetchone()
-    if result is None:
+def check_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
+    """The policy as the server resolves it (and the relay batch and retention, which the relay
+    and the pruner pass): raises RF001/RF009/RF010 exactly as those calls would."""
+    retention = interval(settings.retention) if settings.retention > 0 else None
+    row = conn.execute(CHECK_POLICY, (policy(settings), settings.relay_batch_size,
+                                      retention)).fetchone()
+    if row is None or not isinstance(row[0], dict):
+        raise RuntimeError("check_policy returned no policy")
+    return row[0]
+
+
+def server_settings(conn: Connection) -> dict[str, Any]:
+    """``recording_finalize.settings`` as a JSON object (the topic and every bound)."""
+    row = conn.execute(SERVER_SETTINGS).fetchone()
+    if row is None or not isinstance(row[0], dict):
         raise RuntimeError("server_settings returned no row (recording_finalize.settings is empty)")
-    return result
-
-
-def server_bounds(conn: Connection) -> ServerBounds:
-    with conn.cursor(row_factory=class_row(ServerBounds)) as cur:
-        result = cur.execute(SERVER_BOUNDS).fetchone()
-    if result is None:
-        raise RuntimeError("server_bounds returned no row (recording_finalize.settings is empty)")
-    return result
+    return row[0]
 
 
 def try_lock_runner(conn: Connection, key: int) -> bool:
@@ -381,12 +380,10 @@ def operator_state(conn: Connection) -> OperatorState:
     return result
 
 
-def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool,
-          topic: str) -> PruneCounts:
+def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool) -> PruneCounts:
     """One prune batch (or, dry, the counts of everything that would go)."""
     with conn.cursor(row_factory=class_row(PruneCounts)) as cur:
-        result = cur.execute(PRUNE, (interval(older_than_s), batch_size, dry_run,
-                                     topic)).fetchone()
+        result = cur.execute(PRUNE, (interval(older_than_s), batch_size, dry_run)).fetchone()
     if result is None:
         raise RuntimeError("prune returned no row")
     return result

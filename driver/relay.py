@@ -58,6 +58,8 @@ FLUSH_MARGIN_S = 5.0
 LEASE_MARGIN_S = 30.0
 #: Small batches stay small on the wire; a full batch goes out as soon as it is produced.
 LINGER_MS = 20
+#: While waiting for the delivery reports, the acknowledged rows are marked this often.
+MARK_EVERY_S = 0.5
 #: How many failed row ids a "delivery failed" log line lists at most.
 LOGGED_IDS = 20
 
@@ -160,6 +162,10 @@ class _Batch:
     acked: list[int] = field(default_factory=list)
     failed: dict[int, KafkaError] = field(default_factory=dict)
     closed: bool = False
+    #: How many of ``acked`` (in arrival order) were marked published, and how many rows that
+    #: marked (rows another relay took over meanwhile are not).
+    marked_upto: int = 0
+    marked: int = 0
 
 
 class Relay:
@@ -278,13 +284,18 @@ class Relay:
         """One batch: claim, produce, wait, mark. Returns why the drain ends, or None."""
         settings = self._settings
         producer = self._ensure_producer()
-        rows = queries.relay_claim(conn, settings.relay_batch_size, self.lease_s, settings.topic)
+        rows = queries.relay_claim(conn, settings.relay_batch_size, self.lease_s,
+                                   settings.lock_key, settings.topic)
         if not rows:
             return "empty"
         rows.sort(key=lambda row: row.id)
-        batch = self._publish(producer, rows)
-        marked = (queries.relay_mark_published(conn, batch.acked, rows[0].lease_token)
-                  if batch.acked else 0)
+        token = rows[0].lease_token
+
+        def mark(ids: list[int]) -> int:
+            return queries.relay_mark_published(conn, ids, token)
+
+        batch = self._publish(producer, rows, mark)
+        marked = batch.marked
         self._metrics.published_total.inc(marked)
         self._metrics.publish_failures_total.inc(len(batch.failed))
         result.batches += 1
@@ -325,8 +336,10 @@ class Relay:
             return "empty"
         return None
 
-    def _publish(self, producer: Producer, rows: list[queries.OutboxRow]) -> _Batch:
-        """Produces every row, then waits once for all the delivery reports."""
+    def _publish(self, producer: Producer, rows: list[queries.OutboxRow],
+                 mark: Callable[[list[int]], int]) -> _Batch:
+        """Produces every row, then waits for the delivery reports, marking what the broker
+        acknowledged as it comes (``mark``): a crash re-delivers only what was in flight."""
         batch = _Batch()
         topic = self._settings.topic
         for index, row in enumerate(rows):
@@ -341,16 +354,7 @@ class Relay:
                     for rest in rows[index + 1 :]:
                         batch.failed[rest.id] = err
                     break
-        try:
-            remaining = producer.flush(self._flush_wait_s)
-        except (KafkaException, SystemError) as exc:
-            # A fatal error surfaces here as an exception: confluent-kafka 2.16 raises it from
-            # flush, as a SystemError wrapping the KafkaException when an error_cb is set.
-            raised = _raised_kafka_error(exc)
-            if raised is None:
-                raise
-            self._fatal = raised
-            remaining = 0
+        remaining = self._flush_marking(producer, batch, mark)
         batch.closed = True
         if remaining:
             # Cannot happen with message.timeout.ms below the wait; if it does, those rows are
@@ -361,8 +365,38 @@ class Relay:
         for row in rows:
             if row.id not in reported:
                 batch.failed[row.id] = silent
+        if len(batch.acked) > batch.marked_upto:
+            batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
+            batch.marked_upto = len(batch.acked)
         batch.acked.sort()
         return batch
+
+    def _flush_marking(self, producer: Producer, batch: _Batch,
+                       mark: Callable[[list[int]], int]) -> int:
+        """Waits (at most the flush wait) for the delivery reports in slices of MARK_EVERY_S,
+        marking the acknowledged rows after each slice; returns the messages still in flight.
+        With a broker that answers in time that is one slice and one mark per batch (the relay's
+        two calls); a slow one gets a mark per slice, and a crash re-delivers only what was in
+        flight then."""
+        deadline = time.monotonic() + self._flush_wait_s
+        while True:
+            try:
+                remaining = int(producer.flush(max(0.0, min(MARK_EVERY_S,
+                                                            deadline - time.monotonic()))))
+            except (KafkaException, SystemError) as exc:
+                # A fatal error surfaces here as an exception: confluent-kafka 2.16 raises it
+                # from flush, as a SystemError wrapping the KafkaException when an error_cb is
+                # set.
+                raised = _raised_kafka_error(exc)
+                if raised is None:
+                    raise
+                self._fatal = raised
+                return 0
+            if remaining and len(batch.acked) > batch.marked_upto:
+                batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
+                batch.marked_upto = len(batch.acked)
+            if not remaining or time.monotonic() >= deadline:
+                return remaining
 
     def _produce(
         self, producer: Producer, topic: str, row: queries.OutboxRow, batch: _Batch

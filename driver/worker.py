@@ -121,8 +121,10 @@ def _start_checks(
 
     The producer must be idempotent with acks=all (a row is marked published only after the
     broker's acknowledgement); the database's schema must match the package (applied
-    migrations and function definitions, ``driver/drift.py``); RFR_TOPIC and the policy values
-    must agree with the server's (recording_finalize.settings); and the lock connection must
+    migrations and function definitions, ``driver/drift.py``) and the contract with the
+    service's tables must hold (``driver/contract.py``); the file storage must accept the bucket;
+    the server must accept the policy (``recording_finalize.check_policy``); and the lock
+    connection must
     reach a PostgreSQL session of its own (no transaction pooling). RFR_S3_TIMEOUT <
     RFR_LOCK_TTL / 2 is a configuration rule.
 
@@ -143,6 +145,8 @@ def _start_checks(
         return fail(f"start-up check failed: the Kafka producer must be idempotent with "
                     f"acks=all: {err}", EXIT_USAGE)
     package = shipped(settings.sql_dir)
+    if (refused := _check_bucket(settings)) is not None:
+        return refused
     while True:
         if health is not None:
             health.beat()
@@ -173,16 +177,45 @@ def _start_checks(
 
 
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
-    """Exit 2 when the database's schema differs from the package's, else None."""
+    """Exit 2 when the database's schema differs from the package's, or the contract with the
+    service's tables does not hold (a grant revoked, a column changed), else None."""
+    from .contract import check, product_owner
     from .drift import schema_drift
 
     with connect(settings) as conn:
         drift = schema_drift(conn, package)
-    if drift.matches:
-        return None
-    logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
-             differences=drift.differences)
-    return fail(f"start-up check failed: {drift.message()}", EXIT_USAGE)
+        owner = product_owner(conn) if drift.matches else None
+        problems = check(conn, owner) if owner is not None else None
+    if not drift.matches:
+        logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
+                 differences=drift.differences)
+        return fail(f"start-up check failed: {drift.message()}", EXIT_USAGE)
+    if problems:
+        logs.log("contract broken", level="error", problems=problems.items)
+        return fail("start-up check failed: the contract with the messenger service's tables "
+                    f"does not hold for the product's owner {owner}:\n{problems.message()}",
+                    EXIT_USAGE, redact=False)
+    return None
+
+
+def _check_bucket(settings: Settings) -> int | None:
+    """Exit 2 when the file storage refuses the bucket (missing, access denied, no
+    credentials): no cycle could work. Storage that cannot be reached is no verdict: the
+    cycles back off and open the worker's storage incident."""
+    from .storage import Storage, StorageConfigError
+
+    storage = Storage(settings)
+    try:
+        storage.check_bucket()
+    except StorageConfigError as err:
+        logs.log("start-up check failed", level="error", error=err.code,
+                 bucket=settings.s3_bucket, message="the file storage refuses the bucket")
+        return fail(f"start-up check failed: the file storage refuses the bucket "
+                    f"{settings.s3_bucket!r} ({err.code}): check RFR_S3_BUCKET, the endpoint and "
+                    "the credentials", EXIT_USAGE)
+    finally:
+        storage.close()
+    return None
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:

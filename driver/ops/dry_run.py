@@ -1,8 +1,10 @@
 """``recording-finalize run-once --dry-run``: what the next cycle would do with the rows due now.
 
 ``claim_preview`` says each due row's phase without claiming it; the reconcile rows get the S3
-verdict the worker would reach (the cycle's own ``Storage``) and the answer ``apply_outcome``
-would give it. Claims, counts and writes nothing.
+verdict the worker would reach (the cycle's own ``Storage``), and ``preview_outcomes`` the
+result the database would decide for it, by the same decider ``apply_outcome`` carries out (the
+storage-incident rules included): nothing here predicts an outcome itself. Claims, counts and
+writes nothing.
 """
 
 from __future__ import annotations
@@ -31,19 +33,6 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
                      "S3 verdict per row); claims, counts and writes nothing")
 
 
-def _predicted(outcome: str, attempts: int, max_attempts: int) -> str:
-    """What apply_outcome would answer for a reconcile row with this S3 outcome."""
-    if outcome == "found":
-        return "reconciled"
-    if outcome == "missing":
-        return "failed"
-    if outcome == "invalid_metadata":
-        return "quarantined"
-    if outcome == "transient":
-        return "quarantined" if attempts >= max_attempts else "backoff"
-    return "released"
-
-
 def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     as_of = datetime.now(UTC)
     with connect(settings) as conn:
@@ -52,6 +41,7 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     reconcile = [r for r in rows if r.action == "reconcile"]
     verdicts: dict[UUID, Verdict] = {}
     config_error: str | None = None
+    previews: dict[UUID, queries.OutcomePreview] = {}
     if reconcile:
         storage = s3.open_storage(settings)
         try:
@@ -64,6 +54,11 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
                     verdicts[row.recording_id] = verdict
         finally:
             storage.close()
+        with connect(settings) as conn:
+            previews = {p.recording_id: p for p in queries.preview_outcomes(
+                conn, settings, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
+                                                                config_error))
+                                 for r in reconcile])}
     out_rows = []
     results: Counter[str] = Counter()
     for r in rows:
@@ -71,11 +66,15 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
                                  "sessionId": str(r.session_id), "phase": r.action,
                                  "attempts": r.attempts, "detail": r.detail,
                                  "nextAttemptAt": iso(r.next_attempt_at)}
-        if r.action == "reconcile":
-            seen = verdicts.get(r.recording_id)
-            entry["s3"] = s3.verdict_dict(seen, config_error)
-            entry["result"] = _predicted(seen.outcome if seen else "config_error",
-                                         r.attempts, settings.max_attempts)
+        preview = previews.get(r.recording_id)
+        if r.action == "reconcile" and preview is not None:
+            entry["s3"] = s3.verdict_dict(verdicts.get(r.recording_id), config_error)
+            entry["result"] = preview.result
+            entry["finalizeStatus"] = preview.finalize_status
+            entry["attemptsAfter"] = preview.attempts
+            entry["nextAttemptAfter"] = (iso(preview.next_attempt_at)
+                                         if preview.next_attempt_at else None)
+            entry["resultDetail"] = preview.detail
         else:
             entry["result"] = r.action
         results[entry["result"]] += 1

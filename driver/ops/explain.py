@@ -27,18 +27,9 @@ from ..cliutil import (
 )
 from ..config import Settings
 from ..errors import SqlState, sqlstate
+from ..model import Verdict
 from ..queries import operator_state
 from . import queries, s3
-
-_S3_CLAUSE = {
-    "found": "S3 has the binary now, so it would become Available and its event be published",
-    "missing": "S3 has no binary, so it would become Failed (Timeout)",
-    "invalid_metadata": "S3 has the binary but its metadata is unusable, so it would be "
-                        "quarantined (invalid_metadata)",
-    "transient": "S3 did not answer, so it would back off again",
-    "config_error": "S3 refuses the bucket (configuration error): the cycle would stop "
-                    "without counting the attempt",
-}
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -61,6 +52,8 @@ def explain_command(args: argparse.Namespace, settings: Settings) -> int:
         raise
     doc["paused"] = state.paused_parts()
     doc["s3"] = _explain_s3(doc, recording_id, settings)
+    if doc["next"].get("action") == "reconcile" and doc["s3"].get("outcome") is not None:
+        doc["next"]["outcome"] = _outcome(recording_id, doc["s3"], settings)
     doc["next"]["sentence"] = _sentence(doc)
     if args.json:
         print_json(doc)
@@ -86,16 +79,35 @@ def _explain_s3(doc: dict[str, Any], recording_id: UUID, settings: Settings) -> 
         storage.close()
 
 
+def _outcome(recording_id: UUID, seen: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """What the next cycle would do with this verdict: the database's decision
+    (``preview_outcomes``, the decider ``apply_outcome`` carries out), never a guess here."""
+    verdict = Verdict(str(seen["outcome"]), file_id=seen.get("fileId"),
+                      size_bytes=seen.get("sizeBytes"),
+                      duration_seconds=seen.get("durationSeconds"), format=seen.get("format"),
+                      error=seen.get("error"))
+    with connect(settings) as conn:
+        preview = queries.preview_outcomes(conn, settings, [(recording_id, verdict)])[0]
+    return {"result": preview.result, "finalizeStatus": preview.finalize_status,
+            "attempts": preview.attempts,
+            "nextAttemptAt": iso(preview.next_attempt_at) if preview.next_attempt_at else None,
+            "detail": preview.detail}
+
+
 def _sentence(doc: dict[str, Any]) -> str:
     nxt = doc["next"]
     text = str(nxt.get("text", ""))
     parts = [text[0].upper() + text[1:] if text else "Nothing"]
-    if nxt.get("action") == "reconcile":
-        outcome = (doc.get("s3") or {}).get("outcome")
-        if outcome in _S3_CLAUSE:
-            parts.append(_S3_CLAUSE[outcome])
+    outcome = nxt.get("outcome")
+    if outcome:
+        words = s3.RESULT_WORDS.get(str(outcome["result"]), str(outcome["result"]))
+        if outcome.get("nextAttemptAt") and outcome.get("finalizeStatus") == "Pending":
+            words += f" (next attempt at {outcome['nextAttemptAt']})"
+        if outcome.get("detail") and outcome["result"] in ("quarantined", "deferred_by_incident"):
+            words += f": {outcome['detail']}"
+        parts.append(words)
     outbox = doc.get("outbox") or {}
-    if outbox and not outbox.get("pruned") and outbox.get("publishedAt") is None:
+    if outbox and outbox.get("publishedAt") is None:
         parts.append("its event waits for the relay (enqueued "
                      f"{iso(outbox.get('createdAt'))})")
     sentence = "; ".join(parts) + "."
@@ -145,14 +157,12 @@ def _print_explain(doc: dict[str, Any]) -> None:
         error = f" ({s3['error']})" if s3.get("error") else ""
         lines.append(f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
                      f"{s3['outcome']}{error}")
-    if out and out.get("pruned"):
-        lines.append(f"event      published {iso(out.get('publishedAt'))}, outbox row pruned "
-                     f"{iso(out.get('prunedAt'))}")
-    elif out:
+    if out:
         lines.append(f"event      enqueued {iso(out.get('createdAt'))}, published "
                      f"{iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")
     else:
-        lines.append("event      not enqueued")
+        lines.append("event      none in the outbox (never enqueued, or removed by the service's "
+                     "retention)")
     for push in doc.get("realtime") or []:
         lines.append(f"realtime   {push['kind']} created {iso(push['createdAt'])}, dispatched "
                      f"{iso(push.get('dispatchedAt'))}")

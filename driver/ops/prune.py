@@ -45,15 +45,15 @@ def prune_command(args: argparse.Namespace, settings: Settings) -> int:
                     EXIT_USAGE)
     with connect(settings) as conn:
         if args.dry_run:
-            counts = prune(conn, older, args.batch_size, True, settings.topic)
-            totals = Counter(outbox=counts.outbox, realtime=counts.realtime,
-                             finalize=counts.finalize)
+            counts = prune(conn, older, args.batch_size, True)
+            totals = Counter(finalize=counts.finalize, leases=counts.leases,
+                             incidents=counts.incidents)
             calls = 0
         else:
-            totals, calls = prune_batches(conn, older, settings.topic, args.batch_size)
+            totals, calls = prune_batches(conn, older, args.batch_size)
     result = {"dryRun": bool(args.dry_run), "olderThanSeconds": older,
-              "outbox": totals["outbox"], "realtime": totals["realtime"],
-              "finalize": totals["finalize"], "statements": calls}
+              "finalize": totals["finalize"], "leases": totals["leases"],
+              "incidents": totals["incidents"], "statements": calls}
     if not args.dry_run:
         fields: dict[str, Any] = {k: v for k, v in result.items() if k != "dryRun"}
         logs.log("pruned", **fields)
@@ -61,9 +61,10 @@ def prune_command(args: argparse.Namespace, settings: Settings) -> int:
         print_json(result)
     else:
         verb = "would delete" if args.dry_run else "deleted"
-        print(f"{verb}: {totals['outbox']} published events, {totals['realtime']} dispatched "
-              f"realtime rows, {totals['finalize']} Done finalize rows"
+        print(f"{verb}: {totals['finalize']} Done finalize rows, {totals['leases']} expired relay "
+              f"leases, {totals['incidents']} ended storage incidents"
               + ("" if args.dry_run else f" ({calls} batch(es))"))
+        print("(the messenger service's outboxes are its own to prune)")
     return EXIT_OK
 
 
@@ -71,17 +72,18 @@ COMMAND = Command(
     name="prune",
     summary="delete finished rows older than --older-than, in bounded batches",
     description=(
-        "Deletes published integration events of RFR_TOPIC, dispatched realtime rows and Done\n"
-        "finalize rows (of terminal recordings) older than --older-than, at most --batch-size\n"
-        "rows per table per statement, each statement its own transaction, skipping rows that\n"
-        "are locked (it never waits on the worker or the ingest callback). A pruned event\n"
-        "leaves a marker, so a late duplicate ingest callback never sends it again. `run` does\n"
-        "this by itself every hour with RFR_RETENTION. --dry-run counts and deletes nothing."
+        "Deletes the product's own finished rows older than --older-than: Done finalize rows\n"
+        "(of terminal recordings), expired relay leases and ended storage incidents, at most\n"
+        "--batch-size of each per statement, each statement its own transaction, skipping rows\n"
+        "that are locked (it never waits). The messenger service's integration_outbox and\n"
+        "realtime_outbox are never touched: their retention is the service's. `run` does this\n"
+        "by itself every hour with RFR_RETENTION. --dry-run counts and deletes nothing. With\n"
+        "--json one object: dryRun, olderThanSeconds, finalize, leases, incidents, statements."
     ),
     exits=(
         "exit 2: --older-than is not a duration of at least 1 minute."
     ),
     handler=prune_command,
-    variables=("DATABASE_URL", "RFR_TOPIC"),
+    variables=("DATABASE_URL",),
     add_arguments=_add_arguments,
 )

@@ -1,5 +1,5 @@
-"""The operator commands' SQL (migration 0010 and the runbook): explain, audit and its repair,
-the dry run's preview, the audited requeue/retry, the pause switch, the quarantined rows.
+"""The operator commands' SQL: explain, audit and its repair, the dry run's previews, the
+audited reschedule (requeue, retry), the pause switch, the quarantined rows.
 
 Operators call these as a login granted ``recording_finalize_operator``. What the worker itself
 sends (its claim, apply, relay, storage incidents, pruner, ``operator_state``) is in the core's
@@ -8,6 +8,8 @@ sends (its claim, apply, relay, storage incidents, pruner, ``operator_state``) i
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -15,7 +17,8 @@ from uuid import UUID
 
 from psycopg.rows import class_row
 
-from ..queries import Connection, interval
+from ..model import Verdict
+from ..queries import Connection, interval, policy
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -28,16 +31,21 @@ class QuarantinedRow:
     session_id: UUID
     attempts: int
     last_error: str | None
+    quarantine_reason: str | None
     quarantined_at: datetime
 
 
 @dataclass(frozen=True)
-class RequeuedRow:
+class RescheduledRow:
+    """One row ``reschedule`` handed back to the worker (requeue or retry)."""
+
     recording_id: UUID
     status: str
     attempts: int
     next_attempt_at: datetime
     last_error: str | None
+    quarantine_reason: str | None
+    quarantined_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -77,15 +85,21 @@ class PreviewRow:
     attempts: int
     next_attempt_at: datetime
     detail: str | None
+    quarantine_reason: str | None
 
 
 @dataclass(frozen=True)
-class BulkRequeuedRow:
+class OutcomePreview:
+    """What the next cycle would do with a recording given a storage verdict
+    (``preview_outcomes``): the claim's action, then, for reconcile, the verdict's result."""
+
     recording_id: UUID
-    quarantine_reason: str | None
-    attempts: int
-    last_error: str | None
-    quarantined_at: datetime
+    claim_action: str
+    result: str
+    finalize_status: str | None
+    attempts: int | None
+    next_attempt_at: datetime | None
+    detail: str | None
 
 
 @dataclass(frozen=True)
@@ -98,22 +112,21 @@ class PauseRow:
 
 
 QUARANTINED_ROWS = """
-select recording_id, session_kind, session_id, attempts, last_error, quarantined_at
-from recording_finalize.quarantined_rows(p_limit => %s)
+select recording_id, session_kind, session_id, attempts, last_error, quarantine_reason,
+    quarantined_at
+from recording_finalize.quarantined_rows(p_limit => %(limit)s, p_reason_code => %(reason_code)s,
+    p_since => %(since)s)
 """
 
 EXPLAIN = """
-select recording_finalize.explain(
-    p_recording_id => %(recording_id)s, p_max_attempts => %(max_attempts)s,
-    p_sla_timeout => %(sla_timeout)s, p_topic => %(topic)s
-)
+select recording_finalize.explain(p_recording_id => %s, p_policy => %s)
 """
 
 AUDIT = """
 select check_name, reason, found, examples
 from recording_finalize.audit(
-    p_sla_timeout => %(sla_timeout)s, p_polling_interval => %(polling_interval)s,
-    p_examples => %(examples)s, p_topic => %(topic)s
+    p_policy => %(policy)s, p_polling_interval => %(polling_interval)s,
+    p_examples => %(examples)s
 )
 """
 
@@ -124,36 +137,27 @@ from recording_finalize.failed_recordings(p_limit => %s)
 
 AUDIT_REPAIR = """
 select recording_id, session_kind, session_id
-from recording_finalize.audit_repair(p_operator => %s, p_sla_timeout => %s, p_limit => %s)
+from recording_finalize.audit_repair(p_operator => %s, p_policy => %s, p_limit => %s)
 """
 
 CLAIM_PREVIEW = """
-select recording_id, session_kind, session_id, action, attempts, next_attempt_at, detail
-from recording_finalize.claim_preview(
-    p_limit => %(limit)s, p_max_attempts => %(max_attempts)s,
-    p_sla_timeout => %(sla_timeout)s, p_topic => %(topic)s
-)
+select recording_id, session_kind, session_id, action, attempts, next_attempt_at, detail,
+    quarantine_reason
+from recording_finalize.claim_preview(p_limit => %s, p_policy => %s)
 """
 
-OPERATOR_REQUEUE = """
-select recording_id, status, attempts, next_attempt_at, last_error
-from recording_finalize.operator_requeue(
-    p_recording_id => %s, p_operator => %s, p_reason => %s
-)
+PREVIEW_OUTCOMES = """
+select recording_id, claim_action, result, finalize_status, attempts, next_attempt_at, detail
+from recording_finalize.preview_outcomes(p_verdicts => %s::jsonb, p_policy => %s)
 """
 
-OPERATOR_REQUEUE_QUARANTINED = """
-select recording_id, quarantine_reason, attempts, last_error, quarantined_at
-from recording_finalize.operator_requeue_quarantined(
-    p_operator => %(operator)s, p_reason => %(reason)s, p_reason_code => %(reason_code)s,
-    p_since => coalesce(%(since)s::timestamptz, now() - %(since_ago)s::interval),
-    p_limit => %(limit)s, p_dry_run => %(dry_run)s
+RESCHEDULE = """
+select recording_id, status, attempts, next_attempt_at, last_error, quarantine_reason,
+    quarantined_at
+from recording_finalize.reschedule(
+    p_recording_ids => %(ids)s::uuid[], p_from_status => %(from_status)s,
+    p_operator => %(operator)s, p_reason => %(reason)s, p_strict => %(strict)s
 )
-"""
-
-OPERATOR_RETRY = """
-select recording_id, status, attempts, next_attempt_at, last_error
-from recording_finalize.operator_retry(p_recording_id => %s, p_operator => %s, p_reason => %s)
 """
 
 SET_PAUSE = """
@@ -162,19 +166,17 @@ from recording_finalize.set_pause(p_part => %s, p_paused => %s, p_operator => %s
 """
 
 
-def quarantined_rows(conn: Connection, limit: int) -> list[QuarantinedRow]:
+def quarantined_rows(conn: Connection, limit: int, reason_code: str | None = None,
+                     since: datetime | None = None) -> list[QuarantinedRow]:
+    """The quarantined rows, oldest first (of ``reason_code``, quarantined since ``since``)."""
     with conn.cursor(row_factory=class_row(QuarantinedRow)) as cur:
-        return cur.execute(QUARANTINED_ROWS, (limit,)).fetchall()
+        return cur.execute(QUARANTINED_ROWS, {"limit": limit, "reason_code": reason_code,
+                                              "since": since}).fetchall()
 
 
 def explain(conn: Connection, recording_id: UUID, settings: Settings) -> dict[str, Any]:
     """The explain document. Raises RF021 for an unknown id."""
-    row = conn.execute(EXPLAIN, {
-        "recording_id": recording_id,
-        "max_attempts": settings.max_attempts,
-        "sla_timeout": interval(settings.finalize_sla_timeout),
-        "topic": settings.topic,
-    }).fetchone()
+    row = conn.execute(EXPLAIN, (recording_id, policy(settings))).fetchone()
     if row is None or not isinstance(row[0], dict):
         raise RuntimeError("explain returned no document")
     return row[0]
@@ -182,10 +184,9 @@ def explain(conn: Connection, recording_id: UUID, settings: Settings) -> dict[st
 
 def audit(conn: Connection, settings: Settings, examples: int = 5) -> list[AuditRow]:
     params = {
-        "sla_timeout": interval(settings.finalize_sla_timeout),
+        "policy": policy(settings),
         "polling_interval": interval(settings.polling_interval),
         "examples": examples,
-        "topic": settings.topic,
     }
     with conn.cursor(row_factory=class_row(AuditRow)) as cur:
         return cur.execute(AUDIT, params).fetchall()
@@ -199,53 +200,36 @@ def failed_recordings(conn: Connection, limit: int) -> list[FailedRecording]:
 def audit_repair(conn: Connection, operator: str, settings: Settings,
                  limit: int = 1000) -> list[RepairedRow]:
     with conn.cursor(row_factory=class_row(RepairedRow)) as cur:
-        return cur.execute(AUDIT_REPAIR, (
-            operator, interval(settings.finalize_sla_timeout), limit)).fetchall()
+        return cur.execute(AUDIT_REPAIR, (operator, policy(settings), limit)).fetchall()
 
 
 def claim_preview(conn: Connection, settings: Settings, limit: int) -> list[PreviewRow]:
-    params = {
-        "limit": limit,
-        "max_attempts": settings.max_attempts,
-        "sla_timeout": interval(settings.finalize_sla_timeout),
-        "topic": settings.topic,
-    }
     with conn.cursor(row_factory=class_row(PreviewRow)) as cur:
-        return cur.execute(CLAIM_PREVIEW, params).fetchall()
+        return cur.execute(CLAIM_PREVIEW, (limit, policy(settings))).fetchall()
 
 
-def operator_requeue(conn: Connection, recording_id: UUID, operator: str,
-                     reason: str) -> RequeuedRow:
-    """Audited Quarantined → Pending. RF005, RF006, RF001 (empty operator/reason)."""
-    with conn.cursor(row_factory=class_row(RequeuedRow)) as cur:
-        result = cur.execute(OPERATOR_REQUEUE, (recording_id, operator, reason)).fetchone()
-    if result is None:
-        raise RuntimeError("operator_requeue returned no row")
-    return result
+def preview_outcomes(conn: Connection, settings: Settings,
+                     verdicts: Sequence[tuple[UUID, Verdict]]) -> list[OutcomePreview]:
+    """What the next cycle would do with each recording, given the storage verdict the caller
+    just saw: decided by the real path's own SQL (``claim_decision``, ``outcome_decision``)."""
+    if not verdicts:
+        return []
+    items = [{"recording_id": str(rid), "outcome": v.outcome, "file_id": v.file_id,
+              "size_bytes": v.size_bytes, "duration_seconds": v.duration_seconds,
+              "format": v.format, "error": v.error} for rid, v in verdicts]
+    with conn.cursor(row_factory=class_row(OutcomePreview)) as cur:
+        return cur.execute(PREVIEW_OUTCOMES, (json.dumps(items), policy(settings))).fetchall()
 
 
-def operator_requeue_quarantined(
-    conn: Connection, *, operator: str, reason: str, reason_code: str | None,
-    since: datetime | None, since_ago_s: float | None, limit: int, dry_run: bool,
-) -> list[BulkRequeuedRow]:
-    """One batch (its own transaction) of the bulk requeue; a dry run writes nothing."""
-    params = {
-        "operator": operator, "reason": reason, "reason_code": reason_code, "since": since,
-        "since_ago": None if since_ago_s is None else interval(since_ago_s),
-        "limit": limit, "dry_run": dry_run,
-    }
-    with conn.cursor(row_factory=class_row(BulkRequeuedRow)) as cur:
-        return cur.execute(OPERATOR_REQUEUE_QUARANTINED, params).fetchall()
-
-
-def operator_retry(conn: Connection, recording_id: UUID, operator: str,
-                   reason: str) -> RequeuedRow:
-    """Audited: a Pending row becomes due now. RF005, RF020, RF001."""
-    with conn.cursor(row_factory=class_row(RequeuedRow)) as cur:
-        result = cur.execute(OPERATOR_RETRY, (recording_id, operator, reason)).fetchone()
-    if result is None:
-        raise RuntimeError("operator_retry returned no row")
-    return result
+def reschedule(conn: Connection, recording_ids: Sequence[UUID], from_status: str, *,
+               operator: str, reason: str, strict: bool) -> list[RescheduledRow]:
+    """The one audited reschedule, in one transaction: from ``Quarantined`` (requeue: attempts
+    0) or from ``Pending`` (retry: due now, attempts kept). Strict: RF005 for an id without a
+    finalize row, RF006/RF020 for a row not in ``from_status``; else those are skipped."""
+    params = {"ids": list(recording_ids), "from_status": from_status, "operator": operator,
+              "reason": reason, "strict": strict}
+    with conn.cursor(row_factory=class_row(RescheduledRow)) as cur:
+        return cur.execute(RESCHEDULE, params).fetchall()
 
 
 def set_pause(conn: Connection, part: str, paused: bool, operator: str,

@@ -2,14 +2,15 @@
 
 ``requeue`` moves Quarantined rows to Pending with attempts = 0, due now (one recording, or the
 quarantined rows in bulk, in transactions of at most ``BATCH_ROWS``); ``retry`` makes a Pending
-row that is backing off due now, attempts kept. Both record who (``--operator``, else the OS
-user) and why in ``messenger.recording_finalize_operator_actions``.
+row that is backing off due now, attempts kept. Both are one SQL function,
+``recording_finalize.reschedule`` (set-based, one lock form, one audit write per recording:
+who, ``--operator`` else the OS user, and why, in ``recording_finalize.operator_actions``).
 """
 
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
@@ -31,7 +32,7 @@ from ..config import Settings, parse_duration
 from ..errors import SqlState, sqlstate
 from . import queries
 
-#: One bulk-requeue transaction: never more rows than this.
+#: One bulk-requeue transaction: never more rows than this (reschedule's own limit).
 BATCH_ROWS = 1000
 REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
                 "session_not_found")
@@ -77,14 +78,22 @@ def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
     add_json_flag(cmd)
 
 
-def _since(text: str) -> tuple[datetime | None, float | None]:
+def _since(text: str) -> datetime:
     """--since: an ISO-8601 time (with a zone; UTC if none), or a duration ago (2h, 1d)."""
     try:
-        return None, parse_duration(text, days=True)
+        return datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
     except ValueError:
         pass
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _as_rescheduled(row: queries.QuarantinedRow) -> queries.RescheduledRow:
+    """A quarantined row as the dry run lists it (what the requeue would start from)."""
+    return queries.RescheduledRow(
+        recording_id=row.recording_id, status="Quarantined", attempts=row.attempts,
+        next_attempt_at=row.quarantined_at, last_error=row.last_error,
+        quarantine_reason=row.quarantine_reason, quarantined_at=row.quarantined_at)
 
 
 def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -108,7 +117,8 @@ def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
         return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
     try:
         with connect(settings) as conn:
-            row = queries.operator_requeue(conn, recording_id, operator(args), args.reason)
+            row = queries.reschedule(conn, [recording_id], "Quarantined", operator=operator(args),
+                                     reason=args.reason, strict=True)[0]
     except psycopg.Error as err:
         state = sqlstate(err)
         if state == SqlState.FINALIZE_ROW_NOT_FOUND:
@@ -124,7 +134,7 @@ def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _print_row(verb: str, row: queries.RequeuedRow, as_json: bool) -> None:
+def _print_row(verb: str, row: queries.RescheduledRow, as_json: bool) -> None:
     if as_json:
         print_json({"recordingId": str(row.recording_id), "status": row.status,
                     "attempts": row.attempts, "nextAttemptAt": iso(row.next_attempt_at),
@@ -139,42 +149,42 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
     if args.limit is not None and args.limit < 1:
         return fail(f"--limit must be a positive integer; got {args.limit}", EXIT_USAGE)
     since: datetime | None = None
-    since_ago: float | None = None
     if args.since:
         try:
-            since, since_ago = _since(args.since)
+            since = _since(args.since)
         except ValueError:
             return fail(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
                         f"{args.since!r}", EXIT_USAGE)
     by = operator(args)
     total = args.limit
-    done: list[queries.BulkRequeuedRow] = []
+    done: list[queries.RescheduledRow] = []
     batches = 0
     truncated = False
     with connect(settings) as conn:
         if args.dry_run:
             # One look, nothing locked or changed; the listing is capped at one batch.
             want = BATCH_ROWS if total is None else min(total, BATCH_ROWS)
-            done = queries.operator_requeue_quarantined(
-                conn, operator=by, reason=args.reason, reason_code=args.reason_code,
-                since=since, since_ago_s=since_ago, limit=want, dry_run=True)
+            done = [_as_rescheduled(q) for q in queries.quarantined_rows(
+                conn, want, args.reason_code, since)]
             truncated = len(done) == BATCH_ROWS and (total is None or total > BATCH_ROWS)
         while not args.dry_run:
             want = BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))
             if want <= 0:
                 break
             # One transaction per batch: the rows it requeued are no longer Quarantined, so the
-            # next call takes the next ones.
-            rows = queries.operator_requeue_quarantined(
-                conn, operator=by, reason=args.reason, reason_code=args.reason_code,
-                since=since, since_ago_s=since_ago, limit=want, dry_run=False)
-            batches += 1
+            # next listing takes the next ones; a row requeued by someone else meanwhile is
+            # skipped (not strict), never an error.
+            ids = [q.recording_id for q in queries.quarantined_rows(
+                conn, want, args.reason_code, since)]
+            rows = (queries.reschedule(conn, ids, "Quarantined", operator=by, reason=args.reason,
+                                       strict=False) if ids else [])
+            batches += 1 if ids else 0
             done += rows
             logs.log("requeue batch", rows=len(rows), batch=batches, operator=by,
                      reason=args.reason, reasonCode=args.reason_code)
             if not args.json:
                 print(f"batch {batches}: requeued {len(rows)}")
-            if len(rows) < want:
+            if len(ids) < want:
                 break
     verb = "would requeue" if args.dry_run else "requeued"
     if args.json:
@@ -201,7 +211,8 @@ def retry_command(args: argparse.Namespace, settings: Settings) -> int:
         return fail("retry: --reason must say why (it goes to the audit trail)", EXIT_USAGE)
     try:
         with connect(settings) as conn:
-            row = queries.operator_retry(conn, recording_id, operator(args), args.reason)
+            row = queries.reschedule(conn, [recording_id], "Pending", operator=operator(args),
+                                     reason=args.reason, strict=True)[0]
     except psycopg.Error as err:
         state = sqlstate(err)
         if state == SqlState.FINALIZE_ROW_NOT_FOUND:

@@ -58,6 +58,30 @@ def head_all(storage: Storage, rows: list[ClaimedRow], bucket_confirmed: bool,
         return list(pool.map(lambda r: head(storage, r, bucket_confirmed), rows))
 
 
+def verdict_of(verdict: Verdict | None, config_error: str | None) -> Verdict:
+    """The verdict the cycle would apply: a bucket the storage refuses is a ``config_error``."""
+    from ..storage import CONFIG_ERROR, Verdict
+
+    return verdict if verdict is not None else Verdict(CONFIG_ERROR, error=config_error)
+
+
+#: What a previewed result means, in words (the result itself is the database's decision).
+RESULT_WORDS = {
+    "reconciled": "the file storage has the binary now, so it becomes Available and its event "
+                  "is published",
+    "failed": "the file storage has no binary, so it becomes Failed (Timeout)",
+    "deferred_by_incident": "the file storage has no binary, but a storage incident holds the "
+                            "404 back: the attempt is given back and the row checked again "
+                            "later",
+    "backoff": "the file storage did not answer, so it backs off again",
+    "held_by_incident": "the file storage did not answer while the worker's own storage "
+                        "incident is open: the attempt is given back",
+    "quarantined": "it is quarantined",
+    "config_error_released": "the file storage refuses the bucket (configuration error): the "
+                             "cycle stops without counting the attempt",
+}
+
+
 def verdict_dict(verdict: Verdict | None, config_error: str | None = None) -> dict[str, Any]:
     """A verdict as the commands' JSON shows it (None: the bucket refused, ``config_error``)."""
     if verdict is None:

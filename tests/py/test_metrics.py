@@ -44,6 +44,9 @@ EXPECTED_NAMES = {
     f"{P}_storage_incidents_opened_total",
     f"{P}_missing_deferred_total",
     f"{P}_transient_total",
+    f"{P}_attempts_held_total",
+    f"{P}_discovered_total",
+    f"{P}_busy_total",
     f"{P}_build_info",
     # the standard process collector (Linux /proc)
     "process_virtual_memory_bytes",
