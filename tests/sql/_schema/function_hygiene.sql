@@ -4,7 +4,7 @@
 -- callers, which all pin search_path), exactly the API functions SECURITY DEFINER, and the
 -- volatility each one declares.
 begin;
-select plan(20);
+select plan(21);
 
 create temp table product_functions as
 select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, n.nspname::text as schema,
@@ -26,6 +26,7 @@ insert into inlined values
     ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
     ('recording_finalize_internal.orphans(interval)'),
     ('recording_finalize_internal.recording_row(uuid)'),
+    ('recording_finalize_internal.session_row(text,uuid)'),
     ('recording_finalize_internal.iso_utc(timestamp with time zone)'),
     ('recording_finalize_internal.mask_urls(text,integer)');
 
@@ -97,12 +98,14 @@ select set_eq(
         ('recording_finalize_internal.schedule_finalize(uuid,text,uuid,timestamp with time zone)',
             'v', 'invoker'),
         ('recording_finalize_internal.session_of(text,uuid,boolean)', 'v', 'invoker'),
+        ('recording_finalize_internal.session_row(text,uuid)', 's', 'invoker'),
         ('recording_finalize_internal.topic(text,text)', 's', 'invoker'),
         ('recording_finalize_internal.transition_available(uuid,text,bigint,integer,text,'
             || 'recording_finalize_internal.session,text)', 'v', 'invoker')$$,
     'every function of both schemas, its declared volatility and its security'
 );
--- 2: the rule behind the list: the API schema runs as the owner, the internals never do.
+-- 2: the rule behind the list (the API schema runs as the owner, the internals never do), and
+-- every function documented.
 select is_empty(
     $$select fn from product_functions
     where prosecdef <> (schema = 'recording_finalize')$$,
@@ -129,7 +132,7 @@ select is_empty(
     where c !~ '^(search_path=""|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort)=off)$'$$,
     'no function sets anything but search_path, lock_timeout and the claim''s planner switches'
 );
--- 4: the inlinable helpers: SQL, invoker, no SET clause, granted to nobody.
+-- 2: the inlinable helpers: SQL, invoker, no SET clause, granted to nobody.
 select set_eq(
     $$select p.fn, p.language, p.prosecdef as secdef, p.proconfig is null as no_set,
         (select array_agg(a.grantee::regrole::text order by a.grantee::regrole::text)
@@ -176,7 +179,7 @@ select is_empty(
     'schema recording_finalize_migrations holds no function'
 );
 
--- 7: and PostgreSQL does inline each helper (no call of its own in the plan): what the missing
+-- 8: and PostgreSQL does inline each helper (no call of its own in the plan): what the missing
 -- SET clause is for. Arguments come from a table, so nothing is folded to a constant.
 create function pg_temp.plan_of(p_sql text) returns text language plpgsql as $f$
 declare
@@ -208,6 +211,11 @@ select unalike(
     pg_temp.plan_of($$select r.* from args as a,
         recording_finalize_internal.recording_row(a.u) as r$$),
     '%recording_row%', 'recording_row is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select s.* from args as a,
+        recording_finalize_internal.session_row(a.t, a.u) as s$$),
+    '%session_row%', 'session_row is inlined'
 );
 select unalike(
     pg_temp.plan_of($$select recording_finalize_internal.iso_utc(a.at) from args as a$$),
