@@ -129,8 +129,10 @@ select is_empty(
 );
 select is_empty(
     $$select fn || ': ' || c from product_functions, unnest(proconfig) as c
-    where c !~ '^(search_path=""|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort)=off)$'$$,
-    'no function sets anything but search_path, lock_timeout and the claim''s planner switches'
+    where c !~ ('^(search_path=""|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort)=off'
+        || '|IntervalStyle=postgres)$')$$,
+    'no function sets anything but search_path, lock_timeout, the claim''s planner switches '
+        || 'and an IntervalStyle'
 );
 -- 2: the inlinable helpers: SQL, invoker, no SET clause, granted to nobody.
 select set_eq(
