@@ -19,6 +19,7 @@ declare
     v_s recording_finalize.settings%rowtype;
     v_token uuid := gen_random_uuid();
     v_holder integer;
+    v_ids bigint[];
 begin
     select s.* into v_s from recording_finalize.settings as s;
     if p_limit is null or p_limit not between 1 and 10000 then
@@ -56,42 +57,53 @@ begin
         limit 1;
     end if;
 
-    -- The lease lives in the product's table: the service's outbox is only read here. Two
-    -- relays at once: the second's INSERT waits for the first's lease rows, then finds them live
-    -- and takes nothing of them. A lease never lasts longer than the server allows.
-    return query
-    with candidates as (
-        select o.id
-        from messenger.integration_outbox as o
-        where o.topic = v_topic
-            and o.published_at is null
-            and not exists (
-                select from recording_finalize.relay_leases as l
-                where l.outbox_id = o.id and l.leased_until > now()
-                    and (v_holder is null or l.holder_pid is not distinct from v_holder)
+    -- The lease lives in the product's table: the service's outbox is only read here. A lease
+    -- never lasts longer than the server allows. Two relays at once: the second's INSERT waits
+    -- for the lease rows the first has not committed yet (a unique-key wait), at most
+    -- lock_timeout; past it, this call leases nothing (below) rather than fail the cycle.
+    begin
+        with candidates as (
+            select o.id
+            from messenger.integration_outbox as o
+            where o.topic = v_topic
+                and o.published_at is null
+                and not exists (
+                    select from recording_finalize.relay_leases as l
+                    where l.outbox_id = o.id and l.leased_until > now()
+                        and (v_holder is null or l.holder_pid is not distinct from v_holder)
+                )
+            order by o.id
+            limit p_limit
+        ),
+        leased as (
+            insert into recording_finalize.relay_leases as l (
+                outbox_id, lease_token, leased_until, holder_pid
             )
-        order by o.id
-        limit p_limit
-    ),
-    leased as (
-        insert into recording_finalize.relay_leases as l (
-            outbox_id, lease_token, leased_until, holder_pid
+            select c.id, v_token, now() + least(p_lease, v_s.relay_lease_max), v_holder
+            from candidates as c
+            on conflict (outbox_id) do update
+            set lease_token = excluded.lease_token,
+                leased_until = excluded.leased_until,
+                holder_pid = excluded.holder_pid,
+                leased_at = now()
+            where l.leased_until <= now()
+                or (excluded.holder_pid is not null
+                    and l.holder_pid is distinct from excluded.holder_pid)
+            returning l.outbox_id
         )
-        select c.id, v_token, now() + least(p_lease, v_s.relay_lease_max), v_holder
-        from candidates as c
-        on conflict (outbox_id) do update
-        set lease_token = excluded.lease_token,
-            leased_until = excluded.leased_until,
-            holder_pid = excluded.holder_pid,
-            leased_at = now()
-        where l.leased_until <= now()
-            or (excluded.holder_pid is not null
-                and l.holder_pid is distinct from excluded.holder_pid)
-        returning l.outbox_id
-    )
+        select pg_catalog.array_agg(x.outbox_id) into v_ids from leased as x;
+    exception when lock_not_available then
+        -- Another relay (or prune) holds lease rows of this batch at this moment: they are
+        -- its; the rows left are the next call's. Nothing was leased by this one (the block
+        -- rolled back), so nothing is returned.
+        return;
+    end;
+
+    -- Returned only once every lease is in: a row is never handed out unleased.
+    return query
     select o.id, o.message_key, o.payload::text, o.headers, v_token
     from messenger.integration_outbox as o
-    inner join leased as x on x.outbox_id = o.id
+    where o.id = any(v_ids)
     order by o.id;
 end
 $$;
@@ -104,8 +116,10 @@ comment on function recording_finalize.relay_claim(integer, interval, bigint, te
 '(nothing is written in the service''s outbox). Live leases are skipped; an expired lease is '
 'taken over; with p_lock_key (the single-runner lock the caller''s cycle holds) so is every '
 'lease taken under another holder of that lock, so events leased by a killed relay are published '
-'by the next cycle. RF001 for bad arguments, RF009 for a p_topic other than the server''s (NULL '
-'= the server''s). Worker API (SECURITY DEFINER).';
+'by the next cycle. Never waits longer than lock_timeout (100 ms) for another relay''s '
+'uncommitted leases: past it, it leases nothing and returns no row (no error). RF001 for bad '
+'arguments, RF009 for a p_topic other than the server''s (NULL = the server''s). Worker API '
+'(SECURITY DEFINER).';
 
 revoke all on function recording_finalize.relay_claim(integer, interval, bigint, text) from public;
 grant execute on function recording_finalize.relay_claim(integer, interval, bigint, text)

@@ -33,12 +33,14 @@ begin
             message = format('invalid_parameter: reschedule: p_from_status must be Quarantined '
                 '(requeue) or Pending (retry), got %s', coalesce(p_from_status, 'NULL'));
     end if;
+    -- A NULL id names no row: in strict mode it would slip past the RF005 check below.
     if p_recording_ids is null or cardinality(p_recording_ids) not between 1 and 1000
+        or pg_catalog.array_position(p_recording_ids, null) is not null
         or p_strict is null then
         raise exception using
             errcode = 'RF001',
-            message = 'invalid_parameter: reschedule: p_recording_ids must hold 1..1000 ids and '
-                'p_strict be set';
+            message = 'invalid_parameter: reschedule: p_recording_ids must hold 1..1000 ids, '
+                'none NULL, and p_strict be set';
     end if;
     perform recording_finalize_internal.check_operator(
         case p_from_status when 'Quarantined' then 'requeue' else 'retry' end,
@@ -55,6 +57,7 @@ begin
         where not exists (
             select from messenger.recording_finalize_attempts as f where f.recording_id = x
         )
+        order by x
         limit 1;
         if v_missing is not null then
             raise exception using
@@ -128,7 +131,7 @@ $$;
 comment on function recording_finalize.reschedule(uuid[], text, text, text, boolean) is
 'The operator''s one way to hand rows back to the worker, set-based (1..1000 recording ids) and '
 'audited (one row per recording in recording_finalize.operator_actions naming p_operator and '
-'p_reason, both required: RF001). p_from_status Quarantined (requeue): Pending, attempts 0, '
+'p_reason, both required: RF001; a NULL id is RF001 too). p_from_status Quarantined (requeue): Pending, attempts 0, '
 'quarantine reason and last verdict cleared, due now. p_from_status Pending (retry): due now, '
 'attempts and last verdict kept. The last error is kept either way. Locks the rows FOR NO KEY '
 'UPDATE in recording-id order. p_strict (the single-id commands): RF005 when an id has no '

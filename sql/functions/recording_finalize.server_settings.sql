@@ -6,12 +6,16 @@ language sql
 stable
 security definer
 set search_path = ''
+-- The bounds are intervals: rendered the same way whatever the caller's IntervalStyle (an
+-- iso_8601 session would read PT1S where everyone else reads 00:00:01).
+set intervalstyle = 'postgres'
 as $$
     select pg_catalog.to_jsonb(s) - 'singleton' from recording_finalize.settings as s
 $$;
 
 comment on function recording_finalize.server_settings() is
-'The one row of recording_finalize.settings as a JSON object (topic and every bound): what '
+'The one row of recording_finalize.settings as a JSON object (topic and every bound, intervals '
+'in the postgres IntervalStyle whatever the session''s, e.g. 00:00:01, 1 day): what '
 'check_policy compares a policy with. Read-only; only the owner changes the table (UPDATE). '
 'Worker and operator API (SECURITY DEFINER).';
 

@@ -10,11 +10,13 @@ declare
     v_s recording_finalize.settings%rowtype;
     v_p recording_finalize_internal.policy;
     v_key text;
-    v_attempts double precision;
-    v_sla double precision;
-    v_base double precision;
-    v_cap double precision;
-    v_grace double precision;
+    v_attempts numeric;
+    v_sla numeric;
+    v_base numeric;
+    v_cap numeric;
+    v_grace numeric;
+    v_factor numeric;
+    v_jitter numeric;
     v_problem text;
     v_bound text;
 begin
@@ -54,16 +56,17 @@ begin
     end loop;
 
     -- The defaults are the design card's (SPEC section 4); the upload grace defaults to the SLA.
-    -- Numbers are read as double precision first: a value no interval or integer can hold is
-    -- refused below with RF001 rather than failing a cast.
+    -- Numbers are read as numeric, which holds any JSON number, and durations rounded to the
+    -- microsecond an interval keeps: a value no integer, interval or double precision can hold
+    -- (1e400, 1e-400) is refused below with RF001 rather than failing a cast (22003).
     v_p.topic := recording_finalize_internal.topic(p_policy ->> 'topic', v_s.topic);
-    v_attempts := coalesce((p_policy ->> 'max_attempts')::double precision, 8);
-    v_sla := coalesce((p_policy ->> 'sla_timeout_seconds')::double precision, 1800);
-    v_base := coalesce((p_policy ->> 'backoff_base_seconds')::double precision, 60);
-    v_cap := coalesce((p_policy ->> 'backoff_cap_seconds')::double precision, 900);
-    v_grace := coalesce((p_policy ->> 'upload_grace_seconds')::double precision, v_sla);
-    v_p.backoff_factor := coalesce((p_policy ->> 'backoff_factor')::double precision, 2.0);
-    v_p.backoff_jitter := coalesce((p_policy ->> 'backoff_jitter')::double precision, 0.1);
+    v_attempts := coalesce((p_policy -> 'max_attempts')::numeric, 8);
+    v_sla := round(coalesce((p_policy -> 'sla_timeout_seconds')::numeric, 1800), 6);
+    v_base := round(coalesce((p_policy -> 'backoff_base_seconds')::numeric, 60), 6);
+    v_cap := round(coalesce((p_policy -> 'backoff_cap_seconds')::numeric, 900), 6);
+    v_grace := round(coalesce((p_policy -> 'upload_grace_seconds')::numeric, v_sla), 6);
+    v_factor := round(coalesce((p_policy -> 'backoff_factor')::numeric, 2.0), 15);
+    v_jitter := round(coalesce((p_policy -> 'backoff_jitter')::numeric, 0.1), 15);
 
     -- The policy's own rules (RF001), then the server's bounds (RF010), in one pass each.
     v_problem := case
@@ -74,9 +77,8 @@ begin
         when v_cap not between v_base and 1e9 then
             'backoff_cap_seconds must be >= backoff_base_seconds (and <= 1e9)'
         when v_grace <= 0 or v_grace > 1e9 then 'upload_grace_seconds must be in (0, 1e9]'
-        when v_p.backoff_factor not between 1 and 1e6 then 'backoff_factor must be in [1, 1e6]'
-        when v_p.backoff_jitter < 0 or v_p.backoff_jitter >= 1 then
-            'backoff_jitter must be in [0, 1)'
+        when v_factor not between 1 and 1e6 then 'backoff_factor must be in [1, 1e6]'
+        when v_jitter < 0 or v_jitter >= 1 then 'backoff_jitter must be in [0, 1)'
     end;
     if v_problem is not null then
         raise exception using
@@ -84,10 +86,12 @@ begin
             message = format('invalid_parameter: %s, got %s', v_problem, p_policy);
     end if;
     v_p.max_attempts := v_attempts::integer;
-    v_p.sla_timeout := make_interval(secs => v_sla);
-    v_p.backoff_base := make_interval(secs => v_base);
-    v_p.backoff_cap := make_interval(secs => v_cap);
-    v_p.upload_grace := make_interval(secs => v_grace);
+    v_p.sla_timeout := make_interval(secs => v_sla::double precision);
+    v_p.backoff_base := make_interval(secs => v_base::double precision);
+    v_p.backoff_cap := make_interval(secs => v_cap::double precision);
+    v_p.upload_grace := make_interval(secs => v_grace::double precision);
+    v_p.backoff_factor := v_factor::double precision;
+    v_p.backoff_jitter := v_jitter::double precision;
     v_p.upload_grace_max := v_s.upload_grace_max;
 
     v_bound := case

@@ -1,128 +1,236 @@
--- Every function of both schemas is documented and pins search_path; the API ones run as
--- their owner (SECURITY DEFINER), the internal helpers do not.
+-- Every function of recording_finalize and recording_finalize_internal: documented (COMMENT ON,
+-- its contract), owned by the product's owner, search_path pinned to '' except the inlinable SQL
+-- helpers (listed here by name: a SET clause would stop PostgreSQL inlining them into their
+-- callers, which all pin search_path), exactly the API functions SECURITY DEFINER, and the
+-- volatility each one declares.
 begin;
-select plan(8);
+select plan(21);
 
 create temp table product_functions as
-select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, p.prosecdef, p.proconfig,
-    p.provolatile, obj_description(p.oid, 'pg_proc') as comment
+select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, n.nspname::text as schema,
+    p.prosecdef, p.proconfig, p.provolatile::text as volatility, p.proacl, p.proowner,
+    p.proleakproof, l.lanname::text as language,
+    pg_catalog.obj_description(p.oid, 'pg_proc') as comment
 from pg_catalog.pg_proc as p
 join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
-where n.nspname in ('messenger', 'recording_finalize');
+join pg_catalog.pg_language as l on l.oid = p.prolang
+where n.nspname in ('recording_finalize', 'recording_finalize_internal');
 
-select cmp_ok(
-    (select count(*) from product_functions), '>=', 19::bigint,
-    'the check sees the product''s functions'
+-- The helpers that deliberately carry no SET clause.
+create temp table inlined (fn text);
+insert into inlined values
+    ('recording_finalize_internal.claim_decision(text,boolean,boolean,timestamp with time zone,'
+        || 'integer,text,integer,interval,timestamp with time zone)'),
+    ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
+        || 'timestamp with time zone,interval,interval,timestamp with time zone)'),
+    ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
+    ('recording_finalize_internal.orphans(interval)'),
+    ('recording_finalize_internal.recording_row(uuid)'),
+    ('recording_finalize_internal.session_row(text,uuid)'),
+    ('recording_finalize_internal.iso_utc(timestamp with time zone)'),
+    ('recording_finalize_internal.mask_urls(text,integer)');
+
+-- 1: every function, with the volatility it declares and whether it runs as its owner. A new
+-- function, a removed one, or a changed volatility or security fails here: update the list.
+select set_eq(
+    $$select fn, volatility, case when prosecdef then 'definer' else 'invoker' end
+    from product_functions$$,
+    $$values
+        ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,jsonb)',
+            'v', 'definer'),
+        ('recording_finalize.audit(jsonb,interval,integer,interval)', 's', 'definer'),
+        ('recording_finalize.audit_repair(text,jsonb,integer)', 'v', 'definer'),
+        ('recording_finalize.check_policy(jsonb)', 's', 'definer'),
+        ('recording_finalize.claim_due(integer,jsonb)', 'v', 'definer'),
+        ('recording_finalize.claim_preview(integer,jsonb)', 's', 'definer'),
+        ('recording_finalize.discover_stuck(integer,jsonb)', 'v', 'definer'),
+        ('recording_finalize.explain(uuid,jsonb)', 's', 'definer'),
+        ('recording_finalize.failed_recordings(integer)', 's', 'definer'),
+        ('recording_finalize.operator_state()', 's', 'definer'),
+        ('recording_finalize.preview_outcomes(jsonb,jsonb)', 's', 'definer'),
+        ('recording_finalize.prune(interval,integer,boolean)', 'v', 'definer'),
+        ('recording_finalize.quarantined_rows(integer,text,timestamp with time zone)', 's',
+            'definer'),
+        ('recording_finalize.recording_ingest_completed(uuid,text,bigint,integer,text,text)',
+            'v', 'definer'),
+        ('recording_finalize.recording_started(uuid,text,uuid,text,text)', 'v', 'definer'),
+        ('recording_finalize.recording_stopped(uuid,interval)', 'v', 'definer'),
+        ('recording_finalize.relay_claim(integer,interval,bigint,text)', 'v', 'definer'),
+        ('recording_finalize.relay_mark_published(bigint[],uuid)', 'v', 'definer'),
+        ('recording_finalize.release_claims(uuid[],uuid[])', 'v', 'definer'),
+        ('recording_finalize.requeue(uuid,text)', 'v', 'definer'),
+        ('recording_finalize.reschedule(uuid[],text,text,text,boolean)', 'v', 'definer'),
+        ('recording_finalize.schema_state()', 's', 'definer'),
+        ('recording_finalize.server_settings()', 's', 'definer'),
+        ('recording_finalize.session_ended(text,uuid,interval)', 'v', 'definer'),
+        ('recording_finalize.set_pause(text,boolean,text,text)', 'v', 'definer'),
+        ('recording_finalize.stats(text)', 's', 'definer'),
+        ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)', 'v',
+            'definer'),
+        ('recording_finalize.storage_incident_list(interval,integer)', 's', 'definer'),
+        ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)', 'v',
+            'definer'),
+        ('recording_finalize.try_lock_runner(bigint)', 'v', 'definer'),
+        ('recording_finalize.unlock_runner(bigint)', 'v', 'definer'),
+        ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
+            || 'double precision)', 'v', 'invoker'),
+        ('recording_finalize_internal.check_incident_caller(text,timestamp with time zone,text)',
+            's', 'invoker'),
+        ('recording_finalize_internal.check_operator(text,text,text)', 'i', 'invoker'),
+        ('recording_finalize_internal.claim_decision(text,boolean,boolean,'
+            || 'timestamp with time zone,integer,text,integer,interval,timestamp with time zone)',
+            'i', 'invoker'),
+        ('recording_finalize_internal.enqueue_available(recording_finalize_internal.recording,'
+            || 'recording_finalize_internal.session,text)', 'v', 'invoker'),
+        ('recording_finalize_internal.function_fingerprint(text)', 's', 'invoker'),
+        ('recording_finalize_internal.iso_utc(timestamp with time zone)', 's', 'invoker'),
+        ('recording_finalize_internal.mask_urls(text,integer)', 'i', 'invoker'),
+        ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)', 'i',
+            'invoker'),
+        ('recording_finalize_internal.orphans(interval)', 's', 'invoker'),
+        ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
+            || 'timestamp with time zone,interval,interval,timestamp with time zone)', 's',
+            'invoker'),
+        ('recording_finalize_internal.policy(jsonb)', 's', 'invoker'),
+        ('recording_finalize_internal.record_operator_action(uuid[],text,text,text,jsonb)', 'v',
+            'invoker'),
+        ('recording_finalize_internal.recording_row(uuid)', 's', 'invoker'),
+        ('recording_finalize_internal.schedule_finalize(uuid,text,uuid,timestamp with time zone)',
+            'v', 'invoker'),
+        ('recording_finalize_internal.session_of(text,uuid,boolean)', 'v', 'invoker'),
+        ('recording_finalize_internal.session_row(text,uuid)', 's', 'invoker'),
+        ('recording_finalize_internal.topic(text,text)', 's', 'invoker'),
+        ('recording_finalize_internal.transition_available(uuid,text,bigint,integer,text,'
+            || 'recording_finalize_internal.session,text)', 'v', 'invoker')$$,
+    'every function of both schemas, its declared volatility and its security'
+);
+-- 2: the rule behind the list (the API schema runs as the owner, the internals never do), and
+-- every function documented.
+select is_empty(
+    $$select fn from product_functions
+    where prosecdef <> (schema = 'recording_finalize')$$,
+    'exactly the functions of schema recording_finalize are SECURITY DEFINER'
 );
 select is_empty(
     $$select fn from product_functions where coalesce(btrim(comment), '') = ''$$,
     'every function has a COMMENT ON (its contract)'
 );
+-- 3: search_path.
 select is_empty(
     $$select fn from product_functions
-    where proconfig is null or not ('search_path=""' = any(proconfig))$$,
-    'every function pins search_path to the empty string'
-);
-select set_eq(
-    'select fn from product_functions where prosecdef',
-    $$values
-        ('recording_finalize.claim_due(integer,integer,interval,interval,double precision,'
-            || 'interval,double precision,text)'),
-        ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,'
-            || 'integer,text,interval)'),
-        ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
-        ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
-        ('recording_finalize.storage_incident_list(interval,integer)'),
-        ('recording_finalize.relay_claim(integer,interval,text)'),
-        ('recording_finalize.relay_mark_published(bigint[],uuid)'),
-        ('recording_finalize.server_settings()'),
-        ('recording_finalize.server_bounds()'),
-        ('recording_finalize.try_lock_runner(bigint)'),
-        ('recording_finalize.unlock_runner(bigint)'),
-        ('recording_finalize.stats(text)'),
-        ('recording_finalize.quarantined_rows(integer)'),
-        ('recording_finalize.requeue(uuid)'),
-        ('recording_finalize.schema_state()'),
-        ('messenger.recording_started(uuid,text,uuid,text,text)'),
-        ('messenger.recording_stopped(uuid,interval)'),
-        ('messenger.session_ended(text,uuid,interval)'),
-        ('messenger.recording_ingest_completed(uuid,text,bigint,integer,text,text)'),
-        -- the operator toolkit (0010) and the trigger that writes the pruned-event marker
-        ('recording_finalize.explain(uuid,integer,interval,text)'),
-        ('recording_finalize.audit(interval,interval,integer,text)'),
-        ('recording_finalize.audit_repair(text,interval,integer)'),
-        ('recording_finalize.failed_recordings(integer)'),
-        ('recording_finalize.claim_preview(integer,integer,interval,text)'),
-        ('recording_finalize.operator_requeue(uuid,text,text)'),
-        ('recording_finalize.operator_requeue_quarantined(text,text,text,'
-            || 'timestamp with time zone,integer,boolean)'),
-        ('recording_finalize.operator_retry(uuid,text,text)'),
-        ('recording_finalize.set_pause(text,boolean,text,text)'),
-        ('recording_finalize.operator_state()'),
-        ('recording_finalize.prune(interval,integer,boolean,text)'),
-        ('messenger.integration_outbox_pruned_marker()')$$,
-    'exactly the API and lifecycle functions are SECURITY DEFINER'
+    where fn not in (select fn from inlined)
+        and (proconfig is null or not ('search_path=""' = any(proconfig)))$$,
+    'every function but the inlinable helpers pins search_path to the empty string'
 );
 select is_empty(
     $$select fn from product_functions
     where prosecdef and (proconfig is null or not ('search_path=""' = any(proconfig)))$$,
     'no SECURITY DEFINER function without a pinned search_path'
 );
-select results_eq(
-    $$select fn, provolatile::text from product_functions
-    where fn in ('recording_finalize.stats(text)',
-        'recording_finalize.iso_utc(timestamp with time zone)',
-        'recording_finalize.quarantined_rows(integer)',
-        'recording_finalize.storage_incident_list(interval,integer)',
-        'recording_finalize.check_upload_grace(interval)',
-        'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
-        'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)')
-    order by fn$$,
-    -- iso_utc is STABLE: it calls to_char(), which is STABLE (issue 9, finding 7).
-    $$values ('recording_finalize.check_upload_grace(interval)', 's'),
-        ('recording_finalize.iso_utc(timestamp with time zone)', 's'),
-        ('recording_finalize.quarantined_rows(integer)', 's'),
-        ('recording_finalize.stats(text)', 's'),
-        ('recording_finalize.storage_incident_check_caller(text,timestamp with time zone,text)',
-            's'),
-        ('recording_finalize.storage_incident_list(interval,integer)', 's'),
-        ('recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)', 's')$$,
-    'the read-only functions declare their volatility'
+select is_empty(
+    $$select fn || ': ' || c from product_functions, unnest(proconfig) as c
+    where c !~ ('^(search_path=""|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort)=off'
+        || '|IntervalStyle=postgres)$')$$,
+    'no function sets anything but search_path, lock_timeout, the claim''s planner switches '
+        || 'and an IntervalStyle'
+);
+-- 2: the inlinable helpers: SQL, invoker, no SET clause, granted to nobody.
+select set_eq(
+    $$select p.fn, p.language, p.prosecdef as secdef, p.proconfig is null as no_set,
+        (select array_agg(a.grantee::regrole::text order by a.grantee::regrole::text)
+            from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) as a) as grantees
+    from product_functions as p join inlined as i on i.fn = p.fn$$,
+    $$select fn, 'sql' as language, false as secdef, true as no_set,
+        array[(select n.nspowner::regrole::text from pg_catalog.pg_namespace as n
+            where n.nspname = 'recording_finalize')] as grantees
+    from inlined$$,
+    'each inlinable helper exists, is LANGUAGE sql, not SECURITY DEFINER, has no SET clause '
+        || 'and is executable by its owner only'
 );
 select is_empty(
     $$select fn from product_functions
-    where provolatile <> 'v'
-        and fn not in ('recording_finalize.stats(text)',
-            'recording_finalize.iso_utc(timestamp with time zone)',
-            'recording_finalize.quarantined_rows(integer)',
-            'recording_finalize.server_settings()',
-            'recording_finalize.server_bounds()',
-            'recording_finalize.our_topic(text)',
-            'recording_finalize.check_policy(integer,interval,interval,double precision,'
-                || 'interval,double precision)',
-            -- the operator toolkit's read-only functions (0010)
-            'recording_finalize.explain(uuid,integer,interval,text)',
-            'recording_finalize.audit(interval,interval,integer,text)',
-            'recording_finalize.failed_recordings(integer)',
-            'recording_finalize.claim_preview(integer,integer,interval,text)',
-            'recording_finalize.predict_action(uuid,integer,interval,text)',
-            'recording_finalize.operator_state()',
-            'recording_finalize.storage_incident_list(interval,integer)',
-            'recording_finalize.storage_incident_check_caller(text,timestamp with time zone,'
-                || 'text)',
-            'recording_finalize.upload_deferral(uuid,interval,timestamp with time zone)',
-            'recording_finalize.function_fingerprint(text)',
-            'recording_finalize.check_upload_grace(interval)',
-            'recording_finalize.schema_state()')$$,
-    'every function that writes (or draws random numbers) is VOLATILE'
+    where proconfig is null and fn not in (select fn from inlined)$$,
+    'no other function goes without a SET clause'
 );
-select is(
-    (select count(*) from pg_catalog.pg_trigger
-        where tgrelid = 'messenger.call_recordings'::regclass and not tgisinternal
-            and tgfoid = 'messenger.call_recordings_terminal_guard()'::regprocedure
-            and tgenabled = 'O'),
-    1::bigint,
-    'the terminal guard trigger is installed and enabled'
+-- 5: ownership, languages, leakproof.
+select is_empty(
+    $$select fn from product_functions
+    where proowner <> (select n.nspowner from pg_catalog.pg_namespace as n
+        where n.nspname = 'recording_finalize')$$,
+    'every function is owned by the product''s owner (the owner of schema recording_finalize)'
+);
+select is_empty(
+    $$select fn from product_functions as f
+    join pg_catalog.pg_roles as r on r.oid = f.proowner
+    where f.prosecdef and (r.rolsuper or r.rolbypassrls)$$,
+    'no SECURITY DEFINER function runs as a superuser or a role that bypasses RLS'
+);
+select is_empty(
+    $$select fn || ' (' || language || ')' from product_functions
+    where language not in ('sql', 'plpgsql')$$,
+    'every function is LANGUAGE sql or plpgsql'
+);
+select is_empty(
+    $$select fn from product_functions where proleakproof$$,
+    'no function claims LEAKPROOF'
+);
+select is_empty(
+    $$select p.oid::regprocedure::text from pg_catalog.pg_proc as p
+    join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
+    where n.nspname = 'recording_finalize_migrations'$$,
+    'schema recording_finalize_migrations holds no function'
+);
+
+-- 8: and PostgreSQL does inline each helper (no call of its own in the plan): what the missing
+-- SET clause is for. Arguments come from a table, so nothing is folded to a constant.
+create function pg_temp.plan_of(p_sql text) returns text language plpgsql as $f$
+declare
+    v_line text;
+    v_plan text := '';
+begin
+    for v_line in execute 'explain (verbose, costs off) ' || p_sql loop
+        v_plan := v_plan || v_line || E'\n';
+    end loop;
+    return v_plan;
+end
+$f$;
+create temp table args (t text, u uuid, at timestamptz, i integer, d interval, b boolean);
+select unalike(
+    pg_temp.plan_of($$select d.* from args as a, recording_finalize_internal.claim_decision(
+        a.t, a.b, a.b, a.at, a.i, a.t, a.i, a.d, a.at) as d$$),
+    '%claim_decision%', 'claim_decision is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select d.* from args as a, recording_finalize_internal.outcome_decision(
+        a.t, a.t, a.t, a.i, a.i, a.at, a.d, a.d, a.at) as d$$),
+    '%outcome_decision%', 'outcome_decision is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select o.* from args as a, recording_finalize_internal.orphans(a.d) as o$$),
+    '%orphans%', 'orphans is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select r.* from args as a,
+        recording_finalize_internal.recording_row(a.u) as r$$),
+    '%recording_row%', 'recording_row is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select s.* from args as a,
+        recording_finalize_internal.session_row(a.t, a.u) as s$$),
+    '%session_row%', 'session_row is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select recording_finalize_internal.iso_utc(a.at) from args as a$$),
+    '%iso_utc%', 'iso_utc is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select recording_finalize_internal.mask_urls(a.t, a.i) from args as a$$),
+    '%mask_urls%', 'mask_urls is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select recording_finalize_internal.metadata_problem(a.t, a.i, a.i, a.t)
+        from args as a$$),
+    '%metadata_problem%', 'metadata_problem is inlined'
 );
 
 select * from finish();

@@ -1,8 +1,10 @@
 -- The API cannot be hijacked through the caller's search_path: with a schema that shadows the
--- tables, the built-in functions and the = operator first in the path, and temp tables that
--- shadow the tables, every function still reads and writes the real messenger tables.
+-- tables, the built-in functions and operators (=, ->>, ||, ~, +, >=) first in the path, and
+-- temp tables that shadow the tables, every function still reads and writes the real tables -
+-- the inlined helpers without a SET clause included (they are planned inside callers whose
+-- search_path is pinned).
 begin;
-select plan(28);
+select plan(45);
 
 select tests.clean_slate();
 select tests.make_stuck() as found_rec \gset
@@ -12,19 +14,28 @@ select tests.make_stuck() as invalid_rec \gset
 select tests.make_stuck() as config_rec \gset
 select tests.make_stuck(p_status => 'Available') as republish_rec \gset
 select tests.make_stuck(p_attempts => 8) as poison_rec \gset
+select tests.make_stuck(p_attempts => 2, p_next_attempt_at => now() + interval '1 hour')
+    as backoff_rec \gset
 select tests.make_recording('Direct', tests.make_session(), 'Uploading') as ingest_rec \gset
+select tests.make_recording('Direct', tests.make_session(), 'Recording') as orphan_rec \gset
 select tests.make_session('Conference', null) as live \gset
 select gen_random_uuid() as started_rec \gset
 
--- The attacker's objects.
+-- The attacker's objects, in a schema every role may use: the SECURITY DEFINER functions run
+-- as the owner, and a schema the owner cannot use would be skipped silently (no trap at all).
 create schema rfr_evil;
+grant usage on schema rfr_evil to public;
 create table rfr_evil.call_recordings (like messenger.call_recordings);
 create table rfr_evil.recording_finalize_attempts (like messenger.recording_finalize_attempts);
 create table rfr_evil.integration_outbox (like messenger.integration_outbox);
 create table rfr_evil.realtime_outbox (like messenger.realtime_outbox);
 create table rfr_evil.call_sessions (like messenger.call_sessions);
+create table rfr_evil.settings (like recording_finalize.settings);
+create table rfr_evil.operator_actions (like recording_finalize.operator_actions);
+create table rfr_evil.relay_leases (like recording_finalize.relay_leases);
 create temp table call_recordings (like messenger.call_recordings);
 create temp table recording_finalize_attempts (like messenger.recording_finalize_attempts);
+create temp table settings (like recording_finalize.settings);
 create function rfr_evil.hijacked(p_what text) returns boolean language plpgsql as $$
 begin
     raise exception 'hijacked: %', p_what;
@@ -50,18 +61,34 @@ create function rfr_evil.to_char(timestamp, text) returns text language sql
 as $$ select '' where rfr_evil.hijacked('to_char()') $$;
 create function rfr_evil.power(double precision, double precision) returns double precision
 language sql as $$ select 0::double precision where rfr_evil.hijacked('power()') $$;
-create function rfr_evil.ln(double precision) returns double precision language sql
-as $$ select 0::double precision where rfr_evil.hijacked('ln()') $$;
 create function rfr_evil.jsonb_build_object() returns jsonb language sql
 as $$ select '{}'::jsonb where rfr_evil.hijacked('jsonb_build_object()') $$;
+create function rfr_evil.make_interval(secs double precision) returns interval language sql
+as $$ select interval '0' where rfr_evil.hijacked('make_interval()') $$;
 create function rfr_evil.uuid_eq(uuid, uuid) returns boolean language sql
 as $$ select rfr_evil.hijacked('= on uuid') $$;
 create operator rfr_evil.= (leftarg = uuid, rightarg = uuid, function = rfr_evil.uuid_eq);
 create function rfr_evil.text_eq(text, text) returns boolean language sql
 as $$ select rfr_evil.hijacked('= on text') $$;
 create operator rfr_evil.= (leftarg = text, rightarg = text, function = rfr_evil.text_eq);
+create function rfr_evil.jsonb_field(jsonb, text) returns text language sql
+as $$ select '' where rfr_evil.hijacked('->> on jsonb') $$;
+create operator rfr_evil.->> (leftarg = jsonb, rightarg = text, function = rfr_evil.jsonb_field);
+create function rfr_evil.text_cat(text, text) returns text language sql
+as $$ select '' where rfr_evil.hijacked('|| on text') $$;
+create operator rfr_evil.|| (leftarg = text, rightarg = text, function = rfr_evil.text_cat);
+create function rfr_evil.text_match(text, text) returns boolean language sql
+as $$ select rfr_evil.hijacked('~ on text') $$;
+create operator rfr_evil.~ (leftarg = text, rightarg = text, function = rfr_evil.text_match);
+create function rfr_evil.ts_plus(timestamptz, interval) returns timestamptz language sql
+as $$ select null::timestamptz where rfr_evil.hijacked('+ on timestamptz') $$;
+create operator rfr_evil.+ (leftarg = timestamptz, rightarg = interval,
+    function = rfr_evil.ts_plus);
+create function rfr_evil.int_ge(integer, integer) returns boolean language sql
+as $$ select rfr_evil.hijacked('>= on integer') $$;
+create operator rfr_evil.>= (leftarg = integer, rightarg = integer, function = rfr_evil.int_ge);
 
--- The sanity check of the trap itself: unqualified names do resolve to the attacker.
+-- 3: the sanity check of the trap itself: unqualified names do resolve to the attacker.
 select alike(
     tests.call_with_search_path('rfr_evil, pg_catalog', 'select now()'),
     '%hijacked: now()%',
@@ -72,12 +99,19 @@ select alike(
     '%hijacked: = on text%',
     'the trap works: an unpinned = would run the attacker''s operator'
 );
+select alike(
+    tests.call_with_search_path('rfr_evil, pg_catalog',
+        $$select now() + interval '1 minute'$$),
+    '%hijacked: %',
+    'the trap works: an unpinned + on timestamptz would run the attacker''s operator'
+);
 
 \set hostile 'rfr_evil, pg_catalog, pg_temp'
 
+-- 30: every API function, called under the hostile path.
 select is(
     tests.call_with_search_path(:'hostile', $$create temp table hostile_claim as
-        select * from recording_finalize.claim_due(p_backoff_jitter => 0.1)$$),
+        select * from recording_finalize.claim_due(100, '{"backoff_jitter": 0.1}')$$),
     null,
     'claim_due ignores the hostile search_path'
 );
@@ -125,14 +159,22 @@ select is(
 );
 select is(
     tests.call_with_search_path(:'hostile', format(
-        $$select recording_finalize.requeue(%L)$$, :'poison_rec'
+        $$select recording_finalize.requeue(%L, 'hostile test')$$, :'poison_rec'
     )),
     null,
     'requeue ignores it'
 );
 select is(
     tests.call_with_search_path(:'hostile', format(
-        $$select messenger.recording_ingest_completed(%L, 'recordings/i', 3, 4, 'Mp4')$$,
+        $$select recording_finalize.reschedule(array[%L]::uuid[], 'Pending', 'ann', 'retry now')$$,
+        :'backoff_rec'
+    )),
+    null,
+    'reschedule ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', format(
+        $$select recording_finalize.recording_ingest_completed(%L, 'recordings/i', 3, 4, 'Mp4')$$,
         :'ingest_rec'
     )),
     null,
@@ -140,7 +182,7 @@ select is(
 );
 select is(
     tests.call_with_search_path(:'hostile', format(
-        $$select messenger.recording_started(%L, 'Conference', %L, 'Audio', 'Auto')$$,
+        $$select recording_finalize.recording_started(%L, 'Conference', %L, 'Audio', 'Auto')$$,
         :'started_rec', :'live'
     )),
     null,
@@ -148,21 +190,23 @@ select is(
 );
 select is(
     tests.call_with_search_path(:'hostile', format(
-        $$select messenger.recording_stopped(%L, interval '30 minutes')$$, :'started_rec'
+        $$select recording_finalize.recording_stopped(%L, interval '30 minutes')$$,
+        :'started_rec'
     )),
     null,
     'recording_stopped ignores it'
 );
 select is(
     tests.call_with_search_path(:'hostile', format(
-        $$select messenger.session_ended('Conference', %L, interval '30 minutes')$$, :'live'
+        $$select recording_finalize.session_ended('Conference', %L, interval '30 minutes')$$,
+        :'live'
     )),
     null,
     'session_ended ignores it'
 );
 select is(
     tests.call_with_search_path(:'hostile', $$create temp table hostile_relay as
-        select * from recording_finalize.relay_claim(10)$$),
+        select * from recording_finalize.relay_claim(10, interval '1 minute', 42)$$),
     null,
     'relay_claim ignores it'
 );
@@ -176,15 +220,9 @@ select is(
     'relay_mark_published ignores it'
 );
 select is(
-    tests.call_with_search_path(:'hostile', $$create temp table hostile_stats as
-        select * from recording_finalize.stats()$$),
-    null,
-    'stats ignores it'
-);
-select is(
-    tests.call_with_search_path(
-        :'hostile', $$select * from recording_finalize.quarantined_rows()$$
-    ),
+    tests.call_with_search_path(:'hostile',
+        $$select * from recording_finalize.quarantined_rows(10, 'invalid_metadata',
+            pg_catalog.now())$$),
     null,
     'quarantined_rows ignores it'
 );
@@ -195,13 +233,102 @@ select is(
     'try_lock_runner and unlock_runner ignore it'
 );
 select is(
-    tests.call_with_search_path(:'hostile', $$select recording_finalize.backoff_delay(3,
+    tests.call_with_search_path(:'hostile', $$select recording_finalize_internal.backoff_delay(3,
         '1 minute', 2.0, '15 minutes', 0.5)$$),
     null,
     'backoff_delay ignores it'
 );
+select is(
+    tests.call_with_search_path(:'hostile', $$create temp table hostile_discovered as
+        select recording_finalize.discover_stuck(10, '{"sla_timeout_seconds": 60}') as n$$),
+    null,
+    'discover_stuck ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', format(
+        $$create temp table hostile_explain as select recording_finalize.explain(%L) as doc$$,
+        :'backoff_rec'
+    )),
+    null,
+    'explain ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', $$create temp table hostile_audit as
+        select * from recording_finalize.audit('{}', '1 minute', 5, '1 day')$$),
+    null,
+    'audit ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile',
+        $$select * from recording_finalize.audit_repair('ann', '{}', 10)$$),
+    null,
+    'audit_repair ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile',
+        $$select * from recording_finalize.set_pause('relay', true, 'ann', 'hostile test')$$),
+    null,
+    'set_pause ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', $$create temp table hostile_state as
+        select * from recording_finalize.operator_state()$$),
+    null,
+    'operator_state ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile',
+        $$select * from recording_finalize.prune('1 day', 10, true)$$),
+    null,
+    'prune ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', $$create temp table hostile_policy as
+        select recording_finalize.check_policy('{"max_attempts": 3, "topic":
+            "pin.messenger.call-recording-available.v1"}') as p$$),
+    null,
+    'check_policy ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', format(
+        $$select * from recording_finalize.claim_preview(10, '{}'),
+            recording_finalize.preview_outcomes(%L::jsonb, '{}')$$,
+        jsonb_build_array(jsonb_build_object('recording_id', :'backoff_rec',
+            'outcome', 'missing'))
+    )),
+    null,
+    'claim_preview and preview_outcomes ignore it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', $$select recording_finalize.storage_incident_open(
+            'ops', 'hostile test', pg_catalog.now() operator(pg_catalog.-) interval '1 minute'),
+        (select count(*) from recording_finalize.storage_incident_list()),
+        recording_finalize.storage_incident_close('ops', pg_catalog.now(), 'over')$$),
+    null,
+    'storage_incident_open, _list and _close ignore it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', $$select recording_finalize.server_settings(),
+        (select count(*) from recording_finalize.schema_state()),
+        (select count(*) from recording_finalize.failed_recordings(10))$$),
+    null,
+    'server_settings, schema_state and failed_recordings ignore it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', $$select * from recording_finalize.release_claims(
+        array[]::uuid[], array[]::uuid[])$$),
+    null,
+    'release_claims ignores it'
+);
 
--- The effects landed in the real tables, computed with the real built-ins.
+select is(
+    tests.call_with_search_path(:'hostile', $$create temp table hostile_stats as
+        select * from recording_finalize.stats()$$),
+    null,
+    'stats ignores it'
+);
+
+-- 12: the effects landed in the real tables, computed with the real built-ins.
 select results_eq(
     format(
         $$select id::text, status from messenger.call_recordings
@@ -231,12 +358,18 @@ select is(
 );
 select results_eq(
     format(
-        $$select status, attempts from messenger.recording_finalize_attempts
-        where recording_id = %L$$,
+        $$select status, attempts, last_outcome, quarantine_reason
+        from messenger.recording_finalize_attempts where recording_id = %L$$,
         :'poison_rec'
     ),
-    $$values ('Pending'::varchar, 0)$$,
+    $$values ('Pending'::varchar, 0, null::varchar, null::varchar)$$,
     'the poison row was quarantined by the claim and requeued, in the real table'
+);
+select results_eq(
+    format($$select attempts, next_attempt_at from messenger.recording_finalize_attempts
+        where recording_id = %L$$, :'backoff_rec'),
+    $$values (2, now())$$,
+    'the retried row is due now with its attempts kept'
 );
 select results_eq(
     format(
@@ -245,23 +378,41 @@ select results_eq(
     $$values ('Uploading'::varchar)$$,
     'the lifecycle calls wrote the real recording'
 );
+select results_eq(
+    format($$select opened_by from messenger.recording_finalize_attempts
+        where recording_id = %L$$, :'orphan_rec'),
+    $$values ('discovery'::varchar)$$,
+    'discover_stuck opened the real orphan''s row'
+);
 select is(
     (select backlog from hostile_stats), (select count(*) from messenger.recording_finalize_attempts
         where status = 'Pending'),
     'stats read the real table'
+);
+select results_eq(
+    $$select (select relay_paused from hostile_state),
+        (select count(*) from recording_finalize.operator_actions
+            where operator_name = 'ann' and action_kind in ('pause', 'retry')),
+        (select (p ->> 'max_attempts')::integer from hostile_policy)$$,
+    $$values (true, 2::bigint, 3)$$,
+    'the pause, the audit rows and the resolved policy are the real ones'
 );
 select is(
     (select (select count(*) from rfr_evil.call_recordings)
         + (select count(*) from rfr_evil.recording_finalize_attempts)
         + (select count(*) from rfr_evil.integration_outbox)
         + (select count(*) from rfr_evil.realtime_outbox)
-        + (select count(*) from rfr_evil.call_sessions)),
+        + (select count(*) from rfr_evil.call_sessions)
+        + (select count(*) from rfr_evil.settings)
+        + (select count(*) from rfr_evil.operator_actions)
+        + (select count(*) from rfr_evil.relay_leases)),
     0::bigint,
     'the attacker''s shadow tables were never written'
 );
 select is(
     (select (select count(*) from pg_temp.call_recordings)
-        + (select count(*) from pg_temp.recording_finalize_attempts)),
+        + (select count(*) from pg_temp.recording_finalize_attempts)
+        + (select count(*) from pg_temp.settings)),
     0::bigint,
     'the temp shadow tables were never written'
 );

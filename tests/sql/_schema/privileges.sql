@@ -1,315 +1,202 @@
--- Least privilege: a login role granted recording_finalize_worker can EXECUTE the worker API
--- (what the cycle and the relay need) and nothing else; one granted recording_finalize_operator
--- the runbook functions and nothing else; PUBLIC can execute no function; nobody but the owner
--- touches the tables, the server settings included.
+-- Least privilege, read from the catalog: the functions a login granted each group role can
+-- EXECUTE, over every function of every schema the product owns (and any function its owner
+-- owns anywhere), equal exactly the expected set - anything unexpected fails. None of the three
+-- roles has any privilege on any table, view or sequence of the database, nor on the product's
+-- internal schemas; they are plain NOLOGIN group roles, apart from each other and the owner.
 begin;
-select plan(50);
+select plan(25);
 
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
 create role rfr_pgtap_operator_login login in role recording_finalize_operator;
-
-create temp table api (fn text);
-insert into api values
-    ('recording_finalize.claim_due(integer,integer,interval,interval,double precision,interval,'
-        || 'double precision,text)'),
-    ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,integer,'
-        || 'text,interval)'),
-    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
-    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
-    ('recording_finalize.storage_incident_list(interval,integer)'),
-    ('recording_finalize.relay_claim(integer,interval,text)'),
-    ('recording_finalize.relay_mark_published(bigint[],uuid)'),
-    ('recording_finalize.try_lock_runner(bigint)'),
-    ('recording_finalize.unlock_runner(bigint)'),
-    ('recording_finalize.stats(text)'),
-    ('recording_finalize.server_settings()'),
-    ('recording_finalize.server_bounds()'),
-    ('recording_finalize.schema_state()'),
-    -- the operator toolkit (0010): what the cycle reads and run's own retention
-    ('recording_finalize.claim_preview(integer,integer,interval,text)'),
-    ('recording_finalize.operator_state()'),
-    ('recording_finalize.prune(interval,integer,boolean,text)');
-
-create temp table operator_api (fn text);
-insert into operator_api values
-    ('recording_finalize.quarantined_rows(integer)'),
-    ('recording_finalize.stats(text)'),
-    ('recording_finalize.server_settings()'),
-    ('recording_finalize.server_bounds()'),
-    ('recording_finalize.schema_state()'),
-    -- the operator toolkit (0010)
-    ('recording_finalize.explain(uuid,integer,interval,text)'),
-    ('recording_finalize.audit(interval,interval,integer,text)'),
-    ('recording_finalize.audit_repair(text,interval,integer)'),
-    ('recording_finalize.failed_recordings(integer)'),
-    ('recording_finalize.claim_preview(integer,integer,interval,text)'),
-    ('recording_finalize.operator_requeue(uuid,text,text)'),
-    ('recording_finalize.operator_requeue_quarantined(text,text,text,timestamp with time zone,'
-        || 'integer,boolean)'),
-    ('recording_finalize.operator_retry(uuid,text,text)'),
-    ('recording_finalize.set_pause(text,boolean,text,text)'),
-    ('recording_finalize.operator_state()'),
-    ('recording_finalize.prune(interval,integer,boolean,text)'),
-    -- storage incidents (0008): any source
-    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
-    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
-    ('recording_finalize.storage_incident_list(interval,integer)');
+create role rfr_pgtap_service_login login in role recording_finalize_service;
 
 create temp table product_functions as
-select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, p.proacl, p.proowner
+select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn
 from pg_catalog.pg_proc as p
 join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
-where n.nspname in ('messenger', 'recording_finalize');
+where n.nspname in ('recording_finalize', 'recording_finalize_internal',
+        'recording_finalize_migrations', 'messenger')
+    or p.proowner = (select s.nspowner from pg_catalog.pg_namespace as s
+        where s.nspname = 'recording_finalize');
 
--- Catalogue checks.
+create temp table expected (role text, fn text);
+insert into expected
+select 'worker', fn from (values
+    ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,jsonb)'),
+    ('recording_finalize.check_policy(jsonb)'),
+    ('recording_finalize.claim_due(integer,jsonb)'),
+    ('recording_finalize.discover_stuck(integer,jsonb)'),
+    ('recording_finalize.operator_state()'),
+    ('recording_finalize.prune(interval,integer,boolean)'),
+    ('recording_finalize.relay_claim(integer,interval,bigint,text)'),
+    ('recording_finalize.relay_mark_published(bigint[],uuid)'),
+    ('recording_finalize.release_claims(uuid[],uuid[])'),
+    ('recording_finalize.schema_state()'),
+    ('recording_finalize.server_settings()'),
+    ('recording_finalize.stats(text)'),
+    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+    ('recording_finalize.storage_incident_list(interval,integer)'),
+    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+    ('recording_finalize.try_lock_runner(bigint)'),
+    ('recording_finalize.unlock_runner(bigint)')
+) as v(fn)
+union all
+select 'operator', fn from (values
+    ('recording_finalize.audit(jsonb,interval,integer,interval)'),
+    ('recording_finalize.audit_repair(text,jsonb,integer)'),
+    ('recording_finalize.check_policy(jsonb)'),
+    ('recording_finalize.claim_preview(integer,jsonb)'),
+    ('recording_finalize.explain(uuid,jsonb)'),
+    ('recording_finalize.failed_recordings(integer)'),
+    ('recording_finalize.operator_state()'),
+    ('recording_finalize.preview_outcomes(jsonb,jsonb)'),
+    ('recording_finalize.prune(interval,integer,boolean)'),
+    ('recording_finalize.quarantined_rows(integer,text,timestamp with time zone)'),
+    ('recording_finalize.requeue(uuid,text)'),
+    ('recording_finalize.reschedule(uuid[],text,text,text,boolean)'),
+    ('recording_finalize.schema_state()'),
+    ('recording_finalize.server_settings()'),
+    ('recording_finalize.set_pause(text,boolean,text,text)'),
+    ('recording_finalize.stats(text)'),
+    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+    ('recording_finalize.storage_incident_list(interval,integer)'),
+    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)')
+) as v(fn)
+union all
+select 'service', fn from (values
+    ('recording_finalize.recording_ingest_completed(uuid,text,bigint,integer,text,text)'),
+    ('recording_finalize.recording_started(uuid,text,uuid,text,text)'),
+    ('recording_finalize.recording_stopped(uuid,interval)'),
+    ('recording_finalize.session_ended(text,uuid,interval)'),
+    ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
+    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)')
+) as v(fn);
+
+-- 1: the scan sees every function of the product.
+select cmp_ok(
+    (select count(*) from product_functions), '>=', 49::bigint,
+    'the scan covers the product''s functions'
+);
+
+-- 6: what each login can execute, exactly; and the group roles themselves agree.
 select set_eq(
-    $$select fn from product_functions
-    where has_function_privilege('rfr_pgtap_worker_login', oid, 'execute')$$,
-    'select fn from api',
-    'the worker can execute exactly the worker API functions of sql/README.md'
-);
-select set_eq(
-    $$select fn from product_functions
-    where has_function_privilege('rfr_pgtap_operator_login', oid, 'execute')$$,
-    'select fn from operator_api',
-    'the operator can execute exactly the operator API functions of sql/README.md'
-);
-select is_empty(
-    $$select fn from product_functions as f
-    where exists (
-        select from aclexplode(coalesce(f.proacl, acldefault('f', f.proowner))) as a
-        where a.grantee = 0 and a.privilege_type = 'EXECUTE'
-    )$$,
-    'PUBLIC can execute none of the functions'
-);
-select is(
-    array(
-        select p from unnest(array[
-            'SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER'
-        ]) as p
-        where has_table_privilege('rfr_pgtap_worker_login', ('messenger.' || t)::regclass, p)
-    ),
-    array[]::text[],
-    format('the worker has no privilege on messenger.%s', t)
+    format($$select fn from product_functions
+        where has_function_privilege(%L, oid, 'execute')$$, 'rfr_pgtap_' || r || '_login'),
+    format($$select fn from expected where role = %L$$, r),
+    format('the %s login can execute exactly the %s API', r, r)
 )
-from unnest(array[
-    'call_sessions', 'conference_sessions', 'call_recordings', 'recording_finalize_attempts',
-    'integration_outbox', 'realtime_outbox', 'storage_incidents'
-]) as t;
+from unnest(array['worker', 'operator', 'service']) as r;
+select set_eq(
+    format($$select fn from product_functions
+        where has_function_privilege(%L, oid, 'execute')$$, 'recording_finalize_' || r),
+    format($$select fn from expected where role = %L$$, r),
+    format('recording_finalize_%s itself holds exactly that', r)
+)
+from unnest(array['worker', 'operator', 'service']) as r;
+
+-- 3: no privilege on any table, view or sequence of the database (any schema, any column),
+-- but the catalogs and the objects of extensions (pgTAP's views here).
+create temp table database_relations as
+select c.oid from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where n.nspname not in ('pg_catalog', 'information_schema')
+    and n.nspname !~ '^pg_(toast|temp)'
+    and n.oid <> pg_catalog.pg_my_temp_schema()
+    and not exists (select from pg_catalog.pg_depend as d
+        where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.deptype = 'e');
 select is_empty(
-    $$select c.relname from pg_catalog.pg_class as c
+    format($$select c.oid::regclass::text || ' ' || p
+    from pg_catalog.pg_class as c
     join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-    where n.nspname in ('messenger', 'recording_finalize') and c.relkind in ('r', 'S', 'v', 'm')
-        and (has_table_privilege('public', c.oid, 'select')
-            or has_table_privilege('public', c.oid, 'insert')
-            or has_table_privilege('public', c.oid, 'update')
-            or has_table_privilege('public', c.oid, 'delete'))$$,
-    'PUBLIC has no privilege on any table or sequence'
-);
-select ok(
-    not has_schema_privilege('rfr_pgtap_worker_login', 'messenger', 'usage')
-        and not has_schema_privilege('rfr_pgtap_worker_login', 'messenger', 'create'),
-    'the worker cannot even look into schema messenger'
-);
-select ok(
-    has_schema_privilege('rfr_pgtap_worker_login', 'recording_finalize', 'usage')
-        and not has_schema_privilege('rfr_pgtap_worker_login', 'recording_finalize', 'create'),
-    'the worker can use schema recording_finalize but not create in it'
-);
-select results_eq(
-    $$select rolsuper, rolcreaterole, rolcreatedb, rolbypassrls, rolcanlogin
-    from pg_catalog.pg_roles where rolname = 'recording_finalize_worker'$$,
-    $$values (false, false, false, false, false)$$,
-    'recording_finalize_worker is a plain NOLOGIN group role'
-);
-select results_eq(
-    $$select rolsuper, rolcreaterole, rolcreatedb, rolbypassrls, rolcanlogin
-    from pg_catalog.pg_roles where rolname = 'recording_finalize_operator'$$,
-    $$values (false, false, false, false, false)$$,
-    'recording_finalize_operator is a plain NOLOGIN group role'
-);
+    cross join unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES',
+        'TRIGGER']) as p
+    where c.relkind in ('r', 'p', 'v', 'm', 'f')
+        and c.oid in (select oid from database_relations)
+        and (has_table_privilege(%1$L, c.oid, p)
+            or (p in ('SELECT', 'INSERT', 'UPDATE', 'REFERENCES')
+                and has_any_column_privilege(%1$L, c.oid, p)))
+    union all
+    select c.oid::regclass::text || ' ' || p
+    from pg_catalog.pg_class as c
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    cross join unnest(array['USAGE', 'SELECT', 'UPDATE']) as p
+    where c.relkind = 'S' and c.oid in (select oid from database_relations)
+        and has_sequence_privilege(%1$L, c.oid, p)$$, 'rfr_pgtap_' || r || '_login'),
+    format('the %s login has no privilege on any table, view, column or sequence', r)
+)
+from unnest(array['worker', 'operator', 'service']) as r;
+
+-- 3: schemas: USAGE on recording_finalize (to reach the API), nothing else of the product's.
 select is(
     array(
-        select r || ' ' || p
-        from unnest(array['rfr_pgtap_worker_login', 'rfr_pgtap_operator_login', 'public']) as r,
-            unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) as p
-        where has_table_privilege(r, 'recording_finalize.settings', p)
+        select s || ' ' || p
+        from unnest(array['recording_finalize', 'recording_finalize_internal',
+                'recording_finalize_migrations', 'messenger']) as s,
+            unnest(array['USAGE', 'CREATE']) as p
+        where has_schema_privilege('rfr_pgtap_' || r || '_login', s, p)
+        order by 1
     ),
-    array[]::text[],
-    'nobody but the owner reads or changes the server settings table'
+    array['recording_finalize USAGE'],
+    format('the %s login may only use schema recording_finalize (no CREATE, not the '
+        || 'internals, not the bookkeeping, not messenger)', r)
+)
+from unnest(array['worker', 'operator', 'service']) as r;
+
+-- 2: the roles themselves.
+select results_eq(
+    $$select rolname::text collate "default", rolsuper, rolcreaterole, rolcreatedb, rolbypassrls, rolcanlogin,
+        rolreplication
+    from pg_catalog.pg_roles where rolname like 'recording\_finalize\_%' order by 1$$,
+    $$values ('recording_finalize_operator', false, false, false, false, false, false),
+        ('recording_finalize_service', false, false, false, false, false, false),
+        ('recording_finalize_worker', false, false, false, false, false, false)$$,
+    'the three group roles are plain NOLOGIN roles with no attribute'
 );
-select ok(
-    not pg_has_role('rfr_pgtap_worker_login', 'recording_finalize_operator', 'usage')
-        and not pg_has_role('rfr_pgtap_operator_login', 'recording_finalize_worker', 'usage'),
-    'the worker and the operator roles are apart'
+select is_empty(
+    $$select a.rolname || ' in ' || b.rolname
+    from unnest(array['recording_finalize_worker', 'recording_finalize_operator',
+            'recording_finalize_service',
+            (select n.nspowner::regrole::text from pg_catalog.pg_namespace as n
+                where n.nspname = 'recording_finalize')]) as a(rolname),
+        unnest(array['recording_finalize_worker', 'recording_finalize_operator',
+            'recording_finalize_service',
+            (select n.nspowner::regrole::text from pg_catalog.pg_namespace as n
+                where n.nspname = 'recording_finalize')]) as b(rolname)
+    where a.rolname <> b.rolname and pg_has_role(a.rolname, b.rolname, 'member')$$,
+    'no group role is a member of another or of the owner (nor the owner of them)'
 );
 
--- A fixture, built as the owner.
+-- 10: what a login meets when it tries (SQLSTATE 42501 each time).
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
-select tests.make_recording('Direct', tests.make_session(), 'Available') as published \gset
-select recording_finalize.enqueue_available(
-    :'published', 'pin.messenger.call-recording-available.v1'
-) as enqueued \gset
 
--- Now as the worker.
 set local role rfr_pgtap_worker_login;
-
-select throws_ok(
-    'select count(*) from messenger.call_recordings', '42501', null,
-    'the worker cannot read call_recordings'
-);
-select throws_ok(
-    'select count(*) from messenger.recording_finalize_attempts', '42501', null,
-    'the worker cannot read the finalize rows'
-);
-select throws_ok(
-    format(
-        $$update messenger.recording_finalize_attempts set status = 'Done'
-        where recording_id = %L$$,
-        :'rec'
-    ),
-    '42501', null, 'the worker cannot update a finalize row'
-);
-select throws_ok(
-    $$insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key,
-        payload) values ('t', 'k', 'e', 'd', '{}')$$,
-    '42501', null, 'the worker cannot insert into the outbox'
-);
-select throws_ok(
-    'delete from messenger.realtime_outbox', '42501', null,
-    'the worker cannot delete realtime rows'
-);
-select throws_ok(
-    format(
-        $$select messenger.recording_ingest_completed(%L, 'k', 1, 1, 'Ogg')$$, :'rec'
-    ),
-    '42501', null, 'the worker cannot call the messenger service''s ingest callback'
-);
-select throws_ok(
-    format($$select recording_finalize.enqueue_available(%L, 't')$$, :'published'),
-    '42501', null, 'the worker cannot call the internal enqueue_available'
-);
-select throws_ok(
-    format(
-        $$select recording_finalize.transition_available(%L, 'k', 1, 1, 'Ogg', 't')$$, :'rec'
-    ),
-    '42501', null, 'the worker cannot call the internal transition_available'
-);
-select throws_ok(
-    format(
-        $$select recording_finalize.schedule_finalize(%L, 'Direct', %L, now())$$,
-        :'rec', gen_random_uuid()
-    ),
-    '42501', null, 'the worker cannot call the internal schedule_finalize'
-);
-
--- A whole cycle through the API, as the worker.
-create temp table worker_claim as
-select * from recording_finalize.claim_due(p_backoff_jitter => 0);
-select is(
-    (select action from worker_claim where recording_id = :'rec'), 'reconcile',
-    'the worker claims through claim_due'
-);
-select is(
-    (select result from recording_finalize.apply_outcome(
-        :'rec', (select claim_token from worker_claim where recording_id = :'rec'), 'found',
-        'recordings/w', 10, 10, 'Ogg'
-    )),
-    'reconciled',
-    'and records the verdict through apply_outcome'
-);
-create temp table worker_relay as select * from recording_finalize.relay_claim(10);
-select is((select count(*) from worker_relay), 2::bigint, 'relay_claim works for the worker');
-select is(
-    recording_finalize.relay_mark_published(
-        (select array_agg(id) from worker_relay),
-        (select min(lease_token::text)::uuid from worker_relay)
-    ),
-    2,
-    'relay_mark_published works for the worker'
-);
-select is(
-    (select backlog from recording_finalize.stats()), 0::bigint,
-    'stats works for the worker'
-);
-select is(
-    (select topic from recording_finalize.server_settings()),
-    'pin.messenger.call-recording-available.v1',
-    'server_settings works for the worker'
-);
-select throws_ok(
-    'select * from recording_finalize.quarantined_rows()', '42501', null,
-    'the worker cannot list quarantined rows (an operator function)'
-);
-select throws_ok(
-    format('select * from recording_finalize.requeue(%L)', :'rec'), '42501', null,
-    'the worker cannot requeue (an operator action)'
-);
-select ok(recording_finalize.try_lock_runner(777), 'try_lock_runner works for the worker');
-select ok(recording_finalize.unlock_runner(777), 'unlock_runner works for the worker');
-select throws_ok(
-    $$select recording_finalize.backoff_delay(1, '1 minute', 2, '15 minutes', 0)$$,
-    '42501', null, 'the worker cannot call backoff_delay (claim_due calls it as the owner)'
-);
-select throws_ok(
-    'select * from recording_finalize.settings', '42501', null,
-    'the worker cannot read the settings table'
-);
-select throws_ok(
-    $$update recording_finalize.settings set topic = 'pin.billing.invoice-paid.v1'$$,
-    '42501', null, 'the worker cannot change the server''s topic'
-);
-
+select throws_ok('select count(*) from messenger.recording_finalize_attempts', '42501', null,
+    'the worker cannot read the finalize rows');
+select throws_ok('select * from recording_finalize.settings', '42501', null,
+    'the worker cannot read the settings table');
+select throws_ok($$select recording_finalize_internal.policy('{}')$$, '42501', null,
+    'the worker cannot call an internal helper');
+select lives_ok('select * from recording_finalize.claim_due(1, ''{}'')',
+    'the worker claims through claim_due');
+select throws_ok(format('select * from recording_finalize.requeue(%L)', :'rec'), '42501', null,
+    'the worker cannot requeue');
 reset role;
 
--- The operator: the runbook functions, nothing of the cycle.
+set local role rfr_pgtap_service_login;
+select throws_ok('select * from recording_finalize.claim_due()', '42501', null,
+    'the service login cannot claim');
+select throws_ok('delete from messenger.recording_finalize_attempts', '42501', null,
+    'nor touch the product''s table');
+reset role;
+
 set local role rfr_pgtap_operator_login;
-select is_empty(
-    'select * from recording_finalize.quarantined_rows()',
-    'quarantined_rows works for the operator'
-);
-select throws_ok(
-    format('select * from recording_finalize.operator_requeue(%L, %L, %L)', :'rec', 'op', 'test'),
-    'RF006', null, 'the audited requeue runs for the operator (and refuses a Done row)'
-);
-select throws_ok(
-    format('select * from recording_finalize.requeue(%L)', :'rec'),
-    '42501', null, 'the unaudited requeue is the owner''s alone'
-);
-select is(
-    (select backlog from recording_finalize.stats()), 0::bigint,
-    'stats works for the operator'
-);
-select is(
-    (select relay_lease_max from recording_finalize.server_settings()), interval '15 minutes',
-    'server_settings works for the operator'
-);
-select throws_ok(
-    'select * from recording_finalize.claim_due()', '42501', null,
-    'the operator cannot claim'
-);
-select throws_ok(
-    'select * from recording_finalize.relay_claim()', '42501', null,
-    'the operator cannot lease outbox rows'
-);
-select throws_ok(
-    $$update recording_finalize.settings set max_attempts_max = 2147483647$$,
-    '42501', null, 'the operator cannot change the server''s bounds'
-);
-
+select throws_ok('select * from recording_finalize.relay_claim()', '42501', null,
+    'the operator cannot lease outbox rows');
+select throws_ok('delete from recording_finalize.operator_actions', '42501', null,
+    'nor rewrite the audit trail');
 reset role;
-
-select is(
-    (select status from messenger.call_recordings where id = :'rec'), 'Available',
-    'the worker''s verdict reached the table it cannot touch directly'
-);
-select is(
-    (select count(*) from messenger.integration_outbox where published_at is not null),
-    2::bigint,
-    'and its relay marked both events published'
-);
-select is(current_user::text, session_user::text, 'back to the owner');
+select is(current_user::text, session_user::text, 'back to the superuser');
 
 select * from finish();
 rollback;

@@ -1,41 +1,54 @@
--- The contract a DBA sees in \d+: every messenger table, and the columns whose rules are not
--- obvious from their type, carry a COMMENT (migration 0005, issue 9).
+-- The contract a DBA sees in \d+ and \dT+: every table and type the product owns, and every
+-- column of its tables, carries a COMMENT (SPEC section 8: the product's objects explain
+-- themselves; the service's objects are the service's to comment, never the product's).
+-- yoyo-migrations' own bookkeeping tables are the tool's and are left as it creates them.
 begin;
-select plan(2);
+select plan(5);
 
-select is_empty(
-    $$select c.relname from pg_catalog.pg_class as c
-    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-    where n.nspname = 'messenger' and c.relkind = 'r'
-        and coalesce(btrim(obj_description(c.oid, 'pg_class')), '') = ''$$,
-    'every messenger table has a COMMENT ON TABLE'
+create temp table product_tables as
+select c.oid, c.oid::regclass::text as tbl
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where c.relkind in ('r', 'p', 'v', 'm')
+    and (n.nspname in ('recording_finalize', 'recording_finalize_internal',
+            'recording_finalize_migrations')
+        or c.oid = 'messenger.recording_finalize_attempts'::regclass)
+    and c.relname not in ('_yoyo_log', '_yoyo_migration', '_yoyo_version', 'yoyo_lock');
+
+select cmp_ok(
+    (select count(*) from product_tables), '=', 8::bigint,
+    'the check sees the product''s eight tables'
 );
 select is_empty(
-    $$select t || '.' || col from (values
-        ('call_sessions', 'ended_at'), ('conference_sessions', 'ended_at'),
-        ('call_recordings', 'session_kind'), ('call_recordings', 'status'),
-        ('call_recordings', 'file_id'), ('call_recordings', 'size_bytes'),
-        ('call_recordings', 'duration_seconds'), ('call_recordings', 'format'),
-        ('call_recordings', 'failure_reason'), ('call_recordings', 'version'),
-        ('recording_finalize_attempts', 'recording_id'),
-        ('recording_finalize_attempts', 'session_id'),
-        ('recording_finalize_attempts', 'status'), ('recording_finalize_attempts', 'attempts'),
-        ('recording_finalize_attempts', 'next_attempt_at'),
-        ('recording_finalize_attempts', 'last_error'),
-        ('recording_finalize_attempts', 'claim_token'),
-        ('recording_finalize_attempts', 'created_at'),
-        ('recording_finalize_attempts', 'quarantine_reason'),
-        ('integration_outbox', 'message_key'), ('integration_outbox', 'dedupe_key'),
-        ('integration_outbox', 'payload'), ('integration_outbox', 'published_at'),
-        ('integration_outbox', 'relay_lease_until'),
-        ('realtime_outbox', 'reference_id'), ('realtime_outbox', 'dispatched_at')
-    ) as v(t, col)
-    where coalesce(btrim(col_description(
-        ('messenger.' || t)::regclass,
-        (select a.attnum from pg_catalog.pg_attribute as a
-            where a.attrelid = ('messenger.' || t)::regclass and a.attname = col)
-    )), '') = ''$$,
-    'the columns with a rule carry a COMMENT ON COLUMN'
+    $$select tbl from product_tables
+    where coalesce(btrim(pg_catalog.obj_description(oid, 'pg_class')), '') = ''$$,
+    'every product table has a COMMENT ON TABLE'
+);
+select is_empty(
+    $$select t.tbl || '.' || a.attname
+    from product_tables as t
+    join pg_catalog.pg_attribute as a on a.attrelid = t.oid and a.attnum > 0
+        and not a.attisdropped
+    where coalesce(btrim(pg_catalog.col_description(t.oid, a.attnum)), '') = ''
+    order by 1$$,
+    'every column of every product table has a COMMENT ON COLUMN'
+);
+select is_empty(
+    $$select t.oid::regtype::text from pg_catalog.pg_type as t
+    join pg_catalog.pg_namespace as n on n.oid = t.typnamespace
+    where n.nspname in ('recording_finalize', 'recording_finalize_internal',
+            'recording_finalize_migrations')
+        and t.typtype in ('c', 'e', 'd') and t.typrelid <> 0
+        and (select c.relkind from pg_catalog.pg_class as c where c.oid = t.typrelid) = 'c'
+        and coalesce(btrim(pg_catalog.obj_description(t.oid, 'pg_type')), '') = ''$$,
+    'every composite type of the product has a COMMENT ON TYPE'
+);
+select is_empty(
+    $$select n.nspname::text from pg_catalog.pg_namespace as n
+    where n.nspname in ('recording_finalize', 'recording_finalize_internal',
+            'recording_finalize_migrations')
+        and coalesce(btrim(pg_catalog.obj_description(n.oid, 'pg_namespace')), '') = ''$$,
+    'every schema of the product has a COMMENT ON SCHEMA'
 );
 
 select * from finish();

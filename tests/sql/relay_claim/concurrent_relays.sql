@@ -1,8 +1,13 @@
--- Two relays claiming at once get disjoint rows and never wait for each other.
+-- Two relays claiming at once never share a row and never wait long for each other: while B's
+-- claim is uncommitted, C's claim waits at most its lock_timeout (100 ms) for B's lease rows,
+-- then leases nothing and returns no row (no error); once B committed, C gets the other rows.
 -- The outbox rows are committed through dblink on the server's topic; removed at the end.
 begin;
-select plan(7);
+select plan(9);
 
+select tests.exec_committed($$delete from recording_finalize.relay_leases
+    where outbox_id in (select id from messenger.integration_outbox
+        where dedupe_key like 'c0c0c0c2%')$$) as old_leases \gset
 select tests.delete_committed('c0c0c0c2');
 select tests.exec_committed(
     $$insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key,
@@ -14,27 +19,38 @@ select tests.exec_committed(
 
 select is(dblink_connect('rfr_relay_b', tests.conninfo()), 'OK', 'relay B connected');
 select is(dblink_connect('rfr_relay_c', tests.conninfo()), 'OK', 'relay C connected');
-select dblink_exec('rfr_relay_c', $$set lock_timeout = '3s'$$) as c_lock_timeout \gset
 
--- B leases 3 rows and has not committed yet (it is publishing them).
+-- B leases 3 rows and has not committed yet (it is, say, slow to commit).
 select dblink_exec('rfr_relay_b', 'begin') as b_begin \gset
 create temp table b_rows as
 select * from dblink('rfr_relay_b', $$select id from recording_finalize.relay_claim(3,
     interval '1 minute')$$) as t(id bigint);
+select clock_timestamp() as c_started \gset
 create temp table c_rows as
 select * from dblink('rfr_relay_c', $$select id from recording_finalize.relay_claim(10,
     interval '1 minute')$$) as t(id bigint);
 
 select is((select count(*) from b_rows), 3::bigint, 'B leases 3 rows');
-select is((select count(*) from c_rows), 3::bigint, 'C, at the same time, gets the other 3');
+select is((select count(*) from c_rows), 0::bigint,
+    'C, meanwhile, leases nothing: the rows it met are being leased by B');
+select cmp_ok(clock_timestamp() - :'c_started'::timestamptz, '<', interval '2 seconds',
+    'C did not wait for B''s transaction to end');
+
+select dblink_exec('rfr_relay_b', 'commit') as b_commit \gset
+insert into c_rows
+select * from dblink('rfr_relay_c', $$select id from recording_finalize.relay_claim(10,
+    interval '1 minute')$$) as t(id bigint);
+select is((select count(*) from c_rows), 3::bigint, 'once B committed, C gets the other 3');
 select is_empty(
     'select id from b_rows intersect select id from c_rows',
     'no row goes to both relays'
 );
 
-select dblink_exec('rfr_relay_b', 'commit') as b_commit \gset
 select is(dblink_disconnect('rfr_relay_b'), 'OK', 'relay B disconnected');
 select is(dblink_disconnect('rfr_relay_c'), 'OK', 'relay C disconnected');
+select tests.exec_committed($$delete from recording_finalize.relay_leases
+    where outbox_id in (select id from messenger.integration_outbox
+        where dedupe_key like 'c0c0c0c2%')$$) as leases_gone \gset
 select tests.delete_committed('c0c0c0c2');
 
 select * from finish();

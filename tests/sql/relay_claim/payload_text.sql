@@ -4,9 +4,9 @@ select plan(5);
 
 select tests.clean_slate();
 select tests.make_session('Conference') as session \gset
-select tests.make_recording('Conference', :'session', 'Available') as rec \gset
-select recording_finalize.enqueue_available(:'rec', 'pin.messenger.call-recording-available.v1')
-    as enqueued \gset
+select tests.make_recording('Conference', :'session', 'Uploading') as rec \gset
+select recording_finalize.recording_ingest_completed(:'rec', 'recordings/p', 1, 1, 'Ogg')
+    as ingested \gset
 
 create temp table claimed as select * from recording_finalize.relay_claim();
 
@@ -25,9 +25,9 @@ select is(
     'it is the canonical rendering of the stored jsonb'
 );
 select results_eq(
-    'select message_key, headers from claimed',
-    'select message_key, headers from messenger.integration_outbox',
-    'message key and headers are the stored ones'
+    'select id, message_key, headers from claimed',
+    'select id, message_key, headers from messenger.integration_outbox',
+    'id, message key and headers are the stored ones'
 );
 select is((select message_key from claimed), :'session'::text, 'the key is the session id');
 

@@ -1,24 +1,19 @@
--- As the worker login: relay_mark_published marks only rows of the server's topic leased with
--- the token it presents: another topic's id, a wrong or NULL token, a row another relay re-leased
--- are never marked, so no other service's event is silently dropped.
+-- As a worker login: relay_mark_published marks only rows of the server's topic leased with
+-- the token it presents: another topic's id, a wrong or NULL token, a row another relay took
+-- over are never marked, so no other service's event is silently dropped.
 begin;
-select plan(7);
+select plan(9);
 
 select tests.clean_slate();
 create temp table recs as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
+select tests.make_recording('Direct', tests.make_session(), 'Uploading') as id
 from generate_series(1, 2);
-select count(recording_finalize.enqueue_available(id, null)) as enqueued from recs \gset
+select count(recording_finalize.recording_ingest_completed(id, 'recordings/' || id, 1, 1, 'Ogg'))
+    as ingested from recs \gset
 insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload)
 values ('pin.billing.invoice-paid.v1', 'k', 'invoice-paid', 'inv-1', '{}');
 select id as foreign_id from messenger.integration_outbox
 where topic = 'pin.billing.invoice-paid.v1' \gset
--- The other service's own relay holds a lease on its row.
-update messenger.integration_outbox
-set relay_lease_until = now() + interval '1 minute', relay_lease_token = gen_random_uuid()
-where id = :foreign_id;
-select relay_lease_token as foreign_token from messenger.integration_outbox
-where id = :foreign_id \gset
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
 
 set local role rfr_pgtap_worker_login;
@@ -27,10 +22,6 @@ select min(lease_token::text) as token from claimed \gset
 select is(
     recording_finalize.relay_mark_published(array[:foreign_id]::bigint[], :'token'), 0,
     'another topic''s id marks nothing, even with a valid token'
-);
-select is(
-    recording_finalize.relay_mark_published(array[:foreign_id]::bigint[], :'foreign_token'), 0,
-    'nor with the other relay''s own token'
 );
 select is(
     recording_finalize.relay_mark_published(
@@ -43,6 +34,13 @@ select is(
     recording_finalize.relay_mark_published((select array_agg(id) from claimed), null), 0,
     'nor with no token'
 );
+reset role;
+select is(
+    (select count(*) from recording_finalize.relay_leases where lease_token = :'token'),
+    1::bigint,
+    'the lease survives the refused marks'
+);
+set local role rfr_pgtap_worker_login;
 select is(
     recording_finalize.relay_mark_published(
         array[0]::bigint[] || (select array_agg(id) from claimed),
@@ -57,23 +55,33 @@ select ok(
     (select published_at is null from messenger.integration_outbox where id = :foreign_id),
     'the other service''s event is still unpublished'
 );
+select is(
+    (select count(*) from messenger.integration_outbox
+        where topic = 'pin.messenger.call-recording-available.v1' and published_at is null),
+    1::bigint,
+    'our row that was never leased is still unpublished'
+);
 
 -- A relay whose lease ran out and was taken over cannot mark the new holder's rows.
-update messenger.integration_outbox set relay_lease_until = now() - interval '1 second'
-where published_at is null and topic = 'pin.messenger.call-recording-available.v1';
 set local role rfr_pgtap_worker_login;
 create temp table first_lease as select * from recording_finalize.relay_claim(1);
 select min(lease_token::text) as first_token from first_lease \gset
 reset role;
-update messenger.integration_outbox set relay_lease_until = now() - interval '1 second'
-where id in (select id from first_lease);
+update recording_finalize.relay_leases set leased_until = now() - interval '1 second'
+where outbox_id in (select id from first_lease);
 set local role rfr_pgtap_worker_login;
 create temp table second_lease as select * from recording_finalize.relay_claim(1);
 select is(
     recording_finalize.relay_mark_published((select array_agg(id) from first_lease),
         :'first_token'),
     0,
-    'the first relay''s token no longer marks a row another relay re-leased'
+    'the first relay''s token no longer marks a row another relay took over'
+);
+select is(
+    recording_finalize.relay_mark_published((select array_agg(id) from second_lease),
+        (select min(lease_token::text)::uuid from second_lease)),
+    1,
+    'the new holder''s token does'
 );
 reset role;
 

@@ -1,28 +1,31 @@
--- relay_mark_published marks acknowledged rows once; marking again is a no-op.
+-- relay_mark_published marks acknowledged rows once and drops their leases; marking again, or
+-- marking ids it never leased, is a no-op.
 begin;
-select plan(8);
+select plan(9);
 
 select tests.clean_slate();
 create temp table recs as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
+select tests.make_recording('Direct', tests.make_session(), 'Uploading') as id
 from generate_series(1, 3);
-select count(recording_finalize.enqueue_available(id, 'pin.messenger.call-recording-available.v1'))
-    as enqueued from recs \gset
+select count(recording_finalize.recording_ingest_completed(id, 'recordings/' || id, 1, 1, 'Ogg'))
+    as ingested from recs \gset
 create temp table claimed as select * from recording_finalize.relay_claim(2);
+select min(lease_token::text) as token from claimed \gset
 
 select is(
-    recording_finalize.relay_mark_published(
-        (select array_agg(id) from claimed), (select min(lease_token::text)::uuid from claimed)
-    ),
+    recording_finalize.relay_mark_published((select array_agg(id) from claimed), :'token'),
     2,
     'marks the two acknowledged rows and says so'
 );
 select is(
     (select count(*) from messenger.integration_outbox
-        where id in (select id from claimed) and published_at = now()
-            and relay_lease_until is null),
+        where id in (select id from claimed) and published_at = now()),
     2::bigint,
-    'they are published now and their lease is cleared'
+    'they are published now'
+);
+select is(
+    (select count(*) from recording_finalize.relay_leases), 0::bigint,
+    'and their leases are gone'
 );
 select is(
     (select count(*) from messenger.integration_outbox where published_at is null), 1::bigint,
@@ -31,9 +34,7 @@ select is(
 update messenger.integration_outbox set published_at = now() - interval '1 minute'
 where id in (select id from claimed);
 select is(
-    recording_finalize.relay_mark_published(
-        (select array_agg(id) from claimed), (select min(lease_token::text)::uuid from claimed)
-    ),
+    recording_finalize.relay_mark_published((select array_agg(id) from claimed), :'token'),
     0,
     'marking the same rows again marks nothing'
 );
@@ -44,17 +45,11 @@ select is(
     'and keeps their first published_at'
 );
 select is(
-    recording_finalize.relay_mark_published(
-        array[-1, 0]::bigint[], (select min(lease_token::text)::uuid from claimed)
-    ),
-    0,
+    recording_finalize.relay_mark_published(array[-1, 0]::bigint[], :'token'), 0,
     'unknown ids mark nothing'
 );
 select is(
-    recording_finalize.relay_mark_published(
-        array[]::bigint[], (select min(lease_token::text)::uuid from claimed)
-    ),
-    0,
+    recording_finalize.relay_mark_published(array[]::bigint[], :'token'), 0,
     'an empty batch marks nothing'
 );
 select is_empty(
