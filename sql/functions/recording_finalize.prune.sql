@@ -16,14 +16,8 @@ as $$
 #variable_conflict use_column
 declare
     v_cutoff timestamptz;
-    v_retention_min interval;
 begin
-    if p_older_than is null or p_older_than < interval '1 minute' then
-        raise exception using
-            errcode = 'RF001',
-            message = format('invalid_parameter: prune: p_older_than must be at least 1 minute, '
-                'got %s', p_older_than);
-    end if;
+    perform recording_finalize_internal.check_retention(p_older_than);
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
@@ -33,17 +27,6 @@ begin
     if p_dry_run is null then
         raise exception using
             errcode = 'RF001', message = 'invalid_parameter: prune: p_dry_run must be set';
-    end if;
-    -- The server's retention floor: no login prunes fresher history than the owner allows.
-    select s.retention_min into v_retention_min from recording_finalize.settings as s;
-    if p_older_than < v_retention_min then
-        raise exception using
-            errcode = 'RF010',
-            message = format('policy_out_of_bounds: p_older_than is %s; the server''s bound '
-                '(recording_finalize.settings.retention_min) is at least %s', p_older_than,
-                v_retention_min),
-            hint = 'Prune older history only, or have the owner lower '
-                'recording_finalize.settings.retention_min.';
     end if;
     v_cutoff := now() - p_older_than;
 

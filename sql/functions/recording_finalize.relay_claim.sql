@@ -21,25 +21,14 @@ declare
     v_holder integer;
     v_ids bigint[];
 begin
-    select s.* into v_s from recording_finalize.settings as s;
-    if p_limit is null or p_limit not between 1 and 10000 then
-        raise exception using
-            errcode = 'RF001',
-            message = format('invalid_parameter: relay_claim: p_limit must be 1..10000, got %s',
-                p_limit);
-    end if;
+    perform recording_finalize_internal.check_relay_batch(p_limit);
     if p_lease is null or p_lease <= interval '0' then
         raise exception using
             errcode = 'RF001',
             message = format('invalid_parameter: relay_claim: p_lease must be > 0, got %s',
                 p_lease);
     end if;
-    if p_limit > v_s.relay_batch_max then
-        raise exception using
-            errcode = 'RF010',
-            message = format('policy_out_of_bounds: relay batch %s; the server''s bound is at '
-                'most %s (recording_finalize.settings)', p_limit, v_s.relay_batch_max);
-    end if;
+    select s.* into v_s from recording_finalize.settings as s;
 
     -- The session that holds the single-runner lock now (the caller's cycle, p_lock_key). A
     -- lease taken under an earlier holder is void: that runner lost the lock (it died, or its

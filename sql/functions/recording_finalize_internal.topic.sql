@@ -27,7 +27,8 @@ begin
             errcode = 'RF009',
             message = format('topic_mismatch: the caller''s topic is %s but the server''s topic '
                 '(recording_finalize.settings) is %s', p_topic, v_topic),
-            hint = 'Pass NULL (the server''s topic), or set RFR_TOPIC to the server''s topic.';
+            hint = 'Pass NULL (the server''s topic), or set RFR_TOPIC to the server''s topic.',
+            column = 'topic';
     end if;
     return v_topic;
 end

@@ -103,6 +103,28 @@ comment on column recording_finalize.settings.relay_lease_max is
 'Longest relay lease: relay_claim caps p_lease at this.';
 comment on column recording_finalize.settings.retention_min is
 'Smallest prune p_older_than (RFR_RETENTION, prune --older-than) accepted (RF010).';
+comment on column recording_finalize.settings.singleton is
+'Always true: the primary key that keeps this table at one row.';
+comment on column recording_finalize.settings.sla_timeout_min is
+'Smallest sla_timeout_seconds (RFR_FINALIZE_SLA_TIMEOUT) accepted (RF010).';
+comment on column recording_finalize.settings.sla_timeout_max is
+'Largest sla_timeout_seconds accepted (RF010).';
+comment on column recording_finalize.settings.backoff_base_min is
+'Smallest backoff_base_seconds (RFR_BACKOFF_BASE) accepted (RF010).';
+comment on column recording_finalize.settings.backoff_base_max is
+'Largest backoff_base_seconds accepted (RF010).';
+comment on column recording_finalize.settings.backoff_factor_max is
+'Largest backoff_factor (RFR_BACKOFF_FACTOR) accepted (RF010).';
+comment on column recording_finalize.settings.backoff_cap_max is
+'Largest backoff_cap_seconds (RFR_BACKOFF_CAP) accepted (RF010).';
+comment on column recording_finalize.settings.backoff_jitter_max is
+'Largest backoff_jitter (RFR_BACKOFF_JITTER) accepted (RF010; always < 1).';
+comment on column recording_finalize.settings.upload_grace_min is
+'Smallest upload_grace_seconds (RFR_UPLOAD_GRACE, by default the SLA) accepted (RF010).';
+comment on column recording_finalize.settings.relay_batch_max is
+'Largest relay batch (relay_claim p_limit, RFR_RELAY_BATCH_SIZE) accepted (RF010).';
+comment on column recording_finalize.settings.updated_at is
+'When the row was last changed (set it in the UPDATE).';
 
 -- ---------------------------------------------------------------------------------------------
 -- The job's operational table, in schema messenger where the design card puts it.
@@ -192,6 +214,9 @@ comment on table messenger.recording_finalize_attempts is
 comment on column messenger.recording_finalize_attempts.recording_id is
 'The recording (logical reference to messenger.call_recordings.id; no foreign key: the service''s '
 'table is not the product''s to constrain).';
+comment on column messenger.recording_finalize_attempts.id is 'The row''s own key.';
+comment on column messenger.recording_finalize_attempts.session_kind is
+'Direct (session in messenger.call_sessions) or Conference (messenger.conference_sessions).';
 comment on column messenger.recording_finalize_attempts.session_id is
 'The recording''s session: the Kafka key of its event.';
 comment on column messenger.recording_finalize_attempts.status is
@@ -206,6 +231,8 @@ comment on column messenger.recording_finalize_attempts.last_error is
 'The last error recorded for the row (class and code, no PII, no URL, <= 512 characters).';
 comment on column messenger.recording_finalize_attempts.claim_token is
 'Set by claim_due() for a row handed to the driver; apply_outcome() must present it.';
+comment on column messenger.recording_finalize_attempts.claimed_at is
+'When claim_due last handed the row to the driver.';
 comment on column messenger.recording_finalize_attempts.last_outcome is
 'The verdict apply_outcome last recorded since the row was opened or rescheduled; NULL means '
 'every claim went unanswered (a row quarantined so is a crash_loop).';
@@ -217,6 +244,8 @@ comment on column messenger.recording_finalize_attempts.opened_by is
 'without a row), repair (audit --repair) or ingest (the callback of a recording without one).';
 comment on column messenger.recording_finalize_attempts.created_at is
 'When finalization began: the base of the SLO lag (stats().oldest_age_seconds).';
+comment on column messenger.recording_finalize_attempts.updated_at is
+'When a function last changed the row.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Storage incidents: periods in which a 404 from the file storage is not trusted.
@@ -252,6 +281,19 @@ comment on table recording_finalize.storage_incidents is
 'open, and for the upload grace after it ended, a 404 fails no recording.';
 comment on column recording_finalize.storage_incidents.opened_by is
 'The login role (session_user) that opened the incident.';
+comment on column recording_finalize.storage_incidents.id is 'The incident''s number.';
+comment on column recording_finalize.storage_incidents.source is
+'Who saw it: worker (the worker itself), recorders (the service), or an operator''s name.';
+comment on column recording_finalize.storage_incidents.started_at is
+'When the storage went out (may be back-dated, never in the future).';
+comment on column recording_finalize.storage_incidents.ended_at is
+'When it came back; NULL while the incident is open.';
+comment on column recording_finalize.storage_incidents.reason is
+'What happened: an error class and code, or an operator''s sentence; never a URL.';
+comment on column recording_finalize.storage_incidents.closed_by is
+'The login role (session_user) that closed it; NULL while open.';
+comment on column recording_finalize.storage_incidents.created_at is 'When the row was written.';
+comment on column recording_finalize.storage_incidents.updated_at is 'When the row last changed.';
 
 -- ---------------------------------------------------------------------------------------------
 -- The operators' audit trail and the pause switch.
@@ -285,6 +327,19 @@ where recording_id is not null;
 comment on table recording_finalize.operator_actions is
 'Append-only audit trail of operator actions (requeue, retry, repair, pause, resume): who, why, '
 'when, on which recording (NULL: the whole worker). Shown by recording-finalize explain.';
+comment on column recording_finalize.operator_actions.id is 'The action''s number.';
+comment on column recording_finalize.operator_actions.recording_id is
+'The recording acted on; NULL for an action on the whole worker (pause, resume).';
+comment on column recording_finalize.operator_actions.action_kind is
+'requeue, retry, repair, pause or resume.';
+comment on column recording_finalize.operator_actions.operator_name is
+'The name the operator gave (--operator, else the OS user).';
+comment on column recording_finalize.operator_actions.reason is 'Why, in the operator''s words.';
+comment on column recording_finalize.operator_actions.detail is
+'What the row looked like before (attempts, quarantine reason, last error), or the part paused.';
+comment on column recording_finalize.operator_actions.login_role is
+'The login (session_user) that ran the action, even inside SECURITY DEFINER.';
+comment on column recording_finalize.operator_actions.created_at is 'When.';
 
 create table recording_finalize.pause (
     part varchar(16) primary key,
@@ -298,6 +353,12 @@ create table recording_finalize.pause (
 comment on table recording_finalize.pause is
 'The pause switch: one row per paused part (reconcile, relay); no row = running. Read once per '
 'cycle by every runner (operator_state), written by set_pause.';
+comment on column recording_finalize.pause.part is 'The paused part: reconcile or relay.';
+comment on column recording_finalize.pause.paused_at is 'When it was paused (last).';
+comment on column recording_finalize.pause.paused_by is 'The name the operator gave.';
+comment on column recording_finalize.pause.reason is 'Why it is paused.';
+comment on column recording_finalize.pause.login_role is
+'The login (session_user) that paused it last.';
 
 -- ---------------------------------------------------------------------------------------------
 -- The relay's leases: kept here, so that leasing an event writes nothing in the service's
@@ -317,6 +378,16 @@ comment on table recording_finalize.relay_leases is
 'no foreign key into the service''s table). relay_claim skips a live lease, takes over an '
 'expired one or one whose holder no longer holds the runner lock; relay_mark_published deletes '
 'the leases it marks; prune deletes leases of events that are gone or published.';
+comment on column recording_finalize.relay_leases.outbox_id is
+'The leased messenger.integration_outbox row (its id; no foreign key into the service''s table).';
+comment on column recording_finalize.relay_leases.lease_token is
+'The token of the relay_claim batch; relay_mark_published must present it.';
+comment on column recording_finalize.relay_leases.leased_until is
+'The lease expires then; an expired lease is taken over by the next claim.';
+comment on column recording_finalize.relay_leases.holder_pid is
+'The backend that held the single-runner lock when the lease was taken; a lease whose holder no '
+'longer holds it is void.';
+comment on column recording_finalize.relay_leases.leased_at is 'When the lease was taken.';
 
 -- ---------------------------------------------------------------------------------------------
 -- migrate's own bookkeeping, beside yoyo-migrations' tables in the schema migrate created for
@@ -345,6 +416,16 @@ create table recording_finalize_migrations.file_checksums (
 comment on table recording_finalize_migrations.file_checksums is
 'What each applied migration and function file was when recording-finalize migrate applied it: '
 'the sha256 of the file, and for a function file the fingerprint of the definitions it created.';
+comment on column recording_finalize_migrations.file_checksums.kind is 'migration or function.';
+comment on column recording_finalize_migrations.file_checksums.file_name is
+'The migration id, or the function file''s name (<schema>.<name>.sql).';
+comment on column recording_finalize_migrations.file_checksums.sha256 is
+'sha256 of the file''s bytes when migrate applied it.';
+comment on column recording_finalize_migrations.file_checksums.definition_md5 is
+'Function files: the fingerprint of the definitions right after migrate applied them.';
+comment on column recording_finalize_migrations.file_checksums.package_version is
+'The package version whose migrate applied the file.';
+comment on column recording_finalize_migrations.file_checksums.recorded_at is 'When.';
 
 -- The last successful migrate: the schema version (last migration id) and the package version.
 create table recording_finalize_migrations.migrate_state (
@@ -358,6 +439,13 @@ create table recording_finalize_migrations.migrate_state (
 comment on table recording_finalize_migrations.migrate_state is
 'The last successful recording-finalize migrate: the schema version it left (its last '
 'migration id) and the package version that ran it.';
+comment on column recording_finalize_migrations.migrate_state.singleton is
+'Always true: the primary key that keeps this table at one row.';
+comment on column recording_finalize_migrations.migrate_state.schema_version is
+'The last migration id the last migrate left.';
+comment on column recording_finalize_migrations.migrate_state.package_version is
+'The package version that ran the last migrate.';
+comment on column recording_finalize_migrations.migrate_state.migrated_at is 'When.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Types of the internal helpers.

@@ -4,13 +4,15 @@
   the running stack there is used and left running; otherwise one is started in a temp dir for
   this session and stopped at the end.
 - ``template_db``: a database owned by a non-superuser schema owner (LOGIN CREATEROLE, as in
-  production) and migrated once, as that owner, through the real ``recording-finalize migrate``;
+  production) and migrated once, as that owner, through the real ``recording-finalize migrate
+  --create-service-tables`` (a new database: the reference service tables first);
   plus a LOGIN role granted ``recording_finalize_worker`` (the least-privilege worker) and one
   granted ``recording_finalize_operator`` (the runbook: status, requeue).
 - per test: ``db`` (a fresh database cloned from the template), ``bucket`` (an S3 bucket),
   ``topic`` (a Kafka topic), and ``worker`` — runs the real console script as the worker role
   against all three (the server's topic, ``recording_finalize.settings``, is set to the test's
-  topic). Seeding goes through the messenger.* lifecycle functions as the stack's superuser.
+  topic). Seeding goes through the service-facing lifecycle functions
+  (``recording_finalize.recording_started`` …) as the stack's superuser.
 """
 
 from __future__ import annotations
@@ -138,8 +140,10 @@ def template_db(stack: Stack) -> Iterator[Template]:
         # The real code path: the console script, as the (non-superuser) owner.
         env = _base_env() | {
             "DATABASE_URL": stack.url_for(name, SCHEMA_OWNER_ROLE, owner_password)}
-        proc = subprocess.run([CLI, "migrate"], env=env, capture_output=True, text=True,
-                              timeout=120)
+        # A new database: the service's tables from the reference schema first (the visitor
+        # tests, test_visitor.py, install into tables another role created).
+        proc = subprocess.run([CLI, "migrate", "--create-service-tables"], env=env,
+                              capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         password = secrets.token_hex(16)
         operator_password = secrets.token_hex(16)
@@ -264,13 +268,14 @@ def seed_stuck(
             "values (%s, %s, %s, %s, now() - interval '3 hours')",
             (sid, chat, deal, tenant),
         )
-        conn.execute("select messenger.recording_started(%s, %s, %s, %s, 'Auto')",
+        conn.execute("select recording_finalize.recording_started(%s, %s, %s, %s, 'Auto')",
                      (rid, kind, sid, media_type))
         # The session's own table is the messenger's; back-dating its end is what a real
         # stuck recording looks like an hour later.
         conn.execute(f"update {table} set ended_at = now() - %s::interval where id = %s",
                      (ended_ago, sid))
-        conn.execute("select messenger.session_ended(%s, %s, %s::interval)", (kind, sid, sla))
+        conn.execute("select recording_finalize.session_ended(%s, %s, %s::interval)",
+                     (kind, sid, sla))
     return Seeded(rid, sid, kind, chat, deal, tenant)
 
 

@@ -40,7 +40,7 @@ select set_eq(
             'v', 'definer'),
         ('recording_finalize.audit(jsonb,interval,integer,interval)', 's', 'definer'),
         ('recording_finalize.audit_repair(text,jsonb,integer)', 'v', 'definer'),
-        ('recording_finalize.check_policy(jsonb)', 's', 'definer'),
+        ('recording_finalize.check_policy(jsonb,integer,interval)', 's', 'definer'),
         ('recording_finalize.claim_due(integer,jsonb)', 'v', 'definer'),
         ('recording_finalize.claim_preview(integer,jsonb)', 's', 'definer'),
         ('recording_finalize.discover_stuck(integer,jsonb)', 'v', 'definer'),
@@ -77,6 +77,8 @@ select set_eq(
         ('recording_finalize_internal.check_incident_caller(text,timestamp with time zone,text)',
             's', 'invoker'),
         ('recording_finalize_internal.check_operator(text,text,text)', 'i', 'invoker'),
+        ('recording_finalize_internal.check_relay_batch(integer)', 's', 'invoker'),
+        ('recording_finalize_internal.check_retention(interval)', 's', 'invoker'),
         ('recording_finalize_internal.claim_decision(text,boolean,boolean,'
             || 'timestamp with time zone,integer,text,integer,interval,timestamp with time zone)',
             'i', 'invoker'),

@@ -23,7 +23,7 @@ create temp table expected (role text, fn text);
 insert into expected
 select 'worker', fn from (values
     ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,jsonb)'),
-    ('recording_finalize.check_policy(jsonb)'),
+    ('recording_finalize.check_policy(jsonb,integer,interval)'),
     ('recording_finalize.claim_due(integer,jsonb)'),
     ('recording_finalize.discover_stuck(integer,jsonb)'),
     ('recording_finalize.operator_state()'),
@@ -44,7 +44,7 @@ union all
 select 'operator', fn from (values
     ('recording_finalize.audit(jsonb,interval,integer,interval)'),
     ('recording_finalize.audit_repair(text,jsonb,integer)'),
-    ('recording_finalize.check_policy(jsonb)'),
+    ('recording_finalize.check_policy(jsonb,integer,interval)'),
     ('recording_finalize.claim_preview(integer,jsonb)'),
     ('recording_finalize.explain(uuid,jsonb)'),
     ('recording_finalize.failed_recordings(integer)'),

@@ -59,7 +59,7 @@ select throws_ok($$select recording_finalize.check_policy('{"backoff_jitter": 0.
 reset role;
 select is(
     (select provolatile::text from pg_catalog.pg_proc
-        where oid = 'recording_finalize.check_policy(jsonb)'::regprocedure),
+        where oid = 'recording_finalize.check_policy(jsonb,integer,interval)'::regprocedure),
     's', 'check_policy is STABLE (it writes nothing)'
 );
 

@@ -26,7 +26,7 @@ select throws_ok($$select * from recording_finalize.prune('2 hours', p_dry_run =
     'RF010', null, 'also in a dry run');
 select matches(
     tests.error_of($$select * from recording_finalize.prune('2 hours')$$),
-    'p_older_than is 02:00:00.*retention_min.*at least 1 day',
+    'retention is 02:00:00.*retention_min.*at least 1 day',
     'the message names the argument, its value and the bound'
 );
 update recording_finalize.settings set retention_min = '1 hour';

@@ -44,7 +44,7 @@ select throws_ok(
 );
 select matches(
     tests.error_of($$select * from recording_finalize.relay_claim(101)$$),
-    '^RF010: .*relay batch 101.*at most 100',
+    '^RF010: .*relay_batch_size is 101.*at most 100',
     'the message names the argument, its value and the bound'
 );
 select is(
