@@ -135,8 +135,10 @@ comment on function recording_finalize_internal.policy(jsonb) is
 'defaults 8 attempts, 30 min SLA, backoff 60 s x 2 up to 900 s with 10 % jitter, grace = SLA) '
 'into recording_finalize_internal.policy. RF001 for an unknown key, a value of the wrong type or '
 'one the policy''s own rules refuse (max attempts a whole number >= 1, SLA, base and grace > 0, '
-'factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds); RF009 for a topic other than the server''s; RF010 for a value '
-'outside the server''s bounds, naming it, its value and the bound. A new policy key is a new '
-'JSON key: no signature changes. Read-only.';
+'factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds; any JSON number, '
+'however large or small, is refused so and never by a cast error; durations are kept to the '
+'microsecond); RF009 for a topic other than the server''s; RF010 for a value outside the '
+'server''s bounds, naming it, its value and the bound. A new policy key is a new JSON key: no '
+'signature changes. Read-only.';
 
 revoke all on function recording_finalize_internal.policy(jsonb) from public;
