@@ -23,6 +23,7 @@ begin
     if p_older_than is null or p_older_than < interval '1 minute' then
         raise exception using
             errcode = 'RF001',
+            column = 'retention',
             message = format('invalid_parameter: prune: p_older_than must be at least 1 minute, '
                 'got %s', p_older_than);
     end if;
@@ -42,6 +43,7 @@ begin
     if p_older_than < v_retention_min then
         raise exception using
             errcode = 'RF010',
+            column = 'retention',
             message = format('policy_out_of_bounds: p_older_than is %s; the server''s bound '
                 '(recording_finalize.settings.retention_min) is at least %s', p_older_than,
                 v_retention_min),
@@ -127,8 +129,8 @@ comment on function recording_finalize.prune(interval, integer, boolean) is
 'settings.upload_grace_max ago (one that may still defer a 404 is kept). Never a row of the '
 'service: integration_outbox and realtime_outbox retention is the messenger service''s. SKIP '
 'LOCKED: never waits on the worker or the service. p_dry_run: counts what would go, deletes '
-'nothing. RF001 for bad arguments. Worker (run''s hourly pruner) and operator API (SECURITY '
-'DEFINER).';
+'nothing. RF001 for bad arguments (the COLUMN field says retention for p_older_than, as for '
+'RF010). Worker (run''s hourly pruner) and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.prune(interval, integer, boolean) from public;
 grant execute on function recording_finalize.prune(interval, integer, boolean)

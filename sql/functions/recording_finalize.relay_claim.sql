@@ -25,6 +25,7 @@ begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
+            column = 'relay_batch_size',
             message = format('invalid_parameter: relay_claim: p_limit must be 1..10000, got %s',
                 p_limit);
     end if;
@@ -37,6 +38,7 @@ begin
     if p_limit > v_s.relay_batch_max then
         raise exception using
             errcode = 'RF010',
+            column = 'relay_batch_size',
             message = format('policy_out_of_bounds: relay batch %s; the server''s bound is at '
                 'most %s (recording_finalize.settings)', p_limit, v_s.relay_batch_max);
     end if;
@@ -118,8 +120,9 @@ comment on function recording_finalize.relay_claim(integer, interval, bigint, te
 'lease taken under another holder of that lock, so events leased by a killed relay are published '
 'by the next cycle. Never waits longer than lock_timeout (100 ms) for another relay''s '
 'uncommitted leases: past it, it leases nothing and returns no row (no error). RF001 for bad '
-'arguments, RF009 for a p_topic other than the server''s (NULL = the server''s). Worker API '
-'(SECURITY DEFINER).';
+'arguments, RF009 for a p_topic other than the server''s (NULL = the server''s); the COLUMN '
+'field of an RF001 or RF010 about p_limit says relay_batch_size. Worker API (SECURITY '
+'DEFINER).';
 
 revoke all on function recording_finalize.relay_claim(integer, interval, bigint, text) from public;
 grant execute on function recording_finalize.relay_claim(integer, interval, bigint, text)

@@ -40,6 +40,7 @@ begin
             'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter', 'upload_grace_seconds') then
             raise exception using
                 errcode = 'RF001',
+                column = v_key,
                 message = format('invalid_parameter: unknown policy key %s', v_key),
                 hint = 'Known keys: topic, max_attempts, sla_timeout_seconds, '
                     'backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, '
@@ -49,6 +50,7 @@ begin
             <> (case when v_key = 'topic' then 'string' else 'number' end) then
             raise exception using
                 errcode = 'RF001',
+                column = v_key,
                 message = format('invalid_parameter: policy %s must be a %s, got %s', v_key,
                     case when v_key = 'topic' then 'string' else 'number' end,
                     p_policy -> v_key);
@@ -81,8 +83,11 @@ begin
         when v_jitter < 0 or v_jitter >= 1 then 'backoff_jitter must be in [0, 1)'
     end;
     if v_problem is not null then
+        -- The rule's first word is the policy key it concerns: the driver reads it from the
+        -- error's COLUMN field to name the RFR_* variable (never from the message text).
         raise exception using
             errcode = 'RF001',
+            column = split_part(v_problem, ' ', 1),
             message = format('invalid_parameter: %s, got %s', v_problem, p_policy);
     end if;
     v_p.max_attempts := v_attempts::integer;
@@ -120,6 +125,7 @@ begin
     if v_bound is not null then
         raise exception using
             errcode = 'RF010',
+            column = split_part(v_bound, ' ', 1),
             message = 'policy_out_of_bounds: ' || v_bound || ' (recording_finalize.settings)',
             hint = 'Bring the RFR_* setting within the bound, or have the owner change '
                 'recording_finalize.settings.';
@@ -138,7 +144,8 @@ comment on function recording_finalize_internal.policy(jsonb) is
 'factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds; any JSON number, '
 'however large or small, is refused so and never by a cast error; durations are kept to the '
 'microsecond); RF009 for a topic other than the server''s; RF010 for a value outside the '
-'server''s bounds, naming it, its value and the bound. A new policy key is a new JSON key: no '
+'server''s bounds, naming it, its value and the bound. Each error names the policy key in its '
+'COLUMN field (topic for RF009). A new policy key is a new JSON key: no '
 'signature changes. Read-only.';
 
 revoke all on function recording_finalize_internal.policy(jsonb) from public;
