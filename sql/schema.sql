@@ -135,6 +135,7 @@ declare
     v_decision record;
     v_busy boolean := false;
     v_constraint text;
+    v_table text;
 begin
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
@@ -232,10 +233,11 @@ begin
             v_busy := true;
         when check_violation or string_data_right_truncation then
             -- The service's table refused metadata the product found usable: its own rule.
-            get stacked diagnostics v_constraint = constraint_name;
+            get stacked diagnostics v_constraint = constraint_name, v_table = table_name;
             select 'quarantined' as result, 'Quarantined' as finalize_status,
                 v_row.attempts as attempts, null::timestamptz as next_attempt_at,
-                format('InvalidMetadata: refused by messenger.call_recordings (%s)',
+                format('InvalidMetadata: refused by messenger.%s (%s)',
+                    coalesce(nullif(v_table, ''), 'call_recordings'),
                     coalesce(nullif(v_constraint, ''), 'a column length')) as last_error,
                 'invalid_metadata' as quarantine_reason
             into v_decision;
@@ -431,31 +433,42 @@ $$;
 COMMENT ON FUNCTION recording_finalize.audit_repair(p_operator text, p_policy jsonb, p_limit integer) IS 'Opens a finalize row (Pending, due now, opened_by repair) for up to p_limit (1..10000) orphaned recordings (recording_finalize_internal.orphans, the rule discovery uses), one audit row each naming p_operator; nothing else. Returns the recordings it opened rows for. RF001 for a bad limit or operator. p_policy: see check_policy. Operator API (SECURITY DEFINER).';
 
 --
--- Name: check_policy(jsonb); Type: FUNCTION; Schema: recording_finalize; Owner: -
+-- Name: check_policy(jsonb, integer, interval); Type: FUNCTION; Schema: recording_finalize; Owner: -
 --
 
-CREATE FUNCTION recording_finalize.check_policy(p_policy jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
+CREATE FUNCTION recording_finalize.check_policy(p_policy jsonb DEFAULT '{}'::jsonb, p_relay_batch_size integer DEFAULT NULL::integer, p_retention interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
     AS $$
-    select pg_catalog.jsonb_build_object(
-        'topic', p.topic,
-        'max_attempts', p.max_attempts,
-        'sla_timeout_seconds', extract(epoch from p.sla_timeout),
-        'backoff_base_seconds', extract(epoch from p.backoff_base),
-        'backoff_factor', p.backoff_factor,
-        'backoff_cap_seconds', extract(epoch from p.backoff_cap),
-        'backoff_jitter', p.backoff_jitter,
-        'upload_grace_seconds', extract(epoch from p.upload_grace)
-    )
-    from recording_finalize_internal.policy(p_policy) as p
+declare
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+begin
+    -- The relay's batch and the pruner's retention are their calls' own arguments, checked by
+    -- the same helpers relay_claim and prune call.
+    if p_relay_batch_size is not null then
+        perform recording_finalize_internal.check_relay_batch(p_relay_batch_size);
+    end if;
+    if p_retention is not null then
+        perform recording_finalize_internal.check_retention(p_retention);
+    end if;
+    return pg_catalog.jsonb_build_object(
+        'topic', v_policy.topic,
+        'max_attempts', v_policy.max_attempts,
+        'sla_timeout_seconds', extract(epoch from v_policy.sla_timeout),
+        'backoff_base_seconds', extract(epoch from v_policy.backoff_base),
+        'backoff_factor', v_policy.backoff_factor,
+        'backoff_cap_seconds', extract(epoch from v_policy.backoff_cap),
+        'backoff_jitter', v_policy.backoff_jitter,
+        'upload_grace_seconds', extract(epoch from v_policy.upload_grace)
+    );
+end
 $$;
 
 --
--- Name: FUNCTION check_policy(p_policy jsonb); Type: COMMENT; Schema: recording_finalize; Owner: -
+-- Name: FUNCTION check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.check_policy(p_policy jsonb) IS 'The policy every worker call takes (p_policy), resolved and checked exactly as claim_due and apply_outcome do (recording_finalize_internal.policy): keys topic, max_attempts, sla_timeout_seconds, backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, upload_grace_seconds, all optional (the defaults filled in). Returns the resolved policy; raises RF001 (a value the policy''s own rules refuse, an unknown key), RF009 (another topic) or RF010 (outside recording_finalize.settings, naming the bound). The driver calls it once at start and exits 2 with the message. Read-only. Worker and operator API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval) IS 'The policy every worker call takes (p_policy), resolved and checked exactly as claim_due and apply_outcome do (recording_finalize_internal.policy): keys topic, max_attempts, sla_timeout_seconds, backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, upload_grace_seconds, all optional (the defaults filled in); with p_relay_batch_size and p_retention also the relay''s batch and the pruner''s retention, as relay_claim and prune check them. Returns the resolved policy; raises RF001 (a value the policy''s own rules refuse, an unknown key), RF009 (another topic) or RF010 (outside recording_finalize.settings, naming the bound), each with the key in the error''s COLUMN field. The driver calls it once at start and exits 2 naming the variable. Read-only. Worker and operator API (SECURITY DEFINER).';
 
 --
 -- Name: claim_due(integer, jsonb); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -482,6 +495,14 @@ declare
     -- The rows handed to the driver, claimed together in one UPDATE after the loop.
     v_reconcile_ids uuid[] := array[]::uuid[];
     v_tokens uuid[] := array[]::uuid[];
+    -- The due rows in ix_rfa_due order, each locked only when it is fetched: a FOR loop would
+    -- prefetch (and so lock) rows past the batch, which a concurrent claim would then skip.
+    v_due cursor for
+        select f.*
+        from messenger.recording_finalize_attempts as f
+        where f.status = 'Pending' and f.next_attempt_at <= now()
+        order by f.next_attempt_at
+        for no key update skip locked;
 begin
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
@@ -490,18 +511,15 @@ begin
                 p_batch_size);
     end if;
 
-    -- The due rows in ix_rfa_due order, the limit applied to them alone: no join, so no
-    -- statistics can turn the plan into a scan of the backlog. Each row's recording is then
-    -- locked on its own, SKIP LOCKED too: a recording an in-flight callback holds is passed
-    -- over without costing the batch a place (the rows fetched beyond it make up for it).
-    for v_row in
-        select f.*
-        from messenger.recording_finalize_attempts as f
-        where f.status = 'Pending' and f.next_attempt_at <= now()
-        order by f.next_attempt_at
-        limit p_batch_size * 2
-        for no key update skip locked
+    -- The due rows in ix_rfa_due order, no join, so no statistics can turn the plan into a
+    -- scan of the backlog; fetched one at a time until the batch is full, so the claim locks
+    -- no row it does not return (but those whose recording is held). Each row's recording is
+    -- then locked on its own, SKIP LOCKED too: a recording an in-flight callback holds is
+    -- passed over without costing the batch a place (the next due row takes it).
+    open v_due;
     loop
+        fetch v_due into v_row;
+        exit when not found;
         perform from messenger.call_recordings as r
         where r.id = v_row.recording_id
         for no key update skip locked;
@@ -597,6 +615,7 @@ begin
         return next;
         exit when v_claimed >= p_batch_size;
     end loop;
+    close v_due;
 
     -- One UPDATE for every row handed to the driver: the attempt counted before the check,
     -- the backoff from now (its jitter drawn per row), the token the row was returned with.
@@ -706,14 +725,19 @@ begin
                 p_limit);
     end if;
     -- Due at session end + SLA, which has passed: the next claim takes them. A lifecycle call
-    -- that opens the row meanwhile wins (ON CONFLICT): it is then not ours to open.
+    -- that opens the row meanwhile wins: it holds the recording (FOR NO KEY UPDATE) before it
+    -- inserts, so FOR SHARE SKIP LOCKED passes over a recording whose row is being opened
+    -- (without it, the INSERT would wait for that uncommitted row and the lock timeout would
+    -- fail the whole batch); one that committed since the snapshot is ON CONFLICT's.
     insert into messenger.recording_finalize_attempts as f (
         recording_id, session_kind, session_id, next_attempt_at, opened_by
     )
     select o.recording_id, o.session_kind, o.session_id,
         o.session_ended_at + v_policy.sla_timeout, 'discovery'
     from recording_finalize_internal.orphans(v_policy.sla_timeout) as o
+    join messenger.call_recordings as r on r.id = o.recording_id
     limit p_limit
+    for share of r skip locked
     on conflict (recording_id) do nothing;
     get diagnostics v_opened = row_count;
     return v_opened;
@@ -724,7 +748,7 @@ $$;
 -- Name: FUNCTION discover_stuck(p_limit integer, p_policy jsonb); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb) IS 'Once per cycle: opens a finalize row (Pending, due at session end + SLA, opened_by discovery) for up to p_limit (1..10000) recordings in Pending/Recording/Uploading whose session ended more than the policy''s SLA ago and that have none (recording_finalize_internal.orphans), so the worker rescues an unmodified service. Returns how many it opened. Reads only the active recordings (ix_recording_active), never the history; writes only the product''s table. p_policy: see check_policy. Worker API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb) IS 'Once per cycle: opens a finalize row (Pending, due at session end + SLA, opened_by discovery) for up to p_limit (1..10000) recordings in Pending/Recording/Uploading whose session ended more than the policy''s SLA ago and that have none (recording_finalize_internal.orphans), so the worker rescues an unmodified service. Returns how many it opened. Reads only the active recordings (ix_recording_active), never the history; writes only the product''s table. Never waits for a lifecycle call that is opening a row: the recording it holds is passed over (FOR SHARE SKIP LOCKED); the lifecycle''s row wins. p_policy: see check_policy. Worker API (SECURITY DEFINER).';
 
 --
 -- Name: explain(uuid, jsonb); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -883,7 +907,8 @@ begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
-            message = format('invalid_parameter: failed_recordings: p_limit must be 1..10000, got %s', p_limit);
+            message = format('invalid_parameter: failed_recordings: p_limit must be 1..10000, '
+                'got %s', p_limit);
     end if;
     return query
     select r.id, r.session_kind::text, r.session_id, r.failure_reason::text, r.failed_at
@@ -950,6 +975,8 @@ declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
     v_verdict jsonb;
     v_id uuid;
+    v_size_bytes bigint;
+    v_duration integer;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_rec recording_finalize_internal.recording;
     v_session recording_finalize_internal.session;
@@ -965,7 +992,23 @@ begin
                 'duration_seconds, format, error}';
     end if;
     for v_verdict in select v from jsonb_array_elements(p_verdicts) as v loop
-        v_id := (v_verdict ->> 'recording_id')::uuid;
+        -- Every verdict names its recording by UUID, with whole numbers for the sizes: an
+        -- element that is not an object, or an id that is missing, would otherwise be previewed
+        -- as "no row" (none), and a bad number fail a cast.
+        begin
+            v_id := (v_verdict ->> 'recording_id')::uuid;
+            v_size_bytes := (v_verdict ->> 'size_bytes')::bigint;
+            v_duration := (v_verdict ->> 'duration_seconds')::integer;
+        exception when invalid_text_representation or numeric_value_out_of_range then
+            v_id := null;
+        end;
+        if jsonb_typeof(v_verdict) <> 'object' or v_id is null then
+            raise exception using
+                errcode = 'RF001',
+                message = format('invalid_parameter: preview_outcomes: each verdict must be an '
+                    'object with a UUID recording_id (and whole numbers for size_bytes and '
+                    'duration_seconds), got %s', v_verdict);
+        end if;
         recording_id := v_id;
         if v_verdict ->> 'outcome' is null or v_verdict ->> 'outcome' not in (
             'found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
@@ -1000,8 +1043,8 @@ begin
                 v_verdict ->> 'outcome',
                 case when v_verdict ->> 'outcome' = 'found' then
                     recording_finalize_internal.metadata_problem(
-                        v_verdict ->> 'file_id', (v_verdict ->> 'size_bytes')::bigint,
-                        (v_verdict ->> 'duration_seconds')::integer, v_verdict ->> 'format') end,
+                        v_verdict ->> 'file_id', v_size_bytes, v_duration,
+                        v_verdict ->> 'format') end,
                 recording_finalize_internal.mask_urls(v_verdict ->> 'error', 400),
                 v_row.attempts + 1,
                 v_policy.max_attempts,
@@ -1041,7 +1084,7 @@ $$;
 -- Name: FUNCTION preview_outcomes(p_verdicts jsonb, p_policy jsonb); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb) IS 'What the next cycle would do with each recording of p_verdicts (a JSON array of {recording_id, outcome, file_id, size_bytes, duration_seconds, format, error}: the file-storage verdict the driver just saw, as for apply_outcome), decided by the real path''s own functions: claim_action from recording_finalize_internal.claim_decision (none when the row is not Pending or there is no row), and for reconcile the result of recording_finalize_internal.outcome_decision with the attempt the claim would count (reconciled, failed, deferred_by_incident, backoff, held_by_incident, quarantined, config_error_released); for the other claim actions result is that action. next_attempt_at: when a Pending row would be due (the claim''s backoff without its jitter). The busy and stale no-ops of a race cannot be previewed. STABLE: writes nothing, locks nothing. RF001 for a bad verdict list. Operator API (SECURITY DEFINER): run-once --dry-run and explain.';
+COMMENT ON FUNCTION recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb) IS 'What the next cycle would do with each recording of p_verdicts (a JSON array of {recording_id, outcome, file_id, size_bytes, duration_seconds, format, error}: the file-storage verdict the driver just saw, as for apply_outcome), decided by the real path''s own functions: claim_action from recording_finalize_internal.claim_decision (none when the row is not Pending or there is no row), and for reconcile the result of recording_finalize_internal.outcome_decision with the attempt the claim would count (reconciled, failed, deferred_by_incident, backoff, held_by_incident, quarantined, config_error_released); for the other claim actions result is that action. next_attempt_at: when a Pending row would be due (the claim''s backoff without its jitter). The busy and stale no-ops of a race cannot be previewed. STABLE: writes nothing, locks nothing. RF001 for a bad verdict list (not an array, more than 10000, an element that is not an object with a UUID recording_id and a known outcome, sizes that are not whole numbers). Operator API (SECURITY DEFINER): run-once --dry-run and explain.';
 
 --
 -- Name: prune(interval, integer, boolean); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -1055,14 +1098,10 @@ CREATE FUNCTION recording_finalize.prune(p_older_than interval, p_batch_size int
 #variable_conflict use_column
 declare
     v_cutoff timestamptz;
-    v_retention_min interval;
+    v_incident_cutoff timestamptz;
+    v_upload_grace_max interval;
 begin
-    if p_older_than is null or p_older_than < interval '1 minute' then
-        raise exception using
-            errcode = 'RF001',
-            message = format('invalid_parameter: prune: p_older_than must be at least 1 minute, '
-                'got %s', p_older_than);
-    end if;
+    perform recording_finalize_internal.check_retention(p_older_than);
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
@@ -1073,18 +1112,12 @@ begin
         raise exception using
             errcode = 'RF001', message = 'invalid_parameter: prune: p_dry_run must be set';
     end if;
-    -- The server's retention floor: no login prunes fresher history than the owner allows.
-    select s.retention_min into v_retention_min from recording_finalize.settings as s;
-    if p_older_than < v_retention_min then
-        raise exception using
-            errcode = 'RF010',
-            message = format('policy_out_of_bounds: p_older_than is %s; the server''s bound '
-                '(recording_finalize.settings.retention_min) is at least %s', p_older_than,
-                v_retention_min),
-            hint = 'Prune older history only, or have the owner lower '
-                'recording_finalize.settings.retention_min.';
-    end if;
+    select s.upload_grace_max into v_upload_grace_max from recording_finalize.settings as s;
     v_cutoff := now() - p_older_than;
+    -- An incident defers a 404 for the upload grace after it ended, and no grace exceeds
+    -- settings.upload_grace_max: only an incident that ended before both is of no more use
+    -- (the owner may lower retention_min below the grace cap).
+    v_incident_cutoff := least(v_cutoff, now() - v_upload_grace_max);
 
     if p_dry_run then
         return query select
@@ -1095,7 +1128,7 @@ begin
             (select count(*) from recording_finalize.relay_leases as l
                 where l.leased_until < now()),
             (select count(*) from recording_finalize.storage_incidents as i
-                where i.ended_at < v_cutoff);
+                where i.ended_at < v_incident_cutoff);
         return;
     end if;
 
@@ -1132,12 +1165,13 @@ begin
     )
     select count(*) into leases from gone;
 
-    -- Storage incidents that ended before the cutoff can defer nothing any more.
+    -- Storage incidents that ended before the cutoff, and before any upload grace, can defer
+    -- nothing any more.
     with gone as (
         delete from recording_finalize.storage_incidents as i
         where i.id in (
             select x.id from recording_finalize.storage_incidents as x
-            where x.ended_at < v_cutoff
+            where x.ended_at < v_incident_cutoff
             order by x.ended_at
             limit p_batch_size
             for update skip locked
@@ -1153,7 +1187,7 @@ $$;
 -- Name: FUNCTION prune(p_older_than interval, p_batch_size integer, p_dry_run boolean); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.prune(p_older_than interval, p_batch_size integer, p_dry_run boolean) IS 'Retention of the product''s own rows, one batch per call (the driver calls it until every count is below p_batch_size, each call its own transaction): deletes up to p_batch_size (1..10000) each of Done finalize rows settled before now() - p_older_than (>= 1 minute and >= settings.retention_min: RF010; a Done row of a recording that is not terminal is kept), expired relay leases and storage incidents that ended before the cutoff. Never a row of the service: integration_outbox and realtime_outbox retention is the messenger service''s. SKIP LOCKED: never waits on the worker or the service. p_dry_run: counts what would go, deletes nothing. RF001 for bad arguments. Worker (run''s hourly pruner) and operator API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.prune(p_older_than interval, p_batch_size integer, p_dry_run boolean) IS 'Retention of the product''s own rows, one batch per call (the driver calls it until every count is below p_batch_size, each call its own transaction): deletes up to p_batch_size (1..10000) each of Done finalize rows settled before now() - p_older_than (>= 1 minute and >= settings.retention_min: RF010; a Done row of a recording that is not terminal is kept), expired relay leases, and storage incidents that ended before the cutoff and more than settings.upload_grace_max ago (one that may still defer a 404 is kept). Never a row of the service: integration_outbox and realtime_outbox retention is the messenger service''s. SKIP LOCKED: never waits on the worker or the service. p_dry_run: counts what would go, deletes nothing. RF001 for bad arguments (the COLUMN field says retention for p_older_than, as for RF010). Worker (run''s hourly pruner) and operator API (SECURITY DEFINER).';
 
 --
 -- Name: quarantined_rows(integer, text, timestamp with time zone); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -1440,26 +1474,16 @@ declare
     v_s recording_finalize.settings%rowtype;
     v_token uuid := gen_random_uuid();
     v_holder integer;
+    v_ids bigint[];
 begin
-    select s.* into v_s from recording_finalize.settings as s;
-    if p_limit is null or p_limit not between 1 and 10000 then
-        raise exception using
-            errcode = 'RF001',
-            message = format('invalid_parameter: relay_claim: p_limit must be 1..10000, got %s',
-                p_limit);
-    end if;
+    perform recording_finalize_internal.check_relay_batch(p_limit);
     if p_lease is null or p_lease <= interval '0' then
         raise exception using
             errcode = 'RF001',
             message = format('invalid_parameter: relay_claim: p_lease must be > 0, got %s',
                 p_lease);
     end if;
-    if p_limit > v_s.relay_batch_max then
-        raise exception using
-            errcode = 'RF010',
-            message = format('policy_out_of_bounds: relay batch %s; the server''s bound is at '
-                'most %s (recording_finalize.settings)', p_limit, v_s.relay_batch_max);
-    end if;
+    select s.* into v_s from recording_finalize.settings as s;
 
     -- The session that holds the single-runner lock now (the caller's cycle, p_lock_key). A
     -- lease taken under an earlier holder is void: that runner lost the lock (it died, or its
@@ -1477,42 +1501,53 @@ begin
         limit 1;
     end if;
 
-    -- The lease lives in the product's table: the service's outbox is only read here. Two
-    -- relays at once: the second's INSERT waits for the first's lease rows, then finds them live
-    -- and takes nothing of them. A lease never lasts longer than the server allows.
-    return query
-    with candidates as (
-        select o.id
-        from messenger.integration_outbox as o
-        where o.topic = v_topic
-            and o.published_at is null
-            and not exists (
-                select from recording_finalize.relay_leases as l
-                where l.outbox_id = o.id and l.leased_until > now()
-                    and (v_holder is null or l.holder_pid is not distinct from v_holder)
+    -- The lease lives in the product's table: the service's outbox is only read here. A lease
+    -- never lasts longer than the server allows. Two relays at once: the second's INSERT waits
+    -- for the lease rows the first has not committed yet (a unique-key wait), at most
+    -- lock_timeout; past it, this call leases nothing (below) rather than fail the cycle.
+    begin
+        with candidates as (
+            select o.id
+            from messenger.integration_outbox as o
+            where o.topic = v_topic
+                and o.published_at is null
+                and not exists (
+                    select from recording_finalize.relay_leases as l
+                    where l.outbox_id = o.id and l.leased_until > now()
+                        and (v_holder is null or l.holder_pid is not distinct from v_holder)
+                )
+            order by o.id
+            limit p_limit
+        ),
+        leased as (
+            insert into recording_finalize.relay_leases as l (
+                outbox_id, lease_token, leased_until, holder_pid
             )
-        order by o.id
-        limit p_limit
-    ),
-    leased as (
-        insert into recording_finalize.relay_leases as l (
-            outbox_id, lease_token, leased_until, holder_pid
+            select c.id, v_token, now() + least(p_lease, v_s.relay_lease_max), v_holder
+            from candidates as c
+            on conflict (outbox_id) do update
+            set lease_token = excluded.lease_token,
+                leased_until = excluded.leased_until,
+                holder_pid = excluded.holder_pid,
+                leased_at = now()
+            where l.leased_until <= now()
+                or (excluded.holder_pid is not null
+                    and l.holder_pid is distinct from excluded.holder_pid)
+            returning l.outbox_id
         )
-        select c.id, v_token, now() + least(p_lease, v_s.relay_lease_max), v_holder
-        from candidates as c
-        on conflict (outbox_id) do update
-        set lease_token = excluded.lease_token,
-            leased_until = excluded.leased_until,
-            holder_pid = excluded.holder_pid,
-            leased_at = now()
-        where l.leased_until <= now()
-            or (excluded.holder_pid is not null
-                and l.holder_pid is distinct from excluded.holder_pid)
-        returning l.outbox_id
-    )
+        select pg_catalog.array_agg(x.outbox_id) into v_ids from leased as x;
+    exception when lock_not_available then
+        -- Another relay (or prune) holds lease rows of this batch at this moment: they are
+        -- its; the rows left are the next call's. Nothing was leased by this one (the block
+        -- rolled back), so nothing is returned.
+        return;
+    end;
+
+    -- Returned only once every lease is in: a row is never handed out unleased.
+    return query
     select o.id, o.message_key, o.payload::text, o.headers, v_token
     from messenger.integration_outbox as o
-    inner join leased as x on x.outbox_id = o.id
+    where o.id = any(v_ids)
     order by o.id;
 end
 $$;
@@ -1521,7 +1556,7 @@ $$;
 -- Name: FUNCTION relay_claim(p_limit integer, p_lease interval, p_lock_key bigint, p_topic text); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.relay_claim(p_limit integer, p_lease interval, p_lock_key bigint, p_topic text) IS 'Outbox relay, call 1 of 2: leases up to p_limit (1..10000, and at most settings.relay_batch_max: RF010) unpublished integration-outbox rows of the server''s topic for p_lease (capped at settings.relay_lease_max), oldest first, and returns them with payload as the exact text to publish and one lease_token for the batch. The lease is a row of recording_finalize.relay_leases (nothing is written in the service''s outbox). Live leases are skipped; an expired lease is taken over; with p_lock_key (the single-runner lock the caller''s cycle holds) so is every lease taken under another holder of that lock, so events leased by a killed relay are published by the next cycle. RF001 for bad arguments, RF009 for a p_topic other than the server''s (NULL = the server''s). Worker API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.relay_claim(p_limit integer, p_lease interval, p_lock_key bigint, p_topic text) IS 'Outbox relay, call 1 of 2: leases up to p_limit (1..10000, and at most settings.relay_batch_max: RF010) unpublished integration-outbox rows of the server''s topic for p_lease (capped at settings.relay_lease_max), oldest first, and returns them with payload as the exact text to publish and one lease_token for the batch. The lease is a row of recording_finalize.relay_leases (nothing is written in the service''s outbox). Live leases are skipped; an expired lease is taken over; with p_lock_key (the single-runner lock the caller''s cycle holds) so is every lease taken under another holder of that lock, so events leased by a killed relay are published by the next cycle. Never waits longer than lock_timeout (100 ms) for another relay''s uncommitted leases: past it, it leases nothing and returns no row (no error). RF001 for bad arguments, RF009 for a p_topic other than the server''s (NULL = the server''s); the COLUMN field of an RF001 or RF010 about p_limit says relay_batch_size. Worker API (SECURITY DEFINER).';
 
 --
 -- Name: relay_mark_published(bigint[], uuid); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -1585,14 +1620,22 @@ begin
                 'be arrays of the same length, at most 10000';
     end if;
     -- Only a row still claimed with that token: one another runner re-claimed, or that was
-    -- settled meanwhile, is not this worker's to give back.
+    -- settled meanwhile, is not this worker's to give back. A row another transaction holds
+    -- right now (the ingest callback closing it) is skipped, not waited for: a stopping worker
+    -- must not fail its whole release on one row that is being settled anyway.
     update messenger.recording_finalize_attempts as f
     set attempts = greatest(f.attempts - 1, 0),
         next_attempt_at = now(),
         claim_token = null,
         updated_at = now()
-    from unnest(p_recording_ids, p_claim_tokens) as c (recording_id, token)
-    where f.recording_id = c.recording_id and f.claim_token = c.token and f.status = 'Pending';
+    where f.id in (
+        select x.id
+        from messenger.recording_finalize_attempts as x
+        join unnest(p_recording_ids, p_claim_tokens) as c (recording_id, token)
+            on x.recording_id = c.recording_id and x.claim_token = c.token
+        where x.status = 'Pending'
+        for no key update of x skip locked
+    );
     get diagnostics v_released = row_count;
     return v_released;
 end
@@ -1602,7 +1645,7 @@ $$;
 -- Name: FUNCTION release_claims(p_recording_ids uuid[], p_claim_tokens uuid[]); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.release_claims(p_recording_ids uuid[], p_claim_tokens uuid[]) IS 'For a stopping worker (SIGTERM): the rows it claimed and will not check get their attempt back and are due now, their claim token cleared; only rows still Pending and claimed with the token given (re-claimed or settled rows are left alone). Returns how many it released. RF001 for arrays of different lengths or more than 10000. Worker API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.release_claims(p_recording_ids uuid[], p_claim_tokens uuid[]) IS 'For a stopping worker (SIGTERM): the rows it claimed and will not check get their attempt back and are due now, their claim token cleared; only rows still Pending and claimed with the token given (re-claimed or settled rows are left alone); a row another transaction holds is skipped (SKIP LOCKED), never waited for. Returns how many it released. RF001 for arrays of different lengths or more than 10000. Worker API (SECURITY DEFINER).';
 
 --
 -- Name: requeue(uuid, text); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -1647,12 +1690,14 @@ begin
             message = format('invalid_parameter: reschedule: p_from_status must be Quarantined '
                 '(requeue) or Pending (retry), got %s', coalesce(p_from_status, 'NULL'));
     end if;
+    -- A NULL id names no row: in strict mode it would slip past the RF005 check below.
     if p_recording_ids is null or cardinality(p_recording_ids) not between 1 and 1000
+        or pg_catalog.array_position(p_recording_ids, null) is not null
         or p_strict is null then
         raise exception using
             errcode = 'RF001',
-            message = 'invalid_parameter: reschedule: p_recording_ids must hold 1..1000 ids and '
-                'p_strict be set';
+            message = 'invalid_parameter: reschedule: p_recording_ids must hold 1..1000 ids, '
+                'none NULL, and p_strict be set';
     end if;
     perform recording_finalize_internal.check_operator(
         case p_from_status when 'Quarantined' then 'requeue' else 'retry' end,
@@ -1669,6 +1714,7 @@ begin
         where not exists (
             select from messenger.recording_finalize_attempts as f where f.recording_id = x
         )
+        order by x
         limit 1;
         if v_missing is not null then
             raise exception using
@@ -1743,7 +1789,7 @@ $$;
 -- Name: FUNCTION reschedule(p_recording_ids uuid[], p_from_status text, p_operator text, p_reason text, p_strict boolean); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.reschedule(p_recording_ids uuid[], p_from_status text, p_operator text, p_reason text, p_strict boolean) IS 'The operator''s one way to hand rows back to the worker, set-based (1..1000 recording ids) and audited (one row per recording in recording_finalize.operator_actions naming p_operator and p_reason, both required: RF001). p_from_status Quarantined (requeue): Pending, attempts 0, quarantine reason and last verdict cleared, due now. p_from_status Pending (retry): due now, attempts and last verdict kept. The last error is kept either way. Locks the rows FOR NO KEY UPDATE in recording-id order. p_strict (the single-id commands): RF005 when an id has no finalize row, RF006 (requeue) or RF020 (retry) when a row is not in p_from_status, nothing changed; not strict (the bulk form): such ids are skipped. Returns the rescheduled rows with the reason they were quarantined for and since when. Operator API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.reschedule(p_recording_ids uuid[], p_from_status text, p_operator text, p_reason text, p_strict boolean) IS 'The operator''s one way to hand rows back to the worker, set-based (1..1000 recording ids) and audited (one row per recording in recording_finalize.operator_actions naming p_operator and p_reason, both required: RF001; a NULL id is RF001 too). p_from_status Quarantined (requeue): Pending, attempts 0, quarantine reason and last verdict cleared, due now. p_from_status Pending (retry): due now, attempts and last verdict kept. The last error is kept either way. Locks the rows FOR NO KEY UPDATE in recording-id order. p_strict (the single-id commands): RF005 when an id has no finalize row, RF006 (requeue) or RF020 (retry) when a row is not in p_from_status, nothing changed; not strict (the bulk form): such ids are skipped. Returns the rescheduled rows with the reason they were quarantined for and since when. Operator API (SECURITY DEFINER).';
 
 --
 -- Name: schema_state(); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -1762,7 +1808,8 @@ CREATE FUNCTION recording_finalize.schema_state() RETURNS TABLE(kind text, name 
     union all
     -- Every function file migrate applied: as recorded then, and the definitions as they are.
     select 'function', c.file_name, c.sha256::text, c.definition_md5::text,
-        recording_finalize_internal.function_fingerprint(c.file_name), c.package_version, c.recorded_at
+        recording_finalize_internal.function_fingerprint(c.file_name), c.package_version,
+        c.recorded_at
     from recording_finalize_migrations.file_checksums as c
     where c.kind = 'function'
     union all
@@ -1784,6 +1831,7 @@ COMMENT ON FUNCTION recording_finalize.schema_state() IS 'Schema drift check: on
 CREATE FUNCTION recording_finalize.server_settings() RETURNS jsonb
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO ''
+    SET "IntervalStyle" TO 'postgres'
     AS $$
     select pg_catalog.to_jsonb(s) - 'singleton' from recording_finalize.settings as s
 $$;
@@ -1792,7 +1840,7 @@ $$;
 -- Name: FUNCTION server_settings(); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.server_settings() IS 'The one row of recording_finalize.settings as a JSON object (topic and every bound): what check_policy compares a policy with. Read-only; only the owner changes the table (UPDATE). Worker and operator API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.server_settings() IS 'The one row of recording_finalize.settings as a JSON object (topic and every bound, intervals in the postgres IntervalStyle whatever the session''s, e.g. 00:00:01, 1 day): what check_policy compares a policy with. Read-only; only the owner changes the table (UPDATE). Worker and operator API (SECURITY DEFINER).';
 
 --
 -- Name: session_ended(text, uuid, interval); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -1887,16 +1935,19 @@ begin
     if p_part is null or p_part not in ('reconcile', 'relay', 'all') then
         raise exception using
             errcode = 'RF001',
-            message = format('invalid_parameter: pause: the part must be reconcile, relay or all, got %L', p_part);
+            message = format('invalid_parameter: pause: the part must be reconcile, relay or '
+                'all, got %L', p_part);
     end if;
     if p_paused is null then
-        raise exception using errcode = 'RF001', message = 'invalid_parameter: pause: p_paused must be set';
+        raise exception using
+            errcode = 'RF001', message = 'invalid_parameter: pause: p_paused must be set';
     end if;
     -- Every operator action states why (the CLI passes its own text when --reason is omitted).
     if v_reason is null then
         raise exception using
             errcode = 'RF001',
-            message = 'invalid_parameter: pause: p_reason must be given (a pause or resume is an audited action)';
+            message = 'invalid_parameter: pause: p_reason must be given (a pause or resume is '
+                'an audited action)';
     end if;
     v_parts := case when p_part = 'all' then array['reconcile', 'relay'] else array[p_part] end;
     perform recording_finalize_internal.record_operator_action(
@@ -1938,11 +1989,20 @@ CREATE FUNCTION recording_finalize.stats(p_topic text DEFAULT NULL::text) RETURN
 #variable_conflict use_column
 declare
     v_topic text := recording_finalize_internal.topic(p_topic);
+    v_unpublished bigint;
+    v_oldest_id bigint;
 begin
+    -- The unpublished events counted and the lowest id found in one pass. Not an ORDER BY id
+    -- LIMIT 1 of its own: the planner takes the primary key for it (it expects an unpublished
+    -- row every few ids) and walks every published row before the first unpublished one, even
+    -- with the recommended partial index, which this pass reads index-only.
+    select count(*), min(o.id) into v_unpublished, v_oldest_id
+    from messenger.integration_outbox as o
+    where o.topic = v_topic and o.published_at is null;
     -- Each count of the product's table is an index-only scan of the rows it counts (partial
     -- indexes of the baseline): finished rows cost nothing, however many there are. The
-    -- publish backlog reads the service's outbox: cheap with the service-side index on its
-    -- unpublished rows (service-sql recommended), a scan of the outbox without it.
+    -- publish backlog (above) reads the service's outbox: cheap with the service-side index on
+    -- its unpublished rows (service-sql recommended), one scan of the outbox without it.
     return query select
         (select count(*) from messenger.recording_finalize_attempts as f
             where f.status = 'Pending'),
@@ -1956,14 +2016,12 @@ begin
         ),
         (select count(*) from messenger.recording_finalize_attempts as f
             where f.status = 'Quarantined'),
-        (select count(*) from messenger.integration_outbox as o
-            where o.topic = v_topic and o.published_at is null),
+        v_unpublished,
         -- The lowest id stands for the oldest: ids are handed out in insertion order.
         coalesce(
             (select extract(epoch from now() - o.created_at)::double precision
                 from messenger.integration_outbox as o
-                where o.topic = v_topic and o.published_at is null
-                order by o.id limit 1),
+                where o.id = v_oldest_id),
             0
         );
 end
@@ -1973,7 +2031,7 @@ $$;
 -- Name: FUNCTION stats(p_topic text); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.stats(p_topic text) IS 'The gauges: backlog (Pending finalize rows), due (of those, next_attempt_at <= now()), age of the oldest Pending row in seconds (0 when none), Quarantined rows, publish backlog (unpublished events of the server''s topic) and the age of the oldest (lowest id) of them. p_topic NULL is the server''s topic; any other raises RF009. Read-only. Worker and operator API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.stats(p_topic text) IS 'The gauges: backlog (Pending finalize rows), due (of those, next_attempt_at <= now()), age of the oldest Pending row in seconds (0 when none), Quarantined rows, publish backlog (unpublished events of the server''s topic) and the age of the oldest (lowest id) of them, found in one pass over them (index-only with the recommended index on unpublished rows). p_topic NULL is the server''s topic; any other raises RF009. Read-only. Worker and operator API (SECURITY DEFINER).';
 
 --
 -- Name: storage_incident_close(text, timestamp with time zone, text); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -2301,6 +2359,81 @@ $$;
 COMMENT ON FUNCTION recording_finalize_internal.check_operator(p_action text, p_operator text, p_reason text) IS 'Internal, pure. RF001 unless p_operator is 1..128 and p_reason 1..512 characters (trimmed): every audited operator action (reschedule, audit_repair, set_pause) calls it first, a dry run included.';
 
 --
+-- Name: check_relay_batch(integer); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
+--
+
+CREATE FUNCTION recording_finalize_internal.check_relay_batch(p_limit integer) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_max integer;
+begin
+    if p_limit is null or p_limit not between 1 and 10000 then
+        raise exception using
+            errcode = 'RF001',
+            message = format('invalid_parameter: relay_batch_size must be 1..10000, got %s',
+                p_limit),
+            column = 'relay_batch_size';
+    end if;
+    select s.relay_batch_max into v_max from recording_finalize.settings as s;
+    if p_limit > v_max then
+        raise exception using
+            errcode = 'RF010',
+            message = format('policy_out_of_bounds: relay_batch_size is %s; the server''s bound '
+                'is at most %s (recording_finalize.settings)', p_limit, v_max),
+            hint = 'Lower RFR_RELAY_BATCH_SIZE, or have the owner raise '
+                'recording_finalize.settings.relay_batch_max.',
+            column = 'relay_batch_size';
+    end if;
+end
+$$;
+
+--
+-- Name: FUNCTION check_relay_batch(p_limit integer); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
+--
+
+COMMENT ON FUNCTION recording_finalize_internal.check_relay_batch(p_limit integer) IS 'Internal. RF001 unless p_limit is 1..10000, RF010 above settings.relay_batch_max (COLUMN relay_batch_size). Called by relay_claim for its batch and by check_policy for the driver''s start-up check: the one place of this rule. Read-only.';
+
+--
+-- Name: check_retention(interval); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
+--
+
+CREATE FUNCTION recording_finalize_internal.check_retention(p_older_than interval) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_min interval;
+begin
+    if p_older_than is null or p_older_than < interval '1 minute' then
+        raise exception using
+            errcode = 'RF001',
+            message = format('invalid_parameter: retention (prune p_older_than) must be at least '
+                '1 minute, got %s', p_older_than),
+            column = 'retention';
+    end if;
+    select s.retention_min into v_min from recording_finalize.settings as s;
+    if p_older_than < v_min then
+        raise exception using
+            errcode = 'RF010',
+            message = format('policy_out_of_bounds: retention is %s; the server''s bound '
+                '(recording_finalize.settings.retention_min) is at least %s', p_older_than,
+                v_min),
+            hint = 'Prune older history only, or have the owner lower '
+                'recording_finalize.settings.retention_min.',
+            column = 'retention';
+    end if;
+end
+$$;
+
+--
+-- Name: FUNCTION check_retention(p_older_than interval); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
+--
+
+COMMENT ON FUNCTION recording_finalize_internal.check_retention(p_older_than interval) IS 'Internal. RF001 below 1 minute, RF010 below settings.retention_min (COLUMN retention). Called by prune and by check_policy for the driver''s start-up check (RFR_RETENTION): the one place of this rule. Read-only.';
+
+--
 -- Name: claim_decision(text, boolean, boolean, timestamp with time zone, integer, text, integer, interval, timestamp with time zone); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
 --
 
@@ -2517,7 +2650,8 @@ CREATE FUNCTION recording_finalize_internal.metadata_problem(p_file_id text, p_s
         when p_file_id is null or p_size_bytes is null or p_duration_seconds is null
             or p_format is null
             then 'file_id, size_bytes, duration_seconds and format are all required'
-        when pg_catalog.btrim(p_file_id) = '' then 'file_id is blank'
+        -- Blank: nothing but white space (tabs and line breaks too, not only spaces).
+        when p_file_id !~ '[^[:space:]]' then 'file_id is blank'
         when pg_catalog.length(p_file_id) > 1024 then 'file_id is longer than 1024 characters'
         -- INV-REC-6: a stable storage reference, never a URL.
         when p_file_id ~ '^[A-Za-z][A-Za-z0-9+.-]*://' then 'file_id is a URL, not a storage reference'
@@ -2532,7 +2666,7 @@ $$;
 -- Name: FUNCTION metadata_problem(p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.metadata_problem(p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text) IS 'Internal, pure. The rules a recording''s adopted file metadata obeys before it may become Available (apply_outcome found, recording_ingest_completed): all four present; file_id not blank, at most 1024 characters, not a URL; size and duration >= 0; format Webm, Mp4, Ogg or M4a. Returns the first rule broken, in words, or NULL. The product checks them itself: the service''s table may have other CHECKs, or none.';
+COMMENT ON FUNCTION recording_finalize_internal.metadata_problem(p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text) IS 'Internal, pure. The rules a recording''s adopted file metadata obeys before it may become Available (apply_outcome found, recording_ingest_completed): all four present; file_id not blank (white space only), at most 1024 characters, not a URL; size and duration >= 0; format Webm, Mp4, Ogg or M4a. Returns the first rule broken, in words, or NULL. The product checks them itself: the service''s table may have other CHECKs, or none.';
 
 --
 -- Name: orphans(interval); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -2664,6 +2798,9 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
         select i.id
         from recording_finalize.storage_incidents as i
         where p_outcome = 'transient' and i.source = 'worker' and i.ended_at is null
+            -- As for the 404 rule: an incident that starts after the moment judged is not open
+            -- at that moment.
+            and i.started_at <= p_now
         limit 1
     ) as h on true
 $$;
@@ -2686,11 +2823,13 @@ declare
     v_s recording_finalize.settings%rowtype;
     v_p recording_finalize_internal.policy;
     v_key text;
-    v_attempts double precision;
-    v_sla double precision;
-    v_base double precision;
-    v_cap double precision;
-    v_grace double precision;
+    v_attempts numeric;
+    v_sla numeric;
+    v_base numeric;
+    v_cap numeric;
+    v_grace numeric;
+    v_factor numeric;
+    v_jitter numeric;
     v_problem text;
     v_bound text;
 begin
@@ -2714,6 +2853,7 @@ begin
             'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter', 'upload_grace_seconds') then
             raise exception using
                 errcode = 'RF001',
+                column = v_key,
                 message = format('invalid_parameter: unknown policy key %s', v_key),
                 hint = 'Known keys: topic, max_attempts, sla_timeout_seconds, '
                     'backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, '
@@ -2723,6 +2863,7 @@ begin
             <> (case when v_key = 'topic' then 'string' else 'number' end) then
             raise exception using
                 errcode = 'RF001',
+                column = v_key,
                 message = format('invalid_parameter: policy %s must be a %s, got %s', v_key,
                     case when v_key = 'topic' then 'string' else 'number' end,
                     p_policy -> v_key);
@@ -2730,16 +2871,17 @@ begin
     end loop;
 
     -- The defaults are the design card's (SPEC section 4); the upload grace defaults to the SLA.
-    -- Numbers are read as double precision first: a value no interval or integer can hold is
-    -- refused below with RF001 rather than failing a cast.
+    -- Numbers are read as numeric, which holds any JSON number, and durations rounded to the
+    -- microsecond an interval keeps: a value no integer, interval or double precision can hold
+    -- (1e400, 1e-400) is refused below with RF001 rather than failing a cast (22003).
     v_p.topic := recording_finalize_internal.topic(p_policy ->> 'topic', v_s.topic);
-    v_attempts := coalesce((p_policy ->> 'max_attempts')::double precision, 8);
-    v_sla := coalesce((p_policy ->> 'sla_timeout_seconds')::double precision, 1800);
-    v_base := coalesce((p_policy ->> 'backoff_base_seconds')::double precision, 60);
-    v_cap := coalesce((p_policy ->> 'backoff_cap_seconds')::double precision, 900);
-    v_grace := coalesce((p_policy ->> 'upload_grace_seconds')::double precision, v_sla);
-    v_p.backoff_factor := coalesce((p_policy ->> 'backoff_factor')::double precision, 2.0);
-    v_p.backoff_jitter := coalesce((p_policy ->> 'backoff_jitter')::double precision, 0.1);
+    v_attempts := coalesce((p_policy -> 'max_attempts')::numeric, 8);
+    v_sla := round(coalesce((p_policy -> 'sla_timeout_seconds')::numeric, 1800), 6);
+    v_base := round(coalesce((p_policy -> 'backoff_base_seconds')::numeric, 60), 6);
+    v_cap := round(coalesce((p_policy -> 'backoff_cap_seconds')::numeric, 900), 6);
+    v_grace := round(coalesce((p_policy -> 'upload_grace_seconds')::numeric, v_sla), 6);
+    v_factor := round(coalesce((p_policy -> 'backoff_factor')::numeric, 2.0), 15);
+    v_jitter := round(coalesce((p_policy -> 'backoff_jitter')::numeric, 0.1), 15);
 
     -- The policy's own rules (RF001), then the server's bounds (RF010), in one pass each.
     v_problem := case
@@ -2750,20 +2892,24 @@ begin
         when v_cap not between v_base and 1e9 then
             'backoff_cap_seconds must be >= backoff_base_seconds (and <= 1e9)'
         when v_grace <= 0 or v_grace > 1e9 then 'upload_grace_seconds must be in (0, 1e9]'
-        when v_p.backoff_factor not between 1 and 1e6 then 'backoff_factor must be in [1, 1e6]'
-        when v_p.backoff_jitter < 0 or v_p.backoff_jitter >= 1 then
-            'backoff_jitter must be in [0, 1)'
+        when v_factor not between 1 and 1e6 then 'backoff_factor must be in [1, 1e6]'
+        when v_jitter < 0 or v_jitter >= 1 then 'backoff_jitter must be in [0, 1)'
     end;
     if v_problem is not null then
+        -- The rule's first word is the policy key it concerns: the driver reads it from the
+        -- error's COLUMN field to name the RFR_* variable (never from the message text).
         raise exception using
             errcode = 'RF001',
+            column = split_part(v_problem, ' ', 1),
             message = format('invalid_parameter: %s, got %s', v_problem, p_policy);
     end if;
     v_p.max_attempts := v_attempts::integer;
-    v_p.sla_timeout := make_interval(secs => v_sla);
-    v_p.backoff_base := make_interval(secs => v_base);
-    v_p.backoff_cap := make_interval(secs => v_cap);
-    v_p.upload_grace := make_interval(secs => v_grace);
+    v_p.sla_timeout := make_interval(secs => v_sla::double precision);
+    v_p.backoff_base := make_interval(secs => v_base::double precision);
+    v_p.backoff_cap := make_interval(secs => v_cap::double precision);
+    v_p.upload_grace := make_interval(secs => v_grace::double precision);
+    v_p.backoff_factor := v_factor::double precision;
+    v_p.backoff_jitter := v_jitter::double precision;
     v_p.upload_grace_max := v_s.upload_grace_max;
 
     v_bound := case
@@ -2792,6 +2938,7 @@ begin
     if v_bound is not null then
         raise exception using
             errcode = 'RF010',
+            column = split_part(v_bound, ' ', 1),
             message = 'policy_out_of_bounds: ' || v_bound || ' (recording_finalize.settings)',
             hint = 'Bring the RFR_* setting within the bound, or have the owner change '
                 'recording_finalize.settings.';
@@ -2804,7 +2951,7 @@ $$;
 -- Name: FUNCTION policy(p_policy jsonb); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.policy(p_policy jsonb) IS 'Internal. The one place a policy is checked: reads recording_finalize.settings once and turns a caller''s JSON policy {topic, max_attempts, sla_timeout_seconds, backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, upload_grace_seconds} (every key optional; defaults 8 attempts, 30 min SLA, backoff 60 s x 2 up to 900 s with 10 % jitter, grace = SLA) into recording_finalize_internal.policy. RF001 for an unknown key, a value of the wrong type or one the policy''s own rules refuse (max attempts a whole number >= 1, SLA, base and grace > 0, factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds); RF009 for a topic other than the server''s; RF010 for a value outside the server''s bounds, naming it, its value and the bound. A new policy key is a new JSON key: no signature changes. Read-only.';
+COMMENT ON FUNCTION recording_finalize_internal.policy(p_policy jsonb) IS 'Internal. The one place a policy is checked: reads recording_finalize.settings once and turns a caller''s JSON policy {topic, max_attempts, sla_timeout_seconds, backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, upload_grace_seconds} (every key optional; defaults 8 attempts, 30 min SLA, backoff 60 s x 2 up to 900 s with 10 % jitter, grace = SLA) into recording_finalize_internal.policy. RF001 for an unknown key, a value of the wrong type or one the policy''s own rules refuse (max attempts a whole number >= 1, SLA, base and grace > 0, factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds; any JSON number, however large or small, is refused so and never by a cast error; durations are kept to the microsecond); RF009 for a topic other than the server''s; RF010 for a value outside the server''s bounds, naming it, its value and the bound. Each error names the policy key in its COLUMN field (topic for RF009). A new policy key is a new JSON key: no signature changes. Read-only.';
 
 --
 -- Name: record_operator_action(uuid[], text, text, text, jsonb); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -2969,6 +3116,7 @@ begin
     if p_topic is not null and p_topic <> v_topic then
         raise exception using
             errcode = 'RF009',
+            column = 'topic',
             message = format('topic_mismatch: the caller''s topic is %s but the server''s topic '
                 '(recording_finalize.settings) is %s', p_topic, v_topic),
             hint = 'Pass NULL (the server''s topic), or set RFR_TOPIC to the server''s topic.';
@@ -2981,7 +3129,7 @@ $$;
 -- Name: FUNCTION topic(p_topic text, p_server_topic text); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.topic(p_topic text, p_server_topic text) IS 'Internal. The server''s topic (recording_finalize.settings.topic, or p_server_topic when the caller has read the settings already). p_topic NULL means that topic; any other value raises RF009 naming both. Every function that enqueues, leases, marks, counts or explains events resolves its topic here (policy() included), so no caller reaches another topic. Read-only.';
+COMMENT ON FUNCTION recording_finalize_internal.topic(p_topic text, p_server_topic text) IS 'Internal. The server''s topic (recording_finalize.settings.topic, or p_server_topic when the caller has read the settings already). p_topic NULL means that topic; any other value raises RF009 naming both (COLUMN field: topic). Every function that enqueues, leases, marks, counts or explains events resolves its topic here (policy() included), so no caller reaches another topic. Read-only.';
 
 --
 -- Name: transition_available(uuid, text, bigint, integer, text, recording_finalize_internal.session, text); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -3055,6 +3203,54 @@ CREATE TABLE recording_finalize.operator_actions (
 COMMENT ON TABLE recording_finalize.operator_actions IS 'Append-only audit trail of operator actions (requeue, retry, repair, pause, resume): who, why, when, on which recording (NULL: the whole worker). Shown by recording-finalize explain.';
 
 --
+-- Name: COLUMN operator_actions.id; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.id IS 'The action''s number.';
+
+--
+-- Name: COLUMN operator_actions.recording_id; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.recording_id IS 'The recording acted on; NULL for an action on the whole worker (pause, resume).';
+
+--
+-- Name: COLUMN operator_actions.action_kind; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.action_kind IS 'requeue, retry, repair, pause or resume.';
+
+--
+-- Name: COLUMN operator_actions.operator_name; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.operator_name IS 'The name the operator gave (--operator, else the OS user).';
+
+--
+-- Name: COLUMN operator_actions.reason; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.reason IS 'Why, in the operator''s words.';
+
+--
+-- Name: COLUMN operator_actions.detail; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.detail IS 'What the row looked like before (attempts, quarantine reason, last error), or the part paused.';
+
+--
+-- Name: COLUMN operator_actions.login_role; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.login_role IS 'The login (session_user) that ran the action, even inside SECURITY DEFINER.';
+
+--
+-- Name: COLUMN operator_actions.created_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.operator_actions.created_at IS 'When.';
+
+--
 -- Name: operator_actions_id_seq; Type: SEQUENCE; Schema: recording_finalize; Owner: -
 --
 
@@ -3087,6 +3283,36 @@ CREATE TABLE recording_finalize.pause (
 COMMENT ON TABLE recording_finalize.pause IS 'The pause switch: one row per paused part (reconcile, relay); no row = running. Read once per cycle by every runner (operator_state), written by set_pause.';
 
 --
+-- Name: COLUMN pause.part; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.pause.part IS 'The paused part: reconcile or relay.';
+
+--
+-- Name: COLUMN pause.paused_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.pause.paused_at IS 'When it was paused (last).';
+
+--
+-- Name: COLUMN pause.paused_by; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.pause.paused_by IS 'The name the operator gave.';
+
+--
+-- Name: COLUMN pause.reason; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.pause.reason IS 'Why it is paused.';
+
+--
+-- Name: COLUMN pause.login_role; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.pause.login_role IS 'The login (session_user) that paused it last.';
+
+--
 -- Name: relay_leases; Type: TABLE; Schema: recording_finalize; Owner: -
 --
 
@@ -3103,6 +3329,36 @@ CREATE TABLE recording_finalize.relay_leases (
 --
 
 COMMENT ON TABLE recording_finalize.relay_leases IS 'One row per integration-outbox event a relay has leased and not yet marked published (by id; no foreign key into the service''s table). relay_claim skips a live lease, takes over an expired one or one whose holder no longer holds the runner lock; relay_mark_published deletes the leases it marks; prune deletes leases of events that are gone or published.';
+
+--
+-- Name: COLUMN relay_leases.outbox_id; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.relay_leases.outbox_id IS 'The leased messenger.integration_outbox row (its id; no foreign key into the service''s table).';
+
+--
+-- Name: COLUMN relay_leases.lease_token; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.relay_leases.lease_token IS 'The token of the relay_claim batch; relay_mark_published must present it.';
+
+--
+-- Name: COLUMN relay_leases.leased_until; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.relay_leases.leased_until IS 'The lease expires then; an expired lease is taken over by the next claim.';
+
+--
+-- Name: COLUMN relay_leases.holder_pid; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.relay_leases.holder_pid IS 'The backend that held the single-runner lock when the lease was taken; a lease whose holder no longer holds it is void.';
+
+--
+-- Name: COLUMN relay_leases.leased_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.relay_leases.leased_at IS 'When the lease was taken.';
 
 --
 -- Name: settings; Type: TABLE; Schema: recording_finalize; Owner: -
@@ -3147,6 +3403,12 @@ CREATE TABLE recording_finalize.settings (
 COMMENT ON TABLE recording_finalize.settings IS 'The server side of the worker''s configuration, one row, owner only (no grant): the Kafka topic every API function works on and the bounds of every policy value a caller passes. Read it with recording_finalize.server_settings(); change it with UPDATE as the owner. The driver refuses to start (exit 2) when its policy is outside these bounds (recording_finalize.check_policy).';
 
 --
+-- Name: COLUMN settings.singleton; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.singleton IS 'Always true: the primary key that keeps this table at one row.';
+
+--
 -- Name: COLUMN settings.topic; Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
@@ -3165,6 +3427,54 @@ COMMENT ON COLUMN recording_finalize.settings.max_attempts_min IS 'Smallest max_
 COMMENT ON COLUMN recording_finalize.settings.max_attempts_max IS 'Largest max_attempts accepted (RF010): a bound on "never quarantine".';
 
 --
+-- Name: COLUMN settings.sla_timeout_min; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.sla_timeout_min IS 'Smallest sla_timeout_seconds (RFR_FINALIZE_SLA_TIMEOUT) accepted (RF010).';
+
+--
+-- Name: COLUMN settings.sla_timeout_max; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.sla_timeout_max IS 'Largest sla_timeout_seconds accepted (RF010).';
+
+--
+-- Name: COLUMN settings.backoff_base_min; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.backoff_base_min IS 'Smallest backoff_base_seconds (RFR_BACKOFF_BASE) accepted (RF010).';
+
+--
+-- Name: COLUMN settings.backoff_base_max; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.backoff_base_max IS 'Largest backoff_base_seconds accepted (RF010).';
+
+--
+-- Name: COLUMN settings.backoff_factor_max; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.backoff_factor_max IS 'Largest backoff_factor (RFR_BACKOFF_FACTOR) accepted (RF010).';
+
+--
+-- Name: COLUMN settings.backoff_cap_max; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.backoff_cap_max IS 'Largest backoff_cap_seconds (RFR_BACKOFF_CAP) accepted (RF010).';
+
+--
+-- Name: COLUMN settings.backoff_jitter_max; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.backoff_jitter_max IS 'Largest backoff_jitter (RFR_BACKOFF_JITTER) accepted (RF010; always < 1).';
+
+--
+-- Name: COLUMN settings.upload_grace_min; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.upload_grace_min IS 'Smallest upload_grace_seconds (RFR_UPLOAD_GRACE, by default the SLA) accepted (RF010).';
+
+--
 -- Name: COLUMN settings.upload_grace_max; Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
@@ -3177,10 +3487,22 @@ COMMENT ON COLUMN recording_finalize.settings.upload_grace_max IS 'Largest uploa
 COMMENT ON COLUMN recording_finalize.settings.relay_lease_max IS 'Longest relay lease: relay_claim caps p_lease at this.';
 
 --
+-- Name: COLUMN settings.relay_batch_max; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.relay_batch_max IS 'Largest relay batch (relay_claim p_limit, RFR_RELAY_BATCH_SIZE) accepted (RF010).';
+
+--
 -- Name: COLUMN settings.retention_min; Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
 COMMENT ON COLUMN recording_finalize.settings.retention_min IS 'Smallest prune p_older_than (RFR_RETENTION, prune --older-than) accepted (RF010).';
+
+--
+-- Name: COLUMN settings.updated_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.updated_at IS 'When the row was last changed (set it in the UPDATE).';
 
 --
 -- Name: storage_incidents; Type: TABLE; Schema: recording_finalize; Owner: -
@@ -3207,10 +3529,58 @@ CREATE TABLE recording_finalize.storage_incidents (
 COMMENT ON TABLE recording_finalize.storage_incidents IS 'Periods in which the file storage was out, as the worker saw it (source worker) or as the recorders or an operator report it: while one that overlaps a recording''s upload window is open, and for the upload grace after it ended, a 404 fails no recording.';
 
 --
+-- Name: COLUMN storage_incidents.id; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.id IS 'The incident''s number.';
+
+--
+-- Name: COLUMN storage_incidents.source; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.source IS 'Who saw it: worker (the worker itself), recorders (the service), or an operator''s name.';
+
+--
+-- Name: COLUMN storage_incidents.started_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.started_at IS 'When the storage went out (may be back-dated, never in the future).';
+
+--
+-- Name: COLUMN storage_incidents.ended_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.ended_at IS 'When it came back; NULL while the incident is open.';
+
+--
+-- Name: COLUMN storage_incidents.reason; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.reason IS 'What happened: an error class and code, or an operator''s sentence; never a URL.';
+
+--
 -- Name: COLUMN storage_incidents.opened_by; Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
 COMMENT ON COLUMN recording_finalize.storage_incidents.opened_by IS 'The login role (session_user) that opened the incident.';
+
+--
+-- Name: COLUMN storage_incidents.closed_by; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.closed_by IS 'The login role (session_user) that closed it; NULL while open.';
+
+--
+-- Name: COLUMN storage_incidents.created_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.created_at IS 'When the row was written.';
+
+--
+-- Name: COLUMN storage_incidents.updated_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.storage_incidents.updated_at IS 'When the row last changed.';
 
 --
 -- Name: storage_incidents_id_seq; Type: SEQUENCE; Schema: recording_finalize; Owner: -
@@ -3248,6 +3618,42 @@ CREATE TABLE recording_finalize_migrations.file_checksums (
 COMMENT ON TABLE recording_finalize_migrations.file_checksums IS 'What each applied migration and function file was when recording-finalize migrate applied it: the sha256 of the file, and for a function file the fingerprint of the definitions it created.';
 
 --
+-- Name: COLUMN file_checksums.kind; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.file_checksums.kind IS 'migration or function.';
+
+--
+-- Name: COLUMN file_checksums.file_name; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.file_checksums.file_name IS 'The migration id, or the function file''s name (<schema>.<name>.sql).';
+
+--
+-- Name: COLUMN file_checksums.sha256; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.file_checksums.sha256 IS 'sha256 of the file''s bytes when migrate applied it.';
+
+--
+-- Name: COLUMN file_checksums.definition_md5; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.file_checksums.definition_md5 IS 'Function files: the fingerprint of the definitions right after migrate applied them.';
+
+--
+-- Name: COLUMN file_checksums.package_version; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.file_checksums.package_version IS 'The package version whose migrate applied the file.';
+
+--
+-- Name: COLUMN file_checksums.recorded_at; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.file_checksums.recorded_at IS 'When.';
+
+--
 -- Name: migrate_state; Type: TABLE; Schema: recording_finalize_migrations; Owner: -
 --
 
@@ -3264,6 +3670,30 @@ CREATE TABLE recording_finalize_migrations.migrate_state (
 --
 
 COMMENT ON TABLE recording_finalize_migrations.migrate_state IS 'The last successful recording-finalize migrate: the schema version it left (its last migration id) and the package version that ran it.';
+
+--
+-- Name: COLUMN migrate_state.singleton; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.migrate_state.singleton IS 'Always true: the primary key that keeps this table at one row.';
+
+--
+-- Name: COLUMN migrate_state.schema_version; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.migrate_state.schema_version IS 'The last migration id the last migrate left.';
+
+--
+-- Name: COLUMN migrate_state.package_version; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.migrate_state.package_version IS 'The package version that ran the last migrate.';
+
+--
+-- Name: COLUMN migrate_state.migrated_at; Type: COMMENT; Schema: recording_finalize_migrations; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize_migrations.migrate_state.migrated_at IS 'When.';
 
 --
 -- Name: operator_actions operator_actions_pkey; Type: CONSTRAINT; Schema: recording_finalize; Owner: -
@@ -3362,12 +3792,12 @@ REVOKE ALL ON FUNCTION recording_finalize.audit_repair(p_operator text, p_policy
 GRANT ALL ON FUNCTION recording_finalize.audit_repair(p_operator text, p_policy jsonb, p_limit integer) TO recording_finalize_operator;
 
 --
--- Name: FUNCTION check_policy(p_policy jsonb); Type: ACL; Schema: recording_finalize; Owner: -
+-- Name: FUNCTION check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval); Type: ACL; Schema: recording_finalize; Owner: -
 --
 
-REVOKE ALL ON FUNCTION recording_finalize.check_policy(p_policy jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION recording_finalize.check_policy(p_policy jsonb) TO recording_finalize_worker;
-GRANT ALL ON FUNCTION recording_finalize.check_policy(p_policy jsonb) TO recording_finalize_operator;
+REVOKE ALL ON FUNCTION recording_finalize.check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION recording_finalize.check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval) TO recording_finalize_worker;
+GRANT ALL ON FUNCTION recording_finalize.check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval) TO recording_finalize_operator;
 
 --
 -- Name: FUNCTION claim_due(p_batch_size integer, p_policy jsonb); Type: ACL; Schema: recording_finalize; Owner: -
@@ -3587,6 +4017,18 @@ REVOKE ALL ON FUNCTION recording_finalize_internal.check_incident_caller(p_sourc
 REVOKE ALL ON FUNCTION recording_finalize_internal.check_operator(p_action text, p_operator text, p_reason text) FROM PUBLIC;
 
 --
+-- Name: FUNCTION check_relay_batch(p_limit integer); Type: ACL; Schema: recording_finalize_internal; Owner: -
+--
+
+REVOKE ALL ON FUNCTION recording_finalize_internal.check_relay_batch(p_limit integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_retention(p_older_than interval); Type: ACL; Schema: recording_finalize_internal; Owner: -
+--
+
+REVOKE ALL ON FUNCTION recording_finalize_internal.check_retention(p_older_than interval) FROM PUBLIC;
+
+--
 -- Name: FUNCTION claim_decision(p_recording_status text, p_event_enqueued boolean, p_session_found boolean, p_session_ended_at timestamp with time zone, p_attempts integer, p_last_outcome text, p_max_attempts integer, p_sla_timeout interval, p_now timestamp with time zone); Type: ACL; Schema: recording_finalize_internal; Owner: -
 --
 
@@ -3727,10 +4169,22 @@ WITH (autovacuum_vacuum_scale_factor='0.01', autovacuum_vacuum_threshold='2000',
 COMMENT ON TABLE messenger.recording_finalize_attempts IS 'The safety net''s reliability table (owned by recording-finalize-retry, not the service): one row per recording in asynchronous finalization (ux_rfa_recording). Pending rows are claimed by recording_finalize.claim_due() when next_attempt_at <= now(); Done = the recording is terminal and its event enqueued; Quarantined = a human must look (recording_finalize.reschedule()).';
 
 --
+-- Name: COLUMN recording_finalize_attempts.id; Type: COMMENT; Schema: messenger; Owner: -
+--
+
+COMMENT ON COLUMN messenger.recording_finalize_attempts.id IS 'The row''s own key.';
+
+--
 -- Name: COLUMN recording_finalize_attempts.recording_id; Type: COMMENT; Schema: messenger; Owner: -
 --
 
 COMMENT ON COLUMN messenger.recording_finalize_attempts.recording_id IS 'The recording (logical reference to messenger.call_recordings.id; no foreign key: the service''s table is not the product''s to constrain).';
+
+--
+-- Name: COLUMN recording_finalize_attempts.session_kind; Type: COMMENT; Schema: messenger; Owner: -
+--
+
+COMMENT ON COLUMN messenger.recording_finalize_attempts.session_kind IS 'Direct (session in messenger.call_sessions) or Conference (messenger.conference_sessions).';
 
 --
 -- Name: COLUMN recording_finalize_attempts.session_id; Type: COMMENT; Schema: messenger; Owner: -
@@ -3769,6 +4223,12 @@ COMMENT ON COLUMN messenger.recording_finalize_attempts.last_error IS 'The last 
 COMMENT ON COLUMN messenger.recording_finalize_attempts.claim_token IS 'Set by claim_due() for a row handed to the driver; apply_outcome() must present it.';
 
 --
+-- Name: COLUMN recording_finalize_attempts.claimed_at; Type: COMMENT; Schema: messenger; Owner: -
+--
+
+COMMENT ON COLUMN messenger.recording_finalize_attempts.claimed_at IS 'When claim_due last handed the row to the driver.';
+
+--
 -- Name: COLUMN recording_finalize_attempts.last_outcome; Type: COMMENT; Schema: messenger; Owner: -
 --
 
@@ -3791,6 +4251,12 @@ COMMENT ON COLUMN messenger.recording_finalize_attempts.opened_by IS 'lifecycle 
 --
 
 COMMENT ON COLUMN messenger.recording_finalize_attempts.created_at IS 'When finalization began: the base of the SLO lag (stats().oldest_age_seconds).';
+
+--
+-- Name: COLUMN recording_finalize_attempts.updated_at; Type: COMMENT; Schema: messenger; Owner: -
+--
+
+COMMENT ON COLUMN messenger.recording_finalize_attempts.updated_at IS 'When a function last changed the row.';
 
 --
 -- Name: recording_finalize_attempts recording_finalize_attempts_pkey; Type: CONSTRAINT; Schema: messenger; Owner: -

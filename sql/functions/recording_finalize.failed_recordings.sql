@@ -17,7 +17,8 @@ begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
             errcode = 'RF001',
-            message = format('invalid_parameter: failed_recordings: p_limit must be 1..10000, got %s', p_limit);
+            message = format('invalid_parameter: failed_recordings: p_limit must be 1..10000, '
+                'got %s', p_limit);
     end if;
     return query
     select r.id, r.session_kind::text, r.session_id, r.failure_reason::text, r.failed_at

@@ -16,6 +16,8 @@ as $$
 #variable_conflict use_column
 declare
     v_cutoff timestamptz;
+    v_incident_cutoff timestamptz;
+    v_upload_grace_max interval;
 begin
     perform recording_finalize_internal.check_retention(p_older_than);
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
@@ -28,7 +30,12 @@ begin
         raise exception using
             errcode = 'RF001', message = 'invalid_parameter: prune: p_dry_run must be set';
     end if;
+    select s.upload_grace_max into v_upload_grace_max from recording_finalize.settings as s;
     v_cutoff := now() - p_older_than;
+    -- An incident defers a 404 for the upload grace after it ended, and no grace exceeds
+    -- settings.upload_grace_max: only an incident that ended before both is of no more use
+    -- (the owner may lower retention_min below the grace cap).
+    v_incident_cutoff := least(v_cutoff, now() - v_upload_grace_max);
 
     if p_dry_run then
         return query select
@@ -39,7 +46,7 @@ begin
             (select count(*) from recording_finalize.relay_leases as l
                 where l.leased_until < now()),
             (select count(*) from recording_finalize.storage_incidents as i
-                where i.ended_at < v_cutoff);
+                where i.ended_at < v_incident_cutoff);
         return;
     end if;
 
@@ -76,12 +83,13 @@ begin
     )
     select count(*) into leases from gone;
 
-    -- Storage incidents that ended before the cutoff can defer nothing any more.
+    -- Storage incidents that ended before the cutoff, and before any upload grace, can defer
+    -- nothing any more.
     with gone as (
         delete from recording_finalize.storage_incidents as i
         where i.id in (
             select x.id from recording_finalize.storage_incidents as x
-            where x.ended_at < v_cutoff
+            where x.ended_at < v_incident_cutoff
             order by x.ended_at
             limit p_batch_size
             for update skip locked
@@ -97,11 +105,13 @@ comment on function recording_finalize.prune(interval, integer, boolean) is
 'Retention of the product''s own rows, one batch per call (the driver calls it until every count '
 'is below p_batch_size, each call its own transaction): deletes up to p_batch_size (1..10000) '
 'each of Done finalize rows settled before now() - p_older_than (>= 1 minute and >= '
-'settings.retention_min: RF010; a Done row of a recording that is not terminal is kept), expired relay leases and storage incidents that ended before '
-'the cutoff. Never a row of the service: integration_outbox and realtime_outbox retention is the '
-'messenger service''s. SKIP LOCKED: never waits on the worker or the service. p_dry_run: counts '
-'what would go, deletes nothing. RF001 for bad arguments. Worker (run''s hourly pruner) and '
-'operator API (SECURITY DEFINER).';
+'settings.retention_min: RF010; a Done row of a recording that is not terminal is kept), '
+'expired relay leases, and storage incidents that ended before the cutoff and more than '
+'settings.upload_grace_max ago (one that may still defer a 404 is kept). Never a row of the '
+'service: integration_outbox and realtime_outbox retention is the messenger service''s. SKIP '
+'LOCKED: never waits on the worker or the service. p_dry_run: counts what would go, deletes '
+'nothing. RF001 for bad arguments (the COLUMN field says retention for p_older_than, as for '
+'RF010). Worker (run''s hourly pruner) and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.prune(interval, integer, boolean) from public;
 grant execute on function recording_finalize.prune(interval, integer, boolean)

@@ -107,8 +107,9 @@ comment on function recording_finalize.relay_claim(integer, interval, bigint, te
 'lease taken under another holder of that lock, so events leased by a killed relay are published '
 'by the next cycle. Never waits longer than lock_timeout (100 ms) for another relay''s '
 'uncommitted leases: past it, it leases nothing and returns no row (no error). RF001 for bad '
-'arguments, RF009 for a p_topic other than the server''s (NULL = the server''s). Worker API '
-'(SECURITY DEFINER).';
+'arguments, RF009 for a p_topic other than the server''s (NULL = the server''s); the COLUMN '
+'field of an RF001 or RF010 about p_limit says relay_batch_size. Worker API (SECURITY '
+'DEFINER).';
 
 revoke all on function recording_finalize.relay_claim(integer, interval, bigint, text) from public;
 grant execute on function recording_finalize.relay_claim(integer, interval, bigint, text)

@@ -131,8 +131,9 @@ $$;
 comment on function recording_finalize.reschedule(uuid[], text, text, text, boolean) is
 'The operator''s one way to hand rows back to the worker, set-based (1..1000 recording ids) and '
 'audited (one row per recording in recording_finalize.operator_actions naming p_operator and '
-'p_reason, both required: RF001; a NULL id is RF001 too). p_from_status Quarantined (requeue): Pending, attempts 0, '
-'quarantine reason and last verdict cleared, due now. p_from_status Pending (retry): due now, '
+'p_reason, both required: RF001; a NULL id is RF001 too). p_from_status Quarantined (requeue): '
+'Pending, attempts 0, quarantine reason and last verdict cleared, due now. p_from_status '
+'Pending (retry): due now, '
 'attempts and last verdict kept. The last error is kept either way. Locks the rows FOR NO KEY '
 'UPDATE in recording-id order. p_strict (the single-id commands): RF005 when an id has no '
 'finalize row, RF006 (requeue) or RF020 (retry) when a row is not in p_from_status, nothing '

@@ -24,7 +24,8 @@ as $$
     union all
     -- Every function file migrate applied: as recorded then, and the definitions as they are.
     select 'function', c.file_name, c.sha256::text, c.definition_md5::text,
-        recording_finalize_internal.function_fingerprint(c.file_name), c.package_version, c.recorded_at
+        recording_finalize_internal.function_fingerprint(c.file_name), c.package_version,
+        c.recorded_at
     from recording_finalize_migrations.file_checksums as c
     where c.kind = 'function'
     union all

@@ -20,16 +20,19 @@ begin
     if p_part is null or p_part not in ('reconcile', 'relay', 'all') then
         raise exception using
             errcode = 'RF001',
-            message = format('invalid_parameter: pause: the part must be reconcile, relay or all, got %L', p_part);
+            message = format('invalid_parameter: pause: the part must be reconcile, relay or '
+                'all, got %L', p_part);
     end if;
     if p_paused is null then
-        raise exception using errcode = 'RF001', message = 'invalid_parameter: pause: p_paused must be set';
+        raise exception using
+            errcode = 'RF001', message = 'invalid_parameter: pause: p_paused must be set';
     end if;
     -- Every operator action states why (the CLI passes its own text when --reason is omitted).
     if v_reason is null then
         raise exception using
             errcode = 'RF001',
-            message = 'invalid_parameter: pause: p_reason must be given (a pause or resume is an audited action)';
+            message = 'invalid_parameter: pause: p_reason must be given (a pause or resume is '
+                'an audited action)';
     end if;
     v_parts := case when p_part = 'all' then array['reconcile', 'relay'] else array[p_part] end;
     perform recording_finalize_internal.record_operator_action(

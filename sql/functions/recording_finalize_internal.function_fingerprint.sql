@@ -24,9 +24,9 @@ as $$
 $$;
 
 comment on function recording_finalize_internal.function_fingerprint(text) is
-'Internal. md5 of the definitions (pg_get_functiondef), privileges and comments of every function the '
-'file p_file_name (<schema>.<name>.sql) defines; NULL when it defines none that exist. '
-'Read-only; independent of the caller''s search_path. migrate records it right after applying '
-'a file; schema_state() compares it with that record (the drift check).';
+'Internal. md5 of the definitions (pg_get_functiondef), privileges and comments of every '
+'function the file p_file_name (<schema>.<name>.sql) defines; NULL when it defines none that '
+'exist. Read-only; independent of the caller''s search_path. migrate records it right after '
+'applying a file; schema_state() compares it with that record (the drift check).';
 
 revoke all on function recording_finalize_internal.function_fingerprint(text) from public;

@@ -40,20 +40,20 @@ begin
             'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter', 'upload_grace_seconds') then
             raise exception using
                 errcode = 'RF001',
+                column = v_key,
                 message = format('invalid_parameter: unknown policy key %s', v_key),
                 hint = 'Known keys: topic, max_attempts, sla_timeout_seconds, '
                     'backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, '
-                    'upload_grace_seconds.',
-                column = v_key;
+                    'upload_grace_seconds.';
         end if;
         if jsonb_typeof(p_policy -> v_key)
             <> (case when v_key = 'topic' then 'string' else 'number' end) then
             raise exception using
                 errcode = 'RF001',
+                column = v_key,
                 message = format('invalid_parameter: policy %s must be a %s, got %s', v_key,
                     case when v_key = 'topic' then 'string' else 'number' end,
-                    p_policy -> v_key),
-                column = v_key;
+                    p_policy -> v_key);
         end if;
     end loop;
 
@@ -82,12 +82,13 @@ begin
         when v_factor not between 1 and 1e6 then 'backoff_factor must be in [1, 1e6]'
         when v_jitter < 0 or v_jitter >= 1 then 'backoff_jitter must be in [0, 1)'
     end;
-    -- The key goes in the error's COLUMN field too: the driver names the variable from it.
     if v_problem is not null then
+        -- The rule's first word is the policy key it concerns: the driver reads it from the
+        -- error's COLUMN field to name the RFR_* variable (never from the message text).
         raise exception using
             errcode = 'RF001',
-            message = format('invalid_parameter: %s, got %s', v_problem, p_policy),
-            column = split_part(v_problem, ' ', 1);
+            column = split_part(v_problem, ' ', 1),
+            message = format('invalid_parameter: %s, got %s', v_problem, p_policy);
     end if;
     v_p.max_attempts := v_attempts::integer;
     v_p.sla_timeout := make_interval(secs => v_sla::double precision);
@@ -124,10 +125,10 @@ begin
     if v_bound is not null then
         raise exception using
             errcode = 'RF010',
+            column = split_part(v_bound, ' ', 1),
             message = 'policy_out_of_bounds: ' || v_bound || ' (recording_finalize.settings)',
             hint = 'Bring the RFR_* setting within the bound, or have the owner change '
-                'recording_finalize.settings.',
-            column = split_part(v_bound, ' ', 1);
+                'recording_finalize.settings.';
     end if;
     return v_p;
 end
@@ -140,9 +141,11 @@ comment on function recording_finalize_internal.policy(jsonb) is
 'defaults 8 attempts, 30 min SLA, backoff 60 s x 2 up to 900 s with 10 % jitter, grace = SLA) '
 'into recording_finalize_internal.policy. RF001 for an unknown key, a value of the wrong type or '
 'one the policy''s own rules refuse (max attempts a whole number >= 1, SLA, base and grace > 0, '
-'factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds); RF009 for a topic '
-'other than the server''s; RF010 for a value outside the server''s bounds, naming it, its value '
-'and the bound. Every error names the key in its COLUMN field (the driver maps it to the '
-'variable). A new policy key is a new JSON key: no signature changes. Read-only.';
+'factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds; any JSON number, '
+'however large or small, is refused so and never by a cast error; durations are kept to the '
+'microsecond); RF009 for a topic other than the server''s; RF010 for a value outside the '
+'server''s bounds, naming it, its value and the bound. Each error names the policy key in its '
+'COLUMN field (topic for RF009). A new policy key is a new JSON key: no '
+'signature changes. Read-only.';
 
 revoke all on function recording_finalize_internal.policy(jsonb) from public;

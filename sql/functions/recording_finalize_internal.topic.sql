@@ -25,10 +25,10 @@ begin
     if p_topic is not null and p_topic <> v_topic then
         raise exception using
             errcode = 'RF009',
+            column = 'topic',
             message = format('topic_mismatch: the caller''s topic is %s but the server''s topic '
                 '(recording_finalize.settings) is %s', p_topic, v_topic),
-            hint = 'Pass NULL (the server''s topic), or set RFR_TOPIC to the server''s topic.',
-            column = 'topic';
+            hint = 'Pass NULL (the server''s topic), or set RFR_TOPIC to the server''s topic.';
     end if;
     return v_topic;
 end
@@ -37,7 +37,8 @@ $$;
 comment on function recording_finalize_internal.topic(text, text) is
 'Internal. The server''s topic (recording_finalize.settings.topic, or p_server_topic when the '
 'caller has read the settings already). p_topic NULL means that topic; any other value raises '
-'RF009 naming both. Every function that enqueues, leases, marks, counts or explains events '
-'resolves its topic here (policy() included), so no caller reaches another topic. Read-only.';
+'RF009 naming both (COLUMN field: topic). Every function that enqueues, leases, marks, counts '
+'or explains events resolves its topic here (policy() included), so no caller reaches another '
+'topic. Read-only.';
 
 revoke all on function recording_finalize_internal.topic(text, text) from public;

@@ -144,8 +144,8 @@ from unnest(array['worker', 'operator', 'service']) as r;
 
 -- 2: the roles themselves.
 select results_eq(
-    $$select rolname::text collate "default", rolsuper, rolcreaterole, rolcreatedb, rolbypassrls, rolcanlogin,
-        rolreplication
+    $$select rolname::text collate "default", rolsuper, rolcreaterole, rolcreatedb, rolbypassrls,
+        rolcanlogin, rolreplication
     from pg_catalog.pg_roles where rolname like 'recording\_finalize\_%' order by 1$$,
     $$values ('recording_finalize_operator', false, false, false, false, false, false),
         ('recording_finalize_service', false, false, false, false, false, false),

@@ -1,7 +1,20 @@
 -- prune refuses bad arguments (RF001) and an age below the server's retention floor (RF010,
 -- naming the bound): no worker or operator login prunes fresher history than the owner allows.
 begin;
-select plan(11);
+select plan(13);
+
+-- The COLUMN field of the error a statement raises (NULL if none is named).
+create function pg_temp.column_of(p_sql text) returns text language plpgsql as $f$
+declare
+    v_column text;
+begin
+    execute p_sql;
+    return '(no error)';
+exception when others then
+    get stacked diagnostics v_column = column_name;
+    return nullif(v_column, '');
+end
+$f$;
 
 select tests.clean_slate();
 create temp table fingerprint as select tests.snapshot() as s;
@@ -29,6 +42,10 @@ select matches(
     'retention is 02:00:00.*retention_min.*at least 1 day',
     'the message names the argument, its value and the bound'
 );
+select is(pg_temp.column_of($$select * from recording_finalize.prune('2 hours')$$), 'retention',
+    'the error''s COLUMN field names retention (RFR_RETENTION)');
+select is(pg_temp.column_of($$select * from recording_finalize.prune('30 seconds')$$),
+    'retention', 'so does an RF001 about the age');
 update recording_finalize.settings set retention_min = '1 hour';
 select lives_ok($$select * from recording_finalize.prune('2 hours')$$,
     'allowed once the owner lowers retention_min');

@@ -2,7 +2,20 @@
 -- server's topic named explicitly is returned; anything else is RF009 naming both; the caller
 -- may pass the server's topic it read already (no second read); no settings row is P0002.
 begin;
-select plan(9);
+select plan(10);
+
+-- The COLUMN field of the error a statement raises (NULL if none is named).
+create function pg_temp.column_of(p_sql text) returns text language plpgsql as $f$
+declare
+    v_column text;
+begin
+    execute p_sql;
+    return '(no error)';
+exception when others then
+    get stacked diagnostics v_column = column_name;
+    return nullif(v_column, '');
+end
+$f$;
 
 select is(recording_finalize_internal.topic(null), 'pin.messenger.call-recording-available.v1',
     'NULL is the server''s topic');
@@ -24,6 +37,10 @@ select matches(
         || 'server''s topic \(recording_finalize.settings\) is '
         || 'pin.messenger.call-recording-available.v1$',
     'the message names both'
+);
+select is(
+    pg_temp.column_of($$select recording_finalize_internal.topic('pin.billing.invoice-paid.v1')$$),
+    'topic', 'the error''s COLUMN field names topic (RFR_TOPIC)'
 );
 update recording_finalize.settings set topic = 'rfr.pgtap.other';
 select is(recording_finalize_internal.topic(null), 'rfr.pgtap.other',
