@@ -2216,66 +2216,32 @@ COMMENT ON FUNCTION recording_finalize.unlock_runner(p_lock_key bigint) IS 'Rele
 --
 
 CREATE FUNCTION recording_finalize_internal.backoff_delay(p_attempts integer, p_base interval, p_factor double precision, p_cap interval, p_jitter double precision) RETURNS interval
-    LANGUAGE plpgsql PARALLEL RESTRICTED
-    SET search_path TO ''
+    LANGUAGE sql PARALLEL RESTRICTED
     AS $$
-declare
-    v_base_s double precision := extract(epoch from p_base);
-    v_cap_s double precision := extract(epoch from p_cap);
-    v_exponent integer;
-    v_delay_s double precision;
-begin
-    if p_attempts is null or p_attempts < 1 then
-        raise exception using
-            errcode = 'RF001',
-            message = format('backoff_delay: p_attempts must be >= 1, got %s', p_attempts);
-    end if;
-    if v_base_s is null or v_base_s <= 0 then
-        raise exception using
-            errcode = 'RF001',
-            message = format('backoff_delay: p_base must be > 0, got %s', p_base);
-    end if;
-    -- PostgreSQL orders NaN above Infinity, so one comparison refuses both.
-    if p_factor is null or p_factor < 1 or p_factor >= 'Infinity'::double precision then
-        raise exception using
-            errcode = 'RF001',
-            message = format('backoff_delay: p_factor must be a finite number >= 1, got %s', p_factor);
-    end if;
-    if v_cap_s is null or v_cap_s < v_base_s then
-        raise exception using
-            errcode = 'RF001',
-            message = format('backoff_delay: p_cap must be >= p_base (%s), got %s', p_base, p_cap);
-    end if;
-    if p_jitter is null or p_jitter < 0 or p_jitter >= 1 then
-        raise exception using
-            errcode = 'RF001',
-            message = format('backoff_delay: p_jitter must be in [0, 1), got %s', p_jitter);
-    end if;
-
-    -- Only now: p_attempts - 1 would overflow for the smallest integer before the check above.
-    v_exponent := p_attempts - 1;
-
-    -- Compare in log space so the exponent is capped before power() runs: base * factor^(n-1)
-    -- would overflow double precision (and timestamptz long before) for large n.
-    if v_exponent * ln(p_factor) < ln(v_cap_s / v_base_s) then
-        v_delay_s := v_base_s * power(p_factor, v_exponent);
-    else
-        v_delay_s := v_cap_s;
-    end if;
-
-    if p_jitter > 0 then
-        v_delay_s := v_delay_s * (1 - p_jitter + 2 * p_jitter * random());
-    end if;
-
-    return make_interval(secs => v_delay_s);
-end
+    select pg_catalog.make_interval(secs =>
+        -- Compared in log space, so the exponent is capped before power() runs: base *
+        -- factor^(n-1) would overflow double precision (and timestamptz long before) for a
+        -- large n.
+        case
+            when (p_attempts - 1) * pg_catalog.ln(p_factor)
+                < pg_catalog.ln(extract(epoch from p_cap)::double precision
+                    / extract(epoch from p_base)::double precision)
+                then extract(epoch from p_base)::double precision
+                    * pg_catalog.power(p_factor, (p_attempts - 1)::double precision)
+            else extract(epoch from p_cap)::double precision
+        end
+        -- Proportional jitter, U(1 - jitter, 1 + jitter); none at all when jitter is 0.
+        * case
+            when p_jitter > 0 then 1 - p_jitter + 2 * p_jitter * pg_catalog.random()
+            else 1
+        end)
 $$;
 
 --
 -- Name: FUNCTION backoff_delay(p_attempts integer, p_base interval, p_factor double precision, p_cap interval, p_jitter double precision); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.backoff_delay(p_attempts integer, p_base interval, p_factor double precision, p_cap interval, p_jitter double precision) IS 'Internal. delay(n) = min(cap, base * factor^(n-1)) * U(1 - jitter, 1 + jitter), n = attempts after the claim''s increment (>= 1). jitter = 0 makes it exact. The exponent is capped in log space, so any n is safe. Raises RF001 when attempts < 1, base <= 0, factor < 1 (or not finite), cap < base or jitter outside [0, 1). VOLATILE and PARALLEL RESTRICTED, like the random() it calls; reads no table.';
+COMMENT ON FUNCTION recording_finalize_internal.backoff_delay(p_attempts integer, p_base interval, p_factor double precision, p_cap interval, p_jitter double precision) IS 'Internal. delay(n) = min(cap, base * factor^(n-1)) * U(1 - jitter, 1 + jitter), n = attempts after the claim''s increment (>= 1). jitter = 0 makes it exact. The exponent is capped in log space, so any n is safe. The arguments are a checked policy (recording_finalize_internal.policy holds the rules: base > 0, factor >= 1, cap >= base, jitter in [0, 1)); nothing here checks them again. Inlined into the caller''s statement. VOLATILE and PARALLEL RESTRICTED, like the random() it calls; reads no table.';
 
 --
 -- Name: check_incident_caller(text, timestamp with time zone, text); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -2818,8 +2784,11 @@ COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text,
 CREATE FUNCTION recording_finalize_internal.policy(p_policy jsonb) RETURNS recording_finalize_internal.policy
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
-    AS $$
+    AS $_$
 declare
+    v_known_keys constant text[] := array['topic', 'max_attempts', 'sla_timeout_seconds',
+        'backoff_base_seconds', 'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter',
+        'upload_grace_seconds'];
     v_s recording_finalize.settings%rowtype;
     v_p recording_finalize_internal.policy;
     v_key text;
@@ -2847,28 +2816,31 @@ begin
             message = format('invalid_parameter: the policy must be a JSON object, got %s',
                 coalesce(p_policy::text, 'NULL'));
     end if;
-    -- Every key is known, every duration a number of seconds, every count a number.
-    for v_key in select k from jsonb_object_keys(p_policy) as k loop
-        if v_key not in ('topic', 'max_attempts', 'sla_timeout_seconds', 'backoff_base_seconds',
-            'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter', 'upload_grace_seconds') then
-            raise exception using
-                errcode = 'RF001',
-                column = v_key,
-                message = format('invalid_parameter: unknown policy key %s', v_key),
-                hint = 'Known keys: topic, max_attempts, sla_timeout_seconds, '
-                    'backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, '
-                    'upload_grace_seconds.';
-        end if;
-        if jsonb_typeof(p_policy -> v_key)
-            <> (case when v_key = 'topic' then 'string' else 'number' end) then
-            raise exception using
-                errcode = 'RF001',
-                column = v_key,
-                message = format('invalid_parameter: policy %s must be a %s, got %s', v_key,
-                    case when v_key = 'topic' then 'string' else 'number' end,
-                    p_policy -> v_key);
-        end if;
-    end loop;
+    -- Every key is known, every duration a number of seconds, every count a number: asked of
+    -- the whole object in one expression (a call's usual case costs no query); only a policy
+    -- that fails it is walked key by key, to name the key.
+    if p_policy - v_known_keys <> '{}'::jsonb
+        or jsonb_typeof(p_policy -> 'topic') <> 'string'
+        or (p_policy - 'topic') @? 'strict $.* ? (@.type() != "number")' then
+        for v_key in select k from jsonb_object_keys(p_policy) as k loop
+            if v_key <> all (v_known_keys) then
+                raise exception using
+                    errcode = 'RF001',
+                    column = v_key,
+                    message = format('invalid_parameter: unknown policy key %s', v_key),
+                    hint = 'Known keys: ' || array_to_string(v_known_keys, ', ') || '.';
+            end if;
+            if jsonb_typeof(p_policy -> v_key)
+                <> (case when v_key = 'topic' then 'string' else 'number' end) then
+                raise exception using
+                    errcode = 'RF001',
+                    column = v_key,
+                    message = format('invalid_parameter: policy %s must be a %s, got %s', v_key,
+                        case when v_key = 'topic' then 'string' else 'number' end,
+                        p_policy -> v_key);
+            end if;
+        end loop;
+    end if;
 
     -- The defaults are the design card's (SPEC section 4); the upload grace defaults to the SLA.
     -- Numbers are read as numeric, which holds any JSON number, and durations rounded to the
@@ -2945,7 +2917,7 @@ begin
     end if;
     return v_p;
 end
-$$;
+$_$;
 
 --
 -- Name: FUNCTION policy(p_policy jsonb); Type: COMMENT; Schema: recording_finalize_internal; Owner: -

@@ -24,6 +24,8 @@ insert into inlined values
     ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
         || 'timestamp with time zone,interval,interval,timestamp with time zone)'),
     ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
+    ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
+        || 'double precision)'),
     ('recording_finalize_internal.orphans(interval)'),
     ('recording_finalize_internal.recording_row(uuid)'),
     ('recording_finalize_internal.session_row(text,uuid)'),
