@@ -71,6 +71,9 @@ class StatsLike(Protocol):
     def backlog(self) -> int: ...
 
     @property
+    def due(self) -> int: ...
+
+    @property
     def oldest_age_seconds(self) -> float: ...
 
     @property
@@ -110,6 +113,10 @@ class Metrics:
         self.backlog = Gauge(
             f"{PREFIX}_backlog", "Pending finalize rows (recording_finalize_attempts).", registry=r
         )
+        self.due_rows = Gauge(
+            f"{PREFIX}_due_rows",
+            "Pending finalize rows due now (claimable by the next cycle).", registry=r
+        )
         self.oldest_age_seconds = Gauge(
             f"{PREFIX}_oldest_age_seconds",
             "now() - min(created_at) of the Pending finalize rows; 0 when there are none.",
@@ -130,6 +137,15 @@ class Metrics:
             "Age of the oldest unpublished integration-outbox row of the topic; 0 when none.",
             registry=r,
         )
+        self.last_refresh_timestamp_seconds = Gauge(
+            f"{PREFIX}_last_refresh_timestamp_seconds",
+            "Unix time the database gauges (backlog, due rows, ages, quarantined, publish "
+            "backlog) were last read from recording_finalize.stats(); they keep their last "
+            "values while the database cannot be reached, so this says how old they are. The "
+            "process start time until the first read.",
+            registry=r,
+        )
+        self.last_refresh_timestamp_seconds.set(self._clock())
         self.last_success_timestamp_seconds = Gauge(
             f"{PREFIX}_last_success_timestamp_seconds",
             "Unix time of the last successful cycle; the process start time until the first one.",
@@ -268,12 +284,15 @@ class Metrics:
                 quarantined_by_reason.get(reason, 0))
 
     def update_from_stats(self, stats: StatsLike) -> None:
-        """Sets the gauges from one ``recording_finalize.stats()`` row."""
+        """Sets the gauges from one ``recording_finalize.stats()`` row, and the time they were
+        refreshed."""
         self.backlog.set(stats.backlog)
+        self.due_rows.set(stats.due)
         self.oldest_age_seconds.set(stats.oldest_age_seconds)
         self.quarantined_rows.set(stats.quarantined)
         self.publish_backlog.set(stats.publish_backlog)
         self.oldest_unpublished_age_seconds.set(stats.oldest_unpublished_age_seconds)
+        self.last_refresh_timestamp_seconds.set(self._clock())
 
     def observe_cycle(self, result: str, duration_seconds: float) -> None:
         """Counts a finished cycle; an ``ok`` one also moves the last-success timestamp."""
