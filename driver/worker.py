@@ -30,7 +30,7 @@ from .ops.dry_run import dry_run_command
 if TYPE_CHECKING:
     from .drift import Shipped
     from .metrics import Metrics
-    from .probes import Health
+    from .probes import Health, ReadinessChecker
 
 # Which variables the worker reads, and which a flag may override.
 _CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
@@ -147,9 +147,10 @@ def _start_checks(
     package = shipped(settings.sql_dir)
     if (refused := _check_bucket(settings)) is not None:
         return refused
+    target = database_target(settings)
     while True:
         if health is not None:
-            health.beat()
+            health.startup_attempt()
         try:
             if (refused := _check_schema(settings, package)) is not None:
                 return refused
@@ -168,12 +169,28 @@ def _start_checks(
                             f"{server_message(err)}", EXIT_USAGE)
             if retry is None:
                 raise
+            said = server_message(err)
             logs.log("start-up check waiting", level="warning", error=describe(err),
+                     database=target, reason=said, retryInSeconds=settings.polling_interval,
                      message="the database cannot be reached; the checks are made once it can")
+            if health is not None:
+                health.startup_waiting(f"the database cannot be reached at {target}: {said}")
             if retry.wait(settings.polling_interval):
                 return EXIT_OK
             continue
         return None
+
+
+def database_target(settings: Settings) -> str:
+    """``host:port/dbname as user`` of DATABASE_URL (never its password)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from .probes import describe_target
+
+    try:
+        return describe_target(conninfo_to_dict(settings.database_url))
+    except psycopg.ProgrammingError:
+        return "the server of DATABASE_URL (unparsable)"
 
 
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
@@ -220,25 +237,24 @@ def _check_bucket(settings: Settings) -> int | None:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import run_loop
-    from .drift import shipped
     from .maintenance import Pruner
     from .metrics import Metrics
-    from .probes import Health, ReadinessChecker
+    from .probes import Health, Watchdog, cycle_bound
 
     stop = _StopSignal()
     metrics = Metrics()
     # The cycle loop runs in this thread; liveness watches it.
-    health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl)
+    health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl,
+                    cycle_bound_s=cycle_bound(settings.lock_ttl))
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
         port = metrics.start_server(settings.metrics_port, health=health)
     except OSError as err:
         return fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
-    readiness = ReadinessChecker(
-        health, lambda: connect(settings), shipped(settings.sql_dir),
-        period_s=max(1.0, min(settings.polling_interval, 10.0)))
+    readiness = _readiness(settings, health)
     readiness.start()
+    watchdog = Watchdog(health, settings.max_run_duration, logs.log)
     try:
         if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
             stop.report()
@@ -246,11 +262,14 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         worker = _Worker(settings, metrics)
         try:
             logs.log("worker started", metricsPort=port, **_safe_settings(settings))
+            health.started()
             Pruner(settings).start(stop.event)
             if not settings.recordings_enabled:
                 logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
                          "idles, touches no recording and publishes nothing")
-            run_loop(worker.context, stop.event, on_tick=health.beat)
+            with watchdog.running():
+                run_loop(worker.context, stop.event, on_tick=health.cycle_started,
+                         on_done=health.cycle_ended)
             stop.report()
             logs.log("worker stopped")
             return EXIT_OK
@@ -259,6 +278,31 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         readiness.stop()
         metrics.stop_server()
+
+
+def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
+    """/readyz's checks: the database (login, schema, contract) at once; the bucket and Kafka
+    unready at once when they refuse, and past a bound when they cannot be reached: two
+    polling intervals plus the time one attempt may take (a broker restart is no reason to
+    take every pod out of service)."""
+    from .db import CONNECT_TIMEOUT_S
+    from .drift import shipped
+    from .probes import KAFKA_CHECK_TIMEOUT_S, Probe, ReadinessChecker, kafka_check, storage_check
+    from .relay import delivery_timeout_for
+    from .storage import Storage
+
+    probes = {
+        "storage": Probe(storage_check(Storage(settings)),
+                         grace_s=2 * settings.polling_interval + settings.s3_timeout,
+                         timeout_s=3 * settings.s3_timeout),
+        "kafka": Probe(kafka_check(settings),
+                       grace_s=2 * settings.polling_interval + delivery_timeout_for(settings),
+                       timeout_s=KAFKA_CHECK_TIMEOUT_S),
+    }
+    return ReadinessChecker(
+        health, lambda: connect(settings), shipped(settings.sql_dir),
+        period_s=max(1.0, min(settings.polling_interval, 10.0)), probes=probes,
+        target=database_target(settings), db_timeout_s=CONNECT_TIMEOUT_S)
 
 
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
@@ -300,12 +344,17 @@ RUN = Command(
         "lock (busy: skip the tick), claims due rows, checks each recording's binary in S3,\n"
         "records the outcome, relays the outbox to Kafka and refreshes the gauges. Serves\n"
         "Prometheus metrics on RFR_METRICS_PORT (0 disables), with the probes /livez (200 while\n"
-        "cycles start on schedule; 503 after 2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL without\n"
-        "one) and /readyz (200 when the database answers and its schema matches this package;\n"
-        "503 and the reason otherwise). A failed cycle is logged, counted and retried on the\n"
-        "next tick; a lost database connection is re-established. At start an unreachable\n"
-        "database is waited for (the endpoint answers meanwhile). SIGTERM/SIGINT: the current\n"
-        "row is finished or left untouched, the lock released, exit 0."
+        "starting up or while cycles start on schedule; 503 after 2 x RFR_POLLING_INTERVAL +\n"
+        "RFR_LOCK_TTL without one, or while a cycle runs past RFR_LOCK_TTL and a grace, which\n"
+        "is also logged) and /readyz (200 when the database accepts the login, its schema\n"
+        "matches this package and the contract with the service's tables holds, the bucket is\n"
+        "confirmed and the Kafka broker knows RFR_TOPIC; an unreachable storage or broker only\n"
+        "counts once it lasted 2 x RFR_POLLING_INTERVAL + its timeout; 503 and one reason per\n"
+        "line otherwise, ?format=json for JSON). A failed cycle is logged, counted and retried\n"
+        "on the next tick; a lost database connection is re-established. At start an\n"
+        "unreachable database is waited for, logging its host, port and libpq's error (the\n"
+        "endpoint answers meanwhile). SIGTERM/SIGINT: the current row is finished or left\n"
+        "untouched, the lock released, exit 0."
     ),
     exits=(
         "exit 1: the worker could not start (e.g. the metrics port is taken).\n"

@@ -34,6 +34,7 @@ EXPECTED_NAMES = {
     f"{P}_publish_failures_total",
     f"{P}_last_success_timestamp_seconds",
     f"{P}_last_refresh_timestamp_seconds",
+    f"{P}_ready",
     f"{P}_config_errors_total",
     f"{P}_cycles_total",
     f"{P}_cycle_duration_seconds_bucket",
