@@ -309,7 +309,13 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import CycleSummary, run_cycle
 
     if args.dry_run:
-        return dry_run_command(args, settings)
+        try:
+            return dry_run_command(args, settings)
+        except psycopg.errors.InsufficientPrivilege as err:
+            # The worker's login: the dry run reads what only operators may (claim_preview).
+            return fail(f"database error: {describe(err)}: {err}; `run-once --dry-run` is an "
+                        "operator's command: log in as a role granted "
+                        "recording_finalize_operator")
     try:
         refused = _start_checks(settings)
     except psycopg.Error as err:

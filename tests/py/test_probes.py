@@ -810,3 +810,19 @@ def test_the_readmes_version_sample_is_what_the_cli_prints() -> None:
     samples = [line.split("# ", 1)[1].strip() for line in readme.splitlines()
                if line.startswith("recording-finalize --version") and "# " in line]
     assert proc.returncode == 0 and samples == [printed], (samples, printed)
+
+
+def test_status_and_the_dry_run_are_operator_commands_as_the_readme_says(
+    worker: Worker, operator: Worker
+) -> None:
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert ("Operator commands run as a login granted `recording_finalize_operator`, and so do "
+            "`status` and `run-once --dry-run`") in readme
+    for args in (("status",), ("run-once", "--dry-run")):
+        refused = worker.cli(*args)
+        assert refused.returncode == 1, (args, refused.stderr)
+        assert "42501" in refused.stderr and (
+            "is an operator's command: log in as a role granted recording_finalize_operator"
+            in refused.stderr), (args, refused.stderr)
+        allowed = operator.cli(*args)
+        assert allowed.returncode == 0, (args, allowed.stderr)
