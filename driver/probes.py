@@ -15,8 +15,9 @@
 A paused or disabled worker still starts (idle) cycles: live.
 
 **Ready** when every dependency holds. Each is checked by its own daemon thread
-(``ReadinessChecker``) every period, so a probe never waits and a hanging storage does not hide
-the database's answer: the database (reachable, the login accepted, the schema the package's,
+(``ReadinessChecker``; the checks are ``worker.py``'s, which may import every part of the
+package) every period, so a probe never waits and a hanging storage does not hide the
+database's answer: the database (reachable, the login accepted, the schema the package's,
 the contract with the service's tables), the bucket (it exists and is ours to read) and Kafka
 (the broker answers and knows the topic). An answer that waiting will not change (a refused
 login, a missing bucket, a schema mismatch) is unready at once; an unreachable storage or
@@ -34,23 +35,14 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import psycopg
-
-from .drift import Shipped, schema_drift
 from .logs import redact
-
-if TYPE_CHECKING:
-    from .config import Settings
-    from .storage import Storage
 
 READINESS_PERIOD_S = 5.0
 #: A running cycle is wedged once it is past the lock TTL by this much (at most half the TTL):
 #: by then it has stopped writing (its client-side deadline is the TTL less a second).
 CYCLE_GRACE_S = 5.0
-#: How long the Kafka check waits for the broker's metadata answer.
-KAFKA_CHECK_TIMEOUT_S = 5.0
 
 LogFn = Callable[..., None]
 
@@ -283,145 +275,22 @@ class Health:
         return json.dumps(self.readiness(), separators=(",", ":"))
 
 
-# --- the checks ---------------------------------------------------------------------------------
-
-
-def describe_target(conninfo_params: Mapping[str, Any]) -> str:
-    """``host:port/dbname as user`` of a libpq conninfo, never its password."""
-    hosts = str(conninfo_params.get("host") or conninfo_params.get("hostaddr") or "localhost")
-    ports = str(conninfo_params.get("port") or "5432")
-    host_list, port_list = hosts.split(","), ports.split(",")
-    if len(port_list) == 1:
-        port_list = port_list * len(host_list)
-    where = ",".join(f"{h}:{p}" for h, p in zip(host_list, port_list, strict=False))
-    db = conninfo_params.get("dbname")
-    user = conninfo_params.get("user")
-    return where + (f"/{db}" if db else "") + (f" as {user}" if user else "")
-
-
-def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Shipped,
-                   target: str) -> Check:
-    """A new connection every time (a password rotated under the running worker shows here,
-    while the pool's open connections still work), then the drift check and the contract."""
-    from . import contract
-    from .db import refusal, server_message
-
-    def check() -> Answer:
-        try:
-            with connect() as conn:
-                drift = schema_drift(conn, package)
-                if not drift.matches:
-                    return Answer(False, f"schema mismatch: {drift.message(limit=2)}")
-                owner = contract.product_owner(conn)
-                problems = contract.check(conn, owner) if owner is not None else None
-        except psycopg.Error as err:
-            said = server_message(err)
-            if (meaning := refusal(err)) is not None:
-                return Answer(False, f"the database at {target} refused the worker: {meaning} "
-                              f"(the server said: {said})")
-            return Answer(False, f"the database cannot be reached at {target}: {said}")
-        if owner is None:
-            return Answer(False, "schema missing: schema recording_finalize does not exist "
-                          "(run `recording-finalize migrate`)")
-        if problems:
-            return Answer(False, "the contract with the messenger service's tables does not "
-                          f"hold: {' '.join(problems.message().split())}")
-        return Answer(True, drift.message())
-
-    return check
-
-
-def storage_check(storage: Storage) -> Check:
-    """HeadBucket (and the HEAD client's view of the bucket)."""
-    from .storage import StorageConfigError
-
-    def check() -> Answer:
-        try:
-            confirmed = storage.check_bucket()
-        except StorageConfigError as err:
-            return Answer(False, f"the file storage refuses the bucket {storage.bucket!r} "
-                          f"({err.code}): check RFR_S3_BUCKET, the endpoint and the credentials")
-        if not confirmed:
-            return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
-                          "file storage cannot be reached)", transient=True)
-        return Answer(True, f"bucket {storage.bucket!r} confirmed")
-
-    return check
-
-
-def kafka_check(settings: Settings) -> Check:
-    """A metadata request for the topic, on a client of its own (it never produces, and never
-    creates the topic)."""
-    import logging
-
-    from confluent_kafka import KafkaError, KafkaException, Producer
-
-    from .relay import CLIENT_ID, producer_config
-
-    quiet = logging.getLogger("recording_finalize.probes.librdkafka")
-    quiet.addHandler(logging.NullHandler())
-    quiet.propagate = False
-    config = {k: v for k, v in producer_config(settings).items() if k in (
-        "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.username",
-        "sasl.password", "reconnect.backoff.max.ms")}
-    config |= {"client.id": f"{CLIENT_ID}-readiness", "allow.auto.create.topics": False,
-               "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
-               "logger": quiet, "error_cb": lambda _err: None}
-    topic = settings.topic
-    try:
-        client = Producer(config)
-    except KafkaException as exc:
-        refused = Answer(False, f"the Kafka client cannot be built from the configuration "
-                         f"({exc}): check KAFKA_*")
-        return lambda: refused
-
-    def check() -> Answer:
-        try:
-            metadata = client.list_topics(topic=topic, timeout=KAFKA_CHECK_TIMEOUT_S)
-        except KafkaException as exc:
-            err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            name = err.name() if err is not None else type(exc).__name__
-            return Answer(False, f"the broker ({settings.kafka_bootstrap_servers}) did not "
-                          f"answer within {KAFKA_CHECK_TIMEOUT_S:g} s ({name})", transient=True)
-        found = metadata.topics.get(topic)
-        if found is None or found.error is not None:
-            why = found.error.name() if found is not None and found.error is not None \
-                else "absent"
-            return Answer(False, f"the broker answers but has no topic {topic!r} for us "
-                          f"({why}): check RFR_TOPIC, the topic and its ACLs")
-        return Answer(True, f"broker answers, topic {topic!r} has "
-                      f"{len(found.partitions)} partition(s)")
-
-    return check
-
-
 class ReadinessChecker:
     """Runs each dependency's check every period, each on its own daemon thread, into
-    ``health``.
+    ``health`` (the checks themselves are the worker's: ``worker.py`` builds them)."""
 
-    ``connect`` and ``package`` make the database's probe (``database_check``); ``probes``
-    adds more, by name.
-    """
-
-    def __init__(self, health: Health, connect: Callable[[], psycopg.Connection[Any]] | None,
-                 package: Shipped | None, period_s: float = READINESS_PERIOD_S,
-                 probes: Mapping[str, Probe] | None = None,
-                 target: str = "the configured server", db_timeout_s: float = 10.0) -> None:
+    def __init__(self, health: Health, probes: Mapping[str, Probe],
+                 period_s: float = READINESS_PERIOD_S) -> None:
         self.health = health
         self.health.check_period_s = period_s
         self._period_s = period_s
         self._stop = threading.Event()
-        every: dict[str, Probe] = {}
-        if connect is not None and package is not None:
-            every["database"] = Probe(database_check(connect, package, target),
-                                      timeout_s=db_timeout_s)
-        every.update(probes or {})
-        self._probes = every
-        for name, probe in every.items():
+        self._probes = dict(probes)
+        for name, probe in self._probes.items():
             health.expect(name, probe.grace_s, probe.timeout_s)
         self._threads = [threading.Thread(target=self._run, args=(name, probe.check),
                                           name=f"readiness-{name}", daemon=True)
-                         for name, probe in every.items()]
+                         for name, probe in self._probes.items()]
 
     def start(self) -> None:
         for thread in self._threads:

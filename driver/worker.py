@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,8 @@ from .ops.dry_run import dry_run_command
 if TYPE_CHECKING:
     from .drift import Shipped
     from .metrics import Metrics
-    from .probes import Health, ReadinessChecker
+    from .probes import Check, Health, ReadinessChecker
+    from .storage import Storage
 
 # Which variables the worker reads, and which a flag may override.
 _CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
@@ -185,8 +187,6 @@ def database_target(settings: Settings) -> str:
     """``host:port/dbname as user`` of DATABASE_URL (never its password)."""
     from psycopg.conninfo import conninfo_to_dict
 
-    from .probes import describe_target
-
     try:
         return describe_target(conninfo_to_dict(settings.database_url))
     except psycopg.ProgrammingError:
@@ -287,11 +287,14 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
     take every pod out of service)."""
     from .db import CONNECT_TIMEOUT_S
     from .drift import shipped
-    from .probes import KAFKA_CHECK_TIMEOUT_S, Probe, ReadinessChecker, kafka_check, storage_check
+    from .probes import Probe, ReadinessChecker
     from .relay import delivery_timeout_for
     from .storage import Storage
 
+    database = database_check(lambda: connect(settings), shipped(settings.sql_dir),
+                              database_target(settings))
     probes = {
+        "database": Probe(database, timeout_s=CONNECT_TIMEOUT_S),
         "storage": Probe(storage_check(Storage(settings)),
                          grace_s=2 * settings.polling_interval + settings.s3_timeout,
                          timeout_s=3 * settings.s3_timeout),
@@ -299,10 +302,8 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
                        grace_s=2 * settings.polling_interval + delivery_timeout_for(settings),
                        timeout_s=KAFKA_CHECK_TIMEOUT_S),
     }
-    return ReadinessChecker(
-        health, lambda: connect(settings), shipped(settings.sql_dir),
-        period_s=max(1.0, min(settings.polling_interval, 10.0)), probes=probes,
-        target=database_target(settings), db_timeout_s=CONNECT_TIMEOUT_S)
+    return ReadinessChecker(health, probes,
+                            period_s=max(1.0, min(settings.polling_interval, 10.0)))
 
 
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
@@ -340,6 +341,125 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
     result["stopped"] = stop.event.is_set()
     print(json.dumps(result, separators=(",", ":")), flush=True)
     return EXIT_OK if summary.ok else EXIT_FAILURE
+
+
+# --- /readyz's checks: one per dependency (probes.py runs them) -------------------------------
+
+#: How long the Kafka check waits for the broker's metadata answer.
+KAFKA_CHECK_TIMEOUT_S = 5.0
+
+
+def describe_target(conninfo_params: Mapping[str, Any]) -> str:
+    """``host:port/dbname as user`` of a libpq conninfo, never its password."""
+    hosts = str(conninfo_params.get("host") or conninfo_params.get("hostaddr") or "localhost")
+    ports = str(conninfo_params.get("port") or "5432")
+    host_list, port_list = hosts.split(","), ports.split(",")
+    if len(port_list) == 1:
+        port_list = port_list * len(host_list)
+    where = ",".join(f"{h}:{p}" for h, p in zip(host_list, port_list, strict=False))
+    db = conninfo_params.get("dbname")
+    user = conninfo_params.get("user")
+    return where + (f"/{db}" if db else "") + (f" as {user}" if user else "")
+
+
+def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Shipped,
+                   target: str) -> Check:
+    """A new connection every time (a password rotated under the running worker shows here,
+    while the pool's open connections still work), then the drift check and the contract."""
+    from . import contract
+    from .db import refusal, server_message
+    from .drift import schema_drift
+    from .probes import Answer
+
+    def check() -> Answer:
+        try:
+            with connect() as conn:
+                drift = schema_drift(conn, package)
+                if not drift.matches:
+                    return Answer(False, f"schema mismatch: {drift.message(limit=2)}")
+                owner = contract.product_owner(conn)
+                problems = contract.check(conn, owner) if owner is not None else None
+        except psycopg.Error as err:
+            said = server_message(err)
+            if (meaning := refusal(err)) is not None:
+                return Answer(False, f"the database at {target} refused the worker: {meaning} "
+                              f"(the server said: {said})")
+            return Answer(False, f"the database cannot be reached at {target}: {said}")
+        if owner is None:
+            return Answer(False, "schema missing: schema recording_finalize does not exist "
+                          "(run `recording-finalize migrate`)")
+        if problems:
+            return Answer(False, "the contract with the messenger service's tables does not "
+                          f"hold: {' '.join(problems.message().split())}")
+        return Answer(True, drift.message())
+
+    return check
+
+
+def storage_check(storage: Storage) -> Check:
+    """HeadBucket (and the HEAD client's view of the bucket)."""
+    from .probes import Answer
+    from .storage import StorageConfigError
+
+    def check() -> Answer:
+        try:
+            confirmed = storage.check_bucket()
+        except StorageConfigError as err:
+            return Answer(False, f"the file storage refuses the bucket {storage.bucket!r} "
+                          f"({err.code}): check RFR_S3_BUCKET, the endpoint and the credentials")
+        if not confirmed:
+            return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
+                          "file storage cannot be reached)", transient=True)
+        return Answer(True, f"bucket {storage.bucket!r} confirmed")
+
+    return check
+
+
+def kafka_check(settings: Settings) -> Check:
+    """A metadata request for the topic, on a client of its own (it never produces, and never
+    creates the topic)."""
+    import logging
+
+    from confluent_kafka import KafkaError, KafkaException, Producer
+
+    from .probes import Answer
+    from .relay import CLIENT_ID, producer_config
+
+    quiet = logging.getLogger("recording_finalize.probes.librdkafka")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    config = {k: v for k, v in producer_config(settings).items() if k in (
+        "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.username",
+        "sasl.password", "reconnect.backoff.max.ms")}
+    config |= {"client.id": f"{CLIENT_ID}-readiness", "allow.auto.create.topics": False,
+               "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
+               "logger": quiet, "error_cb": lambda _err: None}
+    topic = settings.topic
+    try:
+        client = Producer(config)
+    except KafkaException as exc:
+        refused = Answer(False, f"the Kafka client cannot be built from the configuration "
+                         f"({exc}): check KAFKA_*")
+        return lambda: refused
+
+    def check() -> Answer:
+        try:
+            metadata = client.list_topics(topic=topic, timeout=KAFKA_CHECK_TIMEOUT_S)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            name = err.name() if err is not None else type(exc).__name__
+            return Answer(False, f"the broker ({settings.kafka_bootstrap_servers}) did not "
+                          f"answer within {KAFKA_CHECK_TIMEOUT_S:g} s ({name})", transient=True)
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            why = found.error.name() if found is not None and found.error is not None \
+                else "absent"
+            return Answer(False, f"the broker answers but has no topic {topic!r} for us "
+                          f"({why}): check RFR_TOPIC, the topic and its ACLs")
+        return Answer(True, f"broker answers, topic {topic!r} has "
+                      f"{len(found.partitions)} partition(s)")
+
+    return check
 
 
 RUN = Command(

@@ -445,8 +445,8 @@ def test_a_checker_reports_each_dependency_from_its_own_thread() -> None:
         release.wait(10)
         return Answer(True, "late")
 
-    checker = ReadinessChecker(health, None, None, period_s=0.2, probes={
-        "fast": Probe(lambda: Answer(True, "fine")), "slow": Probe(hangs, timeout_s=30)})
+    checker = ReadinessChecker(health, {"fast": Probe(lambda: Answer(True, "fine")),
+                                        "slow": Probe(hangs, timeout_s=30)}, period_s=0.2)
     checker.start()
     try:
         def checks() -> dict[str, dict[str, object]]:
