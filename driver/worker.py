@@ -252,8 +252,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         port = metrics.start_server(settings.metrics_port, health=health)
     except OSError as err:
         return fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
-    readiness = _readiness(settings, health)
-    readiness.start()
+    # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
+    readiness = _readiness(settings, health) if port is not None else None
+    if readiness is not None:
+        readiness.start()
     watchdog = Watchdog(health, settings.max_run_duration, logs.log)
     try:
         if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
@@ -276,7 +278,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         finally:
             worker.close()
     finally:
-        readiness.stop()
+        if readiness is not None:
+            readiness.stop()
         metrics.stop_server()
 
 
