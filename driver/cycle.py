@@ -279,16 +279,22 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
 
 
 def run_loop(
-    ctx: Context, stop: threading.Event, on_tick: Callable[[], None] | None = None
+    ctx: Context, stop: threading.Event, on_tick: Callable[[], None] | None = None,
+    on_done: Callable[[], None] | None = None,
 ) -> None:
     """``run``: a cycle every polling interval until stopped. Cycles never overlap: the next
     one starts an interval after the previous one started, or at once if it overran.
-    ``on_tick`` is told when each cycle starts (the liveness probe's heartbeat)."""
+    ``on_tick`` is told when each cycle starts and ``on_done`` when it ended (the liveness
+    probe and its watchdog)."""
     while not stop.is_set():
         tick = time.monotonic()
         if on_tick is not None:
             on_tick()
-        run_cycle(ctx, stop)
+        try:
+            run_cycle(ctx, stop)
+        finally:
+            if on_done is not None:
+                on_done()
         stop.wait(max(0.0, tick + ctx.settings.polling_interval - time.monotonic()))
 
 

@@ -71,6 +71,9 @@ class StatsLike(Protocol):
     def backlog(self) -> int: ...
 
     @property
+    def due(self) -> int: ...
+
+    @property
     def oldest_age_seconds(self) -> float: ...
 
     @property
@@ -110,6 +113,10 @@ class Metrics:
         self.backlog = Gauge(
             f"{PREFIX}_backlog", "Pending finalize rows (recording_finalize_attempts).", registry=r
         )
+        self.due_rows = Gauge(
+            f"{PREFIX}_due_rows",
+            "Pending finalize rows due now (claimable by the next cycle).", registry=r
+        )
         self.oldest_age_seconds = Gauge(
             f"{PREFIX}_oldest_age_seconds",
             "now() - min(created_at) of the Pending finalize rows; 0 when there are none.",
@@ -128,6 +135,20 @@ class Metrics:
         self.oldest_unpublished_age_seconds = Gauge(
             f"{PREFIX}_oldest_unpublished_age_seconds",
             "Age of the oldest unpublished integration-outbox row of the topic; 0 when none.",
+            registry=r,
+        )
+        self.last_refresh_timestamp_seconds = Gauge(
+            f"{PREFIX}_last_refresh_timestamp_seconds",
+            "Unix time the database gauges (backlog, due rows, ages, quarantined, publish "
+            "backlog) were last read from recording_finalize.stats(); they keep their last "
+            "values while the database cannot be reached, so this says how old they are. The "
+            "process start time until the first read.",
+            registry=r,
+        )
+        self.last_refresh_timestamp_seconds.set(self._clock())
+        self.ready = Gauge(
+            f"{PREFIX}_ready",
+            "1 while /readyz answers 200 (every dependency holds), else 0.",
             registry=r,
         )
         self.last_success_timestamp_seconds = Gauge(
@@ -268,12 +289,19 @@ class Metrics:
                 quarantined_by_reason.get(reason, 0))
 
     def update_from_stats(self, stats: StatsLike) -> None:
-        """Sets the gauges from one ``recording_finalize.stats()`` row."""
+        """Sets the gauges from one ``recording_finalize.stats()`` row, and the time they were
+        refreshed."""
         self.backlog.set(stats.backlog)
+        self.due_rows.set(stats.due)
         self.oldest_age_seconds.set(stats.oldest_age_seconds)
         self.quarantined_rows.set(stats.quarantined)
         self.publish_backlog.set(stats.publish_backlog)
         self.oldest_unpublished_age_seconds.set(stats.oldest_unpublished_age_seconds)
+        self.last_refresh_timestamp_seconds.set(self._clock())
+
+    def watch_health(self, health: Health) -> None:
+        """``…_ready`` follows ``health.ready()`` (read at each scrape)."""
+        self.ready.set_function(lambda: 1.0 if health.ready()[0] else 0.0)
 
     def observe_cycle(self, result: str, duration_seconds: float) -> None:
         """Counts a finished cycle; an ``ok`` one also moves the last-success timestamp."""
@@ -310,6 +338,8 @@ class Metrics:
             raise ValueError(f"metrics port must be 0 (disabled) or 1..65535, got {port}")
         if self._server is not None:
             raise RuntimeError("the metrics server is already running")
+        if health is not None:
+            self.watch_health(health)
         metrics_app = make_wsgi_app(self.registry)
 
         def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -318,8 +348,10 @@ class Metrics:
                 if health is None:
                     return _text(start_response, "404 Not Found", "no probes in this command")
                 ok, reason = health.live() if path == LIVEZ else health.ready()
-                return _text(start_response, "200 OK" if ok else "503 Service Unavailable",
-                             reason)
+                status = "200 OK" if ok else "503 Service Unavailable"
+                if path == READYZ and _wants_json(environ):
+                    return _json(start_response, status, health.readiness_json())
+                return _text(start_response, status, reason)
             if path == METRICS:
                 return metrics_app(environ, start_response)  # type: ignore[no-any-return]
             # Anything else (``/`` included) is not ours: a probe or scrape pointed at a wrong
@@ -349,10 +381,24 @@ PROBE_PATHS = (LIVEZ, READYZ)
 
 
 def _text(start_response: StartResponse, status: str, text: str) -> list[bytes]:
-    body = (text.replace("\n", " ") + "\n").encode()
+    """``text`` as the body: one line per reason, ending with a newline."""
+    body = (text.rstrip("\n") + "\n").encode()
     start_response(status, [("Content-Type", "text/plain; charset=utf-8"),
                             ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
     return [body]
+
+
+def _json(start_response: StartResponse, status: str, text: str) -> list[bytes]:
+    body = (text + "\n").encode()
+    start_response(status, [("Content-Type", "application/json"),
+                            ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
+    return [body]
+
+
+def _wants_json(environ: WSGIEnvironment) -> bool:
+    query = str(environ.get("QUERY_STRING", ""))
+    return "format=json" in query.split("&") or "application/json" in str(
+        environ.get("HTTP_ACCEPT", ""))
 
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):

@@ -1,123 +1,377 @@
 """``/livez`` and ``/readyz``: what an orchestrator asks a sidecar (served beside ``/metrics``).
 
-- **Live** while the cycle loop runs and starts its cycles on schedule: 503 once no cycle (or,
-  before the first one, no start-up attempt) has started for longer than
-  ``2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL`` (a cycle never runs past the lock TTL), or when
-  the loop's thread has ended. A paused or disabled worker still starts (idle) cycles: live.
-- **Ready** when the database answers and its schema matches the package: a background thread
-  checks it every ``READINESS_PERIOD_S`` (so a probe never waits for the database), and a
-  check that has not answered for three periods is itself a reason to be unready.
+**Live** answers "is the loop moving?", honestly in every phase:
+
+- *starting up*: the start-up checks run, or wait for an unreachable database (each attempt is
+  a heartbeat): live, saying so; 503 once no attempt has started for ``stale_after_s``
+  (an attempt that hangs).
+- *running*: a cycle started less than ``stale_after_s`` ago (``2 x RFR_POLLING_INTERVAL +
+  RFR_LOCK_TTL``), and the cycle that runs now is within its bound (``cycle_bound_s``: the
+  lock TTL, past which a cycle has stopped writing by construction, plus a little grace).
+  A cycle past its bound is wedged: 503 at once, and the ``Watchdog`` logs it (and a cycle
+  still running past ``RFR_MAX_RUN_DURATION``, as a warning).
+- the loop's thread has ended: 503.
+
+A paused or disabled worker still starts (idle) cycles: live.
+
+**Ready** when every dependency holds. Each is checked by its own daemon thread
+(``ReadinessChecker``; the checks are ``worker.py``'s, which may import every part of the
+package) every period, so a probe never waits and a hanging storage does not hide the
+database's answer: the database (reachable, the login accepted, the schema the package's,
+the contract with the service's tables), the bucket (it exists and is ours to read) and Kafka
+(the broker answers and knows the topic). An answer that waiting will not change (a refused
+login, a missing bucket, a schema mismatch) is unready at once; an unreachable storage or
+broker only once it has lasted past its bound (a broker restart is no reason to pull every pod
+out), and never before it was reached once (a wrong address never becomes ready). A check that
+has not answered for three periods is itself a reason. The reasons go out as text, one per
+line (``?format=json`` or ``Accept: application/json``: one JSON object).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
-from .drift import Shipped, schema_drift
-from .errors import describe
+from .logs import redact
 
 READINESS_PERIOD_S = 5.0
+#: A running cycle is wedged once it is past the lock TTL by this much (at most half the TTL):
+#: by then it has stopped writing (its client-side deadline is the TTL less a second).
+CYCLE_GRACE_S = 5.0
+
+LogFn = Callable[..., None]
+
+
+def _ago(seconds: float) -> str:
+    return f"{seconds:.1f} s"
+
+
+# --- readiness: one answer per dependency -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One check's answer. ``transient``: a failure that may pass by itself (the dependency
+    cannot be reached); it makes the pod unready only past the dependency's bound, and only
+    once the dependency had been reached."""
+
+    ok: bool
+    reason: str
+    transient: bool = False
+
+
+Check = Callable[[], Answer]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A dependency's check: ``grace_s`` how long it may be unreachable (once reached) before
+    the pod is unready; ``timeout_s`` how long one check may take by its own timeouts (the
+    check is hanging once it has not answered for three periods beyond that)."""
+
+    check: Check
+    grace_s: float = 0.0
+    timeout_s: float = 0.0
+
+
+@dataclass
+class _Dependency:
+    name: str
+    grace_s: float
+    timeout_s: float = 0.0
+    answer: Answer | None = None
+    checked_at: float | None = None
+    last_ok_at: float | None = None
+    failing_since: float | None = None
 
 
 class Health:
-    """The state both probes answer from; every method is thread-safe."""
+    """The state both probes answer from; every method is thread-safe.
 
-    def __init__(self, stale_after_s: float, clock: Callable[[], float] = time.monotonic
-                 ) -> None:
+    ``stale_after_s``: the longest gap between two cycle starts (or start-up attempts);
+    ``cycle_bound_s``: the longest a cycle may run (None: unbounded).
+    """
+
+    def __init__(self, stale_after_s: float, clock: Callable[[], float] = time.monotonic,
+                 cycle_bound_s: float | None = None) -> None:
         self.stale_after_s = stale_after_s
+        self.cycle_bound_s = cycle_bound_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._last_beat = clock()
+        self._born = clock()
+        self._last_beat = self._born
         self._thread: threading.Thread | None = None
-        self._ready = False
-        self._reason = "starting: the database has not been checked yet"
-        self._checked_at: float | None = None
         self.check_period_s = READINESS_PERIOD_S
+        self._deps: dict[str, _Dependency] = {}
+        # Liveness: "starting" until the start-up checks passed, then "running".
+        self._phase = "starting"
+        self._startup = "running the start-up checks"
+        self._attempts = 0
+        self._cycles = 0
+        self._cycle_started: float | None = None
+        self._last_cycle_s: float | None = None
+
+    # --- liveness ----------------------------------------------------------------------------
 
     def watch(self, thread: threading.Thread) -> None:
         """The thread that runs the cycle loop: live only while it is alive."""
         with self._lock:
             self._thread = thread
 
-    def beat(self) -> None:
-        """A cycle (or a start-up attempt) starts now."""
+    def startup_attempt(self) -> None:
+        """A start-up attempt (the checks) begins now: a heartbeat."""
         with self._lock:
+            self._attempts += 1
+            self._last_beat = self._clock()
+            self._startup = "running the start-up checks"
+
+    def startup_waiting(self, why: str) -> None:
+        """The attempt could not be made (``why``); the next one follows after a wait."""
+        with self._lock:
+            self._startup = f"waiting: {why}"
+
+    def started(self) -> None:
+        """The start-up checks passed: from now on cycles are expected."""
+        with self._lock:
+            self._phase = "running"
             self._last_beat = self._clock()
 
-    def set_ready(self, ready: bool, reason: str) -> None:
+    def cycle_started(self) -> None:
         with self._lock:
-            self._ready, self._reason, self._checked_at = ready, reason, self._clock()
+            self._phase = "running"
+            self._cycle_started = self._last_beat = self._clock()
+
+    def cycle_ended(self) -> None:
+        with self._lock:
+            if self._cycle_started is not None:
+                self._last_cycle_s = self._clock() - self._cycle_started
+            self._cycle_started = None
+            self._cycles += 1
+
+    def beat(self) -> None:
+        """A cycle starts now (kept for callers that only mark starts)."""
+        self.cycle_started()
+
+    def cycle_running_for(self) -> float | None:
+        """How long the current cycle has run, or None between cycles."""
+        with self._lock:
+            started = self._cycle_started
+        return None if started is None else self._clock() - started
 
     def live(self) -> tuple[bool, str]:
         with self._lock:
-            thread, last = self._thread, self._last_beat
+            thread, last, phase = self._thread, self._last_beat, self._phase
+            running_since, cycles, last_s = self._cycle_started, self._cycles, self._last_cycle_s
+            attempts, startup = self._attempts, self._startup
+        now = self._clock()
         if thread is not None and not thread.is_alive():
             return False, "the cycle loop has stopped"
-        idle = self._clock() - last
+        idle = now - last
+        limit = (f"limit {self.stale_after_s:g} s = 2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL")
+        if phase == "starting":
+            if idle > self.stale_after_s:
+                return False, (f"starting up for {_ago(now - self._born)}: start-up attempt "
+                               f"{attempts} has not ended for {_ago(idle)} ({limit}): hung")
+            return True, (f"ok: starting up for {_ago(now - self._born)}, no cycle yet "
+                          f"(start-up attempt {attempts}: {startup})")
+        if running_since is not None:
+            running = now - running_since
+            if self.cycle_bound_s is not None and running > self.cycle_bound_s:
+                return False, (f"a cycle has been running for {_ago(running)}, past its bound "
+                               f"of {self.cycle_bound_s:g} s (RFR_LOCK_TTL and a grace): "
+                               "the cycle is wedged")
+            return True, f"ok: a cycle is running for {_ago(running)} ({cycles} done before)"
         if idle > self.stale_after_s:
-            return False, (f"no cycle started for {idle:.1f} s (limit {self.stale_after_s:g} s "
-                           "= 2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL): the loop is wedged")
-        return True, f"ok: last cycle started {idle:.1f} s ago"
+            return False, (f"no cycle started for {_ago(idle)} ({limit}): the loop is wedged")
+        if cycles == 0:
+            return True, f"ok: start-up checks passed {_ago(idle)} ago, first cycle next"
+        took = f", took {_ago(last_s)}" if last_s is not None else ""
+        return True, f"ok: last cycle started {_ago(idle)} ago{took} ({cycles} cycles)"
+
+    # --- readiness ---------------------------------------------------------------------------
+
+    def expect(self, name: str, grace_s: float = 0.0, timeout_s: float = 0.0) -> None:
+        """Registers a dependency; it is unready until its first answer."""
+        with self._lock:
+            self._deps.setdefault(name, _Dependency(name, grace_s, timeout_s))
+
+    def report(self, name: str, answer: Answer) -> None:
+        """The dependency's latest answer."""
+        now = self._clock()
+        with self._lock:
+            dep = self._deps.setdefault(name, _Dependency(name, 0.0))
+            dep.answer, dep.checked_at = answer, now
+            if answer.ok:
+                dep.last_ok_at, dep.failing_since = now, None
+            elif dep.failing_since is None:
+                dep.failing_since = now
+
+    def set_ready(self, ready: bool, reason: str) -> None:
+        """The database's answer (the one dependency of the earliest probes)."""
+        self.report("database", Answer(ready, reason))
+
+    def _states(self) -> list[tuple[str, bool, str, float | None]]:
+        """(name, holds, reason, seconds since its last answer) per dependency."""
+        now = self._clock()
+        with self._lock:
+            deps = [(d.name, d.grace_s, d.timeout_s, d.answer, d.checked_at, d.last_ok_at,
+                     d.failing_since) for d in self._deps.values()]
+            phase = self._phase
+        out: list[tuple[str, bool, str, float | None]] = []
+        for name, grace, timeout, answer, checked, last_ok, failing in deps:
+            age = None if checked is None else now - checked
+            if answer is None or checked is None:
+                out.append((name, False, "not checked yet", None))
+            elif now - checked > 3 * self.check_period_s + timeout:
+                out.append((name, False, f"the check has not answered for {now - checked:.0f} "
+                            f"s (is it hanging?); its last answer: {answer.reason}", age))
+            elif answer.ok:
+                out.append((name, True, answer.reason, age))
+            elif answer.transient and last_ok is not None and failing is not None \
+                    and now - failing <= grace:
+                out.append((name, True, f"unreachable for {_ago(now - failing)}, within its "
+                            f"bound of {grace:g} s: {answer.reason}", age))
+            elif answer.transient and last_ok is not None and failing is not None:
+                out.append((name, False, f"unreachable for {_ago(now - failing)}, past its "
+                            f"bound of {grace:g} s: {answer.reason}", age))
+            elif answer.transient:
+                out.append((name, False, f"never reached since start: {answer.reason}", age))
+            else:
+                out.append((name, False, answer.reason, age))
+        if not out:
+            out.append(("database", False, "not checked yet", None))
+        if phase == "starting":
+            out.append(("start-up", False, "the start-up checks have not passed yet", None))
+        return out
 
     def ready(self) -> tuple[bool, str]:
-        with self._lock:
-            ready, reason, checked = self._ready, self._reason, self._checked_at
-        if checked is not None and self._clock() - checked > 3 * self.check_period_s:
-            return False, (f"the readiness check has not answered for "
-                           f"{self._clock() - checked:.0f} s (is the database hanging?)")
-        return ready, reason
+        """(ready, text): ``ok: …`` with each dependency on one line, or ``not ready: …`` and
+        one line per reason (``name: reason``)."""
+        states = self._states()
+        failing = [(n, r) for n, holds, r, _ in states if not holds]
+        if not failing:
+            return True, "ok: " + "; ".join(f"{n}: {r}" for n, _, r, _ in states)
+        lines = [f"not ready: {', '.join(n for n, _ in failing)}"]
+        lines += [f"{n}: {r}" for n, r in failing]
+        return False, redact("\n".join(lines))
+
+    def readiness(self) -> dict[str, Any]:
+        """The JSON form of ``/readyz``."""
+        states = self._states()
+        return {
+            "ready": all(holds for _, holds, _, _ in states),
+            "reasons": [f"{n}: {redact(r)}" for n, holds, r, _ in states if not holds],
+            "checks": {n: {"ok": holds, "reason": redact(r),
+                           "answeredSecondsAgo": None if age is None else round(age, 1)}
+                       for n, holds, r, age in states},
+        }
+
+    def readiness_json(self) -> str:
+        return json.dumps(self.readiness(), separators=(",", ":"))
 
 
 class ReadinessChecker:
-    """Checks the database and its schema every period, from a daemon thread, into ``health``.
+    """Runs each dependency's check every period, each on its own daemon thread, into
+    ``health`` (the checks themselves are the worker's: ``worker.py`` builds them)."""
 
-    ``connect`` opens a connection as the worker (kept open between checks, reopened after a
-    failure); ``package`` is what the schema must match.
-    """
-
-    def __init__(self, health: Health, connect: Callable[[], psycopg.Connection[Any]],
-                 package: Shipped, period_s: float = READINESS_PERIOD_S) -> None:
+    def __init__(self, health: Health, probes: Mapping[str, Probe],
+                 period_s: float = READINESS_PERIOD_S) -> None:
         self.health = health
         self.health.check_period_s = period_s
-        self._connect = connect
-        self._package = package
         self._period_s = period_s
         self._stop = threading.Event()
-        self._conn: psycopg.Connection[Any] | None = None
-        self._thread = threading.Thread(target=self._run, name="readiness", daemon=True)
+        self._probes = dict(probes)
+        for name, probe in self._probes.items():
+            health.expect(name, probe.grace_s, probe.timeout_s)
+        self._threads = [threading.Thread(target=self._run, args=(name, probe.check),
+                                          name=f"readiness-{name}", daemon=True)
+                         for name, probe in self._probes.items()]
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
-        if self._conn is not None:
-            self._conn.close()
+        for thread in self._threads:
+            thread.join(timeout=5)
 
     def check_once(self) -> None:
+        """Every check once, in this thread (tests)."""
+        for name, probe in self._probes.items():
+            self.health.report(name, probe.check())
+
+    def _run(self, name: str, check: Check) -> None:
+        while not self._stop.is_set():
+            self.health.report(name, check())
+            self._stop.wait(self._period_s)
+
+
+# --- the watchdog -------------------------------------------------------------------------------
+
+
+class Watchdog:
+    """Logs a cycle that runs long: once past ``warn_after_s`` (RFR_MAX_RUN_DURATION: claiming
+    has stopped), and once past the health's cycle bound (wedged: ``/livez`` fails meanwhile),
+    then when it finally ends. Looks every ``period_s`` from a daemon thread."""
+
+    def __init__(self, health: Health, warn_after_s: float, log: LogFn,
+                 period_s: float | None = None) -> None:
+        self._health = health
+        self._warn_after_s = warn_after_s
+        self._log = log
+        bound = health.cycle_bound_s or warn_after_s
+        self._period_s = period_s or max(0.1, min(1.0, warn_after_s / 4, bound / 4))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="watchdog", daemon=True)
+        self._warned = self._wedged = False
+        self._running_for = 0.0
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        self._thread.start()
         try:
-            if self._conn is None or self._conn.closed:
-                self._conn = self._connect()
-            drift = schema_drift(self._conn, self._package)
-        except psycopg.Error as err:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-            self.health.set_ready(False, f"the database cannot be reached or refused the "
-                                         f"check ({describe(err)})")
+            yield
+        finally:
+            self._stop.set()
+            self._thread.join(timeout=5)
+
+    def look(self) -> None:
+        """One look (the thread's loop; tests call it)."""
+        running = self._health.cycle_running_for()
+        bound = self._health.cycle_bound_s
+        if running is None:
+            if self._wedged:
+                self._log("cycle overrun ended", level="warning",
+                          runningSeconds=round(self._running_for, 1),
+                          message="the wedged cycle ended; /livez follows the cycles again")
+            self._warned = self._wedged = False
             return
-        if drift.matches:
-            self.health.set_ready(True, f"ok: {drift.message()}")
-        else:
-            self.health.set_ready(False, f"schema mismatch: {drift.message(limit=2)}")
+        self._running_for = running
+        if not self._warned and running > self._warn_after_s:
+            self._warned = True
+            self._log("cycle running long", level="warning", runningSeconds=round(running, 1),
+                      maxRunDurationSeconds=self._warn_after_s, boundSeconds=bound,
+                      message="the cycle is still running past RFR_MAX_RUN_DURATION (claiming "
+                      "has stopped); past its bound /livez fails")
+        if not self._wedged and bound is not None and running > bound:
+            self._wedged = True
+            self._log("cycle wedged", level="error", runningSeconds=round(running, 1),
+                      boundSeconds=bound,
+                      message="the cycle has run past RFR_LOCK_TTL and its grace: /livez "
+                      "answers 503 until it ends")
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            self.check_once()
-            self._stop.wait(self._period_s)
+        while not self._stop.wait(self._period_s):
+            self.look()
+
+
+def cycle_bound(lock_ttl_s: float) -> float:
+    """The longest a healthy cycle runs: the lock TTL (its client-side deadline is a second
+    before) plus a grace for the gauges and the unlock."""
+    return lock_ttl_s + min(CYCLE_GRACE_S, lock_ttl_s / 2)

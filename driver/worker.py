@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,8 @@ from .ops.dry_run import dry_run_command
 if TYPE_CHECKING:
     from .drift import Shipped
     from .metrics import Metrics
-    from .probes import Health
+    from .probes import Check, Health, ReadinessChecker
+    from .storage import Storage
 
 # Which variables the worker reads, and which a flag may override.
 _CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
@@ -147,9 +149,10 @@ def _start_checks(
     package = shipped(settings.sql_dir)
     if (refused := _check_bucket(settings)) is not None:
         return refused
+    target = database_target(settings)
     while True:
         if health is not None:
-            health.beat()
+            health.startup_attempt()
         try:
             if (refused := _check_schema(settings, package)) is not None:
                 return refused
@@ -168,12 +171,26 @@ def _start_checks(
                             f"{server_message(err)}", EXIT_USAGE)
             if retry is None:
                 raise
+            said = server_message(err)
             logs.log("start-up check waiting", level="warning", error=describe(err),
+                     database=target, reason=said, retryInSeconds=settings.polling_interval,
                      message="the database cannot be reached; the checks are made once it can")
+            if health is not None:
+                health.startup_waiting(f"the database cannot be reached at {target}: {said}")
             if retry.wait(settings.polling_interval):
                 return EXIT_OK
             continue
         return None
+
+
+def database_target(settings: Settings) -> str:
+    """``host:port/dbname as user`` of DATABASE_URL (never its password)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return describe_target(conninfo_to_dict(settings.database_url))
+    except psycopg.ProgrammingError:
+        return "the server of DATABASE_URL (unparsable)"
 
 
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
@@ -220,25 +237,26 @@ def _check_bucket(settings: Settings) -> int | None:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import run_loop
-    from .drift import shipped
     from .maintenance import Pruner
     from .metrics import Metrics
-    from .probes import Health, ReadinessChecker
+    from .probes import Health, Watchdog, cycle_bound
 
     stop = _StopSignal()
     metrics = Metrics()
     # The cycle loop runs in this thread; liveness watches it.
-    health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl)
+    health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl,
+                    cycle_bound_s=cycle_bound(settings.lock_ttl))
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
         port = metrics.start_server(settings.metrics_port, health=health)
     except OSError as err:
         return fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
-    readiness = ReadinessChecker(
-        health, lambda: connect(settings), shipped(settings.sql_dir),
-        period_s=max(1.0, min(settings.polling_interval, 10.0)))
-    readiness.start()
+    # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
+    readiness = _readiness(settings, health) if port is not None else None
+    if readiness is not None:
+        readiness.start()
+    watchdog = Watchdog(health, settings.max_run_duration, logs.log)
     try:
         if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
             stop.report()
@@ -246,26 +264,62 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         worker = _Worker(settings, metrics)
         try:
             logs.log("worker started", metricsPort=port, **_safe_settings(settings))
+            health.started()
             Pruner(settings).start(stop.event)
             if not settings.recordings_enabled:
                 logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
                          "idles, touches no recording and publishes nothing")
-            run_loop(worker.context, stop.event, on_tick=health.beat)
+            with watchdog.running():
+                run_loop(worker.context, stop.event, on_tick=health.cycle_started,
+                         on_done=health.cycle_ended)
             stop.report()
             logs.log("worker stopped")
             return EXIT_OK
         finally:
             worker.close()
     finally:
-        readiness.stop()
+        if readiness is not None:
+            readiness.stop()
         metrics.stop_server()
+
+
+def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
+    """/readyz's checks: the database (login, schema, contract) at once; the bucket and Kafka
+    unready at once when they refuse, and past a bound when they cannot be reached: two
+    polling intervals plus the time one attempt may take (a broker restart is no reason to
+    take every pod out of service)."""
+    from .db import CONNECT_TIMEOUT_S
+    from .drift import shipped
+    from .probes import Probe, ReadinessChecker
+    from .relay import delivery_timeout_for
+    from .storage import Storage
+
+    database = database_check(lambda: connect(settings), shipped(settings.sql_dir),
+                              database_target(settings))
+    probes = {
+        "database": Probe(database, timeout_s=CONNECT_TIMEOUT_S),
+        "storage": Probe(storage_check(Storage(settings)),
+                         grace_s=2 * settings.polling_interval + settings.s3_timeout,
+                         timeout_s=3 * settings.s3_timeout),
+        "kafka": Probe(kafka_check(settings),
+                       grace_s=2 * settings.polling_interval + delivery_timeout_for(settings),
+                       timeout_s=KAFKA_CHECK_TIMEOUT_S),
+    }
+    return ReadinessChecker(health, probes,
+                            period_s=max(1.0, min(settings.polling_interval, 10.0)))
 
 
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import CycleSummary, run_cycle
 
     if args.dry_run:
-        return dry_run_command(args, settings)
+        try:
+            return dry_run_command(args, settings)
+        except psycopg.errors.InsufficientPrivilege as err:
+            # The worker's login: the dry run reads what only operators may (claim_preview).
+            return fail(f"database error: {describe(err)}: {err}; `run-once --dry-run` is an "
+                        "operator's command: log in as a role granted "
+                        "recording_finalize_operator")
     try:
         refused = _start_checks(settings)
     except psycopg.Error as err:
@@ -292,6 +346,125 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if summary.ok else EXIT_FAILURE
 
 
+# --- /readyz's checks: one per dependency (probes.py runs them) -------------------------------
+
+#: How long the Kafka check waits for the broker's metadata answer.
+KAFKA_CHECK_TIMEOUT_S = 5.0
+
+
+def describe_target(conninfo_params: Mapping[str, Any]) -> str:
+    """``host:port/dbname as user`` of a libpq conninfo, never its password."""
+    hosts = str(conninfo_params.get("host") or conninfo_params.get("hostaddr") or "localhost")
+    ports = str(conninfo_params.get("port") or "5432")
+    host_list, port_list = hosts.split(","), ports.split(",")
+    if len(port_list) == 1:
+        port_list = port_list * len(host_list)
+    where = ",".join(f"{h}:{p}" for h, p in zip(host_list, port_list, strict=False))
+    db = conninfo_params.get("dbname")
+    user = conninfo_params.get("user")
+    return where + (f"/{db}" if db else "") + (f" as {user}" if user else "")
+
+
+def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Shipped,
+                   target: str) -> Check:
+    """A new connection every time (a password rotated under the running worker shows here,
+    while the pool's open connections still work), then the drift check and the contract."""
+    from . import contract
+    from .db import refusal, server_message
+    from .drift import schema_drift
+    from .probes import Answer
+
+    def check() -> Answer:
+        try:
+            with connect() as conn:
+                drift = schema_drift(conn, package)
+                if not drift.matches:
+                    return Answer(False, f"schema mismatch: {drift.message(limit=2)}")
+                owner = contract.product_owner(conn)
+                problems = contract.check(conn, owner) if owner is not None else None
+        except psycopg.Error as err:
+            said = server_message(err)
+            if (meaning := refusal(err)) is not None:
+                return Answer(False, f"the database at {target} refused the worker: {meaning} "
+                              f"(the server said: {said})")
+            return Answer(False, f"the database cannot be reached at {target}: {said}")
+        if owner is None:
+            return Answer(False, "schema missing: schema recording_finalize does not exist "
+                          "(run `recording-finalize migrate`)")
+        if problems:
+            return Answer(False, "the contract with the messenger service's tables does not "
+                          f"hold: {' '.join(problems.message().split())}")
+        return Answer(True, drift.message())
+
+    return check
+
+
+def storage_check(storage: Storage) -> Check:
+    """HeadBucket (and the HEAD client's view of the bucket)."""
+    from .probes import Answer
+    from .storage import StorageConfigError
+
+    def check() -> Answer:
+        try:
+            confirmed = storage.check_bucket()
+        except StorageConfigError as err:
+            return Answer(False, f"the file storage refuses the bucket {storage.bucket!r} "
+                          f"({err.code}): check RFR_S3_BUCKET, the endpoint and the credentials")
+        if not confirmed:
+            return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
+                          "file storage cannot be reached)", transient=True)
+        return Answer(True, f"bucket {storage.bucket!r} confirmed")
+
+    return check
+
+
+def kafka_check(settings: Settings) -> Check:
+    """A metadata request for the topic, on a client of its own (it never produces, and never
+    creates the topic)."""
+    import logging
+
+    from confluent_kafka import KafkaError, KafkaException, Producer
+
+    from .probes import Answer
+    from .relay import CLIENT_ID, producer_config
+
+    quiet = logging.getLogger("recording_finalize.probes.librdkafka")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    config = {k: v for k, v in producer_config(settings).items() if k in (
+        "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.username",
+        "sasl.password", "reconnect.backoff.max.ms")}
+    config |= {"client.id": f"{CLIENT_ID}-readiness", "allow.auto.create.topics": False,
+               "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
+               "logger": quiet, "error_cb": lambda _err: None}
+    topic = settings.topic
+    try:
+        client = Producer(config)
+    except KafkaException as exc:
+        refused = Answer(False, f"the Kafka client cannot be built from the configuration "
+                         f"({exc}): check KAFKA_*")
+        return lambda: refused
+
+    def check() -> Answer:
+        try:
+            metadata = client.list_topics(topic=topic, timeout=KAFKA_CHECK_TIMEOUT_S)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            name = err.name() if err is not None else type(exc).__name__
+            return Answer(False, f"the broker ({settings.kafka_bootstrap_servers}) did not "
+                          f"answer within {KAFKA_CHECK_TIMEOUT_S:g} s ({name})", transient=True)
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            why = found.error.name() if found is not None and found.error is not None \
+                else "absent"
+            return Answer(False, f"the broker answers but has no topic {topic!r} for us "
+                          f"({why}): check RFR_TOPIC, the topic and its ACLs")
+        return Answer(True, f"broker answers, topic {topic!r} has "
+                      f"{len(found.partitions)} partition(s)")
+
+    return check
+
+
 RUN = Command(
     name="run",
     summary="the long-running sidecar: a cycle every polling interval, relay, /metrics",
@@ -300,12 +473,17 @@ RUN = Command(
         "lock (busy: skip the tick), claims due rows, checks each recording's binary in S3,\n"
         "records the outcome, relays the outbox to Kafka and refreshes the gauges. Serves\n"
         "Prometheus metrics on RFR_METRICS_PORT (0 disables), with the probes /livez (200 while\n"
-        "cycles start on schedule; 503 after 2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL without\n"
-        "one) and /readyz (200 when the database answers and its schema matches this package;\n"
-        "503 and the reason otherwise). A failed cycle is logged, counted and retried on the\n"
-        "next tick; a lost database connection is re-established. At start an unreachable\n"
-        "database is waited for (the endpoint answers meanwhile). SIGTERM/SIGINT: the current\n"
-        "row is finished or left untouched, the lock released, exit 0."
+        "starting up or while cycles start on schedule; 503 after 2 x RFR_POLLING_INTERVAL +\n"
+        "RFR_LOCK_TTL without one, or while a cycle runs past RFR_LOCK_TTL and a grace, which\n"
+        "is also logged) and /readyz (200 when the database accepts the login, its schema\n"
+        "matches this package and the contract with the service's tables holds, the bucket is\n"
+        "confirmed and the Kafka broker knows RFR_TOPIC; an unreachable storage or broker only\n"
+        "counts once it lasted 2 x RFR_POLLING_INTERVAL + its timeout; 503 and one reason per\n"
+        "line otherwise, ?format=json for JSON). A failed cycle is logged, counted and retried\n"
+        "on the next tick; a lost database connection is re-established. At start an\n"
+        "unreachable database is waited for, logging its host, port and libpq's error (the\n"
+        "endpoint answers meanwhile). SIGTERM/SIGINT: the current row is finished or left\n"
+        "untouched, the lock released, exit 0."
     ),
     exits=(
         "exit 1: the worker could not start (e.g. the metrics port is taken).\n"

@@ -55,9 +55,6 @@ WORKER_SECRET = "recording-finalize-retry-worker"
 OWNER_SECRET = "recording-finalize-retry-owner"
 IMAGE = "recording-finalize-retry"
 
-#: CLI commands the manifests run that the driver does not have yet (another branch brings
-#: them); each is reported as skipped until it exists, then this set must lose it.
-PENDING_COMMANDS = {"wait-for-schema"}
 
 IDS = [str(k.relative_to(REPO)) for k in KUSTOMIZATIONS]
 
@@ -158,13 +155,7 @@ def test_the_commands_the_manifests_run_are_the_clis(rendered: list[dict[str, An
     commands = _cli_commands()
     used = {c["args"][0] for _, spec in pod_specs(rendered) for c in containers(spec)}
     assert used == {"run", "migrate", "wait-for-schema"}, used
-    assert not PENDING_COMMANDS & commands, (
-        f"{sorted(PENDING_COMMANDS & commands)} exist now: remove them from PENDING_COMMANDS")
-    missing = used - commands
-    assert missing <= PENDING_COMMANDS, f"the CLI has no command {sorted(missing)}"
-    if missing:
-        pytest.skip(f"pending (not in the CLI yet): {sorted(missing)}; their flags are not "
-                    "checked")
+    assert used <= commands, f"the CLI has no command {sorted(used - commands)}"
     help_text = subprocess.run([CLI, "wait-for-schema", "--help"], capture_output=True,
                                text=True, timeout=30).stdout
     assert "--timeout" in help_text

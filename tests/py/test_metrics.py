@@ -21,6 +21,7 @@ P = "messenger_recording_finalize"
 # Every series a fresh Metrics exposes, by its exposed name (docs/driver-design.md).
 EXPECTED_NAMES = {
     f"{P}_backlog",
+    f"{P}_due_rows",
     f"{P}_oldest_age_seconds",
     f"{P}_reconciled_total",
     f"{P}_failed_total",
@@ -32,6 +33,8 @@ EXPECTED_NAMES = {
     f"{P}_published_total",
     f"{P}_publish_failures_total",
     f"{P}_last_success_timestamp_seconds",
+    f"{P}_last_refresh_timestamp_seconds",
+    f"{P}_ready",
     f"{P}_config_errors_total",
     f"{P}_cycles_total",
     f"{P}_cycle_duration_seconds_bucket",
@@ -98,15 +101,27 @@ def test_build_info_carries_the_version_and_the_schema_version() -> None:
     assert 'version="0.' in line and 'schema_version="0' in line and line.endswith(" 1.0")
 
 
-def test_update_from_stats_sets_the_gauges() -> None:
-    m = Metrics()
+def test_update_from_stats_sets_the_gauges_and_when_they_were_refreshed() -> None:
+    now = [1000.0]
+    m = Metrics(clock=lambda: now[0])
+    # Until the first refresh: the process start (an alert on age must not fire at start-up).
+    assert samples(m.render().decode())[f"{P}_last_refresh_timestamp_seconds"] == 1000.0
+    now[0] = 1500.0
     m.update_from_stats(FakeStats())
     s = samples(m.render().decode())
+    assert s[f"{P}_last_refresh_timestamp_seconds"] == 1500.0
     assert s[f"{P}_backlog"] == 7
+    assert s[f"{P}_due_rows"] == 3
     assert s[f"{P}_oldest_age_seconds"] == 1234.5
     assert s[f"{P}_quarantined_rows"] == 2
     assert s[f"{P}_publish_backlog"] == 1001
     assert s[f"{P}_oldest_unpublished_age_seconds"] == 61.25
+    # A cycle that could not read stats() (database away) leaves values and timestamp as they
+    # were: the age of the timestamp is what says the values are stale.
+    now[0] = 1900.0
+    m.observe_cycle("error", 0.1)
+    s = samples(m.render().decode())
+    assert s[f"{P}_last_refresh_timestamp_seconds"] == 1500.0 and s[f"{P}_backlog"] == 7
 
 
 def test_counters_and_cycles() -> None:
