@@ -18,9 +18,9 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -119,13 +119,6 @@ class Template:
     owner_password: str = ""
 
 
-def stack_password(stack: Stack, role: str) -> str:
-    """The password of one of the suite's cluster-wide logins: derived from the stack's own
-    secret, so that two pytest sessions sharing a stack (RFR_STACK_DIR) set the same one and
-    never lock each other's workers out by resetting it."""
-    return hashlib.sha256(f"{stack.owner_url}\0{role}".encode()).hexdigest()[:32]
-
-
 def ensure_login(conn: psycopg.Connection[Any], role: str, password: str,
                  options: str = "") -> None:
     """Creates the LOGIN role (cluster-wide) or resets its password and options."""
@@ -137,7 +130,7 @@ def ensure_login(conn: psycopg.Connection[Any], role: str, password: str,
 @pytest.fixture(scope="session")
 def template_db(stack: Stack) -> Iterator[Template]:
     name = f"rfr_tpl_{uuid.uuid4().hex[:10]}"
-    owner_password = stack_password(stack, SCHEMA_OWNER_ROLE)
+    owner_password = secrets.token_hex(16)
     with _admin(stack) as conn:
         # The schema owner as production has it: not a superuser; CREATEROLE for the roles the
         # migrations create (recording_finalize_worker, recording_finalize_operator).
@@ -152,8 +145,8 @@ def template_db(stack: Stack) -> Iterator[Template]:
         proc = subprocess.run([CLI, "migrate", "--create-service-tables"], env=env,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        password = stack_password(stack, WORKER_ROLE)
-        operator_password = stack_password(stack, OPERATOR_ROLE)
+        password = secrets.token_hex(16)
+        operator_password = secrets.token_hex(16)
         with _admin(stack, name) as conn:
             ensure_login(conn, WORKER_ROLE, password)
             conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
