@@ -45,8 +45,11 @@ sys.path.insert(0, str(REPO))
 from tools import stack as stack_tool  # noqa: E402
 
 CLI = str(Path(sys.executable).parent / "recording-finalize")
-WORKER_ROLE = "rfr_worker_login"
-OPERATOR_ROLE = "rfr_operator_login"
+# Logins are cluster-wide and each session sets their passwords: sessions sharing one stack
+# (RFR_STACK_DIR) would reset each other's, so each session has logins of its own.
+SESSION_TAG = uuid.uuid4().hex[:8]
+WORKER_ROLE = f"rfr_worker_login_{SESSION_TAG}"
+OPERATOR_ROLE = f"rfr_operator_login_{SESSION_TAG}"
 SCHEMA_OWNER_ROLE = "rfr_schema_owner"
 TOPIC_DEFAULT = "pin.messenger.call-recording-available.v1"
 
@@ -157,6 +160,9 @@ def template_db(stack: Stack) -> Iterator[Template]:
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
+            for role in (WORKER_ROLE, OPERATOR_ROLE):
+                with contextlib.suppress(psycopg.Error):  # a test's database may still exist
+                    conn.execute(f"drop role if exists {role}")
 
 
 # ------------------------------------------------------------------------------------------
