@@ -231,6 +231,21 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, operator: Worker,
     assert json.loads(operator.cli("status", "--json").stdout)["quarantined"] == 0
 
 
+def test_service_sql_prints_for_the_services_dba_without_any_database() -> None:
+    """service-sql never connects: the service's DBA runs it with no DATABASE_URL at all."""
+    schema = run_cli("service-sql", "schema", env={})
+    assert schema.returncode == 0, schema.stderr
+    assert (REPO / "sql" / "service" / "schema.sql").read_text() == schema.stdout
+    grants = run_cli("service-sql", "grants", "--to", "product_owner", env={})
+    assert grants.returncode == 0, grants.stderr
+    assert "grant usage, create on schema messenger to product_owner;" in grants.stdout
+    assert run_cli("service-sql", "grants", env={}).returncode == 2  # --to is needed
+    assert run_cli("service-sql", "recommended", env={}).returncode == 0
+    # A command that connects still needs it.
+    status = run_cli("status", env={})
+    assert status.returncode == 2 and "DATABASE_URL" in status.stderr
+
+
 def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: object) -> None:
     name = f"rfr_mig_{uuid.uuid4().hex[:10]}"
     import psycopg
