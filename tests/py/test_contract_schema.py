@@ -1,8 +1,9 @@
 """The published JSON Schema of call-recording-available holds for what the SQL really emits.
 
-Payloads come from a real database: the happy path (``recording_finalize.recording_ingest_completed``)
-and the safety net (``claim_due`` → ``apply_outcome(found)`` as the worker role). Both must
-validate, and both must have the same shape; the schema must refuse what the contract forbids.
+Payloads come from a real database: the happy path
+(``recording_finalize.recording_ingest_completed``) and the safety net (``claim_due`` →
+``apply_outcome(found)`` as the worker role). Both must validate, and both must have the same
+shape; the schema must refuse what the contract forbids.
 """
 
 from __future__ import annotations
