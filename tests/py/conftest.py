@@ -50,7 +50,8 @@ CLI = str(Path(sys.executable).parent / "recording-finalize")
 SESSION_TAG = uuid.uuid4().hex[:8]
 WORKER_ROLE = f"rfr_worker_login_{SESSION_TAG}"
 OPERATOR_ROLE = f"rfr_operator_login_{SESSION_TAG}"
-SCHEMA_OWNER_ROLE = "rfr_schema_owner"
+# The product's owner too: tests migrate as it (Db.schema_owner_url), so its password must stay.
+SCHEMA_OWNER_ROLE = f"rfr_schema_owner_{SESSION_TAG}"
 TOPIC_DEFAULT = "pin.messenger.call-recording-available.v1"
 
 
@@ -160,7 +161,7 @@ def template_db(stack: Stack) -> Iterator[Template]:
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
-            for role in (WORKER_ROLE, OPERATOR_ROLE):
+            for role in (WORKER_ROLE, OPERATOR_ROLE, SCHEMA_OWNER_ROLE):
                 with contextlib.suppress(psycopg.Error):  # a test's database may still exist
                     conn.execute(f"drop role if exists {role}")
 
@@ -175,6 +176,9 @@ class Db:
     name: str
     worker_url: str
     operator_url: str = ""
+    #: The product's owner (the role that ran migrate: it owns the product's schemas); the
+    #: stack's superuser (``owner_url``) plays the service and the DBA.
+    schema_owner_url: str = ""
 
     @property
     def owner_url(self) -> str:
@@ -209,7 +213,8 @@ def db(stack: Stack, template_db: Template) -> Iterator[Db]:
     try:
         yield Db(stack, name,
                  stack.url_for(name, template_db.worker_user, template_db.worker_password),
-                 stack.url_for(name, template_db.operator_user, template_db.operator_password))
+                 stack.url_for(name, template_db.operator_user, template_db.operator_password),
+                 stack.url_for(name, template_db.owner_user, template_db.owner_password))
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
