@@ -167,7 +167,8 @@ def _settings(args: argparse.Namespace, command: Command) -> Settings:
         name: value for name in command.flags
         if (value := getattr(args, name, None)) is not None
     }
-    settings = load_settings(os.environ, overrides)
+    settings = load_settings(os.environ, overrides,
+                             database_required="DATABASE_URL" in command.required)
     if command.prepare is not None:
         command.prepare(settings)
     return settings

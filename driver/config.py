@@ -306,8 +306,10 @@ class _Reader:
         raise self.fail(name, value, source)
 
 
-def _check_database_url(r: _Reader) -> str:
+def _check_database_url(r: _Reader, required: bool = True) -> str:
     value, source = r.raw("DATABASE_URL")
+    if value is None and not required:
+        return ""
     if value is None:
         raise r.fail("DATABASE_URL", value, source)
     try:
@@ -501,12 +503,15 @@ def _check_sla_and_grace(r: _Reader) -> tuple[float, float]:
 
 
 def load_settings(
-    environ: Mapping[str, str], overrides: Mapping[str, str] | None = None
+    environ: Mapping[str, str], overrides: Mapping[str, str] | None = None,
+    *, database_required: bool = True,
 ) -> Settings:
     """Validates ``environ`` (overridden by ``overrides``, keyed by variable name).
 
     Raises ``ConfigError`` for the first variable that breaks its rule. Touches nothing outside
-    this process: no connection, no file but the ``RFR_SQL_DIR`` check.
+    this process: no connection, no file but the ``RFR_SQL_DIR`` check. A command that never
+    connects (``service-sql``) passes ``database_required=False``: an unset DATABASE_URL is
+    then ``""`` (a set one is still checked).
     """
     r = _Reader(environ, overrides or {})
     # In this order: the first variable that breaks its rule is the one reported.
@@ -515,7 +520,7 @@ def load_settings(
     protocol, mechanism, username, password = _check_kafka_security(r)
     sla, grace = _check_sla_and_grace(r)
     return Settings(
-        database_url=_check_database_url(r),
+        database_url=_check_database_url(r, database_required),
         s3_endpoint_url=_check_endpoint(r),
         s3_region=r.text("AWS_REGION") or r.text("AWS_DEFAULT_REGION") or "us-east-1",
         aws_access_key_id=r.text("AWS_ACCESS_KEY_ID"),

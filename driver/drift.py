@@ -143,6 +143,19 @@ class SchemaDrift:
     def database_is_newer(self) -> bool:
         return self.newer == "database"
 
+    @property
+    def older_history(self) -> bool:
+        """The database holds a migration history this package does not continue: none of its
+        applied migrations is one of the package's, and an older package applied them (the
+        history before a baseline reset, CHANGELOG.md)."""
+        return self.newer == "history"
+
+    @property
+    def migrate_refuses(self) -> bool:
+        """No migrate of this package may touch the database: it is newer, or its history is
+        one this package does not continue."""
+        return self.newer in ("database", "history")
+
     def message(self, limit: int = 5) -> str:
         """One line: what differs and what to do."""
         if self.matches:
@@ -158,6 +171,12 @@ class SchemaDrift:
             return (f"the database is newer than this package: it was migrated by {theirs}, "
                     f"this is {ours}: {shown}; upgrade the package (this package's migrate "
                     "refuses to roll the schema back)")
+        if self.older_history:
+            return (f"the database holds a migration history that {ours} does not continue: "
+                    f"it was migrated by {theirs}, and the package's history was reset to a new "
+                    f"baseline since: {shown}; migrate cannot move it forward: move the install "
+                    "as CHANGELOG.md says at the version that reset the history (`Migration "
+                    "history reset`)")
         side = " (the package is newer than the database)" if self.newer == "package" else ""
         return (f"the database schema does not match {ours}{side}: {shown}; "
                 "run `recording-finalize migrate`")
@@ -172,7 +191,13 @@ def compare(package: Shipped, state: DbState) -> SchemaDrift:
     differences: list[str] = []
     newer: str | None = None
     extra = set(state.migrations) - set(package.migrations)
-    if extra:
+    if extra and not set(state.migrations) & set(package.migrations) and package.migrations \
+            and version_key(state.package_version) < version_key(package.version):
+        # Nothing in common, applied by an older package: the history before a reset.
+        newer = "history"
+        differences.append(f"it has the migration(s) {_names(extra)} of an older history, "
+                           "none of which this package ships")
+    elif extra:
         newer = "database"
         differences.append(f"it has migration(s) {_names(extra)} that this package does not "
                            "ship")

@@ -46,7 +46,7 @@ MIGRATE_JOB = "deploy/kubernetes/base/migrate-job.yaml"
 IMAGE = "recording-finalize-retry"
 JOB_PREFIX = "recording-finalize-retry-migrate-"
 
-FINGERPRINT_LINE = re.compile(r"^Schema fingerprint: ([0-9a-f]{64})\s*$", re.M)
+FINGERPRINT_LINE = re.compile(r"^Schema fingerprint: ([0-9a-f]{64})[ \t]*$", re.M)
 ENTRY = re.compile(r"^## \[(?P<version>[^\]]+)\](?P<rest>.*)$", re.M)
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 

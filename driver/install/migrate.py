@@ -153,7 +153,7 @@ def _state(conn: psycopg.Connection[Any]) -> drift.DbState:
 
 def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
     comparison = drift.compare(package, state)
-    if comparison.database_is_newer:
+    if comparison.migrate_refuses:
         return comparison.message()
     for migration_id, recorded in sorted(state.migrations.items()):
         shipped = package.migrations.get(migration_id)

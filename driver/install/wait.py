@@ -36,7 +36,7 @@ def wait_for_schema_command(args: argparse.Namespace, settings: Settings) -> int
         try:
             with connect(settings) as conn:
                 drift = schema_drift(conn, package)
-                if drift.database_is_newer:
+                if drift.migrate_refuses:  # no migrate of this package will change it
                     return fail(f"wait-for-schema: {drift.message()}", EXIT_USAGE)
                 if drift.matches:
                     problems = _contract(conn)

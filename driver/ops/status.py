@@ -108,7 +108,8 @@ def _status_json(package: Shipped, drift: SchemaDrift, figures: Stats,
 
 def _print_gauges(package: Shipped, drift: SchemaDrift, figures: Stats) -> None:
     verdict = "matches" if drift.matches else (
-        "DATABASE IS NEWER" if drift.database_is_newer else "DIFFERS, run migrate")
+        "DATABASE IS NEWER" if drift.database_is_newer else
+        "AN OLDER HISTORY, see CHANGELOG.md" if drift.older_history else "DIFFERS, run migrate")
     print(f"schema version                {drift.database_schema_version or '-'} (package "
           f"{package.schema_version}, recording-finalize {package.version}): {verdict}")
     print(f"backlog (Pending rows)        {figures.backlog}")

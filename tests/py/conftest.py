@@ -45,9 +45,13 @@ sys.path.insert(0, str(REPO))
 from tools import stack as stack_tool  # noqa: E402
 
 CLI = str(Path(sys.executable).parent / "recording-finalize")
-WORKER_ROLE = "rfr_worker_login"
-OPERATOR_ROLE = "rfr_operator_login"
-SCHEMA_OWNER_ROLE = "rfr_schema_owner"
+# Logins are cluster-wide and each session sets their passwords: sessions sharing one stack
+# (RFR_STACK_DIR) would reset each other's, so each session has logins of its own.
+SESSION_TAG = uuid.uuid4().hex[:8]
+WORKER_ROLE = f"rfr_worker_login_{SESSION_TAG}"
+OPERATOR_ROLE = f"rfr_operator_login_{SESSION_TAG}"
+# The product's owner too: tests migrate as it (Db.schema_owner_url), so its password must stay.
+SCHEMA_OWNER_ROLE = f"rfr_schema_owner_{SESSION_TAG}"
 TOPIC_DEFAULT = "pin.messenger.call-recording-available.v1"
 
 
@@ -157,6 +161,9 @@ def template_db(stack: Stack) -> Iterator[Template]:
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
+            for role in (WORKER_ROLE, OPERATOR_ROLE, SCHEMA_OWNER_ROLE):
+                with contextlib.suppress(psycopg.Error):  # a test's database may still exist
+                    conn.execute(f"drop role if exists {role}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -169,6 +176,9 @@ class Db:
     name: str
     worker_url: str
     operator_url: str = ""
+    #: The product's owner (the role that ran migrate: it owns the product's schemas); the
+    #: stack's superuser (``owner_url``) plays the service and the DBA.
+    schema_owner_url: str = ""
 
     @property
     def owner_url(self) -> str:
@@ -203,7 +213,8 @@ def db(stack: Stack, template_db: Template) -> Iterator[Db]:
     try:
         yield Db(stack, name,
                  stack.url_for(name, template_db.worker_user, template_db.worker_password),
-                 stack.url_for(name, template_db.operator_user, template_db.operator_password))
+                 stack.url_for(name, template_db.operator_user, template_db.operator_password),
+                 stack.url_for(name, template_db.owner_user, template_db.owner_password))
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')

@@ -9,6 +9,7 @@ functions' own argument checks (RF001 for every out-of-range parameter) are pgTA
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from typing import Any
 
@@ -123,7 +124,7 @@ def test_a_finalize_row_whose_recording_does_not_exist_is_quarantined(
     assert summary["quarantined"] == 1 and summary["error"] is None
     row = finalize_row(db, ghost)
     assert row["status"] == "Quarantined"
-    assert row["last_error"] == "RecordingNotFound: no call_recordings row with this id"
+    assert row["last_error"] == "RecordingNotFound: no messenger.call_recordings row with this id"
 
 
 def test_a_recording_whose_session_does_not_exist_is_quarantined(
@@ -189,15 +190,32 @@ def test_a_pending_row_of_a_failed_recording_is_closed_without_an_event(
     assert outbox_count(db, seeded.recording_id) == 0
 
 
-def test_a_terminal_recording_cannot_be_moved_back(db: Db) -> None:
+def test_a_terminal_recording_cannot_be_moved_back(worker: Worker, db: Db) -> None:
+    """The product never moves an Available or Failed recording (its functions answer
+    already_available / already_failed, test below); the table-level guard for every writer is
+    the service's choice (SPEC 8): `service-sql recommended`, applied as it is by the tables'
+    owner, refuses a direct move back with RF008 and leaves the product's own path working."""
     seeded = seed_stuck(db)
-    db.one("select messenger.recording_ingest_completed(%s, 'f/1', 1, 1, 'Ogg')",
-           (seeded.recording_id,))
+    assert ingest(db, seeded.recording_id, worker.topic) == "available"
+    recommended = worker.cli("service-sql", "recommended")
+    assert recommended.returncode == 0, recommended.stderr
+    applied = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", db.owner_url],
+                             input=recommended.stdout, capture_output=True, text=True,
+                             timeout=60)
+    assert applied.returncode == 0, applied.stderr
     with pytest.raises(psycopg.Error) as err:
         db.one("update messenger.call_recordings set status = 'Uploading' where id = %s",
                (seeded.recording_id,))
     assert err.value.sqlstate == "RF008"
     assert recording(db, seeded.recording_id)["status"] == "Available"
+    # With the guard in place the product's own writers still work: a late duplicate callback
+    # is a no-op, and a cycle finalizes a stuck recording and relays both events.
+    assert ingest(db, seeded.recording_id, worker.topic) == "already_available"
+    other = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, other.recording_id)
+    summary = worker.run_once()
+    assert (summary["reconciled"], summary["published"], summary["error"]) == (1, 2, None)
+    assert recording(db, other.recording_id)["status"] == "Available"
 
 
 # --- the happy path's callback: duplicated, late, malformed ----------------------------------
@@ -205,7 +223,7 @@ def test_a_terminal_recording_cannot_be_moved_back(db: Db) -> None:
 
 def ingest(db: Db, recording_id: uuid.UUID, topic: str | None, file_id: str = "files/a",
            size: int = 10, duration: int = 5, fmt: str = "Webm") -> Any:
-    return db.one("select messenger.recording_ingest_completed(%s, %s, %s, %s, %s, %s)",
+    return db.one("select recording_finalize.recording_ingest_completed(%s, %s, %s, %s, %s, %s)",
                   (recording_id, file_id, size, duration, fmt, topic))[0]
 
 

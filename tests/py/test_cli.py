@@ -166,8 +166,12 @@ def test_a_flag_overrides_its_variable_and_is_validated_the_same_way(
 
 
 def test_the_database_password_never_appears_when_the_database_is_unreachable() -> None:
+    # The file storage is unreachable too (no verdict: run-once checks the bucket first and a
+    # storage it cannot reach does not stop it), so run-once gets as far as the database.
     env = GOOD_ENV | {
-        "DATABASE_URL": f"postgresql://worker:Sup3rS3cret-pw@127.0.0.1:{DEAD_PORT}/db"}
+        "DATABASE_URL": f"postgresql://worker:Sup3rS3cret-pw@127.0.0.1:{DEAD_PORT}/db",
+        "S3_ENDPOINT_URL": f"http://127.0.0.1:{DEAD_PORT}", "AWS_ACCESS_KEY_ID": "rfr-test",
+        "AWS_SECRET_ACCESS_KEY": "rfr-test", "AWS_DEFAULT_REGION": "us-east-1"}
     for command in (["run-once"], ["status"], ["requeue", str(uuid.uuid4()), "--reason", "x"],
                     ["explain", str(uuid.uuid4())], ["audit"], ["migrate"]):
         proc = run_cli(*command, env=env)
@@ -227,6 +231,21 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, operator: Worker,
     assert json.loads(operator.cli("status", "--json").stdout)["quarantined"] == 0
 
 
+def test_service_sql_prints_for_the_services_dba_without_any_database() -> None:
+    """service-sql never connects: the service's DBA runs it with no DATABASE_URL at all."""
+    schema = run_cli("service-sql", "schema", env={})
+    assert schema.returncode == 0, schema.stderr
+    assert (REPO / "sql" / "service" / "schema.sql").read_text() == schema.stdout
+    grants = run_cli("service-sql", "grants", "--to", "product_owner", env={})
+    assert grants.returncode == 0, grants.stderr
+    assert "grant usage, create on schema messenger to product_owner;" in grants.stdout
+    assert run_cli("service-sql", "grants", env={}).returncode == 2  # --to is needed
+    assert run_cli("service-sql", "recommended", env={}).returncode == 0
+    # A command that connects still needs it.
+    status = run_cli("status", env={})
+    assert status.returncode == 2 and "DATABASE_URL" in status.stderr
+
+
 def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: object) -> None:
     name = f"rfr_mig_{uuid.uuid4().hex[:10]}"
     import psycopg
@@ -235,13 +254,25 @@ def test_migrate_is_idempotent_and_honours_rfr_sql_dir(stack: Stack, tmp_path: o
         conn.execute(f'create database "{name}"')
     try:
         env = {"DATABASE_URL": stack.url_for(name)}
-        first = run_cli("migrate", env=env, timeout=120)
+        # An empty database has no service tables: plain migrate refuses (the contract) and
+        # writes nothing; --create-service-tables is the new database's way in.
+        refused = run_cli("migrate", env=env, timeout=120)
+        assert refused.returncode == 2, refused.stderr
+        assert "--create-service-tables" in refused.stderr
+        with psycopg.connect(stack.url_for(name)) as conn:
+            assert conn.execute("select count(*) from pg_namespace where nspname in "
+                                "('messenger', 'recording_finalize', 'recording_finalize_internal',"
+                                " 'recording_finalize_migrations')").fetchone() == (0,)
+        first = run_cli("migrate", "--create-service-tables", env=env, timeout=120)
         assert first.returncode == 0, first.stderr
         migrations = len(list((REPO / "sql" / "migrations").glob("*.sql")))
         assert f"migrations applied: {migrations}" in first.stdout
         second = run_cli("migrate", env=env, timeout=120)
         assert second.returncode == 0, second.stderr
         assert "migrations applied: 0 (up to date)" in second.stdout
+        again = run_cli("migrate", "--create-service-tables", env=env, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert "migrations applied: 0 (up to date)" in again.stdout
         missing = run_cli("migrate", env=env | {"RFR_SQL_DIR": "/nonexistent/sql"})
         assert missing.returncode == 2 and "RFR_SQL_DIR" in missing.stderr
         with psycopg.connect(stack.url_for(name)) as conn:

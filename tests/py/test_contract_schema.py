@@ -1,8 +1,9 @@
 """The published JSON Schema of call-recording-available holds for what the SQL really emits.
 
-Payloads come from a real database: the happy path (``messenger.recording_ingest_completed``)
-and the safety net (``claim_due`` → ``apply_outcome(found)`` as the worker role). Both must
-validate, and both must have the same shape; the schema must refuse what the contract forbids.
+Payloads come from a real database: the happy path
+(``recording_finalize.recording_ingest_completed``) and the safety net (``claim_due`` →
+``apply_outcome(found)`` as the worker role). Both must validate, and both must have the same
+shape; the schema must refuse what the contract forbids.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def payload_of(db: Db, recording_id: uuid.UUID) -> dict[str, Any]:
 def ingest(db: Db, recording_id: uuid.UUID, file_id: str, fmt: str = "Webm") -> None:
     with db.connect() as conn:
         result = conn.execute(
-            "select messenger.recording_ingest_completed(%s, %s, 73400320, 1834, %s)",
+            "select recording_finalize.recording_ingest_completed(%s, %s, 73400320, 1834, %s)",
             (recording_id, file_id, fmt),
         ).fetchone()
     assert result == ("available",)

@@ -140,8 +140,13 @@ def test_record_refreshes_the_current_entry_and_refuses_a_released_version(
     root = _tree(tmp_path)
     (root / "sql" / "functions" / "zz.sql").write_text("select 2;\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+    before = (root / "CHANGELOG.md").read_text()
+    [old] = [e.fingerprint for e in release.changelog_entries(before) if e.version == __version__]
     line = release.record(root)
     assert re.fullmatch(r"Schema fingerprint: [0-9a-f]{64}", line)
+    # Only the line changes: the text around it (blank lines included) stays as it was.
+    assert (root / "CHANGELOG.md").read_text() == before.replace(
+        f"Schema fingerprint: {old}", line)
     assert release.problems(root) == []
     subprocess.run(["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t",
                     "commit", "-q", "--allow-empty", "-m", "x"], check=True)

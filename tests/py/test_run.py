@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import (
+    WORKER_ROLE,
     Db,
     Worker,
     consume,
@@ -128,7 +129,7 @@ def test_slo_every_stuck_recording_ends_terminal_within_sla_plus_one_interval(
     assert time.monotonic() - t0 <= interval + 2.0
 
     names = db.all("select distinct application_name from pg_stat_activity "
-                   "where datname = %s and usename = 'rfr_worker_login'", (db.name,))
+                   "where datname = %s and usename = %s", (db.name, WORKER_ROLE))
     assert names == [("recording-finalize",)]
 
     text = running.metrics()

@@ -2,9 +2,11 @@
 output — logs (stderr), stdout, the /metrics text — on any path, and neither the payloads it
 writes nor its logs carry a URL.
 
-Privileges (the worker role can only EXECUTE the API) and the hostile ``search_path`` are
-proven by pgTAP: ``tests/sql/_schema/privileges.sql`` and
-``tests/sql/_schema/hostile_search_path.sql``.
+Privileges (each group role can only EXECUTE its part of the API) and the hostile
+``search_path`` are proven by pgTAP: ``tests/sql/_schema/privileges.sql`` and
+``tests/sql/_schema/hostile_search_path.sql``. Here their wiring: real logins of the three group
+roles over real connections (no table, no other role's function, no other topic), and the
+product's owner, installed as a visitor, limited to the columns the service granted.
 
 Every scan is over everything the worker printed on a path that exercises the code that could
 leak: success, the database refusing the password, the database unreachable, S3 refusing the
@@ -17,15 +19,27 @@ from __future__ import annotations
 import re
 import secrets
 import signal
+import subprocess
 import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 import pytest
-from conftest import Db, Worker, free_port, put_binary, seed_stuck
+from conftest import (
+    CLI,
+    Db,
+    Stack,
+    Worker,
+    _admin,
+    _base_env,
+    free_port,
+    put_binary,
+    seed_stuck,
+)
 
 # A URL: a scheme, "://", then something (the logger may keep "scheme://…" with nothing after).
 URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?!…)[^\s\"'<>…]")
@@ -118,7 +132,8 @@ def test_no_secret_and_no_url_in_anything_the_worker_prints(
     # An answer that waiting will not change: a start-up refusal, exit 2 (issue 10 item 8).
     assert runs["database refuses the password"].returncode == 2
     assert "password authentication failed" in runs["database refuses the password"].stderr
-    assert runs["S3 refuses the secret key"].returncode == 1
+    # The storage refusing the credentials is a start-up refusal too (exit 2, no cycle).
+    assert runs["S3 refuses the secret key"].returncode == 2
     for name, proc in runs.items():
         _events_or_lines(proc.stderr)
         assert_clean(proc.stdout + proc.stderr,
@@ -173,14 +188,15 @@ def test_payloads_and_last_errors_carry_no_url(worker: Worker, db: Db) -> None:
     summary = worker.run_once(S3_ENDPOINT_URL=f"http://127.0.0.1:{dead}",
                               RFR_LOCK_TTL="20s", RFR_MAX_RUN_DURATION="10s",
                               RFR_S3_TIMEOUT="2s", expect_rc=1)  # degraded: storage out
-    assert summary["backoff"] == 1, summary
+    # The worker's own storage incident is open: the transient verdict gives its attempt back.
+    assert summary["heldByIncident"] == 1, summary
     assert URL.search(summary["_stderr"]) is None
     assert f"127.0.0.1:{dead}" not in summary["_stderr"]
     rows = db.all("select payload::text from messenger.integration_outbox "
                   "union all select payload::text from messenger.realtime_outbox "
                   "union all select coalesce(last_error, '') "
                   "from messenger.recording_finalize_attempts "
-                  "union all select coalesce(reason, '') from messenger.storage_incidents")
+                  "union all select coalesce(reason, '') from recording_finalize.storage_incidents")
     assert len(rows) >= 7
     for (text,) in rows:
         assert URL.search(text) is None, text
@@ -189,15 +205,159 @@ def test_payloads_and_last_errors_carry_no_url(worker: Worker, db: Db) -> None:
     assert error.startswith("Transient: GenericError"), error
 
 
-def test_the_worker_role_reads_no_table_even_with_its_password(
-    db: Db, secret_role: tuple[str, str]
+@pytest.fixture
+def service_login(db: Db) -> Iterator[tuple[str, str]]:
+    """A login granted recording_finalize_service (the messenger service's)."""
+    name = f"rfr_sec_svc_{uuid.uuid4().hex[:8]}"
+    password = secrets.token_hex(12)
+    with db.connect() as conn:
+        conn.execute(f"create role {name} login password '{password}' "
+                     "in role recording_finalize_service")
+    yield name, password
+    with db.connect() as conn:
+        conn.execute(f"drop role if exists {name}")
+
+
+def _tables(db: Db) -> list[tuple[str, str]]:
+    """Every table of the service's and the product's schemas, with its first column."""
+    return [(r[0], r[1]) for r in db.all(
+        "select format('%I.%I', n.nspname, c.relname), quote_ident(a.attname) from pg_class c "
+        "join pg_namespace n on n.oid = c.relnamespace "
+        "join pg_attribute a on a.attrelid = c.oid and a.attnum = 1 "
+        "where c.relkind in ('r', 'p', 'v') and n.nspname in ('messenger', "
+        "'recording_finalize', 'recording_finalize_internal', 'recording_finalize_migrations') "
+        "order by 1")]
+
+
+def _refused(conn: psycopg.Connection[Any], sql: str) -> str:
+    """The SQLSTATE ``sql`` fails with (in a savepoint-free autocommit connection)."""
+    try:
+        conn.execute(sql)
+    except psycopg.Error as err:
+        return err.sqlstate or ""
+    return "accepted"
+
+
+def test_no_group_role_reads_or_writes_any_table_even_with_its_password(
+    db: Db, secret_role: tuple[str, str], secret_operator: tuple[str, str],
+    service_login: tuple[str, str],
 ) -> None:
-    """The wiring of the pgTAP privilege proof: a login role granted the worker role."""
+    """The wiring of the pgTAP privilege proof (tests/sql/_schema/privileges.sql): real logins
+    granted each group role, over a real connection, on every table of both owners' schemas:
+    no SELECT, INSERT, UPDATE, DELETE or TRUNCATE, and nothing of the internal schema."""
+    tables = _tables(db)
+    assert {"messenger.call_recordings", "messenger.integration_outbox",
+            "messenger.recording_finalize_attempts", "recording_finalize.settings",
+            "recording_finalize.relay_leases"} <= {t for t, _ in tables}, tables
+    for user, password in (secret_role, secret_operator, service_login):
+        with psycopg.connect(dsn(db, user, password), autocommit=True) as conn:
+            for table, column in tables:
+                for sql in (f"select 1 from {table} limit 1",
+                            f"insert into {table} default values",
+                            f"update {table} set {column} = default where false",
+                            f"delete from {table} where false",
+                            f"truncate {table}"):
+                    assert _refused(conn, sql) == "42501", (user, sql)
+            assert _refused(conn, "select recording_finalize_internal.iso_utc(now())") == "42501"
+
+
+def test_the_worker_role_runs_only_its_own_part_and_only_for_the_servers_topic(
+    worker: Worker, db: Db, secret_role: tuple[str, str], service_login: tuple[str, str],
+) -> None:
+    """What the worker may write it writes through its functions, for the server's topic only:
+    another topic is refused (RF009) by the calls that enqueue, lease or mark events; the
+    operator's and the service's functions are not executable by it, nor its by the service."""
     user, password = secret_role
     with psycopg.connect(dsn(db, user, password), autocommit=True) as conn:
-        for table in ("call_recordings", "integration_outbox", "recording_finalize_attempts"):
-            with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                conn.execute(f"select 1 from messenger.{table} limit 1")
+        other = "pin.billing.invoice-paid.v1"
+        for sql in (
+            f"select * from recording_finalize.relay_claim(10, '30 seconds', 1, '{other}')",
+            f"select * from recording_finalize.claim_due(10, '{{\"topic\": \"{other}\"}}')",
+            f"select recording_finalize.discover_stuck(10, '{{\"topic\": \"{other}\"}}')",
+        ):
+            assert _refused(conn, sql) == "RF009", sql
+        rid = uuid.uuid4()
+        for sql in (
+            f"select recording_finalize.requeue('{rid}', 'x')",
+            "select recording_finalize.set_pause('all', true, 'x', 'x')",
+            f"select recording_finalize.reschedule(array['{rid}'::uuid], 'Pending', 'x', 'x', "
+            "false)",
+            f"select recording_finalize.recording_ingest_completed('{rid}', 'f/1', 1, 1, 'Ogg')",
+            f"select recording_finalize.recording_stopped('{rid}', '30 minutes')",
+        ):
+            assert _refused(conn, sql) == "42501", sql
+        # Its incidents are its own source's (the login is checked, not the current role).
+        assert _refused(conn, "select recording_finalize.storage_incident_open('recorders', "
+                              "'x', now())") == "RF018"
+    svc_user, svc_password = service_login
+    with psycopg.connect(dsn(db, svc_user, svc_password), autocommit=True) as conn:
+        for sql in ("select * from recording_finalize.claim_due(10, '{}')",
+                    "select * from recording_finalize.relay_claim(10, '30 seconds', 1, null)",
+                    "select * from recording_finalize.prune('30 days', 10, true)"):
+            assert _refused(conn, sql) == "42501", sql
+    assert db.one("select count(*) from messenger.integration_outbox") == (0,)
+    assert db.one("select count(*) from recording_finalize.relay_leases") == (0,)
+
+
+def test_the_products_owner_touches_the_service_tables_only_through_the_granted_columns(
+    stack: Stack,
+) -> None:
+    """Installed as a visitor: the service's tables created by the service's own role, the
+    GRANTs of `service-sql grants --to OWNER` run by it as printed, migrate by the product's
+    owner. What the product's SECURITY DEFINER functions can do to the service's rows is what
+    its owner can: read and write the granted columns, nothing else - no other column, no
+    DELETE, no TRUNCATE, no DDL."""
+    tag = uuid.uuid4().hex[:8]
+    service, owner, name = f"rfr_sec_service_{tag}", f"rfr_sec_owner_{tag}", f"rfr_sec_{tag}"
+    service_pw, owner_pw = secrets.token_hex(12), secrets.token_hex(12)
+    with _admin(stack) as conn:
+        conn.execute(f"create role {service} login password '{service_pw}'")
+        conn.execute(f"create role {owner} login password '{owner_pw}'")
+        conn.execute(f'create database "{name}" owner {service}')
+    try:
+        service_url = stack.url_for(name, service, service_pw)
+        owner_url = stack.url_for(name, owner, owner_pw)
+        env = _base_env() | {"DATABASE_URL": owner_url}
+        schema = subprocess.run([CLI, "service-sql", "schema"], env=_base_env(),
+                                capture_output=True, text=True, timeout=30, check=True).stdout
+        grants = subprocess.run([CLI, "service-sql", "grants", "--to", owner], env=_base_env(),
+                                capture_output=True, text=True, timeout=30, check=True).stdout
+        for sql in ("create schema messenger;\n" + schema, grants):
+            psql = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", service_url],
+                                  input=sql, capture_output=True, text=True, timeout=60)
+            assert psql.returncode == 0, psql.stderr
+        migrate = subprocess.run([CLI, "migrate"], env=env, capture_output=True, text=True,
+                                 timeout=180)
+        assert migrate.returncode == 0, migrate.stderr
+        with psycopg.connect(owner_url, autocommit=True) as conn:
+            # The granted columns work (the product's own path needs them) ...
+            assert _refused(conn, "update messenger.call_recordings set version = version "
+                                  "where false") == "accepted"
+            assert _refused(conn, "select id, topic, published_at from "
+                                  "messenger.integration_outbox limit 1") == "accepted"
+            # ... and nothing beyond them.
+            for sql in (
+                "update messenger.call_sessions set chat_id = null where false",
+                "update messenger.call_recordings set session_id = session_id where false",
+                "update messenger.integration_outbox set payload = '{}' where false",
+                "update messenger.realtime_outbox set dispatched_at = now() where false",
+                "select payload from messenger.realtime_outbox limit 1",
+                "insert into messenger.call_sessions (id, started_at) "
+                "values (gen_random_uuid(), now())",
+                "delete from messenger.integration_outbox where false",
+                "delete from messenger.realtime_outbox where false",
+                "delete from messenger.call_recordings where false",
+                "truncate messenger.realtime_outbox",
+                "alter table messenger.call_recordings add column rfr_probe integer",
+                "create index on messenger.integration_outbox (created_at)",
+                "comment on table messenger.call_recordings is 'x'",
+            ):
+                assert _refused(conn, sql) == "42501", sql
+    finally:
+        with _admin(stack) as conn:
+            conn.execute(f'drop database if exists "{name}" with (force)')
+            for role in (owner, service):
+                conn.execute(f"drop role if exists {role}")
 
 
 def test_a_worker_login_cannot_connect_to_another_database_once_connect_is_revoked(
@@ -220,7 +380,7 @@ def test_a_worker_login_cannot_connect_to_another_database_once_connect_is_revok
             conn.execute(f'revoke connect on database "{other}" from public')
         # Its own database still admits the worker login (and it can run the API there)...
         with psycopg.connect(dsn(db, user, password), autocommit=True) as conn:
-            assert conn.execute("select topic from recording_finalize.server_settings()"
+            assert conn.execute("select recording_finalize.server_settings() ->> 'topic'"
                                 ).fetchone() is not None
         # ...the other database refuses it before any statement.
         other_dsn = urlunsplit(urlsplit(dsn(db, user, password))._replace(path=f"/{other}"))
