@@ -706,17 +706,22 @@ $$;
 COMMENT ON FUNCTION recording_finalize.claim_preview(p_limit integer, p_policy jsonb) IS 'Dry run beside claim_due: the Pending rows due now (up to p_limit, 1..10000) in claim order, each with the action claim_due would take, decided by the same recording_finalize_internal.claim_decision (reconcile, republished, closed, deferred_by_sla, quarantined), the attempts it would leave, its detail and quarantine reason. STABLE: no row lock, no attempt counted, nothing written. p_policy: see check_policy. Operator API (SECURITY DEFINER).';
 
 --
--- Name: discover_stuck(integer, jsonb); Type: FUNCTION; Schema: recording_finalize; Owner: -
+-- Name: discover_stuck(integer, jsonb, integer); Type: FUNCTION; Schema: recording_finalize; Owner: -
 --
 
-CREATE FUNCTION recording_finalize.discover_stuck(p_limit integer DEFAULT 1000, p_policy jsonb DEFAULT '{}'::jsonb) RETURNS integer
+CREATE FUNCTION recording_finalize.discover_stuck(p_limit integer DEFAULT 1000, p_policy jsonb DEFAULT '{}'::jsonb, p_scan integer DEFAULT 2000) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     SET lock_timeout TO '100ms'
     AS $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_after_kind text;
+    v_after_id uuid;
+    v_scanned integer;
     v_opened integer;
+    v_last_kind text;
+    v_last_id uuid;
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
@@ -724,31 +729,84 @@ begin
             message = format('invalid_parameter: discover_stuck: p_limit must be 1..10000, got %s',
                 p_limit);
     end if;
-    -- Due at session end + SLA, which has passed: the next claim takes them. A lifecycle call
-    -- that opens the row meanwhile wins: it holds the recording (FOR NO KEY UPDATE) before it
-    -- inserts, so FOR SHARE SKIP LOCKED passes over a recording whose row is being opened
-    -- (without it, the INSERT would wait for that uncommitted row and the lock timeout would
-    -- fail the whole batch); one that committed since the snapshot is ON CONFLICT's.
-    insert into messenger.recording_finalize_attempts as f (
-        recording_id, session_kind, session_id, next_attempt_at, opened_by
+    if p_scan is null or p_scan not between 1 and 100000 then
+        raise exception using
+            errcode = 'RF001',
+            message = format('invalid_parameter: discover_stuck: p_scan must be 1..100000, got %s',
+                p_scan);
+    end if;
+    -- Where the previous call stopped. Another discovery at this moment (there is one runner)
+    -- holds it: this call passes.
+    select d.after_session_kind, d.after_session_id into v_after_kind, v_after_id
+    from recording_finalize.discovery_sweep as d
+    for update skip locked;
+    if not found then
+        return 0;
+    end if;
+
+    -- The next p_scan active recordings in ix_recording_active order (the index the contract
+    -- requires): the call reads a slice, never every active recording. Of those, the orphans
+    -- (recording_finalize_internal.orphans) get a row, due at session end + SLA, which has
+    -- passed: the next claim takes them. A lifecycle call that opens the row meanwhile wins: it
+    -- holds the recording (FOR NO KEY UPDATE) before it inserts, so FOR SHARE SKIP LOCKED passes
+    -- over a recording whose row is being opened (without it, the INSERT would wait for that
+    -- uncommitted row and the lock timeout would fail the whole batch); one that committed since
+    -- the snapshot is ON CONFLICT's.
+    with slice as (
+        select r.id, r.session_kind::text as session_kind, r.session_id
+        from messenger.call_recordings as r
+        where r.status in ('Pending', 'Recording', 'Uploading')
+            and (r.session_kind::text, r.session_id)
+                > (coalesce(v_after_kind, ''),
+                    coalesce(v_after_id, '00000000-0000-0000-0000-000000000000'))
+        order by r.session_kind, r.session_id
+        limit p_scan
+    ),
+    opened as (
+        insert into messenger.recording_finalize_attempts as f (
+            recording_id, session_kind, session_id, next_attempt_at, opened_by
+        )
+        select o.recording_id, o.session_kind, o.session_id,
+            o.session_ended_at + v_policy.sla_timeout, 'discovery'
+        from slice
+        join recording_finalize_internal.orphans(v_policy.sla_timeout) as o
+            on o.recording_id = slice.id
+        join messenger.call_recordings as r on r.id = o.recording_id
+        limit p_limit
+        for share of r skip locked
+        on conflict (recording_id) do nothing
+        returning 1
     )
-    select o.recording_id, o.session_kind, o.session_id,
-        o.session_ended_at + v_policy.sla_timeout, 'discovery'
-    from recording_finalize_internal.orphans(v_policy.sla_timeout) as o
-    join messenger.call_recordings as r on r.id = o.recording_id
-    limit p_limit
-    for share of r skip locked
-    on conflict (recording_id) do nothing;
-    get diagnostics v_opened = row_count;
+    select (select count(*) from slice), (select count(*) from opened), l.session_kind,
+        l.session_id
+    into v_scanned, v_opened, v_last_kind, v_last_id
+    from (select) as one
+    left join lateral (
+        select s.session_kind, s.session_id from slice as s
+        order by s.session_kind desc, s.session_id desc
+        limit 1
+    ) as l on true;
+
+    -- The end of the active recordings: the next call starts over. Otherwise the next call goes
+    -- on after this slice, unless p_limit cut it short: then it reads the same slice again
+    -- (the recordings opened now are no orphans any more).
+    if v_scanned < p_scan then
+        update recording_finalize.discovery_sweep as d
+        set after_session_kind = null, after_session_id = null, sweeps = d.sweeps + 1,
+            updated_at = now();
+    elsif v_opened < p_limit then
+        update recording_finalize.discovery_sweep as d
+        set after_session_kind = v_last_kind, after_session_id = v_last_id, updated_at = now();
+    end if;
     return v_opened;
 end
 $$;
 
 --
--- Name: FUNCTION discover_stuck(p_limit integer, p_policy jsonb); Type: COMMENT; Schema: recording_finalize; Owner: -
+-- Name: FUNCTION discover_stuck(p_limit integer, p_policy jsonb, p_scan integer); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb) IS 'Once per cycle: opens a finalize row (Pending, due at session end + SLA, opened_by discovery) for up to p_limit (1..10000) recordings in Pending/Recording/Uploading whose session ended more than the policy''s SLA ago and that have none (recording_finalize_internal.orphans), so the worker rescues an unmodified service. Returns how many it opened. Reads only the active recordings (ix_recording_active), never the history; writes only the product''s table. Never waits for a lifecycle call that is opening a row: the recording it holds is passed over (FOR SHARE SKIP LOCKED); the lifecycle''s row wins. p_policy: see check_policy. Worker API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb, p_scan integer) IS 'Once per cycle: opens a finalize row (Pending, due at session end + SLA, opened_by discovery) for up to p_limit (1..10000) recordings in Pending/Recording/Uploading whose session ended more than the policy''s SLA ago and that have none (recording_finalize_internal.orphans), so the worker rescues an unmodified service. Returns how many it opened. Reads the next p_scan (1..100000) active recordings in ix_recording_active order after where the previous call stopped (recording_finalize.discovery_sweep), starting over at the end: a call''s cost is bounded by p_scan whatever the number of active recordings, and every one is looked at once per sweep. Never reads the history; writes only the product''s tables. Never waits for a lifecycle call that is opening a row: the recording it holds is passed over (FOR SHARE SKIP LOCKED); the lifecycle''s row wins. p_policy: see check_policy. Worker API (SECURITY DEFINER).';
 
 --
 -- Name: explain(uuid, jsonb); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -3151,6 +3209,56 @@ $$;
 COMMENT ON FUNCTION recording_finalize_internal.transition_available(p_recording_id uuid, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_session recording_finalize_internal.session, p_topic text) IS 'Internal. The one -> Available transition, shared by apply_outcome (found) and recording_ingest_completed: a non-terminal recording becomes Available with the adopted metadata (version +1 from Uploading, +2 from Pending/Recording; a missing started_at/ended_at filled from the duration), and its event and realtime row are enqueued (enqueue_available; returns whether the event was new). The caller holds the recording''s row lock and checked the metadata; RF007 when the recording is missing or terminal.';
 
 --
+-- Name: discovery_sweep; Type: TABLE; Schema: recording_finalize; Owner: -
+--
+
+CREATE TABLE recording_finalize.discovery_sweep (
+    singleton boolean DEFAULT true NOT NULL,
+    after_session_kind text,
+    after_session_id uuid,
+    sweeps bigint DEFAULT 0 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT discovery_sweep_position_ck CHECK (((after_session_kind IS NULL) = (after_session_id IS NULL))),
+    CONSTRAINT discovery_sweep_singleton_ck CHECK (singleton)
+);
+
+--
+-- Name: TABLE discovery_sweep; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON TABLE recording_finalize.discovery_sweep IS 'One row: how far discover_stuck has read the service''s active recordings (ix_recording_active order, session_kind then session_id). Each call reads the next slice and moves the position; at the end it starts over. Written only by discover_stuck.';
+
+--
+-- Name: COLUMN discovery_sweep.singleton; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.discovery_sweep.singleton IS 'Always true: the table has one row.';
+
+--
+-- Name: COLUMN discovery_sweep.after_session_kind; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.discovery_sweep.after_session_kind IS 'The session kind of the last active recording the previous call read (NULL: start over).';
+
+--
+-- Name: COLUMN discovery_sweep.after_session_id; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.discovery_sweep.after_session_id IS 'The session id of the last active recording the previous call read (NULL: start over).';
+
+--
+-- Name: COLUMN discovery_sweep.sweeps; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.discovery_sweep.sweeps IS 'How many times discovery has read every active recording, since the install.';
+
+--
+-- Name: COLUMN discovery_sweep.updated_at; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.discovery_sweep.updated_at IS 'When a call last moved it.';
+
+--
 -- Name: operator_actions; Type: TABLE; Schema: recording_finalize; Owner: -
 --
 
@@ -3668,6 +3776,13 @@ COMMENT ON COLUMN recording_finalize_migrations.migrate_state.package_version IS
 COMMENT ON COLUMN recording_finalize_migrations.migrate_state.migrated_at IS 'When.';
 
 --
+-- Name: discovery_sweep discovery_sweep_pkey; Type: CONSTRAINT; Schema: recording_finalize; Owner: -
+--
+
+ALTER TABLE ONLY recording_finalize.discovery_sweep
+    ADD CONSTRAINT discovery_sweep_pkey PRIMARY KEY (singleton);
+
+--
 -- Name: operator_actions operator_actions_pkey; Type: CONSTRAINT; Schema: recording_finalize; Owner: -
 --
 
@@ -3786,11 +3901,11 @@ REVOKE ALL ON FUNCTION recording_finalize.claim_preview(p_limit integer, p_polic
 GRANT ALL ON FUNCTION recording_finalize.claim_preview(p_limit integer, p_policy jsonb) TO recording_finalize_operator;
 
 --
--- Name: FUNCTION discover_stuck(p_limit integer, p_policy jsonb); Type: ACL; Schema: recording_finalize; Owner: -
+-- Name: FUNCTION discover_stuck(p_limit integer, p_policy jsonb, p_scan integer); Type: ACL; Schema: recording_finalize; Owner: -
 --
 
-REVOKE ALL ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb) TO recording_finalize_worker;
+REVOKE ALL ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb, p_scan integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy jsonb, p_scan integer) TO recording_finalize_worker;
 
 --
 -- Name: FUNCTION explain(p_recording_id uuid, p_policy jsonb); Type: ACL; Schema: recording_finalize; Owner: -

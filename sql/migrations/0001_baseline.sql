@@ -390,6 +390,39 @@ comment on column recording_finalize.relay_leases.holder_pid is
 comment on column recording_finalize.relay_leases.leased_at is 'When the lease was taken.';
 
 -- ---------------------------------------------------------------------------------------------
+-- Where discovery goes on: discover_stuck reads the service's active recordings a slice per call,
+-- in ix_recording_active order, so no call reads them all; this is the slice's end.
+
+create table recording_finalize.discovery_sweep (
+    -- Exactly one row: the primary key can only be true.
+    singleton boolean primary key default true,
+    after_session_kind text null,
+    after_session_id uuid null,
+    sweeps bigint not null default 0,
+    updated_at timestamptz not null default now(),
+    constraint discovery_sweep_singleton_ck check (singleton),
+    constraint discovery_sweep_position_ck check (
+        (after_session_kind is null) = (after_session_id is null)
+    )
+);
+
+insert into recording_finalize.discovery_sweep default values;
+
+comment on table recording_finalize.discovery_sweep is
+'One row: how far discover_stuck has read the service''s active recordings (ix_recording_active '
+'order, session_kind then session_id). Each call reads the next slice and moves the position; '
+'at the end it starts over. Written only by discover_stuck.';
+comment on column recording_finalize.discovery_sweep.singleton is
+'Always true: the table has one row.';
+comment on column recording_finalize.discovery_sweep.after_session_kind is
+'The session kind of the last active recording the previous call read (NULL: start over).';
+comment on column recording_finalize.discovery_sweep.after_session_id is
+'The session id of the last active recording the previous call read (NULL: start over).';
+comment on column recording_finalize.discovery_sweep.sweeps is
+'How many times discovery has read every active recording, since the install.';
+comment on column recording_finalize.discovery_sweep.updated_at is 'When a call last moved it.';
+
+-- ---------------------------------------------------------------------------------------------
 -- migrate's own bookkeeping, beside yoyo-migrations' tables in the schema migrate created for
 -- them (recording_finalize_migrations: a name no other tool uses).
 

@@ -2,7 +2,7 @@
 -- (each bad value refused by the named constraint, each valid value accepted; every probe is
 -- rolled back). The service's CHECKs are the service's and are not the product's to test.
 begin;
-select plan(74);
+select plan(76);
 
 -- 1: exactly these CHECKs on the product's tables (a dropped or added one fails here).
 select set_eq(
@@ -42,6 +42,8 @@ select set_eq(
         ('recording_finalize.operator_actions.operator_actions_operator_name_ck'),
         ('recording_finalize.operator_actions.operator_actions_reason_ck'),
         ('recording_finalize.pause.pause_part_ck'),
+        ('recording_finalize.discovery_sweep.discovery_sweep_singleton_ck'),
+        ('recording_finalize.discovery_sweep.discovery_sweep_position_ck'),
         ('recording_finalize_migrations.file_checksums.file_checksums_kind_ck'),
         ('recording_finalize_migrations.file_checksums.file_checksums_sha256_ck'),
         ('recording_finalize_migrations.file_checksums.file_checksums_definition_ck'),
@@ -103,6 +105,10 @@ insert into probes values
         'settings_singleton_ck', 'a second settings row (the key can only be true)'),
     ($$insert into recording_finalize.settings default values$$,
         'settings_pkey', 'a second true settings row'),
+    ($$insert into recording_finalize.discovery_sweep (singleton) values (false)$$,
+        'discovery_sweep_singleton_ck', 'a second discovery_sweep row'),
+    ($$update recording_finalize.discovery_sweep set after_session_kind = 'Direct'$$,
+        'discovery_sweep_position_ck', 'a sweep position of a kind without a session'),
     ($$update recording_finalize.settings set topic = 'bad topic'$$,
         'settings_topic_ck', 'a topic with a space'),
     ($$update recording_finalize.settings set topic = '..'$$,

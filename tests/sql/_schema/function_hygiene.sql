@@ -45,7 +45,7 @@ select set_eq(
         ('recording_finalize.check_policy(jsonb,integer,interval)', 's', 'definer'),
         ('recording_finalize.claim_due(integer,jsonb)', 'v', 'definer'),
         ('recording_finalize.claim_preview(integer,jsonb)', 's', 'definer'),
-        ('recording_finalize.discover_stuck(integer,jsonb)', 'v', 'definer'),
+        ('recording_finalize.discover_stuck(integer,jsonb,integer)', 'v', 'definer'),
         ('recording_finalize.explain(uuid,jsonb)', 's', 'definer'),
         ('recording_finalize.failed_recordings(integer)', 's', 'definer'),
         ('recording_finalize.operator_state()', 's', 'definer'),

@@ -25,7 +25,7 @@ select 'worker', fn from (values
     ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,jsonb)'),
     ('recording_finalize.check_policy(jsonb,integer,interval)'),
     ('recording_finalize.claim_due(integer,jsonb)'),
-    ('recording_finalize.discover_stuck(integer,jsonb)'),
+    ('recording_finalize.discover_stuck(integer,jsonb,integer)'),
     ('recording_finalize.operator_state()'),
     ('recording_finalize.prune(interval,integer,boolean)'),
     ('recording_finalize.relay_claim(integer,interval,bigint,text)'),

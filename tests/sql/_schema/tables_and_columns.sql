@@ -3,7 +3,7 @@
 -- default, identity), keys, and no reference into the service's tables. The service's tables
 -- are the service's: their shape is the contract (driver/install/contract.py), not checked here.
 begin;
-select plan(15);
+select plan(16);
 
 -- One line per column: 'type[ not null][ default ...][ identity]'.
 create temp table contract (tbl text, col text, spec text);
@@ -95,6 +95,13 @@ insert into contract values
     ('recording_finalize.relay_leases', 'leased_at',
         'timestamp with time zone not null default now()'),
 
+    ('recording_finalize.discovery_sweep', 'singleton', 'boolean not null default true'),
+    ('recording_finalize.discovery_sweep', 'after_session_kind', 'text'),
+    ('recording_finalize.discovery_sweep', 'after_session_id', 'uuid'),
+    ('recording_finalize.discovery_sweep', 'sweeps', 'bigint not null default 0'),
+    ('recording_finalize.discovery_sweep', 'updated_at',
+        'timestamp with time zone not null default now()'),
+
     ('recording_finalize_migrations.file_checksums', 'kind', 'character varying(12) not null'),
     ('recording_finalize_migrations.file_checksums', 'file_name', 'text not null'),
     ('recording_finalize_migrations.file_checksums', 'sha256', 'character varying(64) not null'),
@@ -140,7 +147,7 @@ select set_eq(
     'the product''s schemas hold exactly its tables (and yoyo''s bookkeeping)'
 );
 
--- 8: exactly these columns, one assertion per table (extra, missing or changed columns fail).
+-- 9: exactly these columns, one assertion per table (extra, missing or changed columns fail).
 select set_eq(
     format('select col, spec from actual where tbl = %L', t.tbl),
     format('select col, spec from contract where tbl = %L', t.tbl),
@@ -158,10 +165,12 @@ select results_eq(
         'messenger.recording_finalize_attempts'::regclass,
         'recording_finalize.settings'::regclass, 'recording_finalize.storage_incidents'::regclass,
         'recording_finalize.operator_actions'::regclass, 'recording_finalize.pause'::regclass,
-        'recording_finalize.relay_leases'::regclass)
+        'recording_finalize.relay_leases'::regclass,
+        'recording_finalize.discovery_sweep'::regclass)
     group by c.conrelid
     order by 1$$,
     $$values ('messenger.recording_finalize_attempts', array['id']),
+        ('recording_finalize.discovery_sweep', array['singleton']),
         ('recording_finalize.operator_actions', array['id']),
         ('recording_finalize.pause', array['part']),
         ('recording_finalize.relay_leases', array['outbox_id']),
