@@ -28,6 +28,8 @@ import secrets
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import REPO, Stack, _admin, _base_env
+from conftest import REPO, SlowProxy, Stack, _admin, _base_env, consume, put_binary
 
 SERVICE_TOPIC = "messenger.chat-events.v1"
 #: What the service's own tool created, per migration (yoyo .py files; {api}, {reader} are the
@@ -731,3 +733,223 @@ def test_install_into_the_services_database_changes_nothing_of_the_service(
     world.yoyo("apply", "--batch")
     assert world.service_applied() == [*applied, ("A", "0005_thumbnails")]
 
+
+# ------------------------------------------------------------------------------------------
+# 2. rescue, with the service writing all the while
+
+
+class ServiceTraffic:
+    """The messenger service at work through its own login, in a thread: new calls on its happy
+    path (Uploading, then Available with its own event), its realtime dispatcher and its
+    retention (deletes), and updates of the very recordings and sessions the worker is
+    rescuing, in both orders (event first, then the recording — issue 18 item 8 — and the
+    reverse). Every error is kept: the service's side must never see one."""
+
+    def __init__(self, world: World, targets: list[uuid.UUID]) -> None:
+        self.world = world
+        self.targets = targets
+        self.errors: list[str] = []
+        self.commits = 0
+        self.dispatched: set[tuple[str, uuid.UUID]] = set()
+        self.happy: list[uuid.UUID] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> ServiceTraffic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+        assert not self._thread.is_alive()
+
+    def _tx(self, conn: psycopg.Connection[Any], *statements: tuple[str, Any],
+            hold_s: float = 0.0) -> list[Any]:
+        rows: list[Any] = []
+        try:
+            with conn.transaction():
+                for sql, params in statements:
+                    cur = conn.execute(sql, params)
+                    if cur.description is not None:
+                        rows += cur.fetchall()
+                    if hold_s:
+                        time.sleep(hold_s)
+            self.commits += 1
+        except psycopg.Error as err:
+            self.errors.append(f"{type(err).__name__} {err.sqlstate}: {err}")
+        return rows
+
+    def _run(self) -> None:
+        topic = self.world.topic
+        i = 0
+        pending: list[tuple[uuid.UUID, uuid.UUID]] = []
+        with self.world.connect(self.world.cast.service_api) as conn:
+            while not self._stop.is_set():
+                i += 1
+                target = self.targets[i % len(self.targets)]
+                session = self.world.sessions[target]
+                # Its own event first, then the rescued recording (issue 18 item 8).
+                self._tx(conn, (
+                    "insert into messenger.integration_outbox (topic, message_key, event_type, "
+                    "dedupe_key, payload) values (%s, %s, 'recording-viewed', %s, '{}')",
+                    (SERVICE_TOPIC, str(session), str(uuid.uuid4()))), (
+                    "update messenger.call_recordings set transcript_status = %s where id = %s",
+                    (f"Queued{i % 3}", target)), hold_s=0.02)
+                # The reverse: the recording, then its session and a push of its own.
+                self._tx(conn, (
+                    "update messenger.call_recordings set retention_until = now() + interval "
+                    "'90 days' where id = %s", (target,)), (
+                    "update messenger.call_sessions set room_name = %s where id = %s",
+                    (f"room {i}", session)), (
+                    "insert into messenger.realtime_outbox (kind, session_kind, session_id, "
+                    "reference_id) values ('ParticipantLeft', 'Direct', %s, %s)",
+                    (session, target)), hold_s=0.02)
+                # The happy path of a new call: Uploading now, Available with its event next.
+                rid, sid = uuid.uuid4(), uuid.uuid4()
+                self._tx(conn, (
+                    "insert into messenger.call_sessions (id, started_at, ended_at) values "
+                    "(%s, now() - interval '1 minute', now())", (sid,)), (
+                    "insert into messenger.call_recordings (id, session_kind, session_id, "
+                    "media_type, status, started_at, ended_at) values (%s, 'Direct', %s, "
+                    "'Audio', 'Uploading', now() - interval '1 minute', now())", (rid, sid)))
+                for done, done_sid in pending:
+                    self._tx(conn, (
+                        "insert into messenger.integration_outbox (topic, message_key, "
+                        "event_type, dedupe_key, payload) values (%s, %s, "
+                        "'call-recording-available', %s, jsonb_build_object('recordingId', "
+                        "%s::text)) on conflict (topic, dedupe_key) do nothing",
+                        (topic, str(done_sid), str(done), str(done))), (
+                        "update messenger.call_recordings set status = 'Available', file_id = "
+                        "'recordings/' || id::text, size_bytes = 10, duration_seconds = 60, "
+                        "format = 'Ogg', available_at = now(), version = version + 1 "
+                        "where id = %s", (done,)))
+                    self.happy.append(done)
+                pending = [(rid, sid)]
+                # The realtime dispatcher, and the service's retention of its own rows.
+                for kind, ref in self._tx(conn, (
+                        "update messenger.realtime_outbox set dispatched_at = now() "
+                        "where dispatched_at is null returning kind, reference_id", None)):
+                    self.dispatched.add((str(kind), ref))
+                self._tx(conn, (
+                    "delete from messenger.realtime_outbox where dispatched_at is not null", None),
+                    ("update messenger.integration_outbox set published_at = now() "
+                     "where topic = %s and published_at is null", (SERVICE_TOPIC,)), (
+                    "delete from messenger.integration_outbox where topic = %s "
+                    "and published_at is not null", (SERVICE_TOPIC,)))
+                if len(self.happy) > 3:
+                    old = self.happy[-4]
+                    self._tx(conn, (
+                        "insert into messenger.recording_shares (recording_id, shared_with) "
+                        "values (%s, gen_random_uuid())", (old,)), (
+                        "delete from messenger.call_recordings where id = %s", (old,)))
+                time.sleep(0.05)
+
+
+def _late_callback(world: World, rid: uuid.UUID, out: dict[str, Any]) -> None:
+    """The service's own ingest of ``rid`` arriving while the worker works on it, in the order
+    that made the service the deadlock's victim (issue 18 item 8): its event first (enqueued as
+    the contract says, a no-op on conflict), then — once the worker holds the recording — the
+    recording. The worker then waits for the service's event key while the service waits for
+    the recording: only a worker that gives up first lets the service commit."""
+    deadline = time.monotonic() + 60
+    with world.connect() as observer:
+        while time.monotonic() < deadline:
+            row = observer.execute("select claim_token from messenger.recording_finalize_attempts "
+                                   "where recording_id = %s", (rid,)).fetchone()
+            if row is not None and row[0] is not None:
+                break
+            time.sleep(0.005)
+        else:
+            out["error"] = "the worker never claimed the late-callback recording"
+            return
+        try:
+            with world.connect(world.cast.service_api) as conn, conn.transaction():
+                conn.execute(
+                    "insert into messenger.integration_outbox (topic, message_key, event_type, "
+                    "dedupe_key, payload) values (%s, %s, 'call-recording-available', %s, "
+                    "jsonb_build_object('recordingId', %s::text)) "
+                    "on conflict (topic, dedupe_key) do nothing",
+                    (world.topic, str(world.sessions[rid]), str(rid), str(rid)))
+                # A FOR SHARE probe finds the row locked only while a writer holds it: the
+                # worker, between its claim's S3 check and its apply.
+                out["lock_seen"] = False
+                while time.monotonic() < deadline and not out["lock_seen"]:
+                    out["lock_seen"] = observer.execute(
+                        "select id from messenger.call_recordings where id = %s "
+                        "for share skip locked", (rid,)).fetchone() is None
+                    time.sleep(0.002)
+                started = time.monotonic()
+                conn.execute(
+                    "update messenger.call_recordings set status = 'Available', file_id = "
+                    "'recordings/' || id::text, size_bytes = 2048, duration_seconds = 42, "
+                    "format = 'Webm', available_at = now(), version = version + 1 "
+                    "where id = %s", (rid,))
+                out["waited_s"] = round(time.monotonic() - started, 3)
+            out["committed"] = True
+        except psycopg.Error as err:
+            out["error"] = f"{type(err).__name__} {err.sqlstate}: {err}"
+
+
+def test_the_worker_rescues_what_the_service_wrote_while_the_service_keeps_writing(
+        world: World, stack: Stack) -> None:
+    world.install()
+    lost = world.service_call(status="Recording")  # the stop callback was lost
+    never = world.service_call(status="Uploading", recording_ended=True)  # never uploaded
+    late = world.service_call(status="Uploading", recording_ended=True)  # its callback is late
+    for rid in (lost, late):
+        put_binary(stack, world.bucket, rid)
+    assert all(world.finalize(r) is None for r in (lost, never, late))  # the service opened none
+
+    s3_port = int(stack.env["S3_ENDPOINT_URL"].rsplit(":", 1)[1])
+    slow = SlowProxy(s3_port, delay_s=0.3)  # the claim stays open long enough to be raced
+    summaries: list[dict[str, Any]] = []
+    late_out: dict[str, Any] = {}
+    racer = threading.Thread(target=_late_callback, args=(world, late, late_out), daemon=True)
+    try:
+        with ServiceTraffic(world, [lost, never]) as traffic:
+            racer.start()
+            for _ in range(25):
+                summaries.append(world.run_once(S3_ENDPOINT_URL=slow.url))
+                statuses = [(world.recording(r) or {}).get("status") for r in (lost, never, late)]
+                done = [(world.finalize(r) or {}).get("status") for r in (lost, never, late)]
+                if statuses == ["Available", "Failed", "Available"] and done == ["Done"] * 3:
+                    break
+            racer.join(timeout=30)
+            time.sleep(0.5)  # the service goes on writing after the rescue
+    finally:
+        slow.close()
+    summaries.append(world.run_once())  # the drain: the events the service wrote last
+    assert traffic.errors == [], traffic.errors[:5]
+    assert traffic.commits > 50 and len(traffic.happy) > 3, (traffic.commits, traffic.happy)
+    assert late_out.get("committed") is True and late_out.get("lock_seen") is True, late_out
+    assert late_out["waited_s"] < 0.5, late_out  # queued behind the worker briefly at most
+
+    assert sum(s["discovered"] for s in summaries) == 3, summaries
+    recs = {r: world.recording(r) or {} for r in (lost, never, late)}
+    assert recs[lost]["status"] == "Available" and recs[lost]["file_id"], recs[lost]
+    assert (recs[never]["status"], recs[never]["failure_reason"]) == ("Failed", "Timeout")
+    assert recs[late]["status"] == "Available" and recs[late]["format"] == "Webm"  # the service's
+    for rid in (lost, never, late):
+        row = world.finalize(rid) or {}
+        assert (row.get("status"), row.get("opened_by")) == ("Done", "discovery"), row
+    # The service's happy path within its SLA: the product never opened a row for it.
+    assert world.one("select count(*) from messenger.recording_finalize_attempts "
+                     "where recording_id = any(%s)", (traffic.happy,)) == (0,)
+    assert ("RecordingFailed", never) in traffic.dispatched
+    assert ("RecordingAvailable", lost) in traffic.dispatched
+    assert world.one("select count(*) from messenger.integration_outbox where topic = %s "
+                     "and published_at is null", (world.topic,)) == (0,)
+
+    # On Kafka: each recording's event once, the rescued one, the late one and the service's
+    # own happy path (published by the product's relay: the topic is the product's).
+    expected = {str(lost), str(late), *(str(h) for h in traffic.happy)}
+    history = world.all("select dedupe_key from messenger.integration_outbox where topic = %s "
+                        "and published_at < now() - interval '1 day'", (world.topic,))
+    messages = consume(stack, world.topic, expect=len(expected))
+    ids = [m.value["recordingId"] for m in messages]
+    assert sorted(ids) == sorted(expected), (len(ids), len(expected))
+    assert not {h[0] for h in history} & set(ids)  # the service's published history stays so
+    [lost_msg] = [m for m in messages if m.value["recordingId"] == str(lost)]
+    assert lost_msg.key == str(world.sessions[lost])
+    assert lost_msg.value["fileId"] == recs[lost]["file_id"]
