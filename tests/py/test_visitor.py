@@ -514,14 +514,14 @@ class World:
             conn.execute(
                 f"insert into messenger.{table} (id, chat_id, deal_id, tenant_id, started_at, "
                 "ended_at) values (%s, gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), "
-                "now() - interval '3 hours', now() - %s::interval)", (sid, ended_ago))
+                "now() - interval '6 hours', now() - %s::interval)", (sid, ended_ago))
             if kind == "Direct":
                 conn.execute("insert into messenger.call_participants (session_id, user_id) "
                              "values (%s, gen_random_uuid())", (sid,))
             conn.execute(
                 "insert into messenger.call_recordings (id, session_kind, session_id, "
                 "media_type, trigger, status, started_at, ended_at) values (%s, %s, %s, "
-                "'Audio', 'Auto', %s, now() - interval '3 hours', "
+                "'Audio', 'Auto', %s, now() - interval '6 hours', "
                 "case when %s then now() - %s::interval end)",
                 (rid, kind, sid, status, recording_ended, ended_ago))
         self.sessions[rid] = sid
@@ -953,3 +953,134 @@ def test_the_worker_rescues_what_the_service_wrote_while_the_service_keeps_writi
     [lost_msg] = [m for m in messages if m.value["recordingId"] == str(lost)]
     assert lost_msg.key == str(world.sessions[lost])
     assert lost_msg.value["fileId"] == recs[lost]["file_id"]
+
+
+# ------------------------------------------------------------------------------------------
+# 3. the service's own writes: re-ingest of a Failed recording, its deletes
+
+
+def _service(world: World, sql: str, params: Any = None, *, who: Login | None = None) -> int:
+    """One statement of the service, as its login (or its owner): the rows it changed."""
+    with world.connect(who or world.cast.service_api) as conn:
+        return conn.execute(sql, params).rowcount
+
+
+def _enqueue_own_event(world: World, rid: uuid.UUID) -> None:
+    """The service's happy path enqueues the event itself, under dedupe key = recording id."""
+    _service(world, "insert into messenger.integration_outbox (topic, message_key, event_type, "
+             "dedupe_key, payload) values (%s, %s, 'call-recording-available', %s, "
+             "jsonb_build_object('recordingId', %s::text)) "
+             "on conflict (topic, dedupe_key) do nothing",
+             (world.topic, str(world.sessions[rid]), str(rid), str(rid)))
+
+
+def _references(world: World, rid: uuid.UUID) -> tuple[int, int]:
+    """The outbox rows about ``rid``: (integration events, realtime pushes)."""
+    row = world.one("select (select count(*) from messenger.integration_outbox "
+                    "where dedupe_key = %(r)s), (select count(*) from messenger.realtime_outbox "
+                    "where reference_id = %(u)s)", {"r": str(rid), "u": rid})
+    return int(row[0]), int(row[1])
+
+
+def test_the_service_re_ingests_and_deletes_its_own_rows_while_the_product_is_there(
+        world: World, stack: Stack) -> None:
+    world.install()
+    failed = world.service_call(status="Uploading", ended_ago="5 hours")
+    done = world.service_call(status="Recording", ended_ago="1 hour")
+    put_binary(stack, world.bucket, done)
+    first = world.run_once()
+    assert (first["discovered"], first["reconciled"], first["failed"]) == (2, 1, 1), first
+    assert (world.recording(failed) or {})["status"] == "Failed"
+    assert (world.finalize(done) or {})["status"] == "Done"
+    settled = world.finalize(failed)
+
+    # Re-ingest, as the runbook tells operators: Failed -> Uploading through the service's
+    # login, then Available with its own event as the table's owner. Nothing of the product
+    # refuses it (no trigger, no CHECK of the product on the service's table).
+    assert _service(world, "update messenger.call_recordings set status = 'Uploading', "
+                    "failure_reason = null, failed_at = null, version = version + 1 "
+                    "where id = %s and status = 'Failed'", (failed,)) == 1
+    again = world.run_once()
+    assert again["claimed"] == again["discovered"] == 0, again  # the worker leaves it alone
+    assert (world.recording(failed) or {})["status"] == "Uploading"
+    assert world.finalize(failed) == settled
+    assert _service(world, "update messenger.call_recordings set status = 'Available', "
+                    "file_id = 'recordings/' || id::text, size_bytes = 4096, "
+                    "duration_seconds = 30, format = 'Mp4', available_at = now(), "
+                    "version = version + 1 where id = %s", (failed,),
+                    who=world.cast.service_owner) == 1
+    _enqueue_own_event(world, failed)
+    world.run_once()
+    assert _references(world, failed) == (1, 1)  # its own event; the product's earlier push
+    assert (world.recording(failed) or {})["format"] == "Mp4"  # the service's, not rewritten
+
+    # A happy-path recording whose event the relay has leased but not yet marked published.
+    leased = world.service_call(status="Uploading", ended_ago="1 minute")
+    _service(world, "update messenger.call_recordings set status = 'Available', file_id = "
+             "'recordings/' || id::text, size_bytes = 1, duration_seconds = 1, format = 'Ogg', "
+             "available_at = now(), version = version + 1 where id = %s", (leased,))
+    _enqueue_own_event(world, leased)
+    # A stuck recording the worker's discovery has just opened a finalize row for (the first
+    # step of a cycle), not yet claimed.
+    pending = world.service_call(status="Uploading", ended_ago="1 hour")
+    with world.connect(world.cast.worker) as relay:
+        assert relay.execute("select recording_finalize.discover_stuck(10, '{}')"
+                             ).fetchone() == (1,)
+        assert (world.finalize(pending) or {}).get("status") == "Pending"
+        lease = relay.execute("select id, lease_token from recording_finalize.relay_claim("
+                              "10, interval '1 minute', null, %s)", (world.topic,)).fetchall()
+        assert len(lease) == 1, lease
+
+        # The service deletes its own rows while the product's rows about them exist: the
+        # Pending finalize row, the Done one, the relay's lease. No foreign key of the product
+        # stands in the way; the service's own cascades run as it defined them.
+        for rid in (pending, done, leased):
+            sid = world.sessions[rid]
+            _service(world, "insert into messenger.recording_shares (recording_id, shared_with) "
+                     "values (%s, gen_random_uuid())", (rid,))
+            _service(world, "delete from messenger.realtime_outbox where reference_id = %s",
+                     (rid,))
+            _service(world, "delete from messenger.integration_outbox where dedupe_key = %s",
+                     (str(rid),))
+            assert _service(world, "delete from messenger.call_recordings where id = %s",
+                            (rid,)) == 1
+            assert _service(world, "delete from messenger.call_sessions where id = %s",
+                            (sid,)) == 1
+            assert _references(world, rid) == (0, 0)
+        assert world.one("select count(*) from messenger.call_participants "
+                         "where session_id = any(%s)",
+                         ([world.sessions[r] for r in (pending, done, leased)],)) == (0,)
+        # The relay acknowledges an event the service deleted meanwhile: nothing to mark.
+        marked = relay.execute("select recording_finalize.relay_mark_published(%s, %s)",
+                               ([lease[0][0]], lease[0][1])).fetchone()
+        assert marked is not None and marked[0] in (0, None), marked
+
+    # The worker afterwards: the vanished recordings are settled without an error and never
+    # written about again; the one whose row was Done stays Done.
+    later = [world.run_once() for _ in range(2)]
+    assert later[0]["quarantined"] == 1 and later[1]["claimed"] == 0, later
+
+    # A recording claimed by the worker and deleted by the service before the verdict.
+    raced = world.service_call(status="Uploading", ended_ago="5 hours")
+    with world.connect(world.cast.worker) as worker:
+        assert worker.execute("select recording_finalize.discover_stuck(10, '{}')"
+                              ).fetchone() == (1,)
+        claims = worker.execute("select recording_id, claim_token, action from "
+                                "recording_finalize.claim_due(10, '{}')").fetchall()
+        assert [(c[0], c[2]) for c in claims] == [(raced, "reconcile")], claims
+        _service(world, "delete from messenger.call_recordings where id = %s", (raced,))
+        verdict = worker.execute(
+            "select result, finalize_status from recording_finalize.apply_outcome(%s, %s, "
+            "'missing')", (raced, claims[0][1])).fetchone()
+    assert verdict == ("quarantined", "Quarantined"), verdict
+
+    assert world.run_once()["claimed"] == 0
+    for rid in (pending, raced):
+        row = world.finalize(rid) or {}
+        assert (row.get("status"), row.get("quarantine_reason")) == (
+            "Quarantined", "recording_not_found"), row
+        assert _references(world, rid) == (0, 0)
+        assert world.recording(rid) is None
+    assert (world.finalize(done) or {}).get("status") == "Done"
+    assert world.one("select count(*) from messenger.integration_outbox where topic = %s "
+                     "and published_at is null", (world.topic,)) == (0,)
