@@ -1084,3 +1084,99 @@ def test_the_service_re_ingests_and_deletes_its_own_rows_while_the_product_is_th
     assert (world.finalize(done) or {}).get("status") == "Done"
     assert world.one("select count(*) from messenger.integration_outbox where topic = %s "
                      "and published_at is null", (world.topic,)) == (0,)
+
+
+# ------------------------------------------------------------------------------------------
+# 4. uninstall: the service as it was
+
+
+def _database_acl(world: World) -> str:
+    row = world.one("select datacl::text from pg_database where datname = current_database()")
+    return str(row[0])
+
+
+def test_uninstall_leaves_the_service_as_it_was_and_refuses_while_others_depend_on_it(
+        world: World, stack: Stack) -> None:
+    cast = world.cast
+    untouched = world.dump(schema_only=True)
+    untouched_acl = _database_acl(world)
+    assert "ERROR" not in world.grants()
+    granted = world.dump(schema_only=True)
+    granted_catalog = world.catalog()
+    world.install()
+    # The product at work first: finalize rows, events, pushes, leases, incidents.
+    rescued = world.service_call(status="Recording")
+    put_binary(stack, world.bucket, rescued)
+    world.service_call(status="Uploading", recording_ended=True)
+    summary = world.run_once()
+    assert (summary["reconciled"], summary["failed"]) == (1, 1), summary
+    world.cli("storage-incident", "open", "--source", "worker", "--reason", "test",
+              who=cast.worker)
+
+    # Others' objects that depend on the product's: a view of the service over the product's
+    # table, a DBA's report over one of its tables. uninstall refuses and names each.
+    with world.connect(cast.product_owner) as conn:
+        conn.execute(f"grant select on messenger.recording_finalize_attempts "
+                     f"to {cast.service_owner.name}")
+    _service(world, "create view messenger.finalize_backlog as select status, count(*) "
+             "from messenger.recording_finalize_attempts group by status",
+             who=cast.service_owner)
+    with world.connect() as conn:
+        conn.execute("create schema reporting")
+        conn.execute("create view reporting.incidents as select * "
+                     "from recording_finalize.storage_incidents")
+    before = world.dump()
+    dry = world.cli("uninstall", who=cast.product_owner, expect=1)
+    refused = world.cli("uninstall", "--yes", who=cast.product_owner, expect=1)
+    for proc in (dry, refused):
+        assert "view messenger.finalize_backlog" in proc.stdout, proc.stdout
+        assert "view reporting.incidents" in proc.stdout, proc.stdout
+        assert "nothing was dropped" in proc.stderr, proc.stderr
+    assert world.dump() == before
+    assert world.one("select count(*) from pg_namespace where nspname like "
+                     "'recording\\_finalize%%'") == (3,)
+
+    # Once they are gone: everything the product owns goes, nothing else.
+    _service(world, "drop view messenger.finalize_backlog", who=cast.service_owner)
+    with world.connect() as conn:
+        conn.execute("drop schema reporting cascade")
+    with_data = world.dump()
+    plan = world.cli("uninstall", who=cast.product_owner).stdout
+    assert "drop schema recording_finalize cascade;" in plan, plan
+    assert world.dump() == with_data  # without --yes: nothing changed
+    done = world.cli("uninstall", "--yes", who=cast.product_owner)
+    assert product_leftovers(world) == [], product_leftovers(world)
+    after = world.dump(schema_only=True)
+    assert after == granted, _diff(granted, after)
+    assert world.dump() == with_data, _diff(with_data, world.dump())  # every row of the service
+    catalog = world.catalog()
+    for part, rows in granted_catalog.items():
+        assert catalog[part] == rows, (part, set(catalog[part]) ^ set(rows))
+
+    # What uninstall printed for the service's owner takes back the grants: the service's
+    # schema and its database as they were before the product was granted anything.
+    revokes = [line.strip() for line in done.stdout.splitlines()
+               if line.strip().startswith("revoke ")]
+    assert revokes, done.stdout
+    with world.connect(cast.service_owner) as conn:
+        for statement in revokes:
+            conn.execute(statement)
+        # and the DBA's own step 4: the sidecar's login goes.
+        conn.execute(f'revoke connect on database "{world.name}" from {cast.worker.name}')
+    restored = world.dump(schema_only=True)
+    assert restored == untouched, _diff(untouched, restored)
+    assert _database_acl(world) == untouched_acl, (_database_acl(world), untouched_acl)
+
+    # The service works as before: its writes, its tool.
+    rid = world.service_call(status="Recording")
+    assert _service(world, "update messenger.call_recordings set status = 'Failed', "
+                    "failure_reason = 'Timeout', failed_at = now() where id = %s", (rid,)) == 1
+    _service(world, "insert into messenger.integration_outbox (topic, message_key, event_type, "
+             "dedupe_key, payload) values (%s, 'k', 'chat-message', 'd', '{}')",
+             (SERVICE_TOPIC,))
+    assert _service(world, "delete from messenger.integration_outbox where topic = %s",
+                    (SERVICE_TOPIC,)) > 0
+    assert _service(world, "delete from messenger.call_recordings where id = %s", (rid,)) == 1
+    (world.migrations / "0005_thumbnails.py").write_text(SERVICE_LATER_MIGRATION,
+                                                         encoding="utf-8")
+    world.yoyo("apply", "--batch")
