@@ -587,12 +587,16 @@ def build_world(stack: Stack, cast: Cast, package: Package, tmp: Path, *, bucket
     name = f"rfr_visit_{uuid.uuid4().hex[:10]}"
     migrations = tmp / name
     migrations.mkdir()
+    replaced: set[str] = set()
     for file, text in SERVICE_MIGRATIONS.items():
         for old, new in (recordings_ddl or {}).items():
-            text = text.replace(old, new)
+            if old in text:
+                text = text.replace(old, new)
+                replaced.add(old)
         (migrations / f"{file}.py").write_text(
             text.replace("{api}", cast.service_api.name).replace("{reader}", cast.service_reader),
             encoding="utf-8")
+    assert replaced == set(recordings_ddl or {}), "a variant names text the DDL does not have"
     with _admin(stack) as conn:
         conn.execute(f'create database "{name}" owner {cast.service_owner.name}')
         # PostgreSQL's default: every role may connect. A careful DBA closes it; the grants
@@ -1180,3 +1184,54 @@ def test_uninstall_leaves_the_service_as_it_was_and_refuses_while_others_depend_
     (world.migrations / "0005_thumbnails.py").write_text(SERVICE_LATER_MIGRATION,
                                                          encoding="utf-8")
     world.yoyo("apply", "--batch")
+
+
+# ------------------------------------------------------------------------------------------
+# 5. a service that breaks the contract: refused, nothing written
+
+
+REFUSALS = {
+    # what the service's DDL says instead -> what the refusal must name
+    "a column missing": ({"    failure_reason varchar(32),\n": ""},
+                         "messenger.call_recordings.failure_reason: the column does not exist"),
+    "an incompatible type": ({"    duration_seconds integer,\n": "    duration_seconds text,\n"},
+                             "messenger.call_recordings.duration_seconds: type text"),
+    "a varchar too short": ({"    file_id varchar(2048),\n": "    file_id varchar(255),\n"},
+                            "messenger.call_recordings.file_id: type character varying(255) "
+                            "is too short"),
+    "no unique key for enqueue-once": (
+        {",\n    constraint integration_outbox_dedupe unique (topic, dedupe_key)\n": "\n"},
+        "messenger.integration_outbox (topic, dedupe_key): no unique key"),
+    "a sequence not granted": ({}, "messenger.integration_outbox.id: role {owner} lacks USAGE "
+                                   "on sequence messenger.integration_outbox_id_seq"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_a_refused_migrate_names_what_is_missing_and_leaves_nothing_behind(
+        stack: Stack, cast: Cast, package: Package, tmp_path: Path, case: str) -> None:
+    ddl, expected = REFUSALS[case]
+    with build_world(stack, cast, package, tmp_path, recordings_ddl=ddl) as world:
+        # The DBA pastes the grants as printed; a statement naming a column the service's
+        # table lacks fails, the others run.
+        world.grants()
+        if case == "a sequence not granted":  # the DBA skipped the sequences' block
+            _service(world, f"revoke usage on sequence messenger.integration_outbox_id_seq "
+                     f"from {cast.product_owner.name}", who=cast.service_owner)
+        dump, catalog, acl = world.dump(), world.catalog(), _database_acl(world)
+        # The roles migrate may create (cluster-wide: others' tests add and drop their own).
+        group_roles = ("select rolname, rolcanlogin from pg_roles "
+                       "where rolname like 'recording\\_finalize%%' order by 1")
+        roles = world.all(group_roles)
+
+        proc = world.cli("migrate", who=cast.product_owner, expect=2)
+        assert "migrate refused, nothing was written" in proc.stderr, proc.stderr
+        assert expected.format(owner=cast.product_owner.name) in proc.stderr, proc.stderr
+        assert product_leftovers(world) == []
+        assert world.dump() == dump
+        assert world.catalog() == catalog
+        assert _database_acl(world) == acl
+        assert world.all(group_roles) == roles
+        # Nothing half-done for the next try either: a second refusal says the same.
+        again = world.cli("migrate", who=cast.product_owner, expect=2)
+        assert again.stderr == proc.stderr
