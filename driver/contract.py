@@ -233,6 +233,24 @@ from pg_catalog.pg_namespace as n where n.nspname = any(%s)
 
 _GROUP_ROLES = "select rolname from pg_catalog.pg_roles where rolname = any(%s)"
 
+# The sequences behind column defaults (a serial or bigserial key; an identity column has no
+# default and needs no privilege): the table, the column, the sequence, and whether the role
+# may call nextval() on it.
+_DEFAULT_SEQUENCES = """
+select c.relname, a.attname, pg_catalog.quote_ident(sn.nspname) || '.'
+        || pg_catalog.quote_ident(s.relname),
+    pg_catalog.has_sequence_privilege(%s::name, s.oid, 'USAGE')
+from pg_catalog.pg_attrdef as d
+join pg_catalog.pg_class as c on c.oid = d.adrelid
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum
+join pg_catalog.pg_depend as p on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+    and p.objid = d.oid and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'
+join pg_catalog.pg_namespace as sn on sn.oid = s.relnamespace
+where n.nspname = %s and c.relname = any(%s) and not a.attisdropped
+"""
+
 _COLUMN_PRIVILEGES = """
 select x.t, x.c, x.p, pg_catalog.has_column_privilege(%s::name, x.t::oid, x.c, x.p)
 from unnest(%s::bigint[], %s::text[], %s::text[]) as x (t, c, p)
@@ -295,6 +313,7 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     existing = _columns(problems, conn, present)
     _unique_keys(problems, conn, present)
     _privileges(problems, conn, role, {name: tables[name][0] for name in present}, existing)
+    _default_sequences(problems, conn, role, present)
     return problems
 
 
@@ -396,6 +415,56 @@ def _privileges(problems: Problems, conn: psycopg.Connection[Any], role: str,
                                       f"{privilege} on {', '.join(lacking)}")
 
 
+def _default_sequences(problems: Problems, conn: psycopg.Connection[Any], role: str,
+                       present: Sequence[str]) -> None:
+    """A column the product's INSERT leaves to its default evaluates it as the product's owner:
+    a serial key's nextval() needs USAGE on its sequence (an identity column needs none)."""
+    inserting = [name for name in present if TABLE_BY_NAME[name].insert]
+    if not inserting:
+        return
+    for table, column, sequence, usable in conn.execute(
+            _DEFAULT_SEQUENCES, (role, SCHEMA, inserting)):
+        if str(column) in TABLE_BY_NAME[str(table)].insert or usable:
+            continue
+        problems.items.append(
+            f"{SCHEMA}.{table}.{column}: role {role} lacks USAGE on sequence {sequence} (the "
+            "column's default, which the product's INSERT leaves to the table)")
+
+
+def _sequence_grants(role: str) -> list[str]:
+    """A DO block granting USAGE on the sequences behind the defaults of the columns the
+    product's INSERTs leave to the table: their names are the service's, so it looks them up."""
+    tables = [t for t in TABLES if t.insert]
+    lines = ["do $$", "declare", "    v_sequence text;", "begin", "    for v_sequence in",
+             "        select distinct s.oid::pg_catalog.regclass::text",
+             "        from pg_catalog.pg_attrdef as d",
+             "        join pg_catalog.pg_attribute as a",
+             "            on a.attrelid = d.adrelid and a.attnum = d.adnum",
+             "        join pg_catalog.pg_depend as p",
+             "            on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass",
+             "            and p.objid = d.oid",
+             "            and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass",
+             "        join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'"]
+    for i, table in enumerate(tables):
+        keyword = "where" if i == 0 else "or"
+        lines.append(f"        {keyword} (d.adrelid = pg_catalog.to_regclass("
+                     f"{_literal(table.qualified)})")
+        columns = ", ".join(_literal(c) for c in table.insert)
+        lines += textwrap.wrap(
+            f"and a.attname <> all (array[{columns}]::name[]))",
+            width=96, initial_indent="            ", subsequent_indent="                ")
+    lines += [
+        "    loop",
+        "        execute pg_catalog.format('grant usage on sequence %s to %I', v_sequence,",
+        f"            {_literal(role)});",
+        f"        raise notice 'granted usage on sequence % to {role}', v_sequence;",
+        "    end loop;",
+        "end",
+        "$$;",
+    ]
+    return lines
+
+
 def grants_sql(role: str) -> str:
     """The GRANTs the service's owner runs so that ``role`` (the product's owner) can install
     and run: only statements the owner of the service's objects can run on them."""
@@ -417,6 +486,11 @@ def grants_sql(role: str) -> str:
                 lines += textwrap.wrap(
                     f"grant {privilege} ({', '.join(columns)}) on {table.qualified} to {ident};",
                     width=100, subsequent_indent="    ", break_on_hyphens=False)
+    lines += ["", *_comment(
+        "The sequences behind the defaults of the columns the product's INSERTs leave to the "
+        "table (a serial or bigserial key): USAGE, so that their nextval() works. An identity "
+        "column needs none, and then this grants nothing.")]
+    lines += _sequence_grants(role)
     lines += ["", *_comment(
         "The database: CONNECT, and CREATE for the product's schemas "
         f"({', '.join(PRODUCT_SCHEMAS)}). Only the database's owner (or a superuser) can grant "

@@ -36,7 +36,7 @@ join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
 where n.nspname = %s and c.relname = %s and c.relkind in ('r', 'p')
 """
 
-_ROLE = "select current_user::text"
+_ROLE = "select current_user::text, pg_catalog.current_database()::text"
 
 # Objects of someone else that depend on the product's (a view over its table, a function whose
 # type is the product's...): DROP ... CASCADE would take them along, so uninstall refuses. The
@@ -64,7 +64,20 @@ targets as (
 select distinct o.type || ' ' || o.identity
 from pg_catalog.pg_depend as d
 join targets as t on t.classid = d.refclassid and t.oid = d.refobjid
-cross join lateral pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) as o
+-- A view depends through its rewrite rule ("_RETURN"): name the view, as its owner knows it.
+cross join lateral (
+    select coalesce(v.classid, d.classid) as classid, coalesce(v.objid, d.objid) as objid,
+        coalesce(v.objsubid, d.objsubid) as objsubid
+    from (select) as one
+    left join (
+        select 'pg_catalog.pg_class'::pg_catalog.regclass as classid, r.ev_class as objid,
+            0 as objsubid
+        from pg_catalog.pg_rewrite as r
+        where d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass and r.oid = d.objid
+            and r.rulename = '_RETURN'
+    ) as v on true
+) as x
+cross join lateral pg_catalog.pg_identify_object(x.classid, x.objid, x.objsubid) as o
 where d.deptype in ('n', 'a')
     and (o.schema is null or o.schema <> all(%(schemas)s))
     and not exists (
@@ -85,16 +98,6 @@ where d.deptype in ('n', 'a')
 order by 1
 """
 
-_OWNED_TABLE = """
-select pg_catalog.pg_get_userbyid(c.relowner)
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-where n.nspname = %s and c.relname = %s and c.relkind in ('r', 'p')
-"""
-
-_ROLE = "select current_user::text"
-
-
 @dataclass(frozen=True)
 class Plan:
     """What uninstall drops (the role's own objects) and what it leaves, with why."""
@@ -105,6 +108,7 @@ class Plan:
     foreign: list[str]
     #: Others' objects that depend on the product's: uninstall refuses while there are any.
     dependents: list[str]
+    database: str = ""
 
     @property
     def statements(self) -> list[str]:
@@ -118,7 +122,7 @@ class Plan:
 def plan(conn: psycopg.Connection[Any]) -> Plan:
     """Reads what exists and who owns it; writes nothing."""
     role_row = conn.execute(_ROLE).fetchone()
-    role = str(role_row[0]) if role_row else ""
+    role, database = (str(role_row[0]), str(role_row[1])) if role_row else ("", "")
     schemas: list[str] = []
     foreign: list[str] = []
     for name, owner in conn.execute(_OWNED_SCHEMAS, (list(contract.PRODUCT_SCHEMAS),)):
@@ -138,7 +142,7 @@ def plan(conn: psycopg.Connection[Any]) -> Plan:
                   "it first" for row in conn.execute(_DEPENDENTS, {
                       "schemas": list(contract.PRODUCT_SCHEMAS), "schema": contract.SCHEMA,
                       "table": contract.PRODUCT_TABLE})]
-    return Plan(role, schemas, table, foreign, dependents)
+    return Plan(role, schemas, table, foreign, dependents, database)
 
 
 def run(conn: psycopg.Connection[Any], what: Plan) -> None:
@@ -155,15 +159,28 @@ def run(conn: psycopg.Connection[Any], what: Plan) -> None:
         conn.execute("alter default privileges grant execute on functions to public")
 
 
-def leftovers(role: str) -> list[str]:
-    """What uninstall does not do, as statements for whoever may run them."""
+def leftovers(role: str, database: str = "") -> list[str]:
+    """What uninstall does not do, as statements for whoever may run them: each takes back
+    one part of what ``service-sql grants`` printed."""
     lines = ["-- cluster-wide group roles (other databases may use them), as a role with "
              "CREATEROLE:"]
     lines += [f"drop role if exists {name};" for name in contract.GROUP_ROLES]
     lines += [f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA}:",
               f"revoke all on schema {contract.SCHEMA} from {role};"]
     lines += [f"revoke all on {t.qualified} from {role};" for t in contract.TABLES]
+    # The sequences behind the service's serial keys (only this grantor's grants go).
+    lines.append(f"revoke all on all sequences in schema {contract.SCHEMA} from {role};")
+    if database:
+        lines += ["-- as the owner of the database:",
+                  f"revoke connect, create on database {sql_ident(database)} from {role};"]
     return lines
+
+
+def sql_ident(name: str) -> str:
+    """A name as an SQL identifier, quoted when it must be."""
+    if name.isidentifier() and name == name.lower() and name.isascii():
+        return name
+    return '"' + name.replace('"', '""') + '"'
 
 
 def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -183,18 +200,18 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
             print("would run (uninstall --yes does it, in one transaction):")
             for statement in what.statements:
                 print(f"  {statement}")
-            _print_leftovers(what.role)
+            _print_leftovers(what.role, what.database)
             return EXIT_OK
         run(conn, what)
     logs.log("uninstalled", schemas=what.schemas, table=what.table)
     print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
-    _print_leftovers(what.role)
+    _print_leftovers(what.role, what.database)
     return EXIT_OK
 
 
-def _print_leftovers(role: str) -> None:
+def _print_leftovers(role: str, database: str) -> None:
     print("not dropped (not the product's to drop here):")
-    for line in leftovers(role):
+    for line in leftovers(role, database):
         print(f"  {line}")
 
 
