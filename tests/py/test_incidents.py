@@ -81,8 +81,8 @@ def world(worker: Worker) -> Iterator[tuple[Context, FaultyStorage, Run]]:
 
 
 def incidents(db: Db) -> list[dict[str, Any]]:
-    rows = db.all("select source, started_at, ended_at, reason from messenger.storage_incidents "
-                  "order by id")
+    rows = db.all("select source, started_at, ended_at, reason "
+                  "from recording_finalize.storage_incidents order by id")
     return [dict(zip(("source", "started_at", "ended_at", "reason"), r, strict=True))
             for r in rows]
 
@@ -138,7 +138,8 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
     assert metric(ctx, "messenger_recording_finalize_missing_deferred_total") == 1
     assert metric(ctx, "messenger_recording_finalize_storage_incidents_open") == 0
     assert metric(ctx, "messenger_recording_finalize_last_success_timestamp_seconds") > before
-    due = db.one("select next_attempt_at - (select ended_at from messenger.storage_incidents) "
+    due = db.one("select next_attempt_at - "
+                 "(select ended_at from recording_finalize.storage_incidents) "
                  "from messenger.recording_finalize_attempts where recording_id = %s",
                  (seeded.recording_id,))[0]
     assert due.total_seconds() == pytest.approx(ctx.settings.upload_grace, abs=0.01)

@@ -62,7 +62,8 @@ def enqueue(db: Db, topic: str, n: int, *, with_ids: bool = True) -> list[uuid.U
         seeded = seed_stuck(db, kind="Direct" if i % 2 == 0 else "Conference", with_ids=with_ids)
         with db.connect() as conn:
             conn.execute(
-                "select messenger.recording_ingest_completed(%s, %s, 2048, 42, 'Webm', %s)",
+                "select recording_finalize.recording_ingest_completed(%s, %s, 2048, 42, "
+                "'Webm', %s)",
                 # Non-ASCII in the file id: the bytes on the wire must be the database's text,
                 # not a re-serialization (json.dumps would escape it).
                 (seeded.recording_id, f"recordings/запись-{seeded.recording_id}", topic),

@@ -386,8 +386,8 @@ def test_prune_deletes_old_finished_rows_and_a_late_duplicate_callback_sends_not
 
     # The recorder's callback comes again, late: no second event.
     with db.connect() as conn:
-        answer = conn.execute("select messenger.recording_ingest_completed(%s, 'f', 1, 1, 'Ogg', "
-                              "%s)", (old.recording_id, worker.topic)).fetchone()
+        answer = conn.execute("select recording_finalize.recording_ingest_completed(%s, 'f', 1, "
+                              "1, 'Ogg', %s)", (old.recording_id, worker.topic)).fetchone()
     assert answer == ("already_available",)
     assert db.one("select count(*) from messenger.integration_outbox") == (0,)
     assert worker.run_once()["published"] == 0
