@@ -97,7 +97,16 @@ def stack() -> Iterator[Stack]:
     given = os.environ.get("RFR_STACK_DIR")
     if given:
         # Started once for the whole run by the Makefile; `up` returns it as it is if it runs.
-        state = stack_tool.up(stack_tool.resolve_dir(given), verbose=False)
+        # A shared stack may be missing a service for a moment, stopped by another session's
+        # test (a broker or storage outage): `up` would tear the whole stack down and start a
+        # new one on other ports under that session's feet, so give it time to come back.
+        stack_dir = stack_tool.resolve_dir(given)
+        deadline = time.monotonic() + 90
+        while (stack_tool.load_state(stack_dir) is not None
+               and not all(stack_tool.status(stack_dir).values())
+               and time.monotonic() < deadline):
+            time.sleep(0.5)
+        state = stack_tool.up(stack_dir, verbose=False)
         yield Stack(Path(state["dir"]), dict(state["env"]))
         return
     tmp = Path(tempfile.mkdtemp(prefix="rfr-pytest-stack-"))
