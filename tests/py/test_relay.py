@@ -73,10 +73,13 @@ def enqueue(db: Db, topic: str, n: int, *, with_ids: bool = True) -> list[uuid.U
 
 
 def outbox(db: Db, topic: str) -> list[OutboxRow]:
+    # The leases are the product's rows (recording_finalize.relay_leases): the service's outbox
+    # is only read until an event is marked published.
     rows = db.all(
-        "select id, message_key, payload::text, headers, published_at is not null, "
-        "coalesce(relay_lease_until > now(), false) "
-        "from messenger.integration_outbox where topic = %s order by id",
+        "select o.id, o.message_key, o.payload::text, o.headers, o.published_at is not null, "
+        "exists (select from recording_finalize.relay_leases as l "
+        "        where l.outbox_id = o.id and l.leased_until > now()) "
+        "from messenger.integration_outbox as o where o.topic = %s order by o.id",
         (topic,),
     )
     return [OutboxRow(*row) for row in rows]
@@ -306,9 +309,9 @@ def test_events_written_after_a_short_batch_wait_for_the_next_drain(
     with relay_for(settings, traced, Metrics()) as relay:
         real_publish = relay._publish
 
-        def publish_while_the_service_writes(producer: Any, rows: Any) -> Any:
+        def publish_while_the_service_writes(producer: Any, rows: Any, mark: Any) -> Any:
             enqueue(db, topic, 1)  # committed before this batch is marked
-            return real_publish(producer, rows)
+            return real_publish(producer, rows, mark)
 
         relay._publish = publish_while_the_service_writes  # type: ignore[method-assign]
         first = drain(relay)
@@ -333,9 +336,9 @@ def test_rows_another_relay_took_over_are_not_marked_by_this_one(
     def take_over() -> None:
         # Between this relay's claim and its mark: another relay leases the same rows.
         with db.connect() as conn:
-            conn.execute("update messenger.integration_outbox set relay_lease_token = %s "
-                         "where topic = %s and relay_lease_until is not null",
-                         (other_token, topic))
+            conn.execute("update recording_finalize.relay_leases set lease_token = %s "
+                         "where outbox_id in (select id from messenger.integration_outbox "
+                         "where topic = %s)", (other_token, topic))
 
     def factory(config: dict[str, Any]) -> Producer:
         producer = Producer(config)
@@ -350,8 +353,9 @@ def test_rows_another_relay_took_over_are_not_marked_by_this_one(
         result = drain(relay)
     assert (result.claimed, result.published) == (3, 0), result
     assert not any(row.published for row in outbox(db, topic))
-    tokens = db.all("select distinct relay_lease_token from messenger.integration_outbox "
-                    "where topic = %s", (topic,))
+    tokens = db.all("select distinct l.lease_token from recording_finalize.relay_leases as l "
+                    "join messenger.integration_outbox as o on o.id = l.outbox_id "
+                    "where o.topic = %s", (topic,))
     assert tokens == [(other_token,)]
     assert len(consume(stack, topic, expect=3)) == 3  # delivered: the other relay resends
 
