@@ -10,10 +10,13 @@ import contextlib
 import io
 import json
 import re
+import signal
+import subprocess
 import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +25,7 @@ import psycopg
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from conftest import Db, Stack, consume, seed_stuck
+from conftest import CLI, Db, Stack, Worker, consume, seed_stuck
 from psycopg.pq import Trace
 from psycopg_pool import ConnectionPool
 from recording_finalize import db as driver_db
@@ -409,6 +412,100 @@ def test_broker_down_marks_nothing_and_the_rows_go_out_when_it_is_back(
     messages = consume(stack, topic, expect=3)
     assert [m.raw for m in messages] == [row.payload.encode() for row in rows]
     assert counter(metrics, "published_total") == 3
+
+
+# ------------------------------------------------------------------------------------------
+# a worker killed with events in flight
+
+
+def bulk_enqueue(db: Db, topic: str, n: int) -> None:
+    """n events in the outbox, as the service's transactions leave them (one statement: the
+    relay publishes rows, whoever wrote them); each has its own event-id header."""
+    with db.connect() as conn:
+        conn.execute(
+            "insert into messenger.integration_outbox (topic, message_key, event_type, "
+            "dedupe_key, payload, headers) "
+            "select %s, 'k-' || (n %% 7), 'call-recording-available', 'bulk-' || n, "
+            "jsonb_build_object('n', n), jsonb_build_object('event-type', "
+            "'call-recording-available', 'event-id', gen_random_uuid()::text) "
+            "from generate_series(1, %s) as n", (topic, n))
+
+
+def event_states(db: Db, topic: str) -> dict[str, str]:
+    """Each event's id header → published, leased (claimed, not marked) or waiting."""
+    rows = db.all(
+        "select o.headers ->> 'event-id', case when o.published_at is not null then "
+        "'published' when exists (select from recording_finalize.relay_leases as l "
+        "where l.outbox_id = o.id and l.leased_until > now()) then 'leased' else 'waiting' end "
+        "from messenger.integration_outbox as o where o.topic = %s", (topic,))
+    return dict(rows)
+
+
+def test_a_worker_killed_with_events_in_flight_loses_none_and_the_next_run_sends_them_at_once(
+    stack: Stack, worker: Worker, db: Db, topic: str, tmp_path: Any
+) -> None:
+    """kill -9 mid-drain: what the broker acknowledged and the relay marked is never sent again;
+    what was in flight (leased, not marked) is sent again once at most; and the next worker
+    publishes it at once — the killed runner's leases died with its lock — rather than after
+    the lease (about a minute: the delivery timeout, its flush margin and 30 s)."""
+    total = 20000
+    bulk_enqueue(db, topic, total)
+    env = {"RFR_RELAY_BATCH_SIZE": "2000"}
+    first = worker.spawn("run-once", **env)
+    deadline = time.monotonic() + 60
+    try:
+        # Killed once the relay has marked a first batch and leased the next: mid-drain.
+        while not db.one(
+                "select bool_or(published_at is not null) and bool_or(published_at is null "
+                "and exists (select from recording_finalize.relay_leases as l "
+                "where l.outbox_id = o.id)) from messenger.integration_outbox as o "
+                "where topic = %s", (topic,))[0]:
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "the relay published nothing"
+            time.sleep(0.01)
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    at_kill = event_states(db, topic)
+    in_flight = {e for e, state in at_kill.items() if state == "leased"}
+    published = {e for e, state in at_kill.items() if state == "published"}
+    assert in_flight, Counter(at_kill.values())  # the kill found a batch in flight
+    assert len(published) < total
+    lease_s = db.one("select extract(epoch from max(leased_until - leased_at)) "
+                     "from recording_finalize.relay_leases")[0]
+    assert lease_s > 30  # the default lease: what the events would wait without the rule
+
+    # The next worker: how long until every event is published.
+    log = (tmp_path / "run.log").open("w+")
+    started = time.monotonic()
+    second = subprocess.Popen([CLI, "run"], env=worker.environ(RFR_POLLING_INTERVAL="1s", **env),
+                              stdout=subprocess.DEVNULL, stderr=log, text=True)
+    try:
+        while db.one("select count(*) from messenger.integration_outbox "
+                     "where topic = %s and published_at is null", (topic,))[0]:
+            assert second.poll() is None, (tmp_path / "run.log").read_text()
+            assert time.monotonic() - started < 60, "events still unpublished after 60 s"
+            time.sleep(0.05)
+        delay = time.monotonic() - started
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(30) == 0, (tmp_path / "run.log").read_text()
+    print(f"kill -9 mid-drain: {len(published)} published, {len(in_flight)} in flight, "
+          f"{total - len(published) - len(in_flight)} waiting; all published {delay:.1f} s "
+          f"after the restart (lease {lease_s:.0f} s)")
+    # Start-up checks, one cycle's claim and the drain of the rest: far below the lease.
+    assert delay < min(20.0, lease_s / 2), delay
+
+    messages = consume(stack, topic, expect=total, idle_s=2.0, timeout_s=120)
+    copies = Counter(m.headers["event-id"] for m in messages)
+    assert set(copies) == set(at_kill)  # none lost
+    assert all(copies[e] == 1 for e in published)  # marked: never sent again
+    assert all(copies[e] <= 2 for e in in_flight)  # in flight: sent again once at most
+    assert all(copies[e] == 1 for e in set(at_kill) - published - in_flight)
+    print(f"redelivered: {sum(1 for e in in_flight if copies[e] == 2)} of {len(in_flight)} in "
+          "flight")
 
 
 # ------------------------------------------------------------------------------------------
