@@ -18,7 +18,6 @@ from typing import Any
 import jsonschema
 import psycopg
 import pytest
-from botocore.handlers import validate_ascii_metadata
 from conftest import (
     DEAD_PORT,
     REPO,
@@ -30,6 +29,7 @@ from conftest import (
     finalize_row,
     log_events,
     put_binary,
+    put_poison_binary,
     recording,
     seed_available_unpublished,
     seed_stuck,
@@ -237,22 +237,11 @@ def test_unreachable_storage_holds_every_claimed_row_then_recovers(
 # --- Poison -> quarantine --------------------------------------------------------------------
 
 
-def put_poison_binary(worker: Worker, recording_id: uuid.UUID) -> None:
-    """An object whose HEAD always fails while the storage itself answers: a metadata value
-    that is not UTF-8 (the HEAD client refuses the answer: transient, every time). botocore
-    refuses to send one, so its check is switched off for this client."""
-    s3 = worker.stack.s3()
-    s3.meta.events.unregister("before-parameter-build.s3.PutObject", validate_ascii_metadata)
-    s3.put_object(Bucket=worker.bucket, Key=f"recordings/{recording_id}", Body=b"\0" * 16,
-                  ContentType="audio/webm",
-                  Metadata={"duration-seconds": b"5\xe9\xff".decode("latin-1")})
-
-
 def test_poison_row_is_quarantined_after_max_attempts_and_left_alone(
     worker: Worker, db: Db
 ) -> None:
     seeded = seed_stuck(db)
-    put_poison_binary(worker, seeded.recording_id)
+    put_poison_binary(worker.stack, worker.bucket, seeded.recording_id)
     env = {"RFR_MAX_ATTEMPTS": "2", "RFR_BACKOFF_BASE": "500ms", "RFR_BACKOFF_JITTER": "0"}
     # The bucket answers and one HEAD of the cycle is transient: no storage incident, the
     # attempt counts.
