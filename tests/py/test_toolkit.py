@@ -12,6 +12,7 @@ import subprocess
 import time
 import urllib.request
 import uuid
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -446,3 +447,156 @@ def test_run_prunes_by_itself_unless_retention_is_0(worker: Worker, db: Db) -> N
     assert done_rows() == 0
     # The service's published event is the service's to prune.
     assert db.one("select count(*) from messenger.integration_outbox") == (1,)
+
+
+# ------------------------------------------------------------------------------------------
+# preview equals reality: explain and run-once --dry-run against the cycle that follows
+
+#: What a cycle's log says it did with one recording, by the database's answer.
+_EVENT_RESULTS = {
+    "recording reconciled": "reconciled",
+    "recording failed": "failed",
+    "recording backoff": "backoff",
+    "recording quarantined": "quarantined",
+    "recording held by storage incident": "held_by_incident",
+    "recording deferred by storage incident": "deferred_by_incident",
+    "recording busy": "busy",
+    "recording already terminal": "terminal",
+    "stale claim": "stale",
+    "recording republished": "republished",
+}
+#: The finalize row's status each claim-time action leaves.
+_CLAIM_STATUS = {"quarantined": "Quarantined", "deferred_by_sla": "Pending",
+                 "republished": "Done", "closed": "Done"}
+
+
+def _matrix_rows(worker: Worker, db: Db) -> dict[str, uuid.UUID]:
+    """One recording per (state, verdict): states of the finalize row, verdicts of the real
+    storage (found, 404, a HEAD that always fails, unusable metadata), all due now."""
+    rows: dict[str, uuid.UUID] = {}
+
+    def make(state: str, verdict: str) -> None:
+        seeded = seed_stuck(db, ended_ago="31 minutes" if state == "sla_just_expired"
+                            else "1 minute" if state == "within_sla" else "1 hour")
+        rid = seeded.recording_id
+        attempts, last_outcome = {"backoff_due": (3, "transient"),
+                                  "last_attempt": (7, "transient"),
+                                  "exhausted": (8, "transient"),
+                                  "exhausted_unanswered": (8, None)}.get(state, (0, None))
+        with db.connect() as conn:
+            conn.execute("update messenger.recording_finalize_attempts set attempts = %s, "
+                         "last_outcome = %s, last_error = case when %s::text is not null then "
+                         "'Transient: GenericError' end, next_attempt_at = now() - "
+                         "interval '1 second' where recording_id = %s",
+                         (attempts, last_outcome, last_outcome, rid))
+        if verdict == "found":
+            put_binary(worker.stack, worker.bucket, rid)
+        elif verdict == "transient":
+            put_poison_binary(worker.stack, worker.bucket, rid)
+        elif verdict == "invalid":
+            put_binary(worker.stack, worker.bucket, rid, metadata={"duration-seconds": "NaN"})
+        rows[f"{state}/{verdict}"] = rid
+
+    for state in ("fresh", "backoff_due", "last_attempt", "sla_just_expired"):
+        for verdict in ("found", "missing", "transient", "invalid"):
+            make(state, verdict)
+    # Settled at claim, whatever the storage says.
+    make("exhausted", "found")
+    make("exhausted_unanswered", "missing")
+    make("within_sla", "found")
+    return rows
+
+
+@pytest.mark.parametrize("incident", [
+    "none",
+    "recorders",
+    # Known gap (open): a run-once whose HeadBucket is answered closes the worker's left-over
+    # incident before it claims, so its transient verdicts back off (and a last attempt is
+    # quarantined), while explain and the dry run, which write nothing, ask preview_outcomes
+    # with the incident still open and say held_by_incident. preview_outcomes cannot be told
+    # the incident state the cycle's HeadBucket step leaves (outcome_decision reads the table).
+    pytest.param("worker", marks=pytest.mark.xfail(
+        strict=True, reason="the preview cannot see the cycle close the worker's incident")),
+])
+def test_explain_and_the_dry_run_predict_exactly_what_the_next_cycle_does(
+    worker: Worker, operator: Worker, db: Db, incident: str
+) -> None:
+    """For rows in every state and every storage verdict, the result, finalize status, attempts
+    and next attempt that ``explain`` and ``run-once --dry-run`` predict are what the next
+    ``run-once`` does. A 404 under a storage incident is the case an earlier preview got wrong
+    (it said Failed where the cycle deferred)."""
+    rows = _matrix_rows(worker, db)
+    fast = {"RFR_BACKOFF_JITTER": "0"}
+    if incident == "recorders":
+        opened = operator.cli("storage-incident", "open", "--source", "recorders", "--at", "2h",
+                              "--reason", "recorders cannot upload")
+        assert opened.returncode == 0, opened.stderr
+    elif incident == "worker":
+        # Left open by a worker that died during an outage; the storage answers again.
+        opened = worker.cli("storage-incident", "open", "--source", "worker", "--reason",
+                            "HeadBucket: unreachable")
+        assert opened.returncode == 0, opened.stderr
+    before = db_fingerprint(db)
+    t0 = time.monotonic()
+
+    explained: dict[str, dict[str, Any]] = {}
+    for name, rid in rows.items():
+        doc = _json(operator.cli("explain", str(rid), "--json", **fast))
+        nxt = doc["next"]
+        if nxt["action"] == "reconcile":
+            out = nxt["outcome"]
+            explained[name] = {"result": out["result"], "status": out["finalizeStatus"],
+                               "attempts": out["attempts"], "next": out["nextAttemptAt"]}
+        else:
+            explained[name] = {"result": nxt["action"], "status": _CLAIM_STATUS[nxt["action"]],
+                               "attempts": nxt["attempt"], "next": None}
+    dry = operator.cli("run-once", "--dry-run", **fast)
+    assert dry.returncode == 0, dry.stderr
+    report = {r["recordingId"]: r for r in _json(dry)["rows"]}
+    assert db_fingerprint(db) == before, "a preview wrote something"
+    dried: dict[str, dict[str, Any]] = {}
+    for name, rid in rows.items():
+        r = report[str(rid)]
+        if r["phase"] == "reconcile":
+            dried[name] = {"result": r["result"], "status": r["finalizeStatus"],
+                           "attempts": r["attemptsAfter"], "next": r["nextAttemptAfter"]}
+        else:
+            dried[name] = {"result": r["phase"], "status": _CLAIM_STATUS[r["phase"]],
+                           "attempts": r["attempts"], "next": None}
+
+    summary = worker.run_once(**fast)
+    elapsed = time.monotonic() - t0
+    events: dict[str, list[str]] = {}
+    for event in log_events(summary["_stderr"]):
+        if event["event"] in _EVENT_RESULTS and "recordingId" in event:
+            events.setdefault(event["recordingId"], []).append(_EVENT_RESULTS[event["event"]])
+    mismatches = []
+    for name, rid in rows.items():
+        row = finalize_row(db, rid)
+        results = events.get(str(rid), [])
+        assert len(results) <= 1, (name, results)
+        # The claim re-times a row within its SLA without a log line of its own.
+        did = {"result": results[0] if results else "deferred_by_sla", "status": row["status"],
+               "attempts": row["attempts"]}
+        for source, predicted in (("explain", explained[name]), ("dry run", dried[name])):
+            said = {k: predicted[k] for k in ("result", "status", "attempts")}
+            if said != did:
+                mismatches.append(f"{name}: {source} said {said}, the cycle did {did}")
+            elif predicted["next"] is not None and row["status"] == "Pending":
+                # Predicted before the cycle: off by at most the time between the two.
+                off = abs((datetime.fromisoformat(predicted["next"]) -
+                           row["next_attempt_at"]).total_seconds())
+                if off > elapsed + 2:
+                    mismatches.append(f"{name}: {source} said next attempt {predicted['next']}, "
+                                      f"the cycle set {row['next_attempt_at']}")
+    assert not mismatches, "\n".join(mismatches)
+    # The matrix covers what it claims to (a sanity check of the seeding, not of the preview).
+    did_results = {name: explained[name]["result"] for name in rows}
+    assert did_results["fresh/found"] == "reconciled"
+    assert did_results["fresh/invalid"] == "quarantined"
+    assert did_results["last_attempt/transient"] == "quarantined"
+    assert did_results["exhausted/found"] == "quarantined"
+    assert did_results["within_sla/found"] == "deferred_by_sla"
+    assert did_results["fresh/missing"] == ("failed" if incident == "none"
+                                            else "deferred_by_incident")
+    assert did_results["fresh/transient"] == "backoff"
