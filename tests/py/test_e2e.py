@@ -194,6 +194,41 @@ def test_callback_before_the_tick_wins_and_the_worker_does_not_touch_it(
     assert len(consume(worker.stack, worker.topic, expect=1)) == 1
 
 
+# --- No finalize row: discovered ---------------------------------------------------------
+
+
+def _plant_without_finalize_row(db: Db, ended_ago: str) -> uuid.UUID:
+    """A recording the service never handed to the safety net (no lifecycle call): Uploading,
+    its session ended ``ended_ago``, no finalize row."""
+    rid, sid = uuid.uuid4(), uuid.uuid4()
+    with db.connect() as conn:
+        conn.execute("insert into messenger.call_sessions (id, started_at, ended_at) "
+                     "values (%s, now() - interval '3 hours', now() - %s::interval)",
+                     (sid, ended_ago))
+        conn.execute("insert into messenger.call_recordings (id, session_kind, session_id, "
+                     "media_type, trigger, status, started_at, ended_at) values "
+                     "(%s, 'Direct', %s, 'Audio', 'Auto', 'Uploading', "
+                     "now() - interval '3 hours', now() - %s::interval)", (rid, sid, ended_ago))
+    return rid
+
+
+def test_a_stuck_recording_without_a_finalize_row_is_discovered_and_finalized_in_one_cycle(
+    worker: Worker, db: Db
+) -> None:
+    stuck = _plant_without_finalize_row(db, "2 hours")
+    put_binary(worker.stack, worker.bucket, stuck)
+    young = _plant_without_finalize_row(db, "5 minutes")  # the happy path still has its SLA
+    summary = worker.run_once()
+    assert (summary["discovered"], summary["claimed"], summary["reconciled"]) == (1, 1, 1)
+    [event] = events(summary, "recordings discovered")
+    assert event["rows"] == 1
+    assert recording(db, stuck)["status"] == "Available"
+    assert finalize_row(db, stuck)["status"] == "Done"
+    assert db.one("select count(*) from messenger.recording_finalize_attempts "
+                  "where recording_id = %s", (young,)) == (0,)
+    assert worker.run_once()["discovered"] == 0  # opened once
+
+
 # --- Storage out -> held, never backed off into quarantine -----------------------------------
 
 
