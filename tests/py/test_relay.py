@@ -374,6 +374,62 @@ class _FlushWrapped:
         return getattr(self._producer, name)
 
 
+class _Acked:
+    """A delivery report's message: no error."""
+
+    def error(self) -> None:
+        return None
+
+
+class GradualProducer:
+    """A broker stand-in that acknowledges half of what is outstanding per ``flush`` call (a
+    slow broker, on demand), recording how many events the database shows published each time
+    the relay waits again."""
+
+    def __init__(self, published: Callable[[], int]) -> None:
+        self._pending: list[Callable[..., None]] = []
+        self._published = published
+        self.seen: list[int] = []
+
+    def produce(self, topic: str, *, on_delivery: Callable[..., None], **_: Any) -> None:
+        self._pending.append(on_delivery)
+
+    def flush(self, timeout: float = 0) -> int:
+        self.seen.append(self._published())
+        half = max(1, len(self._pending) // 2) if self._pending else 0
+        for report in self._pending[:half]:
+            report(None, _Acked())
+        del self._pending[:half]
+        return len(self._pending)
+
+    def poll(self, timeout: float = 0) -> int:
+        return 0
+
+
+def test_acknowledgements_are_marked_as_they_arrive(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any
+) -> None:
+    """A batch the broker acknowledges bit by bit is marked bit by bit: a worker that dies while
+    waiting for the rest sends again only what was not acknowledged yet."""
+    enqueue(db, topic, 8)
+
+    def published() -> int:
+        return sum(1 for row in outbox(db, topic) if row.published)
+
+    fake = GradualProducer(published)
+
+    def factory(_config: dict[str, Any]) -> Producer:
+        return fake  # type: ignore[return-value]
+
+    with relay_for(settings, pool, Metrics(), producer_factory=factory) as relay:
+        result = drain(relay)
+    assert (result.published, result.failed, result.reason) == (8, 0, "empty")
+    # Each wait for more reports began with the earlier acknowledgements already marked (the
+    # last flush is the relay's close).
+    assert fake.seen == [0, 4, 6, 7, 8]
+    assert published() == 8
+
+
 # ------------------------------------------------------------------------------------------
 # published only after the broker's acknowledgement
 
