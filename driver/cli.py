@@ -207,11 +207,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return command.handler(args, settings)
     except psycopg.Error as err:
         hint = ""
-        # The dry run asks the operator's preview functions (claim_preview, preview_outcomes).
-        name = (f"{command.name} --dry-run" if getattr(args, "dry_run", False)
-                and command.name == "run-once" else command.name)
-        if err.sqlstate == "42501" and (command.for_operators or name != command.name):
-            hint = (f"; `{name}` is an operator's command: log in as a role granted "
+        if err.sqlstate == "42501" and command.for_operators:
+            hint = (f"; `{command.name}` is an operator's command: log in as a role granted "
                     "recording_finalize_operator")
         return fail(f"database error: {describe(err)}: {err}{hint}")
 
