@@ -89,7 +89,8 @@ class RelayResultLike(Protocol):
 
 
 class RelayLike(Protocol):
-    def drain(self, deadline: float, stop: threading.Event) -> RelayResultLike: ...
+    def drain(self, deadline: float, stop: threading.Event, *,
+              bounded: bool = False) -> RelayResultLike: ...
 
 
 @dataclass
@@ -358,7 +359,7 @@ def _relay(
         # Stopping: what this cycle enqueued is published now, for a few seconds at most, rather
         # than at the next start (a stop that was not asked for cannot end this drain early).
         relayed = relay.drain(min(lock_deadline, time.monotonic() + STOP_DRAIN_S),
-                              threading.Event())
+                              threading.Event(), bounded=True)
     else:
         relayed = relay.drain(lock_deadline, stop)
     summary.published = relayed.published

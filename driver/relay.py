@@ -62,6 +62,8 @@ LINGER_MS = 20
 MARK_EVERY_S = 0.5
 #: How many failed row ids a "delivery failed" log line lists at most.
 LOGGED_IDS = 20
+#: A bounded drain (a stopping worker's) starts no batch with less time than this left.
+BOUNDED_MIN_S = 0.2
 
 # Without a logger librdkafka prints its own (non-JSON) lines to stderr.
 _LIBRDKAFKA_LOG = logging.getLogger("recording_finalize.relay.librdkafka")
@@ -206,6 +208,9 @@ class Relay:
         self._producer: Producer | None = None
         self._fatal: KafkaError | None = None
         self._logged_errors: set[int] = set()
+        #: When the current batch stops waiting for its delivery reports (``time.monotonic()``);
+        #: None: the full flush wait.
+        self._wait_until: float | None = None
 
     # --- the producer ------------------------------------------------------------------------
 
@@ -234,13 +239,13 @@ class Relay:
             reason=err.str(),
         )
 
-    def close(self) -> None:
-        """Waits briefly for in-flight messages, then drops the producer."""
+    def close(self, wait_s: float = FLUSH_MARGIN_S) -> None:
+        """Waits briefly (at most ``wait_s``) for in-flight messages, then drops the producer."""
         producer, self._producer = self._producer, None
         if producer is None:
             return
         if self._fatal is None:
-            producer.flush(FLUSH_MARGIN_S)
+            producer.flush(max(0.0, min(wait_s, FLUSH_MARGIN_S)))
         else:
             # A fatal producer delivers nothing more: fail what is left at once.
             producer.purge(in_queue=True, in_flight=True, blocking=False)
@@ -251,11 +256,16 @@ class Relay:
 
     # --- the drain ---------------------------------------------------------------------------
 
-    def drain(self, deadline: float, stop: threading.Event) -> RelayResult:
+    def drain(self, deadline: float, stop: threading.Event, *,
+              bounded: bool = False) -> RelayResult:
         """Publishes batches until none is left (a claim came back short or empty),
         ``deadline`` (a ``time.monotonic()`` value) is too close to finish another batch,
         ``stop`` is set, or a batch had a delivery failure. Database errors propagate (nothing
-        unacknowledged was marked)."""
+        unacknowledged was marked).
+
+        ``bounded`` is a stopping worker's last drain (a few seconds): a batch starts while
+        time is left and waits for its delivery reports only until ``deadline``; what the broker
+        has not acknowledged by then is not marked and goes out again later (at least once)."""
         result = RelayResult()
         self._logged_errors.clear()
         with self._pool.connection() as conn:
@@ -263,8 +273,10 @@ class Relay:
                 if stop.is_set():
                     result.reason = "stopped"
                     break
-                # A batch may take the whole delivery wait: start one only if it ends in time.
-                if time.monotonic() + self._flush_wait_s >= deadline:
+                # A batch may take the whole delivery wait: start one only if it ends in time
+                # (bounded: only if any time is left; its wait ends at the deadline).
+                left = deadline - time.monotonic()
+                if left <= (BOUNDED_MIN_S if bounded else self._flush_wait_s):
                     result.reason = "deadline"
                     self._log(
                         "relay deadline",
@@ -274,7 +286,11 @@ class Relay:
                         "the next cycle",
                     )
                     break
-                reason = self._batch(conn, result)
+                self._wait_until = deadline if bounded else None
+                try:
+                    reason = self._batch(conn, result)
+                finally:
+                    self._wait_until = None
                 if reason is not None:
                     result.reason = reason
                     break
@@ -313,6 +329,9 @@ class Relay:
             )
         if batch.failed:
             self._log_failures(batch)
+        # A bounded drain's close waits no longer than its deadline either.
+        close_wait = (FLUSH_MARGIN_S if self._wait_until is None
+                      else self._wait_until - time.monotonic())
         if self._fatal is not None:
             self._log(
                 "kafka producer fatal",
@@ -321,12 +340,12 @@ class Relay:
                 reason=self._fatal.str(),
                 message="the producer is closed; the next drain builds a new one",
             )
-            self.close()
+            self.close(close_wait)
             return "fatal"
         if batch.failed:
             # The producer's session with the broker may be what fails (see the module doc):
             # the next drain starts with a new one.
-            self.close()
+            self.close(close_wait)
             return "delivery_failed"
         if len(rows) < settings.relay_batch_size:
             # A short batch took every row that was claimable: the drain is done. Claiming on
@@ -379,6 +398,8 @@ class Relay:
         two calls); a slow one gets a mark per slice, and a crash re-delivers only what was in
         flight then."""
         deadline = time.monotonic() + self._flush_wait_s
+        if self._wait_until is not None:
+            deadline = min(deadline, self._wait_until)
         while True:
             try:
                 remaining = int(producer.flush(max(0.0, min(MARK_EVERY_S,

@@ -487,11 +487,13 @@ RUN = Command(
     ),
     exits=(
         "exit 1: the worker could not start (e.g. the metrics port is taken).\n"
-        "exit 2: a start-up self-check failed, with the reason: the schema differs from this\n"
-        "package (run `recording-finalize migrate`) or is newer; the server refused the login\n"
+        "exit 2: a start-up self-check failed, before the first cycle, with the reason: the\n"
+        "schema differs from this package (run `recording-finalize migrate`) or is newer; the\n"
+        "contract with the service's tables does not hold; the server refused the login\n"
         "(password, unknown database, no recording_finalize_worker grant, never migrated);\n"
         "RFR_TOPIC or a policy value disagrees with the server's settings\n"
-        "(recording_finalize.settings); the lock connection goes through a transaction-pooling\n"
+        "(recording_finalize.settings); the file storage refuses the bucket (missing, access\n"
+        "denied, no credentials); the lock connection goes through a transaction-pooling\n"
         "proxy; or the producer would not be idempotent."
     ),
     handler=_run,
@@ -515,11 +517,14 @@ RUN_ONCE = Command(
     ),
     exits=(
         "exit 0: the cycle ran, was skipped (another runner holds the lock) or is disabled.\n"
-        "exit 1: the cycle failed (database/relay error, or a storage configuration error), or\n"
+        "exit 1: the cycle failed (database/relay error, or the storage refused an object or\n"
+        "the bucket during the cycle: its claimed rows get their attempt back), or\n"
         "was degraded: the storage was unreachable or the relay could not deliver (result\n"
         "\"degraded\", the reasons in \"degraded\"; also result, checked, transient,\n"
         "deferredByIncident, storageUnreachable, publishFailed).\n"
-        "exit 2: a start-up self-check failed (as for run: schema drift, refused login, ...)."
+        "exit 2: a start-up self-check failed, before the cycle (as for run: schema drift,\n"
+        "broken contract, refused login, a policy or topic the server refuses, a refused\n"
+        "bucket, ...)."
     ),
     handler=_run_once,
     variables=_CYCLE,

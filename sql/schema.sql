@@ -1532,6 +1532,7 @@ declare
     v_s recording_finalize.settings%rowtype;
     v_token uuid := gen_random_uuid();
     v_holder integer;
+    v_live integer[];
     v_ids bigint[];
 begin
     perform recording_finalize_internal.check_relay_batch(p_limit);
@@ -1557,6 +1558,16 @@ begin
             and l.classid = ((p_lock_key >> 32) & 4294967295)::oid
             and l.objid = (p_lock_key & 4294967295)::oid
         limit 1;
+        -- The backends that hold a session advisory lock of this database now: a lease whose
+        -- holder is one of them is live (a runner of another lock key, a concurrent relay, keeps
+        -- its leases); any other holder lost its lock, and its lease is void.
+        select pg_catalog.array_agg(l.pid) into v_live
+        from pg_catalog.pg_locks as l
+        where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+            and l.database = (
+                select d.oid from pg_catalog.pg_database as d
+                where d.datname = pg_catalog.current_database()
+            );
     end if;
 
     -- The lease lives in the product's table: the service's outbox is only read here. A lease
@@ -1572,7 +1583,7 @@ begin
                 and not exists (
                     select from recording_finalize.relay_leases as l
                     where l.outbox_id = o.id and l.leased_until > now()
-                        and (v_holder is null or l.holder_pid is not distinct from v_holder)
+                        and (v_holder is null or l.holder_pid = any(v_live))
                 )
             order by o.id
             limit p_limit
@@ -1590,7 +1601,7 @@ begin
                 leased_at = now()
             where l.leased_until <= now()
                 or (excluded.holder_pid is not null
-                    and l.holder_pid is distinct from excluded.holder_pid)
+                    and not coalesce(l.holder_pid = any(v_live), false))
             returning l.outbox_id
         )
         select pg_catalog.array_agg(x.outbox_id) into v_ids from leased as x;
@@ -1614,7 +1625,7 @@ $$;
 -- Name: FUNCTION relay_claim(p_limit integer, p_lease interval, p_lock_key bigint, p_topic text); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.relay_claim(p_limit integer, p_lease interval, p_lock_key bigint, p_topic text) IS 'Outbox relay, call 1 of 2: leases up to p_limit (1..10000, and at most settings.relay_batch_max: RF010) unpublished integration-outbox rows of the server''s topic for p_lease (capped at settings.relay_lease_max), oldest first, and returns them with payload as the exact text to publish and one lease_token for the batch. The lease is a row of recording_finalize.relay_leases (nothing is written in the service''s outbox). Live leases are skipped; an expired lease is taken over; with p_lock_key (the single-runner lock the caller''s cycle holds) so is every lease taken under another holder of that lock, so events leased by a killed relay are published by the next cycle. Never waits longer than lock_timeout (100 ms) for another relay''s uncommitted leases: past it, it leases nothing and returns no row (no error). RF001 for bad arguments, RF009 for a p_topic other than the server''s (NULL = the server''s); the COLUMN field of an RF001 or RF010 about p_limit says relay_batch_size. Worker API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.relay_claim(p_limit integer, p_lease interval, p_lock_key bigint, p_topic text) IS 'Outbox relay, call 1 of 2: leases up to p_limit (1..10000, and at most settings.relay_batch_max: RF010) unpublished integration-outbox rows of the server''s topic for p_lease (capped at settings.relay_lease_max), oldest first, and returns them with payload as the exact text to publish and one lease_token for the batch. The lease is a row of recording_finalize.relay_leases (nothing is written in the service''s outbox). Live leases are skipped; an expired lease is taken over; with p_lock_key (the single-runner lock the caller''s cycle holds) so is every lease whose holder no longer holds a session advisory lock of this database (it lost the runner lock: killed, its session ended, unlocked), so events leased by a killed relay are published by the next cycle, and a live runner of another lock key keeps its leases. Never waits longer than lock_timeout (100 ms) for another relay''s uncommitted leases: past it, it leases nothing and returns no row (no error). RF001 for bad arguments, RF009 for a p_topic other than the server''s (NULL = the server''s); the COLUMN field of an RF001 or RF010 about p_limit says relay_batch_size. Worker API (SECURITY DEFINER).';
 
 --
 -- Name: relay_mark_published(bigint[], uuid); Type: FUNCTION; Schema: recording_finalize; Owner: -

@@ -29,8 +29,10 @@ PREVIEW_ROWS = 1000
 
 def add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--dry-run", action="store_true",
-                     help="print what the next cycle would do with the rows due now (phase and "
-                     "S3 verdict per row); claims, counts and writes nothing")
+                     help="print what the next cycle would do with the rows due now (phase, "
+                     "S3 verdict and the database's decision per row); claims, counts and "
+                     "writes nothing; an operator's command (a login granted "
+                     "recording_finalize_operator)")
 
 
 def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:

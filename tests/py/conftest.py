@@ -37,6 +37,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import boto3
 import psycopg
 import pytest
+from botocore.handlers import validate_ascii_metadata
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -97,7 +98,16 @@ def stack() -> Iterator[Stack]:
     given = os.environ.get("RFR_STACK_DIR")
     if given:
         # Started once for the whole run by the Makefile; `up` returns it as it is if it runs.
-        state = stack_tool.up(stack_tool.resolve_dir(given), verbose=False)
+        # A shared stack may be missing a service for a moment, stopped by another session's
+        # test (a broker or storage outage): `up` would tear the whole stack down and start a
+        # new one on other ports under that session's feet, so give it time to come back.
+        stack_dir = stack_tool.resolve_dir(given)
+        deadline = time.monotonic() + 90
+        while (stack_tool.load_state(stack_dir) is not None
+               and not all(stack_tool.status(stack_dir).values())
+               and time.monotonic() < deadline):
+            time.sleep(0.5)
+        state = stack_tool.up(stack_dir, verbose=False)
         yield Stack(Path(state["dir"]), dict(state["env"]))
         return
     tmp = Path(tempfile.mkdtemp(prefix="rfr-pytest-stack-"))
@@ -340,6 +350,17 @@ def put_binary(
     stack.s3().put_object(Bucket=bucket, Key=key, Body=b"\0" * size,
                           ContentType=content_type, Metadata=meta)
     return key
+
+
+def put_poison_binary(stack: Stack, bucket: str, recording_id: uuid.UUID) -> None:
+    """An object whose HEAD always fails while the storage itself answers: a metadata value
+    that is not UTF-8 (the HEAD client refuses the answer: transient, every time). botocore
+    refuses to send one, so its check is switched off for this client."""
+    s3 = stack.s3()
+    s3.meta.events.unregister("before-parameter-build.s3.PutObject", validate_ascii_metadata)
+    s3.put_object(Bucket=bucket, Key=f"recordings/{recording_id}", Body=b"\0" * 16,
+                  ContentType="audio/webm",
+                  Metadata={"duration-seconds": b"5\xe9\xff".decode("latin-1")})
 
 
 # ------------------------------------------------------------------------------------------

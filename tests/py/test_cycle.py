@@ -1,6 +1,7 @@
 """The cycle in-process, for the races and failures a subprocess cannot time: a callback that
 lands during the S3 check, a configuration failure in the middle of a batch, the database
-refusing metadata (RF002), the lock-TTL deadline, and the spans and metrics a cycle leaves.
+refusing metadata (apply_outcome quarantines it), the lock-TTL deadline, and the spans and
+metrics a cycle leaves.
 
 Real database (as the worker role), real S3; only the storage object is wrapped to inject the
 event at the right moment.
@@ -88,8 +89,8 @@ def test_a_callback_during_the_check_wins_and_the_worker_applies_nothing(
 
     def callback_lands(row: ClaimedRow, verdict: Verdict) -> Verdict:
         with db.connect() as conn:
-            conn.execute("select messenger.recording_ingest_completed(%s, 'files/by-callback', "
-                         "9, 3, 'Mp4', %s)", (row.recording_id, worker.topic))
+            conn.execute("select recording_finalize.recording_ingest_completed(%s, "
+                         "'files/by-callback', 9, 3, 'Mp4', %s)", (row.recording_id, worker.topic))
         return verdict
 
     summary, _, events = cycle(callback_lands)
@@ -149,7 +150,9 @@ def test_metadata_the_database_refuses_is_quarantined_as_invalid(
     assert summary.quarantined == 1 and summary.error is None
     row = finalize_row(db, seeded.recording_id)
     assert row["status"] == "Quarantined"
-    assert row["last_error"].startswith("InvalidMetadata: recording")
+    # Decided by the SQL (metadata_problem), not by the driver's parser: the hook hands the
+    # database a URL the parser would have refused.
+    assert row["last_error"].startswith("InvalidMetadata: ")
     assert "file_id is a URL" in row["last_error"] and "https://" not in row["last_error"]
     assert recording(db, seeded.recording_id)["status"] == "Uploading"
 
@@ -220,9 +223,12 @@ def test_a_404_without_a_confirmed_bucket_never_fails_a_recording(
 ) -> None:
     seeded = seed_stuck(db)  # no binary: with the bucket confirmed this would be Failed
     summary, _, events = cycle(bucket_answer=False)
-    assert (summary.failed, summary.backoff) == (0, 1)
+    # The unconfirmed bucket opens the worker's storage incident, so the 404 (read as
+    # transient) also gives its attempt back: held, not backed off, and never failed.
+    assert (summary.failed, summary.held_by_incident, summary.backoff) == (0, 1, 0)
     row = finalize_row(db, seeded.recording_id)
     assert row["status"] == "Pending" and "bucket unconfirmed" in row["last_error"]
+    assert row["attempts"] == 0 and row["in_future"]
     assert recording(db, seeded.recording_id)["status"] == "Uploading"
     assert [e["level"] for e in events if e["event"] == "storage unreachable"] == ["warning"]
 

@@ -1,7 +1,7 @@
 """The design card's test table, end to end: the real console script, as the least-privilege
 worker role, against real PostgreSQL, SeaweedFS and Tansu.
 
-Each test seeds through the messenger.* lifecycle functions, runs ``recording-finalize
+Each test seeds through the recording_finalize.* lifecycle functions, runs ``recording-finalize
 run-once`` (or two of them), and checks the database, the topic and the summary. SQL semantics
 are pgTAP's job; these tests prove the wiring.
 """
@@ -29,6 +29,7 @@ from conftest import (
     finalize_row,
     log_events,
     put_binary,
+    put_poison_binary,
     recording,
     seed_available_unpublished,
     seed_stuck,
@@ -125,8 +126,8 @@ def test_safety_net_and_happy_path_messages_look_the_same(worker: Worker, db: Db
     put_binary(worker.stack, worker.bucket, by_worker.recording_id,
                metadata={"duration-seconds": "7", "file-id": "files/a"})
     with db.connect() as conn:
-        conn.execute("select messenger.recording_ingest_completed(%s, 'files/b', 10, 7, 'Webm', "
-                     "%s)", (by_callback.recording_id, worker.topic))
+        conn.execute("select recording_finalize.recording_ingest_completed(%s, 'files/b', 10, 7, "
+                     "'Webm', %s)", (by_callback.recording_id, worker.topic))
     summary = worker.run_once()
     assert summary["reconciled"] == 1 and summary["published"] == 2
     messages = {m.value["recordingId"]: m for m in consume(worker.stack, worker.topic, expect=2)}
@@ -182,8 +183,8 @@ def test_callback_before_the_tick_wins_and_the_worker_does_not_touch_it(
     seeded = seed_stuck(db)
     put_binary(worker.stack, worker.bucket, seeded.recording_id)
     with db.connect() as conn:
-        conn.execute("select messenger.recording_ingest_completed(%s, 'files/by-callback', 5, 1, "
-                     "'Ogg', %s)", (seeded.recording_id, worker.topic))
+        conn.execute("select recording_finalize.recording_ingest_completed(%s, "
+                     "'files/by-callback', 5, 1, 'Ogg', %s)", (seeded.recording_id, worker.topic))
     before = recording(db, seeded.recording_id)
     summary = worker.run_once()
     assert summary["claimed"] == 0 and summary["reconciled"] == 0
@@ -193,28 +194,68 @@ def test_callback_before_the_tick_wins_and_the_worker_does_not_touch_it(
     assert len(consume(worker.stack, worker.topic, expect=1)) == 1
 
 
-# --- Transient -> backoff --------------------------------------------------------------------
+# --- No finalize row: discovered ---------------------------------------------------------
 
 
-def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
+def _plant_without_finalize_row(db: Db, ended_ago: str) -> uuid.UUID:
+    """A recording the service never handed to the safety net (no lifecycle call): Uploading,
+    its session ended ``ended_ago``, no finalize row."""
+    rid, sid = uuid.uuid4(), uuid.uuid4()
+    with db.connect() as conn:
+        conn.execute("insert into messenger.call_sessions (id, started_at, ended_at) "
+                     "values (%s, now() - interval '3 hours', now() - %s::interval)",
+                     (sid, ended_ago))
+        conn.execute("insert into messenger.call_recordings (id, session_kind, session_id, "
+                     "media_type, trigger, status, started_at, ended_at) values "
+                     "(%s, 'Direct', %s, 'Audio', 'Auto', 'Uploading', "
+                     "now() - interval '3 hours', now() - %s::interval)", (rid, sid, ended_ago))
+    return rid
+
+
+def test_a_stuck_recording_without_a_finalize_row_is_discovered_and_finalized_in_one_cycle(
+    worker: Worker, db: Db
+) -> None:
+    stuck = _plant_without_finalize_row(db, "2 hours")
+    put_binary(worker.stack, worker.bucket, stuck)
+    young = _plant_without_finalize_row(db, "5 minutes")  # the happy path still has its SLA
+    summary = worker.run_once()
+    assert (summary["discovered"], summary["claimed"], summary["reconciled"]) == (1, 1, 1)
+    [event] = events(summary, "recordings discovered")
+    assert event["rows"] == 1
+    assert recording(db, stuck)["status"] == "Available"
+    assert finalize_row(db, stuck)["status"] == "Done"
+    assert db.one("select count(*) from messenger.recording_finalize_attempts "
+                  "where recording_id = %s", (young,)) == (0,)
+    assert worker.run_once()["discovered"] == 0  # opened once
+
+
+# --- Storage out -> held, never backed off into quarantine -----------------------------------
+
+
+def test_unreachable_storage_holds_every_claimed_row_then_recovers(
     worker: Worker, db: Db
 ) -> None:
     rows = [seed_stuck(db) for _ in range(3)]
     dead = f"http://127.0.0.1:{DEAD_PORT}"
     fast = {"RFR_BACKOFF_BASE": "1s", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
-    # An unreachable storage is a degraded cycle (exit 1, not "ok") and a storage incident.
+    # An unreachable storage is a degraded cycle (exit 1, not "ok") and a storage incident;
+    # with the worker's own incident open, a transient answer burns no attempt (held).
+    [claimed_after] = db.one("select now()")
     summary = worker.run_once(S3_ENDPOINT_URL=dead, expect_rc=1, **fast)
-    assert (summary["claimed"], summary["backoff"], summary["failed"]) == (3, 3, 0)
+    assert (summary["claimed"], summary["heldByIncident"], summary["backoff"],
+            summary["failed"]) == (3, 3, 0, 0)
     assert summary["configError"] is False
     assert summary["result"] == "degraded" and summary["storageUnreachable"] is True
     for seeded in rows:
         row = finalize_row(db, seeded.recording_id)
-        assert (row["status"], row["attempts"], row["in_future"]) == ("Pending", 1, True)
+        # The attempt counted at claim is given back; the claim's backoff (1 s) stands.
+        assert (row["status"], row["attempts"]) == ("Pending", 0)
+        assert (row["next_attempt_at"] - claimed_after).total_seconds() >= 1.0
         assert row["last_error"].startswith("Transient: GenericError")
-        assert "://" not in row["last_error"]
+        assert "attempt given back" in row["last_error"] and "://" not in row["last_error"]
         assert recording(db, seeded.recording_id)["status"] == "Uploading"
-    backoff = events(summary, "recording backoff")
-    assert {e["recordingId"] for e in backoff} == {str(s.recording_id) for s in rows}
+    held = events(summary, "recording held by storage incident")
+    assert {e["recordingId"] for e in held} == {str(s.recording_id) for s in rows}
     assert all("127.0.0.1" not in json.dumps(e) for e in log_events(summary["_stderr"]))
 
     put_binary(worker.stack, worker.bucket, rows[0].recording_id)
@@ -224,8 +265,8 @@ def test_unreachable_storage_backs_off_every_claimed_row_then_recovers(
     # trusted (RFR_UPLOAD_GRACE): deferred, their attempt given back, not Failed.
     assert (again["claimed"], again["reconciled"], again["failed"]) == (3, 1, 0)
     assert again["deferredByIncident"] == 2
-    assert finalize_row(db, rows[0].recording_id)["attempts"] == 2
-    assert [finalize_row(db, s.recording_id)["attempts"] for s in rows[1:]] == [1, 1]
+    assert finalize_row(db, rows[0].recording_id)["attempts"] == 1
+    assert [finalize_row(db, s.recording_id)["attempts"] for s in rows[1:]] == [0, 0]
 
 
 # --- Poison -> quarantine --------------------------------------------------------------------
@@ -235,18 +276,24 @@ def test_poison_row_is_quarantined_after_max_attempts_and_left_alone(
     worker: Worker, db: Db
 ) -> None:
     seeded = seed_stuck(db)
-    env = {"S3_ENDPOINT_URL": f"http://127.0.0.1:{DEAD_PORT}", "RFR_MAX_ATTEMPTS": "2",
-           "RFR_BACKOFF_BASE": "500ms", "RFR_BACKOFF_JITTER": "0", "RFR_S3_TIMEOUT": "2s"}
-    assert worker.run_once(expect_rc=1, **env)["backoff"] == 1  # degraded: storage unreachable
+    put_poison_binary(worker.stack, worker.bucket, seeded.recording_id)
+    env = {"RFR_MAX_ATTEMPTS": "2", "RFR_BACKOFF_BASE": "500ms", "RFR_BACKOFF_JITTER": "0"}
+    # The bucket answers and one HEAD of the cycle is transient: no storage incident, the
+    # attempt counts.
+    first = worker.run_once(**env)
+    assert (first["backoff"], first["heldByIncident"], first["transient"]) == (1, 0, 1)
+    assert finalize_row(db, seeded.recording_id)["attempts"] == 1
     time.sleep(0.7)
-    summary = worker.run_once(expect_rc=1, **env)
+    summary = worker.run_once(**env)
     assert summary["quarantined"] == 1
     row = finalize_row(db, seeded.recording_id)
     assert (row["status"], row["attempts"]) == ("Quarantined", 2)
+    assert row["last_error"].startswith("Transient: GenericError")
     [event] = events(summary, "recording quarantined")
     assert event["recordingId"] == str(seeded.recording_id) and event["reason"]
+    assert db.one("select count(*) from recording_finalize.storage_incidents") == (0,)
     time.sleep(0.7)
-    assert worker.run_once(expect_rc=1, **env)["claimed"] == 0  # excluded until requeued
+    assert worker.run_once(**env)["claimed"] == 0  # excluded until requeued
     assert recording(db, seeded.recording_id)["status"] == "Uploading"
 
 
@@ -339,7 +386,8 @@ def _assert_whole_or_untouched(db: Db, seeded: list[Seeded]) -> tuple[int, int]:
             applied += 1
         else:
             assert rec["status"] == "Uploading"
-            assert row["status"] == "Pending" and row["attempts"] <= 1
+            # Claimed and not applied: the stop gave the attempt back (release_claims).
+            assert row["status"] == "Pending" and row["attempts"] == 0
             assert (outbox, realtime) == ([], [])
             untouched += 1
     return applied, untouched
@@ -371,6 +419,10 @@ def test_sigterm_mid_cycle_exits_0_releases_the_lock_and_applies_rows_whole(
 
     applied, untouched = _assert_whole_or_untouched(db, seeded)
     assert applied == summary["reconciled"] and untouched == 15 - applied
+    assert summary["releasedOnStop"] >= 1
+    # On the stop the relay drained (3 s at most): the applied rows' events are out.
+    assert summary["published"] == applied
+    assert len(consume(worker.stack, worker.topic, expect=applied)) == applied
     assert "stop requested" in "".join(lines) + err
     with db.connect() as conn:  # the lock is free again
         assert conn.execute("select pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone() == (True,)
@@ -379,23 +431,35 @@ def test_sigterm_mid_cycle_exits_0_releases_the_lock_and_applies_rows_whole(
 # --- Configuration failures ------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("command", ["run-once", "run"])
 @pytest.mark.parametrize("case", ["missing bucket", "access denied"])
-def test_storage_configuration_failure_stops_the_cycle_and_burns_no_attempt(
-    worker: Worker, db: Db, case: str
+def test_storage_configuration_failure_stops_the_worker_at_start_and_burns_no_attempt(
+    worker: Worker, db: Db, case: str, command: str
 ) -> None:
+    # The storage refuses the bucket: no cycle could work, so the worker does not start one
+    # (exit 2, before the lock and the first claim). A refusal in the middle of a cycle is
+    # test_cycle's (its claimed rows get their attempt back: config_error_released).
     seeded = seed_stuck(db)
     put_binary(worker.stack, worker.bucket, seeded.recording_id)
     env = ({"RFR_S3_BUCKET": "rfr-no-such-bucket"} if case == "missing bucket"
            else {"AWS_SECRET_ACCESS_KEY": "not-the-secret"})
-    summary = worker.run_once(expect_rc=1, **env)
-    assert summary["configError"] is True and summary["claimed"] == 0
+    proc = worker.cli(command, timeout=30, **env)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == ""  # no cycle summary: no cycle ran
+    code = "NoSuchBucket" if case == "missing bucket" else "AccessDenied"
+    assert f"refuses the bucket '{env.get('RFR_S3_BUCKET', worker.bucket)}' ({code})" in (
+        proc.stderr)
+    # The JSON log lines, then the one plain line for the person at the terminal.
+    *lines, last = proc.stderr.strip().splitlines()
+    assert last.startswith("recording-finalize: start-up check failed: ")
+    logged = log_events("\n".join(lines))
+    [event] = [e for e in logged if e["event"] == "start-up check failed"]
+    assert (event["level"], event["error"]) == ("error", code)
+    assert not [e for e in logged if e["event"] in ("cycle started", "worker started")]
     row = finalize_row(db, seeded.recording_id)
-    assert (row["status"], row["attempts"]) == ("Pending", 0)
+    assert (row["status"], row["attempts"], row["claim_token"]) == ("Pending", 0, None)
     assert recording(db, seeded.recording_id)["status"] == "Uploading"
-    [event] = events(summary, "config error")
-    assert event["level"] == "error"
-    assert event["error"] == ("NoSuchBucket" if case == "missing bucket" else "AccessDenied")
-    assert "not-the-secret" not in summary["_stderr"]
+    assert "not-the-secret" not in proc.stderr
 
 
 def test_recordings_disabled_idles_and_says_so(worker: Worker, db: Db) -> None:

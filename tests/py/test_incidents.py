@@ -2,7 +2,7 @@
 a 404 after it is deferred (never Failed), an outage is a ``degraded`` cycle (not ``ok``), and the
 ``storage-incident`` command records what the worker could not see.
 
-The rule itself (every edge) is pgTAP's (tests/sql/upload_deferral); these tests prove the
+The rule itself (every edge) is pgTAP's (tests/sql/outcome_decision); these tests prove the
 wiring against the real database, S3 and Kafka. The HeadBucket answer and transient HEAD
 verdicts are injected through the Storage object (a real S3 cannot fail on demand per request);
 the outage of ``test_run_once_*`` is a real stopped S3.
@@ -81,8 +81,8 @@ def world(worker: Worker) -> Iterator[tuple[Context, FaultyStorage, Run]]:
 
 
 def incidents(db: Db) -> list[dict[str, Any]]:
-    rows = db.all("select source, started_at, ended_at, reason from messenger.storage_incidents "
-                  "order by id")
+    rows = db.all("select source, started_at, ended_at, reason "
+                  "from recording_finalize.storage_incidents order by id")
     return [dict(zip(("source", "started_at", "ended_at", "reason"), r, strict=True))
             for r in rows]
 
@@ -110,7 +110,10 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
     storage.bucket_up = False
     summary, events = run()
     assert summary.result == "degraded" and not summary.ok
-    assert summary.storage_unreachable and summary.backoff == 1 and summary.transient == 1
+    # The incident opens at HeadBucket, before the claim: the transient HEAD burns no attempt.
+    assert summary.storage_unreachable and summary.transient == 1
+    assert (summary.held_by_incident, summary.backoff) == (1, 0)
+    assert finalize_row(db, seeded.recording_id)["attempts"] == 0
     assert "HeadBucket" in summary.degraded[0]
     [incident] = incidents(db)
     assert incident["source"] == "worker" and incident["ended_at"] is None
@@ -122,6 +125,7 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
     assert metric(ctx, "messenger_recording_finalize_last_success_timestamp_seconds") == before
     assert metric(ctx, "messenger_recording_finalize_storage_incidents_open") == 1
     assert metric(ctx, "messenger_recording_finalize_transient_total") == 1
+    assert metric(ctx, "messenger_recording_finalize_attempts_held_total") == 1
 
     # S3 answers again: the incident closes, and the recording's 404 is not trusted yet.
     storage.bucket_up = True
@@ -132,13 +136,15 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
     [incident] = incidents(db)
     assert incident["ended_at"] is not None
     row = finalize_row(db, seeded.recording_id)
-    assert row["status"] == "Pending" and row["attempts"] == 1  # the deferred attempt given back
+    # Held, then deferred: neither cycle burned the attempt it counted at claim.
+    assert row["status"] == "Pending" and row["attempts"] == 0
     assert row["last_error"].startswith("StorageIncident: worker incident")
     assert recording(db, seeded.recording_id)["status"] == "Uploading"
     assert metric(ctx, "messenger_recording_finalize_missing_deferred_total") == 1
     assert metric(ctx, "messenger_recording_finalize_storage_incidents_open") == 0
     assert metric(ctx, "messenger_recording_finalize_last_success_timestamp_seconds") > before
-    due = db.one("select next_attempt_at - (select ended_at from messenger.storage_incidents) "
+    due = db.one("select next_attempt_at - "
+                 "(select ended_at from recording_finalize.storage_incidents) "
                  "from messenger.recording_finalize_attempts where recording_id = %s",
                  (seeded.recording_id,))[0]
     assert due.total_seconds() == pytest.approx(ctx.settings.upload_grace, abs=0.01)
@@ -204,7 +210,7 @@ def test_run_once_with_s3_stopped_exits_1_and_opens_an_incident(
     finally:
         stack.start_service("s3")
     assert summary["result"] == "degraded" and summary["storageUnreachable"] is True
-    assert summary["failed"] == 0 and summary["backoff"] == 1
+    assert (summary["failed"], summary["heldByIncident"], summary["backoff"]) == (0, 1, 0)
     assert [i["source"] for i in incidents(db) if i["ended_at"] is None] == ["worker"]
     # Storage is back: the next run-once closes the incident and is ok again.
     summary = worker.run_once(expect_rc=0)

@@ -10,10 +10,13 @@ import contextlib
 import io
 import json
 import re
+import signal
+import subprocess
 import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +25,7 @@ import psycopg
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from conftest import Db, Stack, consume, seed_stuck
+from conftest import CLI, Db, Stack, Worker, consume, seed_stuck
 from psycopg.pq import Trace
 from psycopg_pool import ConnectionPool
 from recording_finalize import db as driver_db
@@ -62,7 +65,8 @@ def enqueue(db: Db, topic: str, n: int, *, with_ids: bool = True) -> list[uuid.U
         seeded = seed_stuck(db, kind="Direct" if i % 2 == 0 else "Conference", with_ids=with_ids)
         with db.connect() as conn:
             conn.execute(
-                "select messenger.recording_ingest_completed(%s, %s, 2048, 42, 'Webm', %s)",
+                "select recording_finalize.recording_ingest_completed(%s, %s, 2048, 42, "
+                "'Webm', %s)",
                 # Non-ASCII in the file id: the bytes on the wire must be the database's text,
                 # not a re-serialization (json.dumps would escape it).
                 (seeded.recording_id, f"recordings/запись-{seeded.recording_id}", topic),
@@ -72,10 +76,13 @@ def enqueue(db: Db, topic: str, n: int, *, with_ids: bool = True) -> list[uuid.U
 
 
 def outbox(db: Db, topic: str) -> list[OutboxRow]:
+    # The leases are the product's rows (recording_finalize.relay_leases): the service's outbox
+    # is only read until an event is marked published.
     rows = db.all(
-        "select id, message_key, payload::text, headers, published_at is not null, "
-        "coalesce(relay_lease_until > now(), false) "
-        "from messenger.integration_outbox where topic = %s order by id",
+        "select o.id, o.message_key, o.payload::text, o.headers, o.published_at is not null, "
+        "exists (select from recording_finalize.relay_leases as l "
+        "        where l.outbox_id = o.id and l.leased_until > now()) "
+        "from messenger.integration_outbox as o where o.topic = %s order by o.id",
         (topic,),
     )
     return [OutboxRow(*row) for row in rows]
@@ -305,9 +312,9 @@ def test_events_written_after_a_short_batch_wait_for_the_next_drain(
     with relay_for(settings, traced, Metrics()) as relay:
         real_publish = relay._publish
 
-        def publish_while_the_service_writes(producer: Any, rows: Any) -> Any:
+        def publish_while_the_service_writes(producer: Any, rows: Any, mark: Any) -> Any:
             enqueue(db, topic, 1)  # committed before this batch is marked
-            return real_publish(producer, rows)
+            return real_publish(producer, rows, mark)
 
         relay._publish = publish_while_the_service_writes  # type: ignore[method-assign]
         first = drain(relay)
@@ -332,9 +339,9 @@ def test_rows_another_relay_took_over_are_not_marked_by_this_one(
     def take_over() -> None:
         # Between this relay's claim and its mark: another relay leases the same rows.
         with db.connect() as conn:
-            conn.execute("update messenger.integration_outbox set relay_lease_token = %s "
-                         "where topic = %s and relay_lease_until is not null",
-                         (other_token, topic))
+            conn.execute("update recording_finalize.relay_leases set lease_token = %s "
+                         "where outbox_id in (select id from messenger.integration_outbox "
+                         "where topic = %s)", (other_token, topic))
 
     def factory(config: dict[str, Any]) -> Producer:
         producer = Producer(config)
@@ -349,8 +356,9 @@ def test_rows_another_relay_took_over_are_not_marked_by_this_one(
         result = drain(relay)
     assert (result.claimed, result.published) == (3, 0), result
     assert not any(row.published for row in outbox(db, topic))
-    tokens = db.all("select distinct relay_lease_token from messenger.integration_outbox "
-                    "where topic = %s", (topic,))
+    tokens = db.all("select distinct l.lease_token from recording_finalize.relay_leases as l "
+                    "join messenger.integration_outbox as o on o.id = l.outbox_id "
+                    "where o.topic = %s", (topic,))
     assert tokens == [(other_token,)]
     assert len(consume(stack, topic, expect=3)) == 3  # delivered: the other relay resends
 
@@ -364,6 +372,62 @@ class _FlushWrapped:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._producer, name)
+
+
+class _Acked:
+    """A delivery report's message: no error."""
+
+    def error(self) -> None:
+        return None
+
+
+class GradualProducer:
+    """A broker stand-in that acknowledges half of what is outstanding per ``flush`` call (a
+    slow broker, on demand), recording how many events the database shows published each time
+    the relay waits again."""
+
+    def __init__(self, published: Callable[[], int]) -> None:
+        self._pending: list[Callable[..., None]] = []
+        self._published = published
+        self.seen: list[int] = []
+
+    def produce(self, topic: str, *, on_delivery: Callable[..., None], **_: Any) -> None:
+        self._pending.append(on_delivery)
+
+    def flush(self, timeout: float = 0) -> int:
+        self.seen.append(self._published())
+        half = max(1, len(self._pending) // 2) if self._pending else 0
+        for report in self._pending[:half]:
+            report(None, _Acked())
+        del self._pending[:half]
+        return len(self._pending)
+
+    def poll(self, timeout: float = 0) -> int:
+        return 0
+
+
+def test_acknowledgements_are_marked_as_they_arrive(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any
+) -> None:
+    """A batch the broker acknowledges bit by bit is marked bit by bit: a worker that dies while
+    waiting for the rest sends again only what was not acknowledged yet."""
+    enqueue(db, topic, 8)
+
+    def published() -> int:
+        return sum(1 for row in outbox(db, topic) if row.published)
+
+    fake = GradualProducer(published)
+
+    def factory(_config: dict[str, Any]) -> Producer:
+        return fake  # type: ignore[return-value]
+
+    with relay_for(settings, pool, Metrics(), producer_factory=factory) as relay:
+        result = drain(relay)
+    assert (result.published, result.failed, result.reason) == (8, 0, "empty")
+    # Each wait for more reports began with the earlier acknowledgements already marked (the
+    # last flush is the relay's close).
+    assert fake.seen == [0, 4, 6, 7, 8]
+    assert published() == 8
 
 
 # ------------------------------------------------------------------------------------------
@@ -404,6 +468,100 @@ def test_broker_down_marks_nothing_and_the_rows_go_out_when_it_is_back(
     messages = consume(stack, topic, expect=3)
     assert [m.raw for m in messages] == [row.payload.encode() for row in rows]
     assert counter(metrics, "published_total") == 3
+
+
+# ------------------------------------------------------------------------------------------
+# a worker killed with events in flight
+
+
+def bulk_enqueue(db: Db, topic: str, n: int) -> None:
+    """n events in the outbox, as the service's transactions leave them (one statement: the
+    relay publishes rows, whoever wrote them); each has its own event-id header."""
+    with db.connect() as conn:
+        conn.execute(
+            "insert into messenger.integration_outbox (topic, message_key, event_type, "
+            "dedupe_key, payload, headers) "
+            "select %s, 'k-' || (n %% 7), 'call-recording-available', 'bulk-' || n, "
+            "jsonb_build_object('n', n), jsonb_build_object('event-type', "
+            "'call-recording-available', 'event-id', gen_random_uuid()::text) "
+            "from generate_series(1, %s) as n", (topic, n))
+
+
+def event_states(db: Db, topic: str) -> dict[str, str]:
+    """Each event's id header → published, leased (claimed, not marked) or waiting."""
+    rows = db.all(
+        "select o.headers ->> 'event-id', case when o.published_at is not null then "
+        "'published' when exists (select from recording_finalize.relay_leases as l "
+        "where l.outbox_id = o.id and l.leased_until > now()) then 'leased' else 'waiting' end "
+        "from messenger.integration_outbox as o where o.topic = %s", (topic,))
+    return dict(rows)
+
+
+def test_a_worker_killed_with_events_in_flight_loses_none_and_the_next_run_sends_them_at_once(
+    stack: Stack, worker: Worker, db: Db, topic: str, tmp_path: Any
+) -> None:
+    """kill -9 mid-drain: what the broker acknowledged and the relay marked is never sent again;
+    what was in flight (leased, not marked) is sent again once at most; and the next worker
+    publishes it at once — the killed runner's leases died with its lock — rather than after
+    the lease (about a minute: the delivery timeout, its flush margin and 30 s)."""
+    total = 20000
+    bulk_enqueue(db, topic, total)
+    env = {"RFR_RELAY_BATCH_SIZE": "2000"}
+    first = worker.spawn("run-once", **env)
+    deadline = time.monotonic() + 60
+    try:
+        # Killed once the relay has marked a first batch and leased the next: mid-drain.
+        while not db.one(
+                "select bool_or(published_at is not null) and bool_or(published_at is null "
+                "and exists (select from recording_finalize.relay_leases as l "
+                "where l.outbox_id = o.id)) from messenger.integration_outbox as o "
+                "where topic = %s", (topic,))[0]:
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "the relay published nothing"
+            time.sleep(0.01)
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    at_kill = event_states(db, topic)
+    in_flight = {e for e, state in at_kill.items() if state == "leased"}
+    published = {e for e, state in at_kill.items() if state == "published"}
+    assert in_flight, Counter(at_kill.values())  # the kill found a batch in flight
+    assert len(published) < total
+    lease_s = db.one("select extract(epoch from max(leased_until - leased_at)) "
+                     "from recording_finalize.relay_leases")[0]
+    assert lease_s > 30  # the default lease: what the events would wait without the rule
+
+    # The next worker: how long until every event is published.
+    log = (tmp_path / "run.log").open("w+")
+    started = time.monotonic()
+    second = subprocess.Popen([CLI, "run"], env=worker.environ(RFR_POLLING_INTERVAL="1s", **env),
+                              stdout=subprocess.DEVNULL, stderr=log, text=True)
+    try:
+        while db.one("select count(*) from messenger.integration_outbox "
+                     "where topic = %s and published_at is null", (topic,))[0]:
+            assert second.poll() is None, (tmp_path / "run.log").read_text()
+            assert time.monotonic() - started < 60, "events still unpublished after 60 s"
+            time.sleep(0.05)
+        delay = time.monotonic() - started
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(30) == 0, (tmp_path / "run.log").read_text()
+    print(f"kill -9 mid-drain: {len(published)} published, {len(in_flight)} in flight, "
+          f"{total - len(published) - len(in_flight)} waiting; all published {delay:.1f} s "
+          f"after the restart (lease {lease_s:.0f} s)")
+    # Start-up checks, one cycle's claim and the drain of the rest: far below the lease.
+    assert delay < min(20.0, lease_s / 2), delay
+
+    messages = consume(stack, topic, expect=total, idle_s=2.0, timeout_s=120)
+    copies = Counter(m.headers["event-id"] for m in messages)
+    assert set(copies) == set(at_kill)  # none lost
+    assert all(copies[e] == 1 for e in published)  # marked: never sent again
+    assert all(copies[e] <= 2 for e in in_flight)  # in flight: sent again once at most
+    assert all(copies[e] == 1 for e in set(at_kill) - published - in_flight)
+    print(f"redelivered: {sum(1 for e in in_flight if copies[e] == 2)} of {len(in_flight)} in "
+          "flight")
 
 
 # ------------------------------------------------------------------------------------------
@@ -500,7 +658,7 @@ def test_fatal_producer_error_closes_the_producer_and_the_next_drain_recovers(
 # deadline and stop
 
 
-def test_no_batch_starts_that_could_outlive_the_deadline_or_after_stop(
+def test_no_batch_starts_that_could_outlive_the_deadline_or_after_stop_unless_bounded(
     stack: Stack, db: Db, topic: str, settings: Settings, pool: Any, captured: io.StringIO
 ) -> None:
     enqueue(db, topic, 1)
@@ -514,7 +672,13 @@ def test_no_batch_starts_that_could_outlive_the_deadline_or_after_stop(
         stopped = relay.drain(time.monotonic() + 60, stop)
         assert (stopped.claimed, stopped.reason) == (0, "stopped")
         assert outbox(db, topic)[0].leased is False
-        assert drain(relay).published == 1
+        # A stopping worker's last drain (bounded) starts a batch with whatever time is left
+        # and waits for the broker only that long.
+        started = time.monotonic()
+        last = relay.drain(started + DELIVERY_TIMEOUT_S, threading.Event(), bounded=True)
+        assert (last.published, last.reason) == (1, "empty")
+        assert time.monotonic() - started < DELIVERY_TIMEOUT_S
+        assert all(row.published for row in outbox(db, topic))
 
 
 # ------------------------------------------------------------------------------------------

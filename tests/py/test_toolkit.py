@@ -12,6 +12,7 @@ import subprocess
 import time
 import urllib.request
 import uuid
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from conftest import (
     free_port,
     log_events,
     put_binary,
+    put_poison_binary,
     recording,
     seed_available_unpublished,
     seed_stuck,
@@ -43,9 +45,9 @@ def _json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 def _actions(db: Db, recording_id: uuid.UUID | None = None) -> list[tuple[Any, ...]]:
     if recording_id is None:
         return db.all("select recording_id, action_kind, operator_name, reason "
-                      "from messenger.recording_finalize_operator_actions order by id")
+                      "from recording_finalize.operator_actions order by id")
     return db.all("select recording_id, action_kind, operator_name, reason "
-                  "from messenger.recording_finalize_operator_actions where recording_id = %s "
+                  "from recording_finalize.operator_actions where recording_id = %s "
                   "order by id", (recording_id,))
 
 
@@ -93,10 +95,10 @@ def test_explain_tells_a_backing_off_recording_and_what_happens_next(
     worker: Worker, operator: Worker, db: Db
 ) -> None:
     stuck = seed_stuck(db)
-    # S3 unreachable: the attempt is counted at claim and the row backs off.
-    # Storage unreachable: a degraded cycle (exit 1), the row backs off.
+    # Storage unreachable: a degraded cycle (exit 1) opens the worker's storage incident; the
+    # row's transient answer gives its attempt back (held) and it waits out the claim's backoff.
     summary = worker.run_once(expect_rc=1, S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
-    assert summary["backoff"] == 1, summary
+    assert summary["heldByIncident"] == 1, summary
     before = db_fingerprint(db)
 
     proc = operator.cli("explain", str(stuck.recording_id), "--json")
@@ -104,19 +106,23 @@ def test_explain_tells_a_backing_off_recording_and_what_happens_next(
     doc = _json(proc)
     assert doc["recording"]["status"] == "Uploading"
     assert doc["session"]["endedAt"] and doc["session"]["slaDueAt"]
-    assert doc["finalize"]["status"] == "Pending" and doc["finalize"]["attempts"] == 1
+    assert doc["finalize"]["status"] == "Pending" and doc["finalize"]["attempts"] == 0
     assert doc["finalize"]["lastError"].startswith("Transient")
     assert doc["s3"]["outcome"] == "missing" and doc["s3"]["present"] is False
     assert doc["outbox"] is None and doc["realtime"] == []
     assert doc["next"]["action"] == "reconcile" and doc["next"]["due"] is False
-    assert "attempt 2 of 8" in doc["next"]["sentence"]
-    assert "Failed (Timeout)" in doc["next"]["sentence"]
+    assert "attempt 1 of 8" in doc["next"]["sentence"]
+    # The storage is back, but the incident the outage opened holds the 404 back (the
+    # database's decision, preview_outcomes): not Failed.
+    assert doc["next"]["outcome"]["result"] == "deferred_by_incident"
+    assert "a storage incident holds the 404 back" in doc["next"]["sentence"]
+    assert "Failed (Timeout)" not in doc["next"]["sentence"]
 
     put_binary(worker.stack, worker.bucket, stuck.recording_id, size=777)
     text = operator.cli("explain", str(stuck.recording_id))
     assert text.returncode == 0, text.stderr
     assert "777 bytes; verdict found" in text.stdout
-    assert "would become Available" in text.stdout
+    assert "so it becomes Available and its event is published" in text.stdout
     assert db_fingerprint(db) == before, "explain wrote something"
 
     unknown = operator.cli("explain", str(uuid.uuid4()))
@@ -208,7 +214,9 @@ def test_retry_makes_a_backing_off_row_due_now_keeping_its_attempts(
     worker: Worker, operator: Worker, db: Db
 ) -> None:
     stuck = seed_stuck(db)
-    worker.run_once(expect_rc=1, S3_ENDPOINT_URL=f"http://127.0.0.1:{DEAD_PORT}")
+    # Its HEAD fails while the storage answers: the row backs off, its attempt counted.
+    put_poison_binary(worker.stack, worker.bucket, stuck.recording_id)
+    assert worker.run_once()["backoff"] == 1
     row = finalize_row(db, stuck.recording_id)
     assert row["in_future"] and row["attempts"] == 1
 
@@ -324,7 +332,7 @@ def test_quarantined_metric_is_labelled_by_reason(
 
 
 def test_run_once_dry_run_reports_phase_and_verdict_and_writes_nothing(
-    worker: Worker, db: Db
+    worker: Worker, operator: Worker, db: Db
 ) -> None:
     present = seed_stuck(db)
     absent = seed_stuck(db)
@@ -333,7 +341,11 @@ def test_run_once_dry_run_reports_phase_and_verdict_and_writes_nothing(
     put_binary(worker.stack, worker.bucket, present.recording_id)
     before = db_fingerprint(db)
 
-    proc = worker.cli("run-once", "--dry-run")
+    # The dry run asks the operator's preview functions: the worker's login may not.
+    refused = worker.cli("run-once", "--dry-run")
+    assert refused.returncode == 1
+    assert "`run-once --dry-run` is an operator's command" in refused.stderr
+    proc = operator.cli("run-once", "--dry-run")
     assert proc.returncode == 0, proc.stderr
     report = _json(proc)
     assert db_fingerprint(db) == before, "the dry run wrote something"
@@ -359,6 +371,7 @@ def test_prune_deletes_old_finished_rows_and_a_late_duplicate_callback_sends_not
     assert worker.run_once()["published"] == 1
     keep = seed_stuck(db)
     with db.connect() as conn:
+        # Everything is 40 days old; only the product's own rows may go.
         for table, column in (("integration_outbox", "published_at"),
                               ("realtime_outbox", "created_at")):
             conn.execute(f"update messenger.{table} set {column} = now() - interval '40 days'")
@@ -372,52 +385,218 @@ def test_prune_deletes_old_finished_rows_and_a_late_duplicate_callback_sends_not
     assert operator.cli("prune", "--older-than", "30s").returncode == 2
     dry = operator.cli("prune", "--older-than", "30d", "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
-    assert {k: _json(dry)[k] for k in ("outbox", "realtime", "finalize")} == \
-        {"outbox": 1, "realtime": 1, "finalize": 1}
+    assert {k: _json(dry)[k] for k in ("finalize", "leases", "incidents")} == \
+        {"finalize": 1, "leases": 0, "incidents": 0}
     assert db_fingerprint(db) == before
 
     proc = operator.cli("prune", "--older-than", "30d", "--batch-size", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     result = _json(proc)
-    assert (result["outbox"], result["realtime"], result["finalize"]) == (1, 1, 1)
+    assert (result["finalize"], result["leases"], result["incidents"]) == (1, 0, 0)
     assert result["statements"] == 2  # batches of one row: a full batch, then an empty one
-    assert db.one("select count(*) from messenger.integration_outbox") == (0,)
+    assert db.one("select count(*) from messenger.recording_finalize_attempts "
+                  "where recording_id = %s", (old.recording_id,)) == (0,)
     assert finalize_row(db, keep.recording_id)["status"] == "Pending"
+    # The service's rows are the service's retention: untouched, however old.
+    after = db_fingerprint(db)
+    assert {t: after[t] for t in ("integration_outbox", "realtime_outbox", "call_recordings")} \
+        == {t: before[t] for t in ("integration_outbox", "realtime_outbox", "call_recordings")}
 
-    # The recorder's callback comes again, late: no second event.
+    # The service's retention removes the old event too; then the recorder's callback comes
+    # again, late: no second event, neither from the callback nor from a later cycle.
     with db.connect() as conn:
-        answer = conn.execute("select messenger.recording_ingest_completed(%s, 'f', 1, 1, 'Ogg', "
-                              "%s)", (old.recording_id, worker.topic)).fetchone()
+        conn.execute("delete from messenger.integration_outbox")
+        answer = conn.execute("select recording_finalize.recording_ingest_completed(%s, 'f', 1, "
+                              "1, 'Ogg', %s)", (old.recording_id, worker.topic)).fetchone()
     assert answer == ("already_available",)
     assert db.one("select count(*) from messenger.integration_outbox") == (0,)
     assert worker.run_once()["published"] == 0
 
 
 def test_run_prunes_by_itself_unless_retention_is_0(worker: Worker, db: Db) -> None:
-    old = seed_available_unpublished(db)
+    old = seed_stuck(db)
+    put_binary(worker.stack, worker.bucket, old.recording_id)
     assert worker.run_once()["published"] == 1
     with db.connect() as conn:
+        conn.execute("update messenger.recording_finalize_attempts set updated_at = now() - "
+                     "interval '2 days' where status = 'Done'")
         conn.execute("update messenger.integration_outbox set published_at = now() - "
                      "interval '2 days'")
     assert worker.cli("status", RFR_RETENTION="5").returncode == 2  # below one minute
     assert "RFR_RETENTION" in worker.cli("status", RFR_RETENTION="soon").stderr
+
+    def done_rows() -> int:
+        return int(db.one("select count(*) from messenger.recording_finalize_attempts "
+                          "where recording_id = %s", (old.recording_id,))[0])
 
     proc = worker.spawn("run", RFR_RETENTION="0", RFR_POLLING_INTERVAL="500ms")
     time.sleep(3)
     proc.terminate()
     _, err = proc.communicate(timeout=20)
     assert any(e["event"] == "retention off" for e in log_events(err))
-    assert db.one("select count(*) from messenger.integration_outbox") == (1,)
+    assert done_rows() == 1
 
     proc = worker.spawn("run", RFR_RETENTION="1d", RFR_POLLING_INTERVAL="500ms")
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if db.one("select count(*) from messenger.integration_outbox") == (0,):
-            break
+    while time.monotonic() < deadline and done_rows():
         time.sleep(0.3)
     proc.terminate()
     _, err = proc.communicate(timeout=20)
     pruned = [e for e in log_events(err) if e["event"] == "pruned"]
-    assert pruned and pruned[0]["outbox"] == 1, err[-2000:]
-    assert db.one("select count(*) from messenger.integration_outbox_pruned "
-                  "where dedupe_key = %s", (str(old.recording_id),)) == (1,)
+    assert pruned and pruned[0]["finalize"] == 1, err[-2000:]
+    assert done_rows() == 0
+    # The service's published event is the service's to prune.
+    assert db.one("select count(*) from messenger.integration_outbox") == (1,)
+
+
+# ------------------------------------------------------------------------------------------
+# preview equals reality: explain and run-once --dry-run against the cycle that follows
+
+#: What a cycle's log says it did with one recording, by the database's answer.
+_EVENT_RESULTS = {
+    "recording reconciled": "reconciled",
+    "recording failed": "failed",
+    "recording backoff": "backoff",
+    "recording quarantined": "quarantined",
+    "recording held by storage incident": "held_by_incident",
+    "recording deferred by storage incident": "deferred_by_incident",
+    "recording busy": "busy",
+    "recording already terminal": "terminal",
+    "stale claim": "stale",
+    "recording republished": "republished",
+}
+#: The finalize row's status each claim-time action leaves.
+_CLAIM_STATUS = {"quarantined": "Quarantined", "deferred_by_sla": "Pending",
+                 "republished": "Done", "closed": "Done"}
+
+
+def _matrix_rows(worker: Worker, db: Db) -> dict[str, uuid.UUID]:
+    """One recording per (state, verdict): states of the finalize row, verdicts of the real
+    storage (found, 404, a HEAD that always fails, unusable metadata), all due now."""
+    rows: dict[str, uuid.UUID] = {}
+
+    def make(state: str, verdict: str) -> None:
+        seeded = seed_stuck(db, ended_ago="31 minutes" if state == "sla_just_expired"
+                            else "1 minute" if state == "within_sla" else "1 hour")
+        rid = seeded.recording_id
+        attempts, last_outcome = {"backoff_due": (3, "transient"),
+                                  "last_attempt": (7, "transient"),
+                                  "exhausted": (8, "transient"),
+                                  "exhausted_unanswered": (8, None)}.get(state, (0, None))
+        with db.connect() as conn:
+            conn.execute("update messenger.recording_finalize_attempts set attempts = %s, "
+                         "last_outcome = %s, last_error = case when %s::text is not null then "
+                         "'Transient: GenericError' end, next_attempt_at = now() - "
+                         "interval '1 second' where recording_id = %s",
+                         (attempts, last_outcome, last_outcome, rid))
+        if verdict == "found":
+            put_binary(worker.stack, worker.bucket, rid)
+        elif verdict == "transient":
+            put_poison_binary(worker.stack, worker.bucket, rid)
+        elif verdict == "invalid":
+            put_binary(worker.stack, worker.bucket, rid, metadata={"duration-seconds": "NaN"})
+        rows[f"{state}/{verdict}"] = rid
+
+    for state in ("fresh", "backoff_due", "last_attempt", "sla_just_expired"):
+        for verdict in ("found", "missing", "transient", "invalid"):
+            make(state, verdict)
+    # Settled at claim, whatever the storage says.
+    make("exhausted", "found")
+    make("exhausted_unanswered", "missing")
+    make("within_sla", "found")
+    return rows
+
+
+@pytest.mark.parametrize("incident", [
+    "none",
+    "recorders",
+    # Known gap (open): a run-once whose HeadBucket is answered closes the worker's left-over
+    # incident before it claims, so its transient verdicts back off (and a last attempt is
+    # quarantined), while explain and the dry run, which write nothing, ask preview_outcomes
+    # with the incident still open and say held_by_incident. preview_outcomes cannot be told
+    # the incident state the cycle's HeadBucket step leaves (outcome_decision reads the table).
+    pytest.param("worker", marks=pytest.mark.xfail(
+        strict=True, reason="the preview cannot see the cycle close the worker's incident")),
+])
+def test_explain_and_the_dry_run_predict_exactly_what_the_next_cycle_does(
+    worker: Worker, operator: Worker, db: Db, incident: str
+) -> None:
+    """For rows in every state and every storage verdict, the result, finalize status, attempts
+    and next attempt that ``explain`` and ``run-once --dry-run`` predict are what the next
+    ``run-once`` does. A 404 under a storage incident is the case an earlier preview got wrong
+    (it said Failed where the cycle deferred)."""
+    rows = _matrix_rows(worker, db)
+    fast = {"RFR_BACKOFF_JITTER": "0"}
+    if incident == "recorders":
+        opened = operator.cli("storage-incident", "open", "--source", "recorders", "--at", "2h",
+                              "--reason", "recorders cannot upload")
+        assert opened.returncode == 0, opened.stderr
+    elif incident == "worker":
+        # Left open by a worker that died during an outage; the storage answers again.
+        opened = worker.cli("storage-incident", "open", "--source", "worker", "--reason",
+                            "HeadBucket: unreachable")
+        assert opened.returncode == 0, opened.stderr
+    before = db_fingerprint(db)
+    t0 = time.monotonic()
+
+    explained: dict[str, dict[str, Any]] = {}
+    for name, rid in rows.items():
+        doc = _json(operator.cli("explain", str(rid), "--json", **fast))
+        nxt = doc["next"]
+        if nxt["action"] == "reconcile":
+            out = nxt["outcome"]
+            explained[name] = {"result": out["result"], "status": out["finalizeStatus"],
+                               "attempts": out["attempts"], "next": out["nextAttemptAt"]}
+        else:
+            explained[name] = {"result": nxt["action"], "status": _CLAIM_STATUS[nxt["action"]],
+                               "attempts": nxt["attempt"], "next": None}
+    dry = operator.cli("run-once", "--dry-run", **fast)
+    assert dry.returncode == 0, dry.stderr
+    report = {r["recordingId"]: r for r in _json(dry)["rows"]}
+    assert db_fingerprint(db) == before, "a preview wrote something"
+    dried: dict[str, dict[str, Any]] = {}
+    for name, rid in rows.items():
+        r = report[str(rid)]
+        if r["phase"] == "reconcile":
+            dried[name] = {"result": r["result"], "status": r["finalizeStatus"],
+                           "attempts": r["attemptsAfter"], "next": r["nextAttemptAfter"]}
+        else:
+            dried[name] = {"result": r["phase"], "status": _CLAIM_STATUS[r["phase"]],
+                           "attempts": r["attempts"], "next": None}
+
+    summary = worker.run_once(**fast)
+    elapsed = time.monotonic() - t0
+    events: dict[str, list[str]] = {}
+    for event in log_events(summary["_stderr"]):
+        if event["event"] in _EVENT_RESULTS and "recordingId" in event:
+            events.setdefault(event["recordingId"], []).append(_EVENT_RESULTS[event["event"]])
+    mismatches = []
+    for name, rid in rows.items():
+        row = finalize_row(db, rid)
+        results = events.get(str(rid), [])
+        assert len(results) <= 1, (name, results)
+        # The claim re-times a row within its SLA without a log line of its own.
+        did = {"result": results[0] if results else "deferred_by_sla", "status": row["status"],
+               "attempts": row["attempts"]}
+        for source, predicted in (("explain", explained[name]), ("dry run", dried[name])):
+            said = {k: predicted[k] for k in ("result", "status", "attempts")}
+            if said != did:
+                mismatches.append(f"{name}: {source} said {said}, the cycle did {did}")
+            elif predicted["next"] is not None and row["status"] == "Pending":
+                # Predicted before the cycle: off by at most the time between the two.
+                off = abs((datetime.fromisoformat(predicted["next"]) -
+                           row["next_attempt_at"]).total_seconds())
+                if off > elapsed + 2:
+                    mismatches.append(f"{name}: {source} said next attempt {predicted['next']}, "
+                                      f"the cycle set {row['next_attempt_at']}")
+    assert not mismatches, "\n".join(mismatches)
+    # The matrix covers what it claims to (a sanity check of the seeding, not of the preview).
+    did_results = {name: explained[name]["result"] for name in rows}
+    assert did_results["fresh/found"] == "reconciled"
+    assert did_results["fresh/invalid"] == "quarantined"
+    assert did_results["last_attempt/transient"] == "quarantined"
+    assert did_results["exhausted/found"] == "quarantined"
+    assert did_results["within_sla/found"] == "deferred_by_sla"
+    assert did_results["fresh/missing"] == ("failed" if incident == "none"
+                                            else "deferred_by_incident")
+    assert did_results["fresh/transient"] == "backoff"
