@@ -211,7 +211,9 @@ from pg_catalog.pg_index as x
 join pg_catalog.pg_class as i on i.oid = x.indexrelid
 join pg_catalog.pg_class as t on t.oid = x.indrelid
 join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
-where n.nspname = %s and x.indisunique and x.indisvalid and t.relname = any(%s)
+-- ON CONFLICT cannot use a deferrable key as its arbiter, nor one with an expression column.
+where n.nspname = %s and x.indisunique and x.indisvalid and x.indimmediate
+    and x.indexprs is null and t.relname = any(%s)
 """
 
 _ROLE = """

@@ -121,7 +121,7 @@ COMMENT ON TYPE recording_finalize_internal.session IS 'The columns of messenger
 
 CREATE FUNCTION recording_finalize.apply_outcome(p_recording_id uuid, p_claim_token uuid, p_outcome text, p_file_id text DEFAULT NULL::text, p_size_bytes bigint DEFAULT NULL::bigint, p_duration_seconds integer DEFAULT NULL::integer, p_format text DEFAULT NULL::text, p_error text DEFAULT NULL::text, p_policy jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(result text, finalize_status text, attempts integer, detail text)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '100ms'
     AS $$
 #variable_conflict use_column
@@ -281,7 +281,7 @@ $$;
 -- Name: FUNCTION apply_outcome(p_recording_id uuid, p_claim_token uuid, p_outcome text, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_error text, p_policy jsonb); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.apply_outcome(p_recording_id uuid, p_claim_token uuid, p_outcome text, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_error text, p_policy jsonb) IS 'One call, one transaction per reconciled row: recording_finalize_internal.outcome_decision decides, this carries it out on the recording, the finalize row and both outboxes, all or nothing. p_outcome found (with the adopted file metadata), missing, transient, invalid_metadata or config_error (RF001 otherwise); p_error is stored in last_error with URLs masked. result: reconciled (Available, event and realtime row, row Done), failed (Failed Timeout, realtime row, row Done), deferred_by_incident (a 404 while storage is not trusted: attempt given back, due at incident end + grace), backoff, held_by_incident (transient while the worker''s own incident is open: attempt given back), quarantined (quarantine_reason set; found metadata that metadata_problem or the service''s own constraints refuse is quarantined invalid_metadata, never raised), config_error_released (attempt given back, due now); and the no-ops: stale (the claim token no longer matches: re-claimed or settled meanwhile), terminal (the recording is already Available/Failed: never rewritten, row closed), busy (the recording or the event''s key was held by another transaction for longer than 100 ms: nothing written but the give-back; due again after the backoff base). detail is the last_error written. Locks: the finalize row SKIP LOCKED, then the recording SKIP LOCKED; a unique-key wait is cut at lock_timeout 100 ms, so a service transaction is never the one that fails. p_policy: see check_policy (RF001, RF009, RF010). Worker API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.apply_outcome(p_recording_id uuid, p_claim_token uuid, p_outcome text, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_error text, p_policy jsonb) IS 'One call, one transaction per reconciled row: recording_finalize_internal.outcome_decision decides, this carries it out on the recording, the finalize row and both outboxes, all or nothing. p_outcome found (with the adopted file metadata), missing, transient, invalid_metadata or config_error (RF001 otherwise); p_error is stored in last_error with URLs masked. result: reconciled (Available, event and realtime row, row Done), failed (Failed Timeout, realtime row, row Done), deferred_by_incident (a 404 while storage is not trusted: attempt given back, due at incident end + grace), backoff, held_by_incident (transient while the worker''s own incident is open: attempt given back), quarantined (quarantine_reason set; found metadata that metadata_problem or the service''s own constraints refuse is quarantined invalid_metadata, never raised), config_error_released (attempt given back, due now); and the no-ops: stale (the claim token no longer matches: re-claimed or settled meanwhile), terminal (the recording is already Available/Failed: never rewritten, row closed), busy (another transaction held the recording, or the event''s key for longer than 100 ms: nothing written but the give-back; due again after the backoff base). detail is the last_error written. Locks: the finalize row SKIP LOCKED, then the recording SKIP LOCKED; a unique-key wait is cut at lock_timeout 100 ms, so a service transaction is never the one that fails. p_policy: see check_policy (RF001, RF009, RF010). Worker API (SECURITY DEFINER).';
 
 --
 -- Name: audit(jsonb, interval, integer, interval); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -289,7 +289,7 @@ COMMENT ON FUNCTION recording_finalize.apply_outcome(p_recording_id uuid, p_clai
 
 CREATE FUNCTION recording_finalize.audit(p_policy jsonb DEFAULT '{}'::jsonb, p_polling_interval interval DEFAULT '00:01:00'::interval, p_examples integer DEFAULT 5, p_lookback interval DEFAULT '1 day'::interval) RETURNS TABLE(check_name text, reason text, found bigint, examples text[])
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 declare
@@ -380,7 +380,7 @@ COMMENT ON FUNCTION recording_finalize.audit(p_policy jsonb, p_polling_interval 
 
 CREATE FUNCTION recording_finalize.audit_repair(p_operator text, p_policy jsonb DEFAULT '{}'::jsonb, p_limit integer DEFAULT 1000) RETURNS TABLE(recording_id uuid, session_kind text, session_id uuid)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '100ms'
     AS $$
 #variable_conflict use_column
@@ -438,7 +438,7 @@ COMMENT ON FUNCTION recording_finalize.audit_repair(p_operator text, p_policy js
 
 CREATE FUNCTION recording_finalize.check_policy(p_policy jsonb DEFAULT '{}'::jsonb, p_relay_batch_size integer DEFAULT NULL::integer, p_retention interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
@@ -476,7 +476,7 @@ COMMENT ON FUNCTION recording_finalize.check_policy(p_policy jsonb, p_relay_batc
 
 CREATE FUNCTION recording_finalize.claim_due(p_batch_size integer DEFAULT 100, p_policy jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(recording_id uuid, session_kind text, session_id uuid, action text, attempts integer, claim_token uuid, recording_version integer, detail text)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '100ms'
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -490,7 +490,9 @@ declare
     v_session recording_finalize_internal.session;
     v_decision record;
     v_enqueued boolean;
-    v_locked boolean;
+    -- A service transaction was writing a republished event: the batch's other republishes wait
+    -- for the next claim instead of waiting too.
+    v_busy_seen boolean := false;
     v_claimed integer := 0;
     -- The rows handed to the driver, claimed together in one UPDATE after the loop.
     v_reconcile_ids uuid[] := array[]::uuid[];
@@ -513,22 +515,16 @@ begin
 
     -- The due rows in ix_rfa_due order, no join, so no statistics can turn the plan into a
     -- scan of the backlog; fetched one at a time until the batch is full, so the claim locks
-    -- no row it does not return (but those whose recording is held). Each row's recording is
-    -- then locked on its own, SKIP LOCKED too: a recording an in-flight callback holds is
-    -- passed over without costing the batch a place (the next due row takes it).
+    -- no row it does not return. Each row's recording is only read (its committed state): the
+    -- claim holds no recording, so the service never waits for one behind it. A recording an
+    -- in-flight callback is settling is handed out like any other; apply_outcome locks it
+    -- (SKIP LOCKED) and finds the verdict stale or the recording terminal.
     open v_due;
     loop
         fetch v_due into v_row;
         exit when not found;
-        perform from messenger.call_recordings as r
-        where r.id = v_row.recording_id
-        for no key update skip locked;
-        v_locked := found;
         select x.* into v_rec
         from recording_finalize_internal.recording_row(v_row.recording_id) as x;
-        if not v_locked and v_rec.id is not null then
-            continue;  -- held by another transaction: its row waits for the next claim
-        end if;
         v_claimed := v_claimed + 1;
 
         v_session := null;
@@ -587,7 +583,9 @@ begin
         else
             -- closed, or republished: the event of an Available recording, enqueued right here
             -- (closed after all when a concurrent writer enqueued it first).
-            if action = 'republished' then
+            if action = 'republished' and v_busy_seen then
+                action := 'busy';  -- one wait a claim: this one waits for the next claim
+            elsif action = 'republished' then
                 begin
                     if not recording_finalize_internal.enqueue_available(
                         v_rec,
@@ -597,9 +595,11 @@ begin
                         action := 'closed';
                     end if;
                 exception when lock_not_available or deadlock_detected then
-                    -- A service transaction is writing this event and waits for the recording
-                    -- we hold: it goes first. The row is tried again after the backoff base.
+                    -- A service transaction is writing this event (and may wait for something
+                    -- this claim holds): it goes first. The row is tried again after the
+                    -- backoff base.
                     action := 'busy';
+                    v_busy_seen := true;
                 end;
             end if;
             update messenger.recording_finalize_attempts as f
@@ -637,7 +637,7 @@ $$;
 -- Name: FUNCTION claim_due(p_batch_size integer, p_policy jsonb); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.claim_due(p_batch_size integer, p_policy jsonb) IS 'One call per batch. Takes up to p_batch_size (1..10000) Pending rows with next_attempt_at <= now() in next_attempt_at order (ix_rfa_due, FOR NO KEY UPDATE SKIP LOCKED), locks each one''s recording SKIP LOCKED (a recording an in-flight ingest callback holds is passed over without costing the batch a place), lets recording_finalize_internal.claim_decision decide, and returns one row per claimed row with what was done (action): reconcile - the driver must check the file storage and call apply_outcome with claim_token; attempts was incremented and next_attempt_at = now() + backoff before the check (pre-increment: a crash loop still ends in quarantine); republished - Available without its event: event + realtime row enqueued, row Done; closed - Failed, or Available with its event: row Done; deferred_by_sla - session not ended or within the SLA: re-timed, no attempt counted; quarantined - no recording, no session, or attempts >= max attempts (quarantine_reason set); busy - a republish whose event a service transaction is writing at that moment: left Pending for the backoff base (the service goes first). p_policy: see check_policy (RF001, RF009, RF010). Never waits on a row lock. Worker API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.claim_due(p_batch_size integer, p_policy jsonb) IS 'One call per batch. Takes up to p_batch_size (1..10000) Pending rows with next_attempt_at <= now() in next_attempt_at order (ix_rfa_due, FOR NO KEY UPDATE SKIP LOCKED), reads each one''s recording without locking it (the claim holds no service row: the service never waits behind a claim for one), lets recording_finalize_internal.claim_decision decide, and returns one row per claimed row with what was done (action): reconcile - the driver must check the file storage and call apply_outcome with claim_token; attempts was incremented and next_attempt_at = now() + backoff before the check (pre-increment: a crash loop still ends in quarantine); republished - Available without its event: event + realtime row enqueued, row Done; closed - Failed, or Available with its event: row Done; deferred_by_sla - session not ended or within the SLA: re-timed, no attempt counted; quarantined - no recording, no session, or attempts >= max attempts (quarantine_reason set); busy - a republish whose event a service transaction is writing at that moment: left Pending for the backoff base (the service goes first); after one such wait (lock_timeout 100 ms) the batch''s other republishes are left busy without trying. p_policy: see check_policy (RF001, RF009, RF010). Waits on no row lock; on a unique key at most once, 100 ms. Worker API (SECURITY DEFINER).';
 
 --
 -- Name: claim_preview(integer, jsonb); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -645,7 +645,7 @@ COMMENT ON FUNCTION recording_finalize.claim_due(p_batch_size integer, p_policy 
 
 CREATE FUNCTION recording_finalize.claim_preview(p_limit integer DEFAULT 1000, p_policy jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(recording_id uuid, session_kind text, session_id uuid, action text, attempts integer, next_attempt_at timestamp with time zone, detail text, quarantine_reason text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
     SET enable_sort TO 'off'
@@ -709,10 +709,13 @@ COMMENT ON FUNCTION recording_finalize.claim_preview(p_limit integer, p_policy j
 -- Name: discover_stuck(integer, jsonb, integer); Type: FUNCTION; Schema: recording_finalize; Owner: -
 --
 
-CREATE FUNCTION recording_finalize.discover_stuck(p_limit integer DEFAULT 1000, p_policy jsonb DEFAULT '{}'::jsonb, p_scan integer DEFAULT 2000) RETURNS integer
+CREATE FUNCTION recording_finalize.discover_stuck(p_limit integer DEFAULT 1000, p_policy jsonb DEFAULT '{}'::jsonb, p_scan integer DEFAULT 1000) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '100ms'
+    SET enable_seqscan TO 'off'
+    SET enable_hashjoin TO 'off'
+    SET enable_mergejoin TO 'off'
     AS $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
@@ -814,7 +817,7 @@ COMMENT ON FUNCTION recording_finalize.discover_stuck(p_limit integer, p_policy 
 
 CREATE FUNCTION recording_finalize.explain(p_recording_id uuid, p_policy jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
@@ -959,7 +962,7 @@ COMMENT ON FUNCTION recording_finalize.explain(p_recording_id uuid, p_policy jso
 
 CREATE FUNCTION recording_finalize.failed_recordings(p_limit integer DEFAULT 1000) RETURNS TABLE(recording_id uuid, session_kind text, session_id uuid, failure_reason text, failed_at timestamp with time zone)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
@@ -989,7 +992,7 @@ COMMENT ON FUNCTION recording_finalize.failed_recordings(p_limit integer) IS 'Re
 
 CREATE FUNCTION recording_finalize.operator_state() RETURNS TABLE(reconcile_paused boolean, relay_paused boolean, pauses jsonb, quarantined_by_reason jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     select
         exists (select from recording_finalize.pause as p where p.part = 'reconcile'),
@@ -1026,7 +1029,7 @@ COMMENT ON FUNCTION recording_finalize.operator_state() IS 'The pause switch (re
 
 CREATE FUNCTION recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(recording_id uuid, claim_action text, result text, finalize_status text, attempts integer, next_attempt_at timestamp with time zone, detail text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 declare
@@ -1150,7 +1153,7 @@ COMMENT ON FUNCTION recording_finalize.preview_outcomes(p_verdicts jsonb, p_poli
 
 CREATE FUNCTION recording_finalize.prune(p_older_than interval, p_batch_size integer DEFAULT 1000, p_dry_run boolean DEFAULT false) RETURNS TABLE(finalize bigint, leases bigint, incidents bigint)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '100ms'
     AS $$
 #variable_conflict use_column
@@ -1253,7 +1256,7 @@ COMMENT ON FUNCTION recording_finalize.prune(p_older_than interval, p_batch_size
 
 CREATE FUNCTION recording_finalize.quarantined_rows(p_limit integer DEFAULT 100, p_reason_code text DEFAULT NULL::text, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(recording_id uuid, session_kind text, session_id uuid, attempts integer, last_error text, quarantine_reason text, quarantined_at timestamp with time zone)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
@@ -1296,7 +1299,7 @@ COMMENT ON FUNCTION recording_finalize.quarantined_rows(p_limit integer, p_reaso
 
 CREATE FUNCTION recording_finalize.recording_ingest_completed(p_recording_id uuid, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_topic text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_topic text := recording_finalize_internal.topic(p_topic);
@@ -1305,8 +1308,9 @@ declare
     v_result text;
 begin
     -- Lock order everywhere: session, recording, finalize row (the session is only read). This
-    -- is the service's transaction: it waits for a worker holding the same rows (a few
-    -- milliseconds), never the other way round.
+    -- is the service's transaction: the worker holds no recording it would wait for (the claim
+    -- locks none; apply_outcome takes it SKIP LOCKED and gives up what it cannot have at once);
+    -- it may wait for a claim that holds the finalize row, for that claim's call (a batch).
     perform from messenger.call_recordings as r
     where r.id = p_recording_id
     for no key update;
@@ -1319,11 +1323,13 @@ begin
     select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
 
     if v_rec.status = 'Available' then
-        -- A duplicated callback. If the worker still has the row open, the event is made sure
-        -- of (a no-op when it exists); a closed or absent row means it was enqueued already.
+        -- A duplicated callback. If the worker's row is not closed (Pending, or Quarantined: a
+        -- human was to look), the event is made sure of (a no-op when it exists) before the row
+        -- closes below; a Done or absent row means it was enqueued already (and maybe published
+        -- and removed by the service's retention since: never enqueued twice).
         if exists (
             select from messenger.recording_finalize_attempts as f
-            where f.recording_id = p_recording_id and f.status = 'Pending'
+            where f.recording_id = p_recording_id and f.status <> 'Done'
         ) then
             perform recording_finalize_internal.enqueue_available(
                 v_rec,
@@ -1362,7 +1368,7 @@ $$;
 -- Name: FUNCTION recording_ingest_completed(p_recording_id uuid, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_topic text); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.recording_ingest_completed(p_recording_id uuid, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_topic text) IS 'Service API, the ingest callback of the media recorder (happy path): a non-terminal recording gets the same transition and outbox rows as apply_outcome(found) - Available, event, realtime row - and its finalize row, if any, is closed Done; returns available. Idempotent: an Available recording returns already_available (its event made sure of while the worker''s row is still Pending; nothing rewritten), a Failed one already_failed (terminal is never left); either way its finalize row is closed. RF003 unknown recording, RF002 unusable metadata (the rule in words, recording_finalize_internal.metadata_problem), RF009 for a p_topic other than the server''s (NULL = the server''s). The service''s transaction: it may wait for a worker holding the same recording, never the other way round. Service API (SECURITY DEFINER).';
+COMMENT ON FUNCTION recording_finalize.recording_ingest_completed(p_recording_id uuid, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_topic text) IS 'Service API, the ingest callback of the media recorder (happy path): a non-terminal recording gets the same transition and outbox rows as apply_outcome(found) - Available, event, realtime row - and its finalize row, if any, is closed Done; returns available. Idempotent: an Available recording returns already_available (its event made sure of while the worker''s row is Pending or Quarantined; nothing rewritten), a Failed one already_failed (terminal is never left); either way its finalize row is closed. RF003 unknown recording, RF002 unusable metadata (the rule in words, recording_finalize_internal.metadata_problem), RF009 for a p_topic other than the server''s (NULL = the server''s). The service''s transaction: it may wait for a claim holding the finalize row (that call''s duration), never the worker for it. Service API (SECURITY DEFINER).';
 
 --
 -- Name: recording_started(uuid, text, uuid, text, text); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -1370,7 +1376,7 @@ COMMENT ON FUNCTION recording_finalize.recording_ingest_completed(p_recording_id
 
 CREATE FUNCTION recording_finalize.recording_started(p_recording_id uuid, p_session_kind text, p_session_id uuid, p_media_type text, p_trigger text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_session recording_finalize_internal.session;
@@ -1464,7 +1470,7 @@ COMMENT ON FUNCTION recording_finalize.recording_started(p_recording_id uuid, p_
 
 CREATE FUNCTION recording_finalize.recording_stopped(p_recording_id uuid, p_sla_timeout interval DEFAULT '00:30:00'::interval) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_rec recording_finalize_internal.recording;
@@ -1523,7 +1529,7 @@ COMMENT ON FUNCTION recording_finalize.recording_stopped(p_recording_id uuid, p_
 
 CREATE FUNCTION recording_finalize.relay_claim(p_limit integer DEFAULT 500, p_lease interval DEFAULT '00:01:00'::interval, p_lock_key bigint DEFAULT NULL::bigint, p_topic text DEFAULT NULL::text) RETURNS TABLE(id bigint, message_key text, payload text, headers jsonb, lease_token uuid)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '100ms'
     AS $$
 #variable_conflict use_column
@@ -1633,7 +1639,7 @@ COMMENT ON FUNCTION recording_finalize.relay_claim(p_limit integer, p_lease inte
 
 CREATE FUNCTION recording_finalize.relay_mark_published(p_ids bigint[], p_lease_token uuid) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_topic text := recording_finalize_internal.topic(null);
@@ -1674,7 +1680,7 @@ COMMENT ON FUNCTION recording_finalize.relay_mark_published(p_ids bigint[], p_le
 
 CREATE FUNCTION recording_finalize.release_claims(p_recording_ids uuid[], p_claim_tokens uuid[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '100ms'
     AS $$
 declare
@@ -1722,7 +1728,7 @@ COMMENT ON FUNCTION recording_finalize.release_claims(p_recording_ids uuid[], p_
 
 CREATE FUNCTION recording_finalize.requeue(p_recording_id uuid, p_reason text DEFAULT 'recording_finalize.requeue()'::text) RETURNS TABLE(recording_id uuid, status text, attempts integer, next_attempt_at timestamp with time zone, last_error text)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
     return query
@@ -1745,7 +1751,7 @@ COMMENT ON FUNCTION recording_finalize.requeue(p_recording_id uuid, p_reason tex
 
 CREATE FUNCTION recording_finalize.reschedule(p_recording_ids uuid[], p_from_status text, p_operator text, p_reason text, p_strict boolean DEFAULT true) RETURNS TABLE(recording_id uuid, status text, attempts integer, next_attempt_at timestamp with time zone, last_error text, quarantine_reason text, quarantined_at timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '1s'
     AS $$
 #variable_conflict use_column
@@ -1866,7 +1872,7 @@ COMMENT ON FUNCTION recording_finalize.reschedule(p_recording_ids uuid[], p_from
 
 CREATE FUNCTION recording_finalize.schema_state() RETURNS TABLE(kind text, name text, sha256 text, recorded_md5 text, live_md5 text, package_version text, recorded_at timestamp with time zone)
     LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     -- Every migration yoyo applied, with the checksum migrate recorded for its file (if any).
     select 'migration', m.migration_id::text, c.sha256::text, null, null,
@@ -1899,7 +1905,7 @@ COMMENT ON FUNCTION recording_finalize.schema_state() IS 'Schema drift check: on
 
 CREATE FUNCTION recording_finalize.server_settings() RETURNS jsonb
     LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     SET "IntervalStyle" TO 'postgres'
     AS $$
     select pg_catalog.to_jsonb(s) - 'singleton' from recording_finalize.settings as s
@@ -1917,7 +1923,7 @@ COMMENT ON FUNCTION recording_finalize.server_settings() IS 'The one row of reco
 
 CREATE FUNCTION recording_finalize.session_ended(p_session_kind text, p_session_id uuid, p_sla_timeout interval DEFAULT '00:30:00'::interval) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_ended_at timestamptz;
@@ -1994,7 +2000,7 @@ COMMENT ON FUNCTION recording_finalize.session_ended(p_session_kind text, p_sess
 
 CREATE FUNCTION recording_finalize.set_pause(p_part text, p_paused boolean, p_operator text, p_reason text DEFAULT NULL::text) RETURNS TABLE(part text, paused boolean, paused_at timestamp with time zone, paused_by text, reason text)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 declare
@@ -2053,7 +2059,7 @@ COMMENT ON FUNCTION recording_finalize.set_pause(p_part text, p_paused boolean, 
 
 CREATE FUNCTION recording_finalize.stats(p_topic text DEFAULT NULL::text) RETURNS TABLE(backlog bigint, due bigint, oldest_age_seconds double precision, quarantined bigint, publish_backlog bigint, oldest_unpublished_age_seconds double precision)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 declare
@@ -2108,7 +2114,7 @@ COMMENT ON FUNCTION recording_finalize.stats(p_topic text) IS 'The gauges: backl
 
 CREATE FUNCTION recording_finalize.storage_incident_close(p_source text DEFAULT 'worker'::text, p_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_reason text DEFAULT NULL::text) RETURNS TABLE(id bigint, source text, started_at timestamp with time zone, ended_at timestamp with time zone, reason text, opened_by text, closed_by text)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 declare
@@ -2163,7 +2169,7 @@ COMMENT ON FUNCTION recording_finalize.storage_incident_close(p_source text, p_a
 
 CREATE FUNCTION recording_finalize.storage_incident_list(p_recent interval DEFAULT '7 days'::interval, p_limit integer DEFAULT 100) RETURNS TABLE(id bigint, source text, started_at timestamp with time zone, ended_at timestamp with time zone, is_open boolean, duration_seconds double precision, reason text, opened_by text, closed_by text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 begin
@@ -2202,7 +2208,7 @@ COMMENT ON FUNCTION recording_finalize.storage_incident_list(p_recent interval, 
 
 CREATE FUNCTION recording_finalize.storage_incident_open(p_source text DEFAULT 'worker'::text, p_reason text DEFAULT NULL::text, p_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, source text, started_at timestamp with time zone, ended_at timestamp with time zone, reason text, opened_by text, created boolean)
     LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 declare
@@ -2252,7 +2258,7 @@ COMMENT ON FUNCTION recording_finalize.storage_incident_open(p_source text, p_re
 
 CREATE FUNCTION recording_finalize.try_lock_runner(p_lock_key bigint DEFAULT '5928001741300501'::bigint) RETURNS boolean
     LANGUAGE sql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     select pg_catalog.pg_try_advisory_lock(p_lock_key)
 $$;
@@ -2269,7 +2275,7 @@ COMMENT ON FUNCTION recording_finalize.try_lock_runner(p_lock_key bigint) IS 'Tr
 
 CREATE FUNCTION recording_finalize.unlock_runner(p_lock_key bigint DEFAULT '5928001741300501'::bigint) RETURNS boolean
     LANGUAGE sql SECURITY DEFINER
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     select pg_catalog.pg_advisory_unlock(p_lock_key)
 $$;
@@ -2318,7 +2324,7 @@ COMMENT ON FUNCTION recording_finalize_internal.backoff_delay(p_attempts integer
 
 CREATE FUNCTION recording_finalize_internal.check_incident_caller(p_source text, p_at timestamp with time zone, p_what text) RETURNS void
     LANGUAGE plpgsql STABLE
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 begin
     if p_source is null or p_source !~ '^[a-z][a-z0-9_.-]{0,63}$' then
@@ -2368,7 +2374,7 @@ COMMENT ON FUNCTION recording_finalize_internal.check_incident_caller(p_source t
 
 CREATE FUNCTION recording_finalize_internal.check_operator(p_action text, p_operator text, p_reason text) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
     if p_operator is null or length(btrim(p_operator)) not between 1 and 128 then
@@ -2399,7 +2405,7 @@ COMMENT ON FUNCTION recording_finalize_internal.check_operator(p_action text, p_
 
 CREATE FUNCTION recording_finalize_internal.check_relay_batch(p_limit integer) RETURNS void
     LANGUAGE plpgsql STABLE
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_max integer;
@@ -2436,7 +2442,7 @@ COMMENT ON FUNCTION recording_finalize_internal.check_relay_batch(p_limit intege
 
 CREATE FUNCTION recording_finalize_internal.check_retention(p_older_than interval) RETURNS void
     LANGUAGE plpgsql STABLE
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_min interval;
@@ -2528,7 +2534,7 @@ COMMENT ON FUNCTION recording_finalize_internal.claim_decision(p_recording_statu
 
 CREATE FUNCTION recording_finalize_internal.enqueue_available(p_recording recording_finalize_internal.recording, p_session recording_finalize_internal.session, p_topic text) RETURNS boolean
     LANGUAGE plpgsql
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_inserted integer;
@@ -2612,7 +2618,7 @@ COMMENT ON FUNCTION recording_finalize_internal.enqueue_available(p_recording re
 
 CREATE FUNCTION recording_finalize_internal.function_fingerprint(p_file_name text) RETURNS text
     LANGUAGE sql STABLE
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     -- A file sql/functions/<schema>.<name>.sql defines the function(s) <schema>.<name>: every
     -- overload, with its definition, its privileges and its comment (all three are in the file).
@@ -2852,7 +2858,7 @@ COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text,
 
 CREATE FUNCTION recording_finalize_internal.policy(p_policy jsonb) RETURNS recording_finalize_internal.policy
     LANGUAGE plpgsql STABLE
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
     v_known_keys constant text[] := array['topic', 'max_attempts', 'sla_timeout_seconds',
@@ -3000,7 +3006,7 @@ COMMENT ON FUNCTION recording_finalize_internal.policy(p_policy jsonb) IS 'Inter
 
 CREATE FUNCTION recording_finalize_internal.record_operator_action(p_recording_ids uuid[], p_action text, p_operator text, p_reason text, p_detail jsonb DEFAULT '{}'::jsonb) RETURNS integer
     LANGUAGE plpgsql
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_count integer;
@@ -3041,7 +3047,7 @@ $$;
 -- Name: FUNCTION recording_row(p_recording_id uuid); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.recording_row(p_recording_id uuid) IS 'Internal. The recording p_recording_id (no row when there is none) with exactly the columns of messenger.call_recordings the product reads, as recording_finalize_internal.recording: the functions never use the service''s own row type, so a column the service adds, or a table it recreates, changes nothing here. Inlined into the caller''s statement; a caller that must lock the recording locks it in the same statement (FOR NO KEY UPDATE OF the recording).';
+COMMENT ON FUNCTION recording_finalize_internal.recording_row(p_recording_id uuid) IS 'Internal. The recording p_recording_id (no row when there is none) with exactly the columns of messenger.call_recordings the product reads, as recording_finalize_internal.recording: the functions never use the service''s own row type, so a column the service adds, or a table it recreates, changes nothing here. Inlined into the caller''s statement. It locks nothing: a caller that must hold the recording locks it first (FOR NO KEY UPDATE, SKIP LOCKED on the worker''s side), and then reads it here, in a statement of its own that sees the latest committed row.';
 
 --
 -- Name: schedule_finalize(uuid, text, uuid, timestamp with time zone); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -3049,7 +3055,7 @@ COMMENT ON FUNCTION recording_finalize_internal.recording_row(p_recording_id uui
 
 CREATE FUNCTION recording_finalize_internal.schedule_finalize(p_recording_id uuid, p_session_kind text, p_session_id uuid, p_due_at timestamp with time zone) RETURNS void
     LANGUAGE plpgsql
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
     insert into messenger.recording_finalize_attempts as f (
@@ -3076,31 +3082,26 @@ COMMENT ON FUNCTION recording_finalize_internal.schedule_finalize(p_recording_id
 
 CREATE FUNCTION recording_finalize_internal.session_of(p_session_kind text, p_session_id uuid, p_for_share boolean DEFAULT false) RETURNS recording_finalize_internal.session
     LANGUAGE plpgsql
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_session recording_finalize_internal.session;
 begin
-    if p_session_kind = 'Direct' and p_for_share then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.call_sessions as s where s.id = p_session_id
-        for share;
-    elsif p_session_kind = 'Direct' then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.call_sessions as s where s.id = p_session_id;
-    elsif p_session_kind = 'Conference' and p_for_share then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.conference_sessions as s where s.id = p_session_id
-        for share;
-    elsif p_session_kind = 'Conference' then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.conference_sessions as s where s.id = p_session_id;
-    else
+    if p_session_kind is null or p_session_kind not in ('Direct', 'Conference') then
         raise exception using
             errcode = 'RF001',
             message = format('invalid_parameter: session kind must be Direct or Conference, got %s',
                 coalesce(p_session_kind, 'NULL'));
     end if;
+    -- The lock first, in a statement of its own, then the read (recording_finalize_internal.
+    -- session_row, the one read of a session) sees the row as it is once locked.
+    if p_for_share and p_session_kind = 'Direct' then
+        perform from messenger.call_sessions as s where s.id = p_session_id for share;
+    elsif p_for_share then
+        perform from messenger.conference_sessions as s where s.id = p_session_id for share;
+    end if;
+    select x.* into v_session
+    from recording_finalize_internal.session_row(p_session_kind, p_session_id) as x;
     return v_session;
 end
 $$;
@@ -3131,7 +3132,7 @@ $$;
 -- Name: FUNCTION session_row(p_session_kind text, p_session_id uuid); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.session_row(p_session_kind text, p_session_id uuid) IS 'Internal. The session a recording belongs to, as recording_finalize_internal.session: Direct -> messenger.call_sessions, Conference -> messenger.conference_sessions; no row when there is no such session (or the kind is neither). Inlined into the caller''s statement. Read-only: the one caller that locks a session (recording_started, FOR SHARE) reads it itself.';
+COMMENT ON FUNCTION recording_finalize_internal.session_row(p_session_kind text, p_session_id uuid) IS 'Internal. The session a recording belongs to, as recording_finalize_internal.session: Direct -> messenger.call_sessions, Conference -> messenger.conference_sessions; no row when there is no such session (or the kind is neither). Inlined into the caller''s statement. Read-only: session_of, which reads through it, takes the FOR SHARE lock recording_started needs first.';
 
 --
 -- Name: topic(text, text); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -3139,7 +3140,7 @@ COMMENT ON FUNCTION recording_finalize_internal.session_row(p_session_kind text,
 
 CREATE FUNCTION recording_finalize_internal.topic(p_topic text, p_server_topic text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql STABLE
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_topic text := p_server_topic;
@@ -3178,7 +3179,7 @@ COMMENT ON FUNCTION recording_finalize_internal.topic(p_topic text, p_server_top
 
 CREATE FUNCTION recording_finalize_internal.transition_available(p_recording_id uuid, p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_session recording_finalize_internal.session, p_topic text) RETURNS boolean
     LANGUAGE plpgsql
-    SET search_path TO ''
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
     v_rec recording_finalize_internal.recording;

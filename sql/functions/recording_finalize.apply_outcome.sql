@@ -15,7 +15,7 @@ returns table (result text, finalize_status text, attempts integer, detail text)
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 -- Every wait on a service row or key is short and the worker is the one that gives up: well
 -- below any deadlock_timeout, so in a deadlock with a service transaction ours is the one that
 -- ends (see "busy" below) and the service's commits.
@@ -188,8 +188,8 @@ comment on function recording_finalize.apply_outcome(
 'found metadata that metadata_problem or the service''s own constraints refuse is quarantined '
 'invalid_metadata, never raised), config_error_released (attempt given back, due now); and the '
 'no-ops: stale (the claim token no longer matches: re-claimed or settled meanwhile), terminal '
-'(the recording is already Available/Failed: never rewritten, row closed), busy (the recording '
-'or the event''s key was held by another transaction for longer than 100 ms: nothing written '
+'(the recording is already Available/Failed: never rewritten, row closed), busy (another '
+'transaction held the recording, or the event''s key for longer than 100 ms: nothing written '
 'but the give-back; due again after the backoff base). detail is the last_error written. Locks: '
 'the finalize row SKIP LOCKED, then the recording SKIP LOCKED; a unique-key wait is cut at '
 'lock_timeout 100 ms, so a service transaction is never the one that fails. p_policy: see '

@@ -10,7 +10,7 @@ returns table (check_name text, reason text, found bigint, examples text[])
 language plpgsql
 stable
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -9,7 +9,7 @@ returns table (recording_id uuid, session_kind text, session_id uuid)
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column

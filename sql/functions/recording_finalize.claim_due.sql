@@ -17,9 +17,10 @@ returns table (
 language plpgsql
 volatile
 security definer
-set search_path = ''
--- The claim never waits for a row (SKIP LOCKED); this bounds the one wait left, a republished
--- event whose dedupe key a concurrent service transaction is writing (see below).
+set search_path = pg_catalog, pg_temp
+-- The claim locks only the product's own rows, never waiting (SKIP LOCKED), and no recording at
+-- all; this bounds the one wait left, a republished event whose dedupe key a concurrent service
+-- transaction is writing (see below), which happens at most once a claim.
 set lock_timeout = '100ms'
 -- The due rows must be read in ix_rfa_due order, whatever the statistics say: after a burst,
 -- before autovacuum has analyzed, the planner may believe a few rows are due and prefer a
@@ -37,7 +38,9 @@ declare
     v_session recording_finalize_internal.session;
     v_decision record;
     v_enqueued boolean;
-    v_locked boolean;
+    -- A service transaction was writing a republished event: the batch's other republishes wait
+    -- for the next claim instead of waiting too.
+    v_busy_seen boolean := false;
     v_claimed integer := 0;
     -- The rows handed to the driver, claimed together in one UPDATE after the loop.
     v_reconcile_ids uuid[] := array[]::uuid[];
@@ -60,22 +63,16 @@ begin
 
     -- The due rows in ix_rfa_due order, no join, so no statistics can turn the plan into a
     -- scan of the backlog; fetched one at a time until the batch is full, so the claim locks
-    -- no row it does not return (but those whose recording is held). Each row's recording is
-    -- then locked on its own, SKIP LOCKED too: a recording an in-flight callback holds is
-    -- passed over without costing the batch a place (the next due row takes it).
+    -- no row it does not return. Each row's recording is only read (its committed state): the
+    -- claim holds no recording, so the service never waits for one behind it. A recording an
+    -- in-flight callback is settling is handed out like any other; apply_outcome locks it
+    -- (SKIP LOCKED) and finds the verdict stale or the recording terminal.
     open v_due;
     loop
         fetch v_due into v_row;
         exit when not found;
-        perform from messenger.call_recordings as r
-        where r.id = v_row.recording_id
-        for no key update skip locked;
-        v_locked := found;
         select x.* into v_rec
         from recording_finalize_internal.recording_row(v_row.recording_id) as x;
-        if not v_locked and v_rec.id is not null then
-            continue;  -- held by another transaction: its row waits for the next claim
-        end if;
         v_claimed := v_claimed + 1;
 
         v_session := null;
@@ -134,7 +131,9 @@ begin
         else
             -- closed, or republished: the event of an Available recording, enqueued right here
             -- (closed after all when a concurrent writer enqueued it first).
-            if action = 'republished' then
+            if action = 'republished' and v_busy_seen then
+                action := 'busy';  -- one wait a claim: this one waits for the next claim
+            elsif action = 'republished' then
                 begin
                     if not recording_finalize_internal.enqueue_available(
                         v_rec,
@@ -144,9 +143,11 @@ begin
                         action := 'closed';
                     end if;
                 exception when lock_not_available or deadlock_detected then
-                    -- A service transaction is writing this event and waits for the recording
-                    -- we hold: it goes first. The row is tried again after the backoff base.
+                    -- A service transaction is writing this event (and may wait for something
+                    -- this claim holds): it goes first. The row is tried again after the
+                    -- backoff base.
                     action := 'busy';
+                    v_busy_seen := true;
                 end;
             end if;
             update messenger.recording_finalize_attempts as f
@@ -182,9 +183,9 @@ $$;
 
 comment on function recording_finalize.claim_due(integer, jsonb) is
 'One call per batch. Takes up to p_batch_size (1..10000) Pending rows with next_attempt_at <= '
-'now() in next_attempt_at order (ix_rfa_due, FOR NO KEY UPDATE SKIP LOCKED), locks each one''s '
-'recording SKIP LOCKED (a recording an in-flight ingest callback holds is passed over without '
-'costing the batch a place), lets recording_finalize_internal.claim_decision decide, and '
+'now() in next_attempt_at order (ix_rfa_due, FOR NO KEY UPDATE SKIP LOCKED), reads each one''s '
+'recording without locking it (the claim holds no service row: the service never waits behind '
+'a claim for one), lets recording_finalize_internal.claim_decision decide, and '
 'returns one row per claimed row with what was done (action): '
 'reconcile - the driver must check the file storage and call apply_outcome with claim_token; '
 'attempts was incremented and next_attempt_at = now() + backoff before the check '
@@ -194,8 +195,10 @@ comment on function recording_finalize.claim_due(integer, jsonb) is
 'deferred_by_sla - session not ended or within the SLA: re-timed, no attempt counted; '
 'quarantined - no recording, no session, or attempts >= max attempts (quarantine_reason set); '
 'busy - a republish whose event a service transaction is writing at that moment: left Pending '
-'for the backoff base (the service goes first). p_policy: see check_policy (RF001, RF009, '
-'RF010). Never waits on a row lock. Worker API (SECURITY DEFINER).';
+'for the backoff base (the service goes first); after one such wait (lock_timeout 100 ms) the '
+'batch''s other republishes are left busy without trying. p_policy: see check_policy (RF001, '
+'RF009, RF010). Waits on no row lock; on a unique key at most once, 100 ms. Worker API '
+'(SECURITY DEFINER).';
 
 revoke all on function recording_finalize.claim_due(integer, jsonb) from public;
 grant execute on function recording_finalize.claim_due(integer, jsonb) to recording_finalize_worker;

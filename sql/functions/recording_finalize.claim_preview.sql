@@ -17,7 +17,7 @@ returns table (
 language plpgsql
 stable
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 -- The same plan constraints as claim_due: the due rows in ix_rfa_due order, whatever the stats.
 set enable_seqscan = off
 set enable_bitmapscan = off

@@ -3,14 +3,20 @@
 create or replace function recording_finalize.discover_stuck(
     p_limit integer default 1000,
     p_policy jsonb default '{}',
-    p_scan integer default 2000
+    p_scan integer default 1000
 )
 returns integer
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 set lock_timeout = '100ms'
+-- The slice is read through ix_recording_active and each of its recordings looked up by key
+-- (its session, its finalize row): at 50,000 active recordings and stale statistics the planner
+-- may prefer hashing the whole of call_recordings for the orphan test. These take that away.
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);

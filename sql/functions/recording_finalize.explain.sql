@@ -8,7 +8,7 @@ returns jsonb
 language plpgsql
 stable
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);

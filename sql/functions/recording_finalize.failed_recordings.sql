@@ -11,7 +11,7 @@ returns table (
 language plpgsql
 stable
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
     if p_limit is null or p_limit not between 1 and 10000 then

@@ -10,7 +10,7 @@ returns table (
 language sql
 stable
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
     select
         exists (select from recording_finalize.pause as p where p.part = 'reconcile'),

@@ -9,7 +9,7 @@ returns table (finalize bigint, leases bigint, incidents bigint)
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 -- The deletes take only row locks they can get at once (SKIP LOCKED); nothing here waits.
 set lock_timeout = '100ms'
 as $$

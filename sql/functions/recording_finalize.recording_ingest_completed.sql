@@ -12,7 +12,7 @@ returns text
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_topic text := recording_finalize_internal.topic(p_topic);
@@ -21,8 +21,9 @@ declare
     v_result text;
 begin
     -- Lock order everywhere: session, recording, finalize row (the session is only read). This
-    -- is the service's transaction: it waits for a worker holding the same rows (a few
-    -- milliseconds), never the other way round.
+    -- is the service's transaction: the worker holds no recording it would wait for (the claim
+    -- locks none; apply_outcome takes it SKIP LOCKED and gives up what it cannot have at once);
+    -- it may wait for a claim that holds the finalize row, for that claim's call (a batch).
     perform from messenger.call_recordings as r
     where r.id = p_recording_id
     for no key update;
@@ -35,11 +36,13 @@ begin
     select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
 
     if v_rec.status = 'Available' then
-        -- A duplicated callback. If the worker still has the row open, the event is made sure
-        -- of (a no-op when it exists); a closed or absent row means it was enqueued already.
+        -- A duplicated callback. If the worker's row is not closed (Pending, or Quarantined: a
+        -- human was to look), the event is made sure of (a no-op when it exists) before the row
+        -- closes below; a Done or absent row means it was enqueued already (and maybe published
+        -- and removed by the service's retention since: never enqueued twice).
         if exists (
             select from messenger.recording_finalize_attempts as f
-            where f.recording_id = p_recording_id and f.status = 'Pending'
+            where f.recording_id = p_recording_id and f.status <> 'Done'
         ) then
             perform recording_finalize_internal.enqueue_available(
                 v_rec,
@@ -81,11 +84,12 @@ comment on function recording_finalize.recording_ingest_completed(
 'gets the same transition and outbox rows as apply_outcome(found) - Available, event, realtime '
 'row - and its finalize row, if any, is closed Done; returns available. Idempotent: an '
 'Available recording returns already_available (its event made sure of while the worker''s row '
-'is still Pending; nothing rewritten), a Failed one already_failed (terminal is never left); '
+'is Pending or Quarantined; nothing rewritten), a Failed one already_failed (terminal is never left); '
 'either way its finalize row is closed. RF003 unknown recording, RF002 unusable metadata (the '
 'rule in words, recording_finalize_internal.metadata_problem), RF009 for a p_topic other than '
-'the server''s (NULL = the server''s). The service''s transaction: it may wait for a worker '
-'holding the same recording, never the other way round. Service API (SECURITY DEFINER).';
+'the server''s (NULL = the server''s). The service''s transaction: it may wait for a claim '
+'holding the finalize row (that call''s duration), never the worker for it. Service API '
+'(SECURITY DEFINER).';
 
 revoke all on function recording_finalize.recording_ingest_completed(
     uuid, text, bigint, integer, text, text

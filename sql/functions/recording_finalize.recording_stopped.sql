@@ -8,7 +8,7 @@ returns text
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_rec recording_finalize_internal.recording;

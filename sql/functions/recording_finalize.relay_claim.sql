@@ -10,7 +10,7 @@ returns table (id bigint, message_key text, payload text, headers jsonb, lease_t
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column

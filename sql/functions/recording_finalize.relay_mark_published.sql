@@ -8,7 +8,7 @@ returns integer
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_topic text := recording_finalize_internal.topic(null);

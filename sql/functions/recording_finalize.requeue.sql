@@ -14,7 +14,7 @@ returns table (
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
     return query

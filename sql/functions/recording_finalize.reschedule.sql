@@ -19,7 +19,7 @@ returns table (
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 set lock_timeout = '1s'
 as $$
 #variable_conflict use_column

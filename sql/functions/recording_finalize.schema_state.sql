@@ -13,7 +13,7 @@ returns table (
 language sql
 stable
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
     -- Every migration yoyo applied, with the checksum migrate recorded for its file (if any).
     select 'migration', m.migration_id::text, c.sha256::text, null, null,

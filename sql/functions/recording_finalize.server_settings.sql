@@ -5,7 +5,7 @@ returns jsonb
 language sql
 stable
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 -- The bounds are intervals: rendered the same way whatever the caller's IntervalStyle (an
 -- iso_8601 session would read PT1S where everyone else reads 00:00:01).
 set intervalstyle = 'postgres'

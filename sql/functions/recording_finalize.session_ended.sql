@@ -9,7 +9,7 @@ returns uuid
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_ended_at timestamptz;

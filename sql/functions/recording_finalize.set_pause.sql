@@ -10,7 +10,7 @@ returns table (part text, paused boolean, paused_at timestamptz, paused_by text,
 language plpgsql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

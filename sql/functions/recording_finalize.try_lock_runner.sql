@@ -7,7 +7,7 @@ returns boolean
 language sql
 volatile
 security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
     select pg_catalog.pg_try_advisory_lock(p_lock_key)
 $$;

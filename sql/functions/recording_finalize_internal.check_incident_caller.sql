@@ -8,7 +8,7 @@ create or replace function recording_finalize_internal.check_incident_caller(
 returns void
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
     if p_source is null or p_source !~ '^[a-z][a-z0-9_.-]{0,63}$' then

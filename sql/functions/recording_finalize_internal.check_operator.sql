@@ -8,7 +8,7 @@ create or replace function recording_finalize_internal.check_operator(
 returns void
 language plpgsql
 immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
     if p_operator is null or length(btrim(p_operator)) not between 1 and 128 then

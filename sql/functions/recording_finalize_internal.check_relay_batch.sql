@@ -4,7 +4,7 @@ create or replace function recording_finalize_internal.check_relay_batch(p_limit
 returns void
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_max integer;

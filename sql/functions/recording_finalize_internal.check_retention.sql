@@ -4,7 +4,7 @@ create or replace function recording_finalize_internal.check_retention(p_older_t
 returns void
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_min interval;

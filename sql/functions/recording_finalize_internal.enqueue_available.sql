@@ -8,7 +8,7 @@ create or replace function recording_finalize_internal.enqueue_available(
 returns boolean
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_inserted integer;

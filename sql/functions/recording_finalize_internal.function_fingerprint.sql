@@ -4,7 +4,7 @@ create or replace function recording_finalize_internal.function_fingerprint(p_fi
 returns text
 language sql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
     -- A file sql/functions/<schema>.<name>.sql defines the function(s) <schema>.<name>: every
     -- overload, with its definition, its privileges and its comment (all three are in the file).

@@ -4,7 +4,7 @@ create or replace function recording_finalize_internal.policy(p_policy jsonb)
 returns recording_finalize_internal.policy
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_known_keys constant text[] := array['topic', 'max_attempts', 'sla_timeout_seconds',

@@ -10,7 +10,7 @@ create or replace function recording_finalize_internal.record_operator_action(
 returns integer
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_count integer;

@@ -18,7 +18,8 @@ comment on function recording_finalize_internal.recording_row(uuid) is
 'Internal. The recording p_recording_id (no row when there is none) with exactly the columns of '
 'messenger.call_recordings the product reads, as recording_finalize_internal.recording: the '
 'functions never use the service''s own row type, so a column the service adds, or a table it '
-'recreates, changes nothing here. Inlined into the caller''s statement; a caller that must lock '
-'the recording locks it in the same statement (FOR NO KEY UPDATE OF the recording).';
+'recreates, changes nothing here. Inlined into the caller''s statement. It locks nothing: a caller '
+'that must hold the recording locks it first (FOR NO KEY UPDATE, SKIP LOCKED on the worker''s '
+'side), and then reads it here, in a statement of its own that sees the latest committed row.';
 
 revoke all on function recording_finalize_internal.recording_row(uuid) from public;

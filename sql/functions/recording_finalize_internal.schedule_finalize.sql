@@ -9,7 +9,7 @@ create or replace function recording_finalize_internal.schedule_finalize(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
     insert into messenger.recording_finalize_attempts as f (

@@ -8,31 +8,26 @@ create or replace function recording_finalize_internal.session_of(
 returns recording_finalize_internal.session
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_session recording_finalize_internal.session;
 begin
-    if p_session_kind = 'Direct' and p_for_share then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.call_sessions as s where s.id = p_session_id
-        for share;
-    elsif p_session_kind = 'Direct' then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.call_sessions as s where s.id = p_session_id;
-    elsif p_session_kind = 'Conference' and p_for_share then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.conference_sessions as s where s.id = p_session_id
-        for share;
-    elsif p_session_kind = 'Conference' then
-        select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at into v_session
-        from messenger.conference_sessions as s where s.id = p_session_id;
-    else
+    if p_session_kind is null or p_session_kind not in ('Direct', 'Conference') then
         raise exception using
             errcode = 'RF001',
             message = format('invalid_parameter: session kind must be Direct or Conference, got %s',
                 coalesce(p_session_kind, 'NULL'));
     end if;
+    -- The lock first, in a statement of its own, then the read (recording_finalize_internal.
+    -- session_row, the one read of a session) sees the row as it is once locked.
+    if p_for_share and p_session_kind = 'Direct' then
+        perform from messenger.call_sessions as s where s.id = p_session_id for share;
+    elsif p_for_share then
+        perform from messenger.conference_sessions as s where s.id = p_session_id for share;
+    end if;
+    select x.* into v_session
+    from recording_finalize_internal.session_row(p_session_kind, p_session_id) as x;
     return v_session;
 end
 $$;

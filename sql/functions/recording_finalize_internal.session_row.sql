@@ -21,7 +21,7 @@ $$;
 comment on function recording_finalize_internal.session_row(text, uuid) is
 'Internal. The session a recording belongs to, as recording_finalize_internal.session: Direct -> '
 'messenger.call_sessions, Conference -> messenger.conference_sessions; no row when there is no '
-'such session (or the kind is neither). Inlined into the caller''s statement. Read-only: the '
-'one caller that locks a session (recording_started, FOR SHARE) reads it itself.';
+'such session (or the kind is neither). Inlined into the caller''s statement. Read-only: '
+'session_of, which reads through it, takes the FOR SHARE lock recording_started needs first.';
 
 revoke all on function recording_finalize_internal.session_row(text, uuid) from public;

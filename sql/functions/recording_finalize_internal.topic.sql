@@ -7,7 +7,7 @@ create or replace function recording_finalize_internal.topic(
 returns text
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_topic text := p_server_topic;

@@ -12,7 +12,7 @@ create or replace function recording_finalize_internal.transition_available(
 returns boolean
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_rec recording_finalize_internal.recording;

@@ -33,7 +33,7 @@ where published_at is null;
 create or replace function messenger.call_recordings_terminal_guard()
 returns trigger
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
     raise exception using

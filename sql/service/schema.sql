@@ -6,7 +6,7 @@
 -- missing, so an existing table is never altered. `recording-finalize service-sql schema`
 -- prints it for the service's DBA. What the product needs of these tables (columns, types,
 -- unique keys, privileges) is checked by migrate before it writes anything: see
--- driver/install/contract.py and sql/README.md.
+-- driver/contract.py and sql/README.md.
 
 -- table: messenger.call_sessions
 -- A call (session_kind Direct): the owner of its recordings. ended_at set = the call ended.

@@ -123,17 +123,19 @@ select is_empty(
 select is_empty(
     $$select fn from product_functions
     where fn not in (select fn from inlined)
-        and (proconfig is null or not ('search_path=""' = any(proconfig)))$$,
-    'every function but the inlinable helpers pins search_path to the empty string'
+        and (proconfig is null or not ('search_path=pg_catalog, pg_temp' = any(proconfig)))$$,
+    'every function but the inlinable helpers pins search_path to pg_catalog, pg_temp (pg_temp '
+        || 'last: left out, it would be searched first for types and tables)'
 );
 select is_empty(
     $$select fn from product_functions
-    where prosecdef and (proconfig is null or not ('search_path=""' = any(proconfig)))$$,
+    where prosecdef
+        and (proconfig is null or not ('search_path=pg_catalog, pg_temp' = any(proconfig)))$$,
     'no SECURITY DEFINER function without a pinned search_path'
 );
 select is_empty(
     $$select fn || ': ' || c from product_functions, unnest(proconfig) as c
-    where c !~ ('^(search_path=""|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort)=off'
+    where c !~ ('^(search_path=pg_catalog, pg_temp|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort|hashjoin|mergejoin)=off'
         || '|IntervalStyle=postgres)$')$$,
     'no function sets anything but search_path, lock_timeout, the claim''s planner switches '
         || 'and an IntervalStyle'

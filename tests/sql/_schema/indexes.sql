@@ -132,8 +132,10 @@ select is(
 -- 3: the claim's scan reads ix_rfa_due, and a settled row leaves it.
 select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 0,
     now() - interval '1 minute', 'Done') is not null as done_row \gset
+-- The planner switches claim_due itself sets (its SET clauses).
 set local enable_seqscan = off;
 set local enable_bitmapscan = off;
+set local enable_sort = off;
 create temp table due_plan as
 select pg_catalog.string_agg(p, E'\n') as plan from (
     select * from pg_temp.plan_of($$select f.id

@@ -28,8 +28,8 @@ select pid as service_pid from dblink('rfr_service', 'select pg_backend_pid()')
 select pid as worker_pid from dblink('rfr_worker', 'select pg_backend_pid()')
     as t(pid integer) \gset
 
--- W's transaction holds the recording (as its claim is about to: the claim's own SKIP LOCKED
--- lock is then the same lock), so that S's wait is in place before the claim runs.
+-- W's transaction holds the recording (a caller of claim_due may; the claim itself locks no
+-- recording), so that S's wait is in place before the claim runs.
 select dblink_exec('rfr_worker', 'begin') as w_begin \gset
 select count(*) as w_locked from dblink('rfr_worker', format(
     'select 1 from messenger.call_recordings where id = %L for no key update', :'rec'
