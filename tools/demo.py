@@ -168,6 +168,20 @@ class Worker:
             time.sleep(0.2)
         raise RuntimeError("the worker's /metrics did not answer within 15 s")
 
+    def wait_started(self, timeout: float = 30.0) -> None:
+        """Until the worker logged "worker started": its start-up checks (the schema drift
+        check among them) are behind it. /metrics answers before they ran."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(e.get("event") == "worker started"
+                   for e in report.parse_worker_log(self.run.log_path)):
+                return
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"the worker exited {self.proc.returncode} at start; "
+                                   f"see {self.run.log_path}")
+            time.sleep(0.1)
+        raise RuntimeError(f"the worker did not log 'worker started' within {timeout:g} s")
+
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
@@ -337,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"demo: `recording-finalize run` started (pid {worker.run.pid}, /metrics on "
             f"127.0.0.1:{worker.port}, JSON log in {worker.run.log_path})")
         if args.broken:
+            worker.wait_started()
             apply_break(owner_url, args.broken)
             say(f"demo: BROKEN ON PURPOSE: {args.broken} is disabled in the demo database")
         settled, outstanding = watch(world, consumer, worker, owner_url, samples)

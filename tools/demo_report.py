@@ -181,6 +181,8 @@ def group_of(rec: Recording, row: dict[str, Any], sla_s: float) -> str:
     (a binary that reached S3 only after the SLA deadline may lose the race to the HEAD)."""
     if rec.scenario in (NEVER, BAD):
         return rec.scenario
+    if row["session_ended"] is None:  # a run cut short: the session never ended
+        return rec.scenario
     deadline = row["session_ended"] + sla_s
     if rec.uploaded_wall is None or rec.uploaded_wall > deadline:
         return HELD
