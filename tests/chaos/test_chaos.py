@@ -225,7 +225,8 @@ def test_s3_outage_recorders_retry(
                  fault_end, recovery_env=env)
     del worker
     incidents = w.all("select extract(epoch from started_at)::float8, "
-                      "extract(epoch from ended_at)::float8 from messenger.storage_incidents "
+                      "extract(epoch from ended_at)::float8 "
+                      "from recording_finalize.storage_incidents "
                       "where source = 'worker' order by id")
     status = dict(w.all("select id, status from messenger.call_recordings"))
     ended = max((e for _, e in incidents if e is not None), default=None)
