@@ -263,6 +263,62 @@ def test_s3_outage_recorders_retry(
     assert_ok(fig)
 
 
+BUDGET_ENV = {"RFR_MAX_ATTEMPTS": "5", "RFR_BACKOFF_BASE": "200ms", "RFR_BACKOFF_FACTOR": "2",
+              "RFR_BACKOFF_CAP": "400ms", "RFR_BACKOFF_JITTER": "0"}
+BUDGET_OUTAGE_S = 10.0
+
+
+def test_s3_down_past_the_attempt_budget(world: Make, record: Record, stack: Stack) -> None:
+    """S3 is down for 10 s, five times the attempt budget (5 attempts x at most 400 ms of
+    backoff): without the worker's storage incident every due row would be quarantined
+    (max_attempts) long before S3 came back. While the worker's own incident is open each
+    transient verdict gives its attempt back (held_by_incident), so none is quarantined or
+    failed for the outage, and all finalize once S3 answers again.
+
+    Gated so that no attempt can burn before the incident opens: S3 is stopped before the
+    worker starts, so its first cycle's HeadBucket opens the incident before the first claim
+    (a stop in the middle of a cycle lets that cycle's claims back off, counted, until the
+    cycle ends and its transient HEADs open the incident: s3_stopped_mid_cycle covers that,
+    with a budget large enough)."""
+    w = world()
+    rng = random.Random(22)
+    w.seed(90, rng=rng, found=0.6, missing=0.2)
+    env = w.env(**BUDGET_ENV)
+    stack.stop_service("s3")
+    down = time.monotonic()
+    worker = w.spawn("run", env=env)
+    peak_attempts = 0
+    while time.monotonic() - down < BUDGET_OUTAGE_S:
+        row = w.one("select coalesce(max(attempts), 0) "
+                    "from messenger.recording_finalize_attempts")
+        peak_attempts = max(peak_attempts, int(row[0]))
+        time.sleep(0.2)
+    during = worker.events()
+    held = sum(1 for e in during if e["event"] == "recording held by storage incident")
+    backoffs = sum(1 for e in during if e["event"] == "recording backoff")
+    quarantined_during = w.one("select count(*) from messenger.recording_finalize_attempts "
+                               "where status = 'Quarantined'")[0]
+    failed_during = w.one("select count(*) from messenger.call_recordings "
+                          "where status = 'Failed'")[0]
+    stack.start_service("s3")
+    fault_end = time.monotonic()
+    fig = finish(w, record, f"S3 stopped {BUDGET_OUTAGE_S:g} s, 5x the attempt budget "
+                 "(5 attempts, backoff <= 400 ms)", fault_end, recovery_env=env)
+    incidents = w.all("select id, ended_at is not null from recording_finalize.storage_incidents "
+                      "where source = 'worker' order by id")
+    fig.notes.append(
+        f"during the outage: {held} transient verdicts held by the worker's incident (attempt "
+        f"given back), {backoffs} backed off, peak attempts {peak_attempts} of 5, quarantined "
+        f"{quarantined_during}, Failed {failed_during}; worker incidents {incidents}")
+    print(f"\n{w.name}: {fig.notes[-1]}")
+    assert held > 0, "the outage never reached a claimed row"
+    assert peak_attempts < 5, f"attempts reached {peak_attempts} of 5 while S3 was down"
+    assert quarantined_during == 0 and failed_during == 0
+    assert fig.quarantined == 0, "a row was quarantined for the outage"
+    assert incidents and all(closed for _, closed in incidents), incidents
+    assert_ok(fig)
+
+
 # --- Kafka ------------------------------------------------------------------------------------
 
 
