@@ -373,18 +373,31 @@ def test_postgres_restarted_mid_cycle(world: Make, record: Record, stack: Stack)
 
 
 def test_two_runners_racing_the_callback(world: Make, record: Record, stack: Stack) -> None:
+    """Two runners with the lock bypassed and 120 ingest callbacks on the same 240 recordings.
+
+    Gated so that both runners really race: the rows fall due 5 s after seeding, and the
+    callbacks start then, once both runners have completed a cycle (before, the first runner
+    could claim every row while the second still started: "both runners must really have
+    worked" failed); 100 ms per S3 answer keeps each batch in flight long enough for the other
+    runner to claim the next."""
     w = world()
     rng = random.Random(15)
-    ids = w.seed(240, found=1.0, missing=0.0, rng=rng)
+    ids = w.seed(240, found=1.0, missing=0.0, rng=rng, ended_ago="0 seconds", sla="5 seconds")
+    due_at = time.monotonic() + 5.0
     proxy = FaultProxy(stack.s3_port, "s3")
-    proxy.latency_s = 0.03
-    for i in (1, 2):  # different lock keys: the single-runner lock keeps nobody apart
-        w.spawn("run", label=f"runner{i}", s3_url=proxy.url, RFR_LOCK_KEY=str(LOCK_KEY + i))
+    proxy.latency_s = 0.1
+    runners = [w.spawn("run", label=f"runner{i}", s3_url=proxy.url,
+                       RFR_LOCK_KEY=str(LOCK_KEY + i))
+               for i in (1, 2)]  # different lock keys: the single-runner lock keeps nobody apart
+    both_cycling = w.wait_until(lambda: all(
+        any(e["event"] == "cycle completed" for e in r.events()) for r in runners),
+        max(0.5, due_at - time.monotonic() - 0.5), poll=0.1)
+    time.sleep(max(0.0, due_at - time.monotonic()))
     results: Counter[str] = Counter()
     callbacks = rng.sample(ids, len(ids) // 2)
 
     def callback(part: list[uuid.UUID]) -> None:
-        with w.connect() as conn:
+        with w.service_connect() as conn:
             for rid in part:
                 time.sleep(rng.uniform(0, 0.02))
                 results[w.ingest(rid, conn)] += 1
