@@ -39,6 +39,9 @@ from bench.sysstat import Meter, Usage, peak_rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
 WORKER_ROLE = "rfr_bench_worker"
+# The messenger service of the drain figure (bench/messenger.py): the product's service group
+# role, and INSERT on its own session table as the service's role would have.
+SERVICE_ROLE = "rfr_bench_service"
 CONTENDERS = ("ours", "procrastinate", "pgqueuer")
 # Documented best settings of the peers (see bench/peers.py); ours are the driver's defaults
 # except the batch sizes a backlog drain would use.
@@ -96,6 +99,7 @@ class Bench:
         self.owner_url = self.env["DATABASE_URL"]
         self.worker_password = secrets.token_hex(16)
         self.worker_url = self._url(self.owner_url, WORKER_ROLE, self.worker_password)
+        self.service_url = self._url(self.owner_url, SERVICE_ROLE, self.worker_password)
         self.bootstrap = self.env["KAFKA_BOOTSTRAP_SERVERS"]
         self.items = world.make_items(args.n)
         self.runs: list[Run] = []
@@ -143,8 +147,9 @@ class Bench:
             parts = urlsplit(url)
             url = urlunsplit((parts.scheme, parts.netloc, f"/{dbname}", parts.query, ""))
         cli = str(Path(self.python).parent / "recording-finalize")
-        proc = subprocess.run([cli, "migrate"], env=self._cli_env(url), capture_output=True,
-                              text=True, timeout=300)
+        # Every database here is new: the service's reference tables first, then the product.
+        proc = subprocess.run([cli, "migrate", "--create-service-tables"], env=self._cli_env(url),
+                              capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
             raise SystemExit(f"recording-finalize migrate failed:\n{proc.stderr[-2000:]}")
 
@@ -158,6 +163,13 @@ class Bench:
             verb = "alter" if exists else "create"
             conn.execute(f"{verb} role {WORKER_ROLE} login password '{self.worker_password}'")
             conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
+            exists = conn.execute("select 1 from pg_roles where rolname = %s",
+                                  (SERVICE_ROLE,)).fetchone()
+            verb = "alter" if exists else "create"
+            conn.execute(f"{verb} role {SERVICE_ROLE} login password '{self.worker_password}'")
+            conn.execute(f"grant recording_finalize_service to {SERVICE_ROLE}")
+            conn.execute(f"grant usage on schema messenger to {SERVICE_ROLE}")
+            conn.execute(f"grant insert on messenger.call_sessions to {SERVICE_ROLE}")
             row = conn.execute("select current_setting('server_version')").fetchone()
             self.facts["postgres"] = row[0] if row else "?"
         asyncio.run(peers.procrastinate_setup(self.owner_url))
@@ -514,7 +526,7 @@ class Bench:
                              logs / f"drain-{cap}-{rep}.log")
         service = self._spawn(
             [self.python, "-m", "bench.messenger", str(self.args.drain_call_rate)],
-            self._cli_env(self.owner_url),
+            self._cli_env(self.service_url),
             logs / f"drain-messenger-{cap}-{rep}.log")
         for p in (worker, service):
             assert p.stdout is not None
