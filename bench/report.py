@@ -299,10 +299,13 @@ def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
     if not dc:
         return []
     n = next(iter(dc.values()))[0]["n"]
-    lines = [f"### What one finalized row costs the database: the SQL now and before, same run "
-             f"({n:,} rows end to end, interleaved)", "",
-             "The SQL before is `bench/sql_before/` applied over a second, identically migrated "
-             "database. Server ms per row: pg_stat_statements' execution time of the worker's "
+    before = "SQL before" in dc
+    lines = [(f"### What one finalized row costs the database: the SQL now and before, same run "
+              f"({n:,} rows end to end, interleaved)" if before else
+              f"### What one finalized row costs the database ({n:,} rows end to end)"), "",
+             ("The SQL before is `bench/sql_before/` applied over a second, identically migrated "
+              "database. " if before else "") +
+             "Server ms per row: pg_stat_statements' execution time of the worker's "
              "calls over N (apply_outcome, claim_due, the relay's two calls).", "",
              "| SQL | PostgreSQL CPU ms/row | min-max | worker CPU ms/row | rows/s | "
              "server ms/row: apply | claim | relay | machine |",

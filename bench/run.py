@@ -474,6 +474,14 @@ class Bench:
     # ---- the database's cost per row: the SQL now beside the SQL before (bench/dbcost.py) ----
 
     def dbcost(self, reps: int) -> None:
+        if not dbcost.before_files():
+            # No SQL before to compare with (bench/sql_before/ holds none since the 0.2.0
+            # baseline): the SQL now alone.
+            self.facts["sql_before"] = []
+            say("dbcost: bench/sql_before/ holds no SQL: the SQL now only")
+            for rep in range(1, reps + 1):
+                self.run_e2e("ours", rep, figure="dbcost", label="SQL now")
+            return
         t0 = time.monotonic()
         with self.owner("postgres") as conn:
             conn.execute(f'drop database if exists "{dbcost.BEFORE_DB}" with (force)')
