@@ -334,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{INTERVAL_S:g} s, backoff {BACKOFF_BASE_S:g} s x{BACKOFF_FACTOR:g} up to "
         f"{BACKOFF_CAP_S:g} s (jitter {BACKOFF_JITTER:g})")
     say(f"demo: max attempts {max_attempts} = {claims} claims a row can get in a "
-        f"{window:g} s outage at the fastest backoff + 2: S3 down must back off, not quarantine")
+        f"{window:g} s outage at the fastest backoff + 2: S3 down must back off (or, once the "
+        "worker's storage incident is open, give the attempt back), never quarantine")
 
     plan = make_plan(args.recordings, timeline, rng)
     world = World(plan, timeline, owner_url, worker_url, dict(os.environ), stack_dir, say, rng)
