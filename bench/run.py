@@ -478,21 +478,22 @@ class Bench:
         one database per size."""
         sizes = [int(x) for x in self.args.discovery_active.split(",") if x.strip()]
         for rep in range(1, reps + 1):
-            before = self.meter.snapshot()
-            t0 = time.perf_counter()
-            result = discovery.measure(self.owner_url, sizes, self.args.discovery_stuck,
-                                       self.args.discovery_calls, self.args.discovery_history,
-                                       say=say)
-            usage = Meter.usage(before, self.meter.snapshot(), time.perf_counter() - t0)
-            wrong = discovery.problems(result)
-            for entry in result["sizes"]:
-                mine = [p for p in wrong if p.startswith(f"{entry['active']:,} active")]
+            for active in sizes if rep % 2 else sizes[::-1]:
+                # One size at a time, so that the machine's usage is that size's.
+                before = self.meter.snapshot()
+                t0 = time.perf_counter()
+                result = discovery.measure(self.owner_url, [active], self.args.discovery_stuck,
+                                           self.args.discovery_calls,
+                                           self.args.discovery_history, say=say)
+                wall = time.perf_counter() - t0
+                usage = Meter.usage(before, self.meter.snapshot(), wall)
+                entry = result["sizes"][0]
                 self.runs.append(Run(
-                    "discovery", f"{entry['active']:,} active", rep, entry["active"],
-                    sum(entry["ms"]) / 1000, entry["median_ms"], usage, mine,
+                    "discovery", f"{active:,} active", rep, active, wall, entry["median_ms"],
+                    usage, discovery.problems(result),
                     detail=entry | {"stuck": result["stuck"], "history": result["history"],
                                     "calls": result["calls"]}))
-            self.save()
+                self.save()
 
     # ---- the database's cost per row: the SQL now beside the SQL before (bench/dbcost.py) ----
 
