@@ -8,7 +8,7 @@ as the owner (for example ``bench/sql_before/*.sql``, or an experiment of yours)
 interleaved, each variant first in turn, because this machine's speed drifts between minutes.
 
     . .stack/dev/env    # any stack: python tools/stack.py up --dir .stack/dev
-    python -m bench.apply_ab --n 5000 --reps 6 now before=bench/sql_before/03_enum_checks.sql
+    python -m bench.apply_ab --n 5000 --reps 6 now experiment=my_change.sql
 
 It empties nothing but the databases it creates (``rfr_ab_<name>``), and drops them at the end.
 """
@@ -16,6 +16,7 @@ It empties nothing but the databases it creates (``rfr_ab_<name>``), and drops t
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -29,10 +30,14 @@ import psycopg
 from bench import sysstat, world
 
 CLI = Path(sys.executable).parent / "recording-finalize"
+# One policy for every call (p_policy; the server's topic): what the driver would send.
+POLICY = json.dumps({"max_attempts": 8, "sla_timeout_seconds": 600, "backoff_base_seconds": 30,
+                     "backoff_factor": 2.0, "backoff_cap_seconds": 3600, "backoff_jitter": 0.2,
+                     "upload_grace_seconds": 1800})
 CLAIM = ("select recording_id, claim_token from recording_finalize.claim_due("
-         "500, 8, '10 minutes', '30 seconds', 2.0, '1 hour', 0.2, null)")
+         "p_batch_size => 500, p_policy => %s)")
 APPLY = ("select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 1234, 60, "
-         "'Webm', null, 8, null, '30 minutes')")
+         "'Webm', null, %s)")
 
 
 def url_of(owner_url: str, dbname: str) -> str:
@@ -45,7 +50,8 @@ def prepare(owner_url: str, dbname: str, files: list[Path]) -> None:
         conn.execute(f'drop database if exists "{dbname}" with (force)')
         conn.execute(f'create database "{dbname}"')
     env = dict(os.environ, DATABASE_URL=url_of(owner_url, dbname))
-    proc = subprocess.run([str(CLI), "migrate"], env=env, capture_output=True, text=True)
+    proc = subprocess.run([str(CLI), "migrate", "--create-service-tables"], env=env,
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"migrate of {dbname} failed:\n{proc.stderr[-2000:]}")
     with psycopg.connect(url_of(owner_url, dbname), autocommit=True) as conn:
@@ -67,9 +73,10 @@ def one_run(url: str, n: int, seed: int) -> float:
         pid = row[0]
         before = sysstat.process_cpu(pid)
         done = 0
-        while rows := conn.execute(CLAIM).fetchall():
+        while rows := conn.execute(CLAIM, (POLICY,)).fetchall():
             for recording_id, token in rows:
-                result = conn.execute(APPLY, (recording_id, token, f"rec/{recording_id}"))
+                result = conn.execute(APPLY, (recording_id, token, f"rec/{recording_id}",
+                                              POLICY))
                 verdict = result.fetchone()
                 if verdict is None or verdict[0] != "reconciled":
                     raise SystemExit(f"{recording_id}: apply_outcome answered {verdict}")

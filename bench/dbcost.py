@@ -6,6 +6,8 @@ every migration and function of this tree), then the files of ``bench/sql_before
 to it in name order, as the owner. Those files put back what the database-cost work changed
 (issue 14): the previous bodies of the functions it rewrote and the schema objects its
 migrations replaced. They are bench-only: nothing of the driver or of ``sql/`` reads them.
+With no file there (since the 0.2.0 baseline: the SQL before it is of the old API and no
+longer applies), the figure measures the SQL now alone.
 
 The e2e figure is then run on both databases, interleaved (each goes first in turn), and the
 cluster's CPU (every backend, the exited ones included) over N gives the CPU per finalized row;

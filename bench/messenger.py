@@ -1,14 +1,16 @@
 """A simulated messenger service: the happy path at a fixed rate, each call's latency recorded.
 
-``python -m bench.messenger RATE`` (as the tables' owner, ``DATABASE_URL``): prints
-``ready``, waits for ``go`` on stdin, then starts one recording every 1/RATE seconds on an
-open-loop schedule (a late start does not shift the ones after it) until a line ``stop`` comes
-on stdin. Each recording is what the service does for a short call, in its own transactions:
-the session row (the service owns it), ``recording_started``, ``session_ended``,
-``recording_ingest_completed`` (its events go to the server's topic, and our relay publishes
-them with the backlog's). Prints one JSON object: for every call its start on the system-wide
-monotonic clock (``time.monotonic``, comparable with the worker's), its name and its latency in
-ms; how many recordings it completed; how far behind its schedule it fell.
+``python -m bench.messenger RATE`` (as the service's login, ``DATABASE_URL``: granted
+``recording_finalize_service`` and INSERT on its session table, as the service's own role would
+be): prints ``ready``, waits for ``go`` on stdin, then starts one recording every 1/RATE seconds
+on an open-loop schedule (a late start does not shift the ones after it) until a line ``stop``
+comes on stdin. Each recording is what the service does for a short call, in its own
+transactions: the session row (the service's own table), then the product's
+``recording_finalize.recording_started``, ``session_ended`` and ``recording_ingest_completed``
+(its events go to the server's topic, and our relay publishes them with the backlog's). Prints
+one JSON object: for every call its start on the system-wide monotonic clock
+(``time.monotonic``, comparable with the worker's), its name and its latency in ms; how many
+recordings it completed; how far behind its schedule it fell.
 
 Latency is measured from the call's own start, not from its scheduled time: the figure is what
 the service's request would see, and the schedule lag is reported beside it.
@@ -28,9 +30,11 @@ import psycopg
 
 SESSION_SQL = ("insert into messenger.call_sessions (id, chat_id, deal_id, tenant_id, started_at)"
                " values (%s, %s, null, %s, now() - interval '5 minutes')")
-STARTED_SQL = "select messenger.recording_started(%s, 'Direct', %s, 'Audio', 'Auto')"
-ENDED_SQL = "select messenger.session_ended('Direct', %s)"
-INGEST_SQL = "select messenger.recording_ingest_completed(%s, %s, 120000, 240, 'Webm')"
+STARTED_SQL = ("select recording_finalize.recording_started(%s, 'Direct', %s, 'Audio', "
+               "'Auto')")
+ENDED_SQL = "select recording_finalize.session_ended('Direct', %s)"
+INGEST_SQL = ("select recording_finalize.recording_ingest_completed(%s, %s, 120000, 240, "
+              "'Webm')")
 
 
 def main() -> int:

@@ -4,8 +4,8 @@ What a Python team would otherwise build: one queued job per stuck recording, an
 the same real work as our worker — a boto3 ``head_object`` of the same object, the same
 metadata rules (``recording_finalize.storage.parse_metadata``), and the same transition,
 outbox and realtime rows and finalize-row close in one transaction
-(``messenger.recording_ingest_completed``, the
-function the happy path calls, which shares ``transition_available`` with ``apply_outcome``).
+(``recording_finalize.recording_ingest_completed``,
+the function the happy path calls, which shares ``transition_available`` with ``apply_outcome``).
 The queue is the peer's own; enqueueing happens before the clock starts, as seeding our
 finalize rows does.
 
@@ -47,12 +47,12 @@ QUEUE_TABLES = ("procrastinate_jobs", "procrastinate_events", "procrastinate_wor
                 "pgqueuer", "pgqueuer_log", "pgqueuer_statistics")
 
 FINALIZE = """
-select messenger.recording_ingest_completed(
+select recording_finalize.recording_ingest_completed(
     p_recording_id => %s, p_file_id => %s, p_size_bytes => %s, p_duration_seconds => %s,
     p_format => %s, p_topic => %s)
 """
 FINALIZE_ASYNCPG = """
-select messenger.recording_ingest_completed(
+select recording_finalize.recording_ingest_completed(
     p_recording_id => $1, p_file_id => $2, p_size_bytes => $3, p_duration_seconds => $4,
     p_format => $5, p_topic => $6)
 """

@@ -122,6 +122,7 @@ def render(results: dict[str, Any]) -> str:
     lines += _drain(runs)
     lines += _heads(runs)
     lines += _levers(runs)
+    lines += _discovery(runs)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -299,10 +300,13 @@ def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
     if not dc:
         return []
     n = next(iter(dc.values()))[0]["n"]
-    lines = [f"### What one finalized row costs the database: the SQL now and before, same run "
-             f"({n:,} rows end to end, interleaved)", "",
-             "The SQL before is `bench/sql_before/` applied over a second, identically migrated "
-             "database. Server ms per row: pg_stat_statements' execution time of the worker's "
+    before = "SQL before" in dc
+    lines = [(f"### What one finalized row costs the database: the SQL now and before, same run "
+              f"({n:,} rows end to end, interleaved)" if before else
+              f"### What one finalized row costs the database ({n:,} rows end to end)"), "",
+             ("The SQL before is `bench/sql_before/` applied over a second, identically migrated "
+              "database. " if before else "") +
+             "Server ms per row: pg_stat_statements' execution time of the worker's "
              "calls over N (apply_outcome, claim_due, the relay's two calls).", "",
              "| SQL | PostgreSQL CPU ms/row | min-max | worker CPU ms/row | rows/s | "
              "server ms/row: apply | claim | relay | machine |",
@@ -328,6 +332,55 @@ def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
             f"{_med([server(r, 'relay_claim', 'relay_mark_published') for r in rs]):.3f} | "
             f"{_machine(rs)} |")
     return [*lines, ""]
+
+
+def _discovery(runs: list[dict[str, Any]]) -> list[str]:
+    dr = _by(runs, "discovery")
+    if not dr:
+        return []
+    first = next(iter(dr.values()))[0]["detail"]
+    lines = ["### Discovery: `discover_stuck` beside active recordings that are not stuck", "",
+             f"`bench/discovery.py`: a database per size with {first['history']:,} finished "
+             f"recordings (finalize rows Done), A active recordings (live calls: Recording or "
+             f"Pending, sessions not ended) and {first['stuck']} stuck ones without a finalize "
+             f"row; {first['calls']} calls of `discover_stuck(1000, policy)` as the worker role "
+             "(the rows each opened deleted again), then its INSERT's plan (auto_explain). Each "
+             "call must open exactly the stuck rows. Once per cycle in the worker.", "",
+             "| active recordings | ms per call | min-max | rows read: active recordings | "
+             "finalize rows read | machine |", "|---:|---:|---:|---:|---:|---|"]
+
+    def read_n(plan: list[str], table: str) -> int | None:
+        """The most rows one scan of ``table`` returned in the plan (its actual rows)."""
+        counts = [int(line.split(" rows=")[-1].split()[0]) for line in plan
+                  if f" on {table} " in line and "Scan" in line and "actual time" in line]
+        return max(counts) if counts else None
+
+    def read(plan: list[str], table: str) -> str:
+        n = read_n(plan, table)
+        return "-" if n is None else f"{n:,}"
+
+    order = sorted(dr.items(), key=lambda kv: kv[1][0]["n"])
+    for _, rs in order:
+        plan = rs[-1]["detail"].get("plan") or []
+        lines.append(f"| {rs[0]['n']:,} | {_med([r['rate'] for r in rs]):.2f} | "
+                     f"{_span([r['rate'] for r in rs], '.2f')} | {read(plan, 'call_recordings')} | "
+                     f"{read(plan, 'recording_finalize_attempts')} | {_machine(rs)} |")
+    small, large = order[0][1], order[-1][1]
+    ratio = _med([r["rate"] for r in large]) / max(_med([r["rate"] for r in small]), 1e-9)
+    plan = large[-1]["detail"].get("plan") or []
+    scanned = read_n(plan, "call_recordings") or 0
+    finalize = read_n(plan, "recording_finalize_attempts") or 0
+    why = []
+    if scanned >= large[0]["n"]:
+        why.append("it reads every active recording")
+    if finalize > large[0]["detail"]["stuck"] * 10:
+        why.append(f"it reads {finalize:,} finalize rows (the history's too)")
+    lines += ["", f"From {small[0]['n']:,} to {large[0]['n']:,} active recordings the time per "
+              f"call grows {ratio:.1f}x" + (f": to find {large[0]['detail']['stuck']} stuck "
+              f"recordings {' and '.join(why)}" if why else "") + f". The plan at "
+              f"{large[0]['n']:,}:", "", "```"]
+    lines += plan or ["(no plan recorded)"]
+    return [*lines, "```", ""]
 
 
 def _drain(runs: list[dict[str, Any]]) -> list[str]:

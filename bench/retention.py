@@ -1,12 +1,16 @@
 """Retention figures: prune's rate, and what a prune running beside a drain costs the drain.
 
+The product prunes only its own rows (Done finalize rows of terminal recordings, expired relay
+leases, ended storage incidents): the service's outboxes are the service's to keep or prune, so
+the published events seeded here are history the prune must leave alone.
+
 ``python -m bench.retention [--done-rows N] [--outbox-rows N] [--due-rows N]`` against the
 stack of ``RFR_STACK_DIR`` (default ``.stack/dev``; ``tools/stack.py up`` starts one), in a
 throwaway database of its own, as the owner (the functions are SECURITY DEFINER):
 
 1. history: N finished recordings (Available, Done rows, sessions ended 3 days ago; the same
-   rows as the claim-growth figure of ``make bench``) and N published integration events,
-   then ``VACUUM ANALYZE``;
+   rows as the claim-growth figure of ``make bench``) and N published integration events (the
+   service's: never pruned by the product), then ``VACUUM ANALYZE``;
 2. drain alone: ``--due-rows`` stuck recordings claimed in batches of 100 and applied
    (``missing``, pipelined as the cycle does) — rows/s;
 3. the same drain while ``prune --older-than 1d`` deletes the whole history in batches of
@@ -90,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         conn.execute(f'create database "{name}"')
     try:
         cli = str(Path(sys.executable).parent / "recording-finalize")
-        subprocess.run([cli, "migrate"], env={"PATH": os.environ["PATH"], "DATABASE_URL": url},
+        subprocess.run([cli, "migrate", "--create-service-tables"],
+                       env={"PATH": os.environ["PATH"], "DATABASE_URL": url},
                        check=True, capture_output=True, timeout=300)
         settings = load_settings({"DATABASE_URL": url, "RFR_BATCH_SIZE": "100"})
         result: dict[str, Any] = {"done_rows": args.done_rows, "outbox_rows": args.outbox_rows,
@@ -116,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         def prune() -> None:
             t = time.perf_counter()
             with psycopg.connect(url, autocommit=True) as conn:
-                totals, calls = maintenance.prune_batches(conn, 86400.0, DEFAULT_TOPIC)
+                totals, calls = maintenance.prune_batches(conn, 86400.0)
             seconds = time.perf_counter() - t
             rows = sum(totals.values())
             pruned.update(dict(totals), statements=calls, seconds=seconds,
@@ -132,10 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         with psycopg.connect(url, autocommit=True) as conn:
             left = conn.execute("select count(*) from messenger.recording_finalize_attempts "
                                 "where status = 'Done'").fetchone()
-            markers = conn.execute(
-                "select count(*) from messenger.integration_outbox_pruned").fetchone()
+            outbox = conn.execute(
+                "select count(*) from messenger.integration_outbox").fetchone()
         result["done_rows_left"] = left[0] if left else None
-        result["pruned_markers"] = markers[0] if markers else None
+        # The service's events: all still there (the product never deletes a service row).
+        result["outbox_rows_left"] = outbox[0] if outbox else None
         print(json.dumps(result, indent=2))
         return 0
     finally:

@@ -7,7 +7,9 @@ Figures (each repeated, ours and the peers interleaved so that noise hits them a
    transition + outbox insert as a queued task); rows/s, ours/peer ratios, where our time went,
    CPU per finalized row by component, statements per finalized row (pg_stat_statements);
 2. cost growth — claim_due with 0 and 1,000,000 Done rows, relay events/s with 100,000
-   unpublished rows, peak RSS of ``recording-finalize run-once`` facing 100,000 due rows.
+   unpublished rows, peak RSS of ``recording-finalize run-once`` facing 100,000 due rows;
+   ``discover_stuck`` per call beside 1,000 to 100,000 active recordings that are not stuck
+   (bench/discovery.py), with its plan.
 
 Every figure comes with the machine's load average, the CPU share stolen by the hypervisor, and
 what the rest of the machine spent meanwhile. A benchmark is not a test: the exit status is 1
@@ -34,11 +36,14 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 
-from bench import costs, dbcost, peers, report, world
+from bench import costs, dbcost, discovery, peers, report, world
 from bench.sysstat import Meter, Usage, peak_rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
 WORKER_ROLE = "rfr_bench_worker"
+# The messenger service of the drain figure (bench/messenger.py): the product's service group
+# role, and INSERT on its own session table as the service's role would have.
+SERVICE_ROLE = "rfr_bench_service"
 CONTENDERS = ("ours", "procrastinate", "pgqueuer")
 # Documented best settings of the peers (see bench/peers.py); ours are the driver's defaults
 # except the batch sizes a backlog drain would use.
@@ -46,7 +51,7 @@ PROCRASTINATE_CONCURRENCY = 30
 PGQUEUER_BATCH = 10
 PGQUEUER_PROCESSES = 2
 OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CONCURRENCY": "8"}
-DEFAULT_FIGURES = "e2e,dbcost,drain,claim,relay,rss"
+DEFAULT_FIGURES = "e2e,dbcost,drain,claim,relay,rss,discovery"
 CLAIM_DUE_ROWS = 5000
 CLAIM_BATCH = 100
 # The per-row HEAD's clients the levers figure compares: the driver's and the two it replaced.
@@ -96,6 +101,7 @@ class Bench:
         self.owner_url = self.env["DATABASE_URL"]
         self.worker_password = secrets.token_hex(16)
         self.worker_url = self._url(self.owner_url, WORKER_ROLE, self.worker_password)
+        self.service_url = self._url(self.owner_url, SERVICE_ROLE, self.worker_password)
         self.bootstrap = self.env["KAFKA_BOOTSTRAP_SERVERS"]
         self.items = world.make_items(args.n)
         self.runs: list[Run] = []
@@ -143,8 +149,9 @@ class Bench:
             parts = urlsplit(url)
             url = urlunsplit((parts.scheme, parts.netloc, f"/{dbname}", parts.query, ""))
         cli = str(Path(self.python).parent / "recording-finalize")
-        proc = subprocess.run([cli, "migrate"], env=self._cli_env(url), capture_output=True,
-                              text=True, timeout=300)
+        # Every database here is new: the service's reference tables first, then the product.
+        proc = subprocess.run([cli, "migrate", "--create-service-tables"], env=self._cli_env(url),
+                              capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
             raise SystemExit(f"recording-finalize migrate failed:\n{proc.stderr[-2000:]}")
 
@@ -158,6 +165,13 @@ class Bench:
             verb = "alter" if exists else "create"
             conn.execute(f"{verb} role {WORKER_ROLE} login password '{self.worker_password}'")
             conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
+            exists = conn.execute("select 1 from pg_roles where rolname = %s",
+                                  (SERVICE_ROLE,)).fetchone()
+            verb = "alter" if exists else "create"
+            conn.execute(f"{verb} role {SERVICE_ROLE} login password '{self.worker_password}'")
+            conn.execute(f"grant recording_finalize_service to {SERVICE_ROLE}")
+            conn.execute(f"grant usage on schema messenger to {SERVICE_ROLE}")
+            conn.execute(f"grant insert on messenger.call_sessions to {SERVICE_ROLE}")
             row = conn.execute("select current_setting('server_version')").fetchone()
             self.facts["postgres"] = row[0] if row else "?"
         asyncio.run(peers.procrastinate_setup(self.owner_url))
@@ -459,9 +473,39 @@ class Bench:
                 f"({done:,} finalized in {wall:.0f} s, {pending:,} left) - "
                 f"{problems or 'ok'}")
 
+    def discovery(self, reps: int) -> None:
+        """discover_stuck's time per call and plan beside active recordings (bench/discovery.py),
+        one database per size."""
+        sizes = [int(x) for x in self.args.discovery_active.split(",") if x.strip()]
+        for rep in range(1, reps + 1):
+            for active in sizes if rep % 2 else sizes[::-1]:
+                # One size at a time, so that the machine's usage is that size's.
+                before = self.meter.snapshot()
+                t0 = time.perf_counter()
+                result = discovery.measure(self.owner_url, [active], self.args.discovery_stuck,
+                                           self.args.discovery_calls,
+                                           self.args.discovery_history, say=say)
+                wall = time.perf_counter() - t0
+                usage = Meter.usage(before, self.meter.snapshot(), wall)
+                entry = result["sizes"][0]
+                self.runs.append(Run(
+                    "discovery", f"{active:,} active", rep, active, wall, entry["median_ms"],
+                    usage, discovery.problems(result),
+                    detail=entry | {"stuck": result["stuck"], "history": result["history"],
+                                    "calls": result["calls"]}))
+                self.save()
+
     # ---- the database's cost per row: the SQL now beside the SQL before (bench/dbcost.py) ----
 
     def dbcost(self, reps: int) -> None:
+        if not dbcost.before_files():
+            # No SQL before to compare with (bench/sql_before/ holds none since the 0.2.0
+            # baseline): the SQL now alone.
+            self.facts["sql_before"] = []
+            say("dbcost: bench/sql_before/ holds no SQL: the SQL now only")
+            for rep in range(1, reps + 1):
+                self.run_e2e("ours", rep, figure="dbcost", label="SQL now")
+            return
         t0 = time.monotonic()
         with self.owner("postgres") as conn:
             conn.execute(f'drop database if exists "{dbcost.BEFORE_DB}" with (force)')
@@ -514,7 +558,7 @@ class Bench:
                              logs / f"drain-{cap}-{rep}.log")
         service = self._spawn(
             [self.python, "-m", "bench.messenger", str(self.args.drain_call_rate)],
-            self._cli_env(self.owner_url),
+            self._cli_env(self.service_url),
             logs / f"drain-messenger-{cap}-{rep}.log")
         for p in (worker, service):
             assert p.stdout is not None
@@ -663,8 +707,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="seconds of callbacks with the worker idle before the drain starts")
     ap.add_argument("--drain-rates", default="0",
                     help="comma list of RFR_MAX_APPLY_RATE values to drain with (0 = none)")
+    ap.add_argument("--discovery-active", default="1000,10000,100000",
+                    help="comma list of active (not stuck) recordings beside discover_stuck")
+    ap.add_argument("--discovery-stuck", type=int, default=5)
+    ap.add_argument("--discovery-history", type=int, default=100_000,
+                    help="finished recordings beside them (Available, finalize rows Done)")
+    ap.add_argument("--discovery-calls", type=int, default=20)
     ap.add_argument("--only", default=DEFAULT_FIGURES,
-                    help="comma list of figures: e2e, dbcost, drain, claim, relay, rss, levers")
+                    help="comma list of figures: e2e, dbcost, drain, claim, relay, rss, "
+                    "discovery, levers")
     ap.add_argument("--quick", action="store_true",
                     help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
     ap.add_argument("--render", metavar="RESULTS_JSON",
@@ -685,6 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.done_rows, args.relay_rows = min(args.done_rows, 100_000), min(args.relay_rows, 10_000)
         args.rss_backlog, args.rss_seconds = min(args.rss_backlog, 10_000), 5
         args.drain_rows = min(args.drain_rows, 5_000)
+        args.discovery_active, args.discovery_history = "1000,10000", 10_000
     figures = [f.strip() for f in args.only.split(",") if f.strip()]
     Path(args.out).mkdir(parents=True, exist_ok=True)
 
@@ -702,7 +754,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     phases: list[tuple[str, Callable[[int], None]]] = [
         ("e2e", bench.e2e_rounds), ("dbcost", bench.dbcost), ("drain", bench.drain),
         ("levers", bench.levers), ("claim", bench.claim_growth),
-        ("relay", bench.relay_throughput), ("rss", bench.rss_backlog)]
+        ("relay", bench.relay_throughput), ("rss", bench.rss_backlog),
+        ("discovery", bench.discovery)]
     failures: list[str] = []
     for name, phase in phases:
         if name not in figures:

@@ -32,11 +32,13 @@ _FORMATS = (("Webm", "audio/webm;codecs=opus"), ("Ogg", "audio/ogg;codecs=opus")
             ("Mp4", "video/mp4"), ("M4a", "audio/x-m4a"))
 _BODY = random.Random(11).randbytes(1024)
 
-# Tables a run leaves rows in: the messenger's and both peers' queues.
+# Tables a run leaves rows in: the messenger's, the product's (its finalize rows and the relay's
+# leases) and both peers' queues.
 MESSENGER_TABLES = (
     "messenger.realtime_outbox", "messenger.integration_outbox",
     "messenger.recording_finalize_attempts", "messenger.call_recordings",
     "messenger.call_sessions", "messenger.conference_sessions",
+    "recording_finalize.relay_leases",
 )
 
 

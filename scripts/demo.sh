@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # make demo: the safety net at work on a throwaway local stack, with faults, and a verdict.
 #   1. start PostgreSQL 15, SeaweedFS (S3) and Tansu (Kafka) in .stack/demo (stopped on any exit),
-#   2. `recording-finalize migrate` as the schema owner,
-#   3. a login role for the worker that is only granted recording_finalize_worker, and one for
-#      the operator's runbook that is only granted recording_finalize_operator,
+#   2. `recording-finalize migrate --create-service-tables` as the schema owner (a new database:
+#      the service's reference tables first, then the product),
+#   3. a login role for the worker that is only granted recording_finalize_worker, one for the
+#      operator's runbook that is only granted recording_finalize_operator, and one for the
+#      messenger service's lifecycle and ingest calls that is only granted
+#      recording_finalize_service,
 #   4. tools/demo.py: the scenario, the real `recording-finalize run`, the report and the chart.
 # Outputs in out/demo/. Exit status: tools/demo.py's (0 PASS, 1 FAIL).
 # Arguments go to tools/demo.py, e.g. `bash scripts/demo.sh --break republish` or `--break incidents`
@@ -38,8 +41,8 @@ source "$STACK_DIR/env"
 
 mkdir -p "$OUT"
 rm -f "$OUT"/report.md "$OUT"/chart.png "$OUT"/worker.log "$OUT"/samples.csv "$OUT"/recordings.csv "$OUT"/migrate.log
-say "recording-finalize migrate (as the schema owner $PGUSER)"
-if ! .venv/bin/recording-finalize migrate 2>"$OUT/migrate.log"; then
+say "recording-finalize migrate --create-service-tables (as the schema owner $PGUSER)"
+if ! .venv/bin/recording-finalize migrate --create-service-tables 2>"$OUT/migrate.log"; then
     cat "$OUT/migrate.log" >&2
     exit 1
 fi
@@ -64,5 +67,17 @@ create role rfr_demo_operator login password :'pw' in role recording_finalize_op
 SQL
 export RFR_DEMO_OPERATOR_DATABASE_URL="postgresql://rfr_demo_operator:${RFR_DEMO_OPERATOR_PASSWORD}@${PGHOST}:${PGPORT}/${PGDATABASE}"
 say "operator role rfr_demo_operator: granted recording_finalize_operator only"
+
+# The messenger service calls the lifecycle and ingest functions (recording_started,
+# session_ended, recording_ingest_completed) as a login granted recording_finalize_service only;
+# its own writes to its own tables (a session row, the crashed ingest) stay the tables' owner's.
+RFR_DEMO_SERVICE_PASSWORD="$("$PY" -c 'import secrets; print(secrets.token_hex(16))')"
+export RFR_DEMO_SERVICE_PASSWORD
+psql -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+\getenv pw RFR_DEMO_SERVICE_PASSWORD
+create role rfr_demo_service login password :'pw' in role recording_finalize_service;
+SQL
+export RFR_DEMO_SERVICE_DATABASE_URL="postgresql://rfr_demo_service:${RFR_DEMO_SERVICE_PASSWORD}@${PGHOST}:${PGPORT}/${PGDATABASE}"
+say "service role rfr_demo_service: granted recording_finalize_service only"
 
 "$PY" -m tools.demo --out "$OUT" "$@"

@@ -63,33 +63,30 @@ DEADLINE_S = 105.0  # after the scenario starts; the whole demo must stay under 
 STOP_GRACE_S = 10.0
 BREAKS = ("republish", "incidents")
 
-# Installed only with --break incidents, in the demo's throwaway database: the storage-incident
-# rule never defers a 404, so a recorder's upload held back by the outage loses the race to the
-# worker's HEAD again and the recording ends Failed although its binary arrives.
-BREAK_INCIDENTS_SQL = """
-create or replace function recording_finalize.upload_deferral(
-    p_recording_id uuid, p_grace interval, p_as_of timestamptz default now()
+# Applied only with --break incidents, in the demo's throwaway database: the storage-incident
+# rule never defers a 404 (recording_finalize_internal.outcome_decision's incident lookup finds
+# nothing), so a recorder's upload held back by the outage loses the race to the worker's HEAD
+# again and the recording ends Failed although its binary arrives. The function's own definition
+# is edited (one predicate), so the break follows whatever the rest of it says.
+BREAK_INCIDENTS_FUNCTION = "recording_finalize_internal.outcome_decision"
+BREAK_INCIDENTS_EDIT = (
+    "        where p_outcome = 'missing'\n",
+    "        where false -- deliberately broken by `tools/demo.py --break incidents`\n"
+    "            and p_outcome = 'missing'\n",
 )
-returns table (
-    defer_until timestamptz, incident_id bigint, incident_source text, incident_open boolean,
-    reason text
-)
-language sql
-stable
-set search_path = ''
-as $$
-    -- deliberately broken by `tools/demo.py --break incidents`
-    select null::timestamptz, null::bigint, null::text, null::boolean, null::text where false
-$$;
-"""
 
-# Installed only with --break republish, in the demo's throwaway database: the republish phase
+# Applied only with --break republish, in the demo's throwaway database: the republish phase
 # (enqueue_available called from claim_due) enqueues nothing and answers "already enqueued",
 # as a regression would. The happy path and reconcile still enqueue through the real function.
 BREAK_REPUBLISH_SQL = """
-alter function recording_finalize.enqueue_available(uuid, text)
-    rename to enqueue_available_unbroken;
-create function recording_finalize.enqueue_available(p_recording_id uuid, p_topic text)
+alter function recording_finalize_internal.enqueue_available(
+    recording_finalize_internal.recording, recording_finalize_internal.session, text
+) rename to enqueue_available_unbroken;
+create function recording_finalize_internal.enqueue_available(
+    p_recording recording_finalize_internal.recording,
+    p_session recording_finalize_internal.session,
+    p_topic text
+)
 returns boolean
 language plpgsql
 volatile
@@ -102,7 +99,7 @@ begin
     if v_context like '%claim_due%' then
         return false;  -- deliberately broken by `tools/demo.py --break republish`
     end if;
-    return recording_finalize.enqueue_available_unbroken(p_recording_id, p_topic);
+    return recording_finalize_internal.enqueue_available_unbroken(p_recording, p_session, p_topic);
 end
 $$;
 """
@@ -170,6 +167,20 @@ class Worker:
                 return
             time.sleep(0.2)
         raise RuntimeError("the worker's /metrics did not answer within 15 s")
+
+    def wait_started(self, timeout: float = 30.0) -> None:
+        """Until the worker logged "worker started": its start-up checks (the schema drift
+        check among them) are behind it. /metrics answers before they ran."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(e.get("event") == "worker started"
+                   for e in report.parse_worker_log(self.run.log_path)):
+                return
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"the worker exited {self.proc.returncode} at start; "
+                                   f"see {self.run.log_path}")
+            time.sleep(0.1)
+        raise RuntimeError(f"the worker did not log 'worker started' within {timeout:g} s")
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -259,9 +270,19 @@ class Progress:
 
 
 def apply_break(owner_url: str, what: str) -> None:
-    sql = {"republish": BREAK_REPUBLISH_SQL, "incidents": BREAK_INCIDENTS_SQL}[what]
+    """Breaks a guarantee in the demo's database. Applied once the worker has started: its
+    start-up drift check would (rightly) refuse a hand-edited function."""
     with psycopg.connect(owner_url, autocommit=True) as conn:
-        conn.execute(sql)
+        if what == "republish":
+            conn.execute(BREAK_REPUBLISH_SQL)
+            return
+        row = conn.execute("select pg_catalog.pg_get_functiondef(p.oid) from pg_catalog.pg_proc p"
+                           " where p.oid::regproc::text = %s", (BREAK_INCIDENTS_FUNCTION,)
+                           ).fetchone()
+        if row is None or BREAK_INCIDENTS_EDIT[0] not in row[0]:
+            raise RuntimeError(f"--break incidents: {BREAK_INCIDENTS_FUNCTION} no longer has "
+                               "the predicate this break edits; update tools/demo.py")
+        conn.execute(row[0].replace(*BREAK_INCIDENTS_EDIT))
 
 
 def snapshot(
@@ -313,10 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{INTERVAL_S:g} s, backoff {BACKOFF_BASE_S:g} s x{BACKOFF_FACTOR:g} up to "
         f"{BACKOFF_CAP_S:g} s (jitter {BACKOFF_JITTER:g})")
     say(f"demo: max attempts {max_attempts} = {claims} claims a row can get in a "
-        f"{window:g} s outage at the fastest backoff + 2: S3 down must back off, not quarantine")
-    if args.broken:
-        apply_break(owner_url, args.broken)
-        say(f"demo: BROKEN ON PURPOSE: {args.broken} is disabled in the demo database")
+        f"{window:g} s outage at the fastest backoff + 2: S3 down must back off (or, once the "
+        "worker's storage incident is open, give the attempt back), never quarantine")
 
     plan = make_plan(args.recordings, timeline, rng)
     world = World(plan, timeline, owner_url, worker_url, dict(os.environ), stack_dir, say, rng)
@@ -332,6 +351,10 @@ def main(argv: list[str] | None = None) -> int:
         worker.start()
         say(f"demo: `recording-finalize run` started (pid {worker.run.pid}, /metrics on "
             f"127.0.0.1:{worker.port}, JSON log in {worker.run.log_path})")
+        if args.broken:
+            worker.wait_started()
+            apply_break(owner_url, args.broken)
+            say(f"demo: BROKEN ON PURPOSE: {args.broken} is disabled in the demo database")
         settled, outstanding = watch(world, consumer, worker, owner_url, samples)
     finally:
         worker.stop()

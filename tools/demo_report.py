@@ -139,7 +139,7 @@ left join lateral (
 INCIDENTS_SQL = """
 select id, source, extract(epoch from started_at)::float8 as started_at,
        extract(epoch from ended_at)::float8 as ended_at, reason
-from messenger.storage_incidents
+from recording_finalize.storage_incidents
 order by id
 """
 
@@ -180,6 +180,8 @@ def group_of(rec: Recording, row: dict[str, Any], sla_s: float) -> str:
     """The report group: the planned scenario, unless the outage changed what it can promise
     (a binary that reached S3 only after the SLA deadline may lose the race to the HEAD)."""
     if rec.scenario in (NEVER, BAD):
+        return rec.scenario
+    if row["session_ended"] is None:  # a run cut short: the session never ended
         return rec.scenario
     deadline = row["session_ended"] + sla_s
     if rec.uploaded_wall is None or rec.uploaded_wall > deadline:
@@ -574,10 +576,13 @@ class _Judge:
         def during(event: str) -> list[dict[str, Any]]:
             return [e for e in self.by_event.get(event, []) if stop_at - 1 <= e["t"] <= back_at + 1]
 
+        # A transient verdict backs off, or, while the worker's own storage incident is open,
+        # gives its attempt back (held): either way it must not burn the row's budget.
         backoffs = during("recording backoff")
+        held = during("recording held by storage incident")
         unreachable = during("storage unreachable")
-        backed_rows = {str(e.get("recordingId")) for e in backoffs}
-        max_attempts = max((int(e.get("attempts") or 0) for e in backoffs), default=0)
+        backed_rows = {str(e.get("recordingId")) for e in backoffs + held}
+        max_attempts = max((int(e.get("attempts") or 0) for e in backoffs + held), default=0)
         # Certainly down from the moment stop returned until start was called (after that it
         # may answer before start_service has seen it ready): no Failed verdict in between.
         down_from, down_to = outage.stopped or stop_at, outage.start_called or back_at
@@ -587,7 +592,8 @@ class _Judge:
         t0 = self.inp.world.t0_wall
         ev.facts.append(
             f"S3 outage: stopped at +{stop_at - t0:.1f} s, back (ready) at +{back_at - t0:.1f} s "
-            f"({back_at - stop_at:.1f} s); during it {len(backoffs)} backoff verdicts on "
+            f"({back_at - stop_at:.1f} s); during it {len(backoffs)} backoff verdicts and "
+            f"{len(held)} held by the worker's storage incident (attempt given back) on "
             f"{len(backed_rows)} recordings, attempts up to {max_attempts} of "
             f"{k.max_attempts}; {len(unreachable)} cycles found the storage unreachable")
 
@@ -634,10 +640,11 @@ class _Judge:
                  bool(covering) and all(i["ended_at"] is not None for i in covering),
                  f"{len(covering)} worker incident(s) overlapping the outage, all closed once "
                  "S3 answered" if covering else "no storage incident was recorded")
-        ev.check("S3 outage: rows back off, none fails or is quarantined for it",
-                 bool(backoffs) and not failed_during and not healthy_quarantined
+        ev.check("S3 outage: rows back off or are held, none fails or is quarantined for it",
+                 bool(backoffs or held) and not failed_during and not healthy_quarantined
                  and max_attempts < k.max_attempts,
-                 f"{len(backoffs)} backoff verdicts on {len(backed_rows)} rows (attempts up to "
+                 f"{len(backoffs)} backoff and {len(held)} held verdicts on {len(backed_rows)} "
+                 f"rows (attempts up to "
                  f"{max_attempts} < max {k.max_attempts}); Failed while S3 was down: "
                  f"{len(failed_during)}; healthy rows quarantined: {len(healthy_quarantined)}")
 

@@ -1,9 +1,11 @@
 """The demo's world: the messenger service, its media recorders, an S3 outage and an operator.
 
 Everything here plays the *other* programs around the safety net, through the same doors they
-use in production: the messenger service calls its SQL lifecycle functions as the table owner,
-the recorders ``put_object`` the binary to S3 and call the ingest function, the operator runs
-the real ``recording-finalize`` CLI. Nothing here touches the worker's own tables or functions.
+use in production: the messenger service writes its own tables as their owner and calls the
+product's lifecycle functions (``recording_finalize.recording_started`` …) as a login granted
+``recording_finalize_service`` only, the recorders ``put_object`` the binary to S3 and the
+service calls the ingest function, the operator runs the real ``recording-finalize`` CLI.
+Nothing here touches the worker's own tables or functions.
 
 Durations are compressed: the metadata says a call lasted minutes, the demo runs it in seconds.
 """
@@ -351,8 +353,15 @@ class World:
         self.errors: list[str] = []
         self.outage = Outage()
         self.operator = OperatorLog()
+        # The service's own table writes (session rows, the crashed ingest), as their owner.
         self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             owner_url, min_size=2, max_size=12, kwargs={"autocommit": True}, open=True
+        )
+        # The product's lifecycle and ingest functions, as the service's login
+        # (recording_finalize_service: EXECUTE on those functions, no table privilege).
+        self.service: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            env.get("RFR_DEMO_SERVICE_DATABASE_URL") or owner_url, min_size=2, max_size=12,
+            kwargs={"autocommit": True}, open=True
         )
         self.s3 = s3_client(env)
         self.sched = Scheduler({MESSENGER: 8, RECORDER: 16}, errors=self.errors)
@@ -384,8 +393,9 @@ class World:
                     " values (%s, %s, %s, %s, now() - %s)",
                     rows,
                 )
+        with self.service.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(
-                "select messenger.recording_started(%s, %s, %s, %s, %s)",
+                "select recording_finalize.recording_started(%s, %s, %s, %s, %s)",
                 [(r.id, r.session_kind, r.session_id, r.media_type, r.trigger) for r in self.plan],
             )
 
@@ -412,6 +422,7 @@ class World:
         for thread in self._threads:
             thread.join(1)
         self.pool.close()
+        self.service.close()
 
     def _sleep_until(self, t_s: float) -> None:
         time.sleep(max(0.0, self._t0 + t_s - time.monotonic()))
@@ -419,9 +430,9 @@ class World:
     # ---- the messenger service and its recorders ---------------------------------------------
 
     def _end_session(self, rec: Recording) -> None:
-        with self.pool.connection() as conn:
+        with self.service.connection() as conn:
             conn.execute(
-                "select messenger.session_ended(%s, %s, %s)",
+                "select recording_finalize.session_ended(%s, %s, %s)",
                 (rec.session_kind, rec.session_id, self._sla),
             )
         rec.ended_wall = time.time()
@@ -465,9 +476,9 @@ class World:
         # LOST and BAD: the callback never comes.
 
     def _callback(self, rec: Recording) -> None:
-        with self.pool.connection() as conn:
+        with self.service.connection() as conn:
             row = conn.execute(
-                "select messenger.recording_ingest_completed(%s, %s, %s, %s, %s, %s)",
+                "select recording_finalize.recording_ingest_completed(%s, %s, %s, %s, %s, %s)",
                 (rec.id, rec.key, rec.size_bytes, rec.duration_s, rec.format, TOPIC),
             ).fetchone()
         rec.callback_result = str(row[0]) if row else None

@@ -24,7 +24,21 @@ import botocore.session  # noqa: F401
 import confluent_kafka  # noqa: F401
 import psycopg  # noqa: F401
 import psycopg_pool  # noqa: F401
-from recording_finalize import cli, cycle, db, metrics, relay, storage  # noqa: F401
+from recording_finalize import (  # noqa: F401
+    cli,
+    contract,
+    cycle,
+    db,
+    drift,
+    incidents,
+    maintenance,
+    metrics,
+    probes,
+    relay,
+    server_settings,
+    storage,
+    worker,
+)
 
 
 def _child(request: dict[str, object]) -> None:

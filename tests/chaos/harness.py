@@ -2,7 +2,9 @@
 
 A ``World`` is one scenario's private database (cloned from a migrated template, with an audit
 trigger on ``messenger.call_recordings``), S3 bucket and Kafka topic on the shared local stack.
-It seeds recordings in bulk through the messenger lifecycle functions (as the table owner),
+It seeds recordings in bulk as the messenger service does: its own rows as the tables' owner,
+the product's lifecycle functions (``recording_finalize.recording_started`` …) as a login
+granted only ``recording_finalize_service``,
 each with the terminal state it must reach — ``found`` (binary uploaded: ``Available``),
 ``missing`` (no binary: ``Failed``), ``republish`` (committed ``Available`` whose event was
 never enqueued) — runs ``recording-finalize`` as the least-privilege worker role, and at the
@@ -49,6 +51,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "recording-finalize")
 OUT = REPO / "out" / "chaos"
 WORKER_ROLE = "rfr_chaos_worker"
+SERVICE_ROLE = "rfr_chaos_service"
 LOCK_KEY = 5928001741300501
 TERMINAL = ("Available", "Failed")
 
@@ -163,17 +166,21 @@ def make_template(stack: Stack) -> Template:
     name = f"rfr_chaos_tpl_{uuid.uuid4().hex[:8]}"
     with stack.admin() as conn:
         conn.execute(f'create database "{name}"')
-    proc = subprocess.run([CLI, "migrate"], env=base_env() | {"DATABASE_URL": stack.url_for(name)},
+    # A new database: the service's reference tables first, then the product.
+    proc = subprocess.run([CLI, "migrate", "--create-service-tables"],
+                          env=base_env() | {"DATABASE_URL": stack.url_for(name)},
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"migrate failed: {proc.stderr}")
     password = uuid.uuid4().hex
     with psycopg.connect(stack.url_for(name), autocommit=True) as conn:
-        exists = conn.execute("select 1 from pg_roles where rolname = %s",
-                              (WORKER_ROLE,)).fetchone()
-        verb = "alter" if exists else "create"
-        conn.execute(f"{verb} role {WORKER_ROLE} login password '{password}'")
-        conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
+        for role, group in ((WORKER_ROLE, "recording_finalize_worker"),
+                            (SERVICE_ROLE, "recording_finalize_service")):
+            exists = conn.execute("select 1 from pg_roles where rolname = %s",
+                                  (role,)).fetchone()
+            verb = "alter" if exists else "create"
+            conn.execute(f"{verb} role {role} login password '{password}'")
+            conn.execute(f"grant {group} to {role}")
         conn.execute(AUDIT_SQL)
     return Template(name, password)
 
@@ -326,6 +333,7 @@ class World:
             conn.execute(f'create database "{self.dbname}" template "{template.name}"')
         self.owner_url = stack.url_for(self.dbname)
         self.worker_url = stack.url_for(self.dbname, WORKER_ROLE, template.password)
+        self.service_url = stack.url_for(self.dbname, SERVICE_ROLE, template.password)
         # The topic lives on the server (recording_finalize.settings): the scenario's becomes it.
         with psycopg.connect(self.owner_url, autocommit=True) as conn:
             conn.execute("update recording_finalize.settings set topic = %s", (self.topic,))
@@ -342,6 +350,10 @@ class World:
 
     def connect(self) -> psycopg.Connection[Any]:
         return psycopg.connect(self.owner_url, autocommit=True, connect_timeout=5)
+
+    def service_connect(self) -> psycopg.Connection[Any]:
+        """The messenger service's login: EXECUTE on the lifecycle and ingest functions only."""
+        return psycopg.connect(self.service_url, autocommit=True, connect_timeout=5)
 
     def one(self, sql: str, params: Any = None) -> Any:
         with self.connect() as conn:
@@ -373,20 +385,26 @@ class World:
                     f"insert into {table} (id, chat_id, deal_id, tenant_id, started_at) "
                     "select s, gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), "
                     "now() - interval '3 hours' from unnest(%s::uuid[]) as s", (sids,))
+            # The lifecycle calls as the service's login would make them (SET ROLE within the
+            # seeding transaction: EXECUTE is checked against recording_finalize_service).
+            conn.execute(f"set local role {SERVICE_ROLE}")
             conn.execute(
-                "select messenger.recording_started(r, k, s, m, 'Auto') "
+                "select recording_finalize.recording_started(r, k, s, m, 'Auto') "
                 "from unnest(%s::uuid[], %s::text[], %s::uuid[], %s::text[]) as t(r, k, s, m)",
                 ([r[0] for r in rows], [r[2] for r in rows], [r[1] for r in rows],
                  [r[3] for r in rows]))
+            conn.execute("reset role")
             for kind, table in (("Direct", "messenger.call_sessions"),
                                 ("Conference", "messenger.conference_sessions")):
                 conn.execute(f"update {table} set ended_at = now() - %s::interval "
                              "where id = any(%s)",
                              (ended_ago, [r[1] for r in rows if r[2] == kind]))
+            conn.execute(f"set local role {SERVICE_ROLE}")
             conn.execute(
-                "select messenger.session_ended(k, s, %s::interval) "
+                "select recording_finalize.session_ended(k, s, %s::interval) "
                 "from unnest(%s::text[], %s::uuid[]) as t(k, s)",
                 (sla, [r[2] for r in rows], [r[1] for r in rows]))
+            conn.execute("reset role")
             republish = [r[0] for r in rows if r[4] == "republish"]
             if republish:
                 # The crash between "-> Available" and the event: the service's own commit.
@@ -411,12 +429,14 @@ class World:
             list(pool.map(put, ids))
 
     def ingest(self, rid: uuid.UUID, conn: psycopg.Connection[Any] | None = None) -> str:
-        """The happy path's ingest callback for ``rid`` (as the messenger service)."""
-        sql = ("select messenger.recording_ingest_completed(%s, %s, 2048, 42, 'Webm', %s)")
+        """The happy path's ingest callback for ``rid``, as the messenger service's login
+        (``conn``: one of ``service_connect``)."""
+        sql = ("select recording_finalize.recording_ingest_completed("
+               "%s, %s, 2048, 42, 'Webm', %s)")
         params = (rid, f"recordings/{rid}", self.topic)
         if conn is not None:
             return str(conn.execute(sql, params).fetchone()[0])
-        with self.connect() as c:
+        with self.service_connect() as c:
             return str(c.execute(sql, params).fetchone()[0])
 
     # --- workers ---------------------------------------------------------------------------

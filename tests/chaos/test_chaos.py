@@ -104,7 +104,12 @@ def test_kill9_storm(world: Make, record: Record, stack: Stack) -> None:
         while kills < KILLS:
             log = w.out / f"life-{kills:03d}.log"
             pid = forks.spawn(["run"], env, log)
-            time.sleep(rng.uniform(0.15, 1.1))
+            # The life's random length counts from the end of its start-up checks (contract,
+            # schema, bucket, producer: about 0.3 s), so that the kills land in the work; from
+            # the fork, 95 of 100 landed in the start-up.
+            w.wait_until(lambda lg=log: any(e["event"] == "worker started"
+                                            for e in read_events(lg)), 5, poll=0.02)
+            time.sleep(rng.uniform(0.0, 0.7))
             kill9_pid(pid)
             kills += 1
             events = read_events(log)
@@ -142,24 +147,35 @@ def test_s3_stopped_mid_cycle(world: Make, record: Record, stack: Stack) -> None
 
 
 def test_s3_slow_and_silent(world: Make, record: Record, stack: Stack) -> None:
+    """A fault proxy in front of S3: 600 ms latency for 4 s, then requests accepted and never
+    answered for 4 s. Each phase starts with 40 rows that fall due in it (seeded as it begins),
+    so the fault always meets claimed rows, however fast the first 200 were finalized (before,
+    a run that had finished them when the fault began, or whose HEADs squeezed under the
+    latency, saw no timeout at all and failed "the fault did not reach the worker")."""
     w = world()
-    w.seed(200, rng=random.Random(12))
+    rng = random.Random(12)
+    w.seed(200, rng=rng)
     proxy = FaultProxy(stack.s3_port, "s3")
     w.spawn("run", s3_url=proxy.url)
     assert w.wait_until(lambda: w.finalized() >= 30, 30) is not None
     proxy.latency_s = 0.6  # about a HEAD's per-try timeout (0.4 x RFR_S3_TIMEOUT = 0.6 s)
+    w.seed(40, rng=rng, found=1.0, missing=0.0)
     time.sleep(4)
     proxy.latency_s = 0.0
-    proxy.stall(True)  # requests accepted, never answered
+    proxy.stall(True)  # requests accepted, never answered: every HEAD times out
+    w.seed(40, rng=rng, found=1.0, missing=0.0)
     time.sleep(4)
     proxy.stall(False)
     fault_end = time.monotonic()
     fig = finish(w, record, "S3 600 ms latency 4 s, then no answers 4 s", fault_end,
                  recovery_env=w.env(s3_url=proxy.url))
-    backoffs = sum(1 for e in w.all_logs() if e["event"] == "recording backoff")
-    fig.notes.append(f"{backoffs} checks timed out and backed off")
+    logs = w.all_logs()
+    backoffs = sum(1 for e in logs if e["event"] == "recording backoff")
+    held = sum(1 for e in logs if e["event"] == "recording held by storage incident")
+    fig.notes.append(f"{backoffs + held} checks timed out: {backoffs} backed off, {held} held "
+                     "by the worker's storage incident (attempt given back)")
     proxy.close()
-    assert backoffs > 0, "the fault did not reach the worker"
+    assert backoffs + held > 0, "the fault did not reach the worker"
     assert_ok(fig)
 
 
@@ -225,7 +241,8 @@ def test_s3_outage_recorders_retry(
                  fault_end, recovery_env=env)
     del worker
     incidents = w.all("select extract(epoch from started_at)::float8, "
-                      "extract(epoch from ended_at)::float8 from messenger.storage_incidents "
+                      "extract(epoch from ended_at)::float8 "
+                      "from recording_finalize.storage_incidents "
                       "where source = 'worker' order by id")
     status = dict(w.all("select id, status from messenger.call_recordings"))
     ended = max((e for _, e in incidents if e is not None), default=None)
@@ -248,6 +265,62 @@ def test_s3_outage_recorders_retry(
     assert len(within) == len(held), "an upload landed after the grace: lengthen UPLOAD_GRACE_S"
     assert held_failed == [], "a recording failed although its binary landed within the grace"
     assert never_failed == len(never)
+    assert_ok(fig)
+
+
+BUDGET_ENV = {"RFR_MAX_ATTEMPTS": "5", "RFR_BACKOFF_BASE": "200ms", "RFR_BACKOFF_FACTOR": "2",
+              "RFR_BACKOFF_CAP": "400ms", "RFR_BACKOFF_JITTER": "0"}
+BUDGET_OUTAGE_S = 10.0
+
+
+def test_s3_down_past_the_attempt_budget(world: Make, record: Record, stack: Stack) -> None:
+    """S3 is down for 10 s, five times the attempt budget (5 attempts x at most 400 ms of
+    backoff): without the worker's storage incident every due row would be quarantined
+    (max_attempts) long before S3 came back. While the worker's own incident is open each
+    transient verdict gives its attempt back (held_by_incident), so none is quarantined or
+    failed for the outage, and all finalize once S3 answers again.
+
+    Gated so that no attempt can burn before the incident opens: S3 is stopped before the
+    worker starts, so its first cycle's HeadBucket opens the incident before the first claim
+    (a stop in the middle of a cycle lets that cycle's claims back off, counted, until the
+    cycle ends and its transient HEADs open the incident: s3_stopped_mid_cycle covers that,
+    with a budget large enough)."""
+    w = world()
+    rng = random.Random(22)
+    w.seed(90, rng=rng, found=0.6, missing=0.2)
+    env = w.env(**BUDGET_ENV)
+    stack.stop_service("s3")
+    down = time.monotonic()
+    worker = w.spawn("run", env=env)
+    peak_attempts = 0
+    while time.monotonic() - down < BUDGET_OUTAGE_S:
+        row = w.one("select coalesce(max(attempts), 0) "
+                    "from messenger.recording_finalize_attempts")
+        peak_attempts = max(peak_attempts, int(row[0]))
+        time.sleep(0.2)
+    during = worker.events()
+    held = sum(1 for e in during if e["event"] == "recording held by storage incident")
+    backoffs = sum(1 for e in during if e["event"] == "recording backoff")
+    quarantined_during = w.one("select count(*) from messenger.recording_finalize_attempts "
+                               "where status = 'Quarantined'")[0]
+    failed_during = w.one("select count(*) from messenger.call_recordings "
+                          "where status = 'Failed'")[0]
+    stack.start_service("s3")
+    fault_end = time.monotonic()
+    fig = finish(w, record, f"S3 stopped {BUDGET_OUTAGE_S:g} s, 5x the attempt budget "
+                 "(5 attempts, backoff <= 400 ms)", fault_end, recovery_env=env)
+    incidents = w.all("select id, ended_at is not null from recording_finalize.storage_incidents "
+                      "where source = 'worker' order by id")
+    fig.notes.append(
+        f"during the outage: {held} transient verdicts held by the worker's incident (attempt "
+        f"given back), {backoffs} backed off, peak attempts {peak_attempts} of 5, quarantined "
+        f"{quarantined_during}, Failed {failed_during}; worker incidents {incidents}")
+    print(f"\n{w.name}: {fig.notes[-1]}")
+    assert held > 0, "the outage never reached a claimed row"
+    assert peak_attempts < 5, f"attempts reached {peak_attempts} of 5 while S3 was down"
+    assert quarantined_during == 0 and failed_during == 0
+    assert fig.quarantined == 0, "a row was quarantined for the outage"
+    assert incidents and all(closed for _, closed in incidents), incidents
     assert_ok(fig)
 
 
@@ -305,18 +378,34 @@ def test_postgres_restarted_mid_cycle(world: Make, record: Record, stack: Stack)
 
 
 def test_two_runners_racing_the_callback(world: Make, record: Record, stack: Stack) -> None:
+    """Two runners with the lock bypassed and 120 ingest callbacks on the same 240 recordings.
+
+    Gated so that both runners really race: the rows are seeded with an SLA of an hour and
+    made due (next_attempt_at = now) only once both runners have completed a cycle, and the
+    callbacks start then (before, the first runner could claim every row while the second
+    still started: "both runners must really have worked" failed, and a fixed head start is
+    not enough on a loaded machine); 100 ms per S3 answer keeps each batch in flight long
+    enough for the other runner to claim the next."""
     w = world()
     rng = random.Random(15)
-    ids = w.seed(240, found=1.0, missing=0.0, rng=rng)
+    ids = w.seed(240, found=1.0, missing=0.0, rng=rng, ended_ago="2 seconds", sla="1 hour")
     proxy = FaultProxy(stack.s3_port, "s3")
-    proxy.latency_s = 0.03
-    for i in (1, 2):  # different lock keys: the single-runner lock keeps nobody apart
-        w.spawn("run", label=f"runner{i}", s3_url=proxy.url, RFR_LOCK_KEY=str(LOCK_KEY + i))
+    proxy.latency_s = 0.1
+    runners = [w.spawn("run", label=f"runner{i}", s3_url=proxy.url,
+                       RFR_LOCK_KEY=str(LOCK_KEY + i))
+               for i in (1, 2)]  # different lock keys: the single-runner lock keeps nobody apart
+    both_cycling = w.wait_until(lambda: all(
+        any(e["event"] == "cycle completed" for e in r.events()) for r in runners), 30,
+        poll=0.1)
+    assert both_cycling is not None, "the runners did not both complete a cycle within 30 s"
+    # The SLA runs out now for every row (the claim then sees the session ended > 1 s ago).
+    w.one("update messenger.recording_finalize_attempts set next_attempt_at = now() "
+          "returning 1")
     results: Counter[str] = Counter()
     callbacks = rng.sample(ids, len(ids) // 2)
 
     def callback(part: list[uuid.UUID]) -> None:
-        with w.connect() as conn:
+        with w.service_connect() as conn:
             for rid in part:
                 time.sleep(rng.uniform(0, 0.02))
                 results[w.ingest(rid, conn)] += 1
@@ -329,7 +418,7 @@ def test_two_runners_racing_the_callback(world: Make, record: Record, stack: Sta
     fault_end = time.monotonic()
     fig = finish(w, record, "2 runners, lock bypassed, + 120 callbacks", fault_end)
     runs = [sum(1 for e in p.events() if e["event"] == "recording reconciled")
-            for p in w.workers if "runner" in p.log.name]
+            for p in runners]
     fig.notes.append(f"reconciled by runner 1/2: {runs}; callbacks: {dict(results)}")
     proxy.close()
     assert all(r > 0 for r in runs), "both runners must really have worked"
@@ -476,7 +565,10 @@ def test_relay_killed_between_ack_and_mark(world: Make, record: Record, stack: S
 @pytest.mark.parametrize("offset", ["+2h", "-2h"])
 def test_worker_clock_two_hours_off(world: Make, record: Record, offset: str) -> None:
     """The database's clock decides what is due; S3 refuses the skewed signatures (SigV4
-    allows 15 min), which the worker treats as a configuration error: alert, nothing burned."""
+    allows 15 min). The worker checks the bucket at start-up, before its first cycle: a
+    refusal there is a configuration error, so the skewed worker exits 2 naming the bucket and
+    the refusal, having claimed nothing, burned no attempt and finalized nothing early (before
+    the start-up bucket check it ran cycles and counted each refusal as a config error)."""
     w = world()
     rng = random.Random(19)
     due = w.seed(40, rng=rng, found=0.7, missing=0.3)
@@ -494,54 +586,32 @@ def test_worker_clock_two_hours_off(world: Make, record: Record, offset: str) ->
                                 # the wall clock is off; CLOCK_MONOTONIC has no "right" value
                                 "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
     for rid in callbacks:
-        w.ingest(rid)  # the happy path goes on; its events must still be relayed
-    published = w.wait_until(lambda: w.progress()[2] == 0, 15)
-    time.sleep(2)
+        w.ingest(rid)  # the happy path goes on; its events are relayed by the recovery worker
+    try:
+        exit_code: int | str = skewed.wait(30)
+    except subprocess.TimeoutExpired:
+        skewed.kill9()
+        exit_code = "still running after 30 s, killed"
     events = skewed.events()
-    wall = [e["ts"] for e in events if e["event"] == "cycle started"][:1]
+    wall = [e["ts"] for e in events][:1]
+    refused = [e for e in events if e["event"] == "start-up check failed"]
+    cycles = sum(1 for e in events if e["event"] == "cycle started")
     attempts = w.one("select coalesce(max(attempts), 0) "
                      "from messenger.recording_finalize_attempts")[0]
     early = w.one(
         "select count(*) from messenger.call_recordings r "
         "join messenger.recording_finalize_attempts f on f.recording_id = r.id "
         "where r.id = any(%s) and r.status in ('Available', 'Failed')", (later,))[0]
-    config_errors = sum(1 for e in events if e["event"] == "config error")
-    # libfaketime also breaks librdkafka with -2h, at random: its Producer constructor
-    # (rd_kafka_new) mixes the faked gettimeofday with glibc's unfaked timespec_get and then
-    # sits out its 60 s init wait, with the Python thread inside it (no signal handler runs).
-    # Reproduced without the worker: a loop of Producer() under the same LD_PRELOAD blocks 60 s
-    # on some iterations, never without it. The worker's own waits are all monotonic. So the
-    # relay is judged only when the skewed producer came up, and the stop then within 10 s; a
-    # stop that lands in the stalled constructor is judged once librdkafka's 60 s are over.
-    producer_up = any(e["event"] == "batch published" for e in events)
-    skewed.signal(signal.SIGTERM)
-    stopped = w.wait_until(lambda: any(e["event"] == "worker stopped"
-                                       for e in skewed.events()),
-                           10 if producer_up or not offset.startswith("-") else 60)
-    try:
-        exit_code: int | str = skewed.wait(5)
-    except subprocess.TimeoutExpired:
-        # libfaketime fakes the clock librdkafka computes its timed waits from, not the one
-        # the kernel waits on: with +2h its timers sleep for two hours and the producer (and
-        # its shutdown) stall. A tool artefact (a host whose clock is really off has both
-        # wrong alike), so the relay and the exit are judged with -2h only.
-        skewed.kill9()
-        exit_code = "stalled in librdkafka under libfaketime, killed"
     fault_end = time.monotonic()
     fig = finish(w, record, f"worker clock {offset} (faketime)", fault_end,
                  recovery_env=env)
-    fig.notes.append(f"skewed worker's log clock {wall[0] if wall else '-'}; config errors "
-                     f"{config_errors}; attempts burned {attempts}; finalized early {early}; "
-                     f"exit {exit_code}")
-    if offset.startswith("-"):
-        assert stopped is not None, "no graceful stop after SIGTERM"
-        if producer_up:
-            assert published is not None, "the skewed worker's relay did not publish"
-        else:
-            fig.notes.append("librdkafka's Producer constructor stalled under libfaketime: the "
-                             "stop came after its init wait; relay not judged in this run")
-    assert attempts == 0 and early == 0
-    assert config_errors > 0 and due  # S3 refused the skewed signature
+    fig.notes.append(f"skewed worker's log clock {wall[0] if wall else '-'}; exit {exit_code}; "
+                     f"refusal {refused[0].get('error') if refused else '-'}; cycles {cycles}; "
+                     f"attempts burned {attempts}; finalized early {early}")
+    assert exit_code == 2, f"the skewed worker did not exit 2 at start-up: {exit_code}"
+    assert refused and refused[0].get("bucket") == w.bucket, refused
+    assert cycles == 0 and attempts == 0 and early == 0
+    assert due
     assert_ok(fig)
 
 

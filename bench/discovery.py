@@ -1,0 +1,239 @@
+"""Discovery's cost: ``discover_stuck`` beside many active recordings that are not stuck.
+
+Every cycle the worker calls ``recording_finalize.discover_stuck`` once (``driver/cycle.py``): it
+opens finalize rows for recordings stuck in Pending/Recording/Uploading whose session ended more
+than the SLA ago and that have none. A messenger database at its busiest holds many *active*
+recordings that are not stuck at all (calls still going on); what one call costs beside them,
+and whether that cost grows with them, is this figure.
+
+For each size A of ``--active`` (default 1,000, 10,000 and 100,000), in a database of its own
+(migrated like any other, ``--create-service-tables``): ``--history`` finished recordings
+(default 100,000: Available, their sessions ended three days ago, their finalize rows Done), A
+active recordings (90 % Recording, 10 % Pending), each with its own session that has not ended
+(a live call), and ``--stuck`` recordings (default 5) Uploading whose session ended an hour ago,
+without a finalize row. Then,
+as the least-privilege worker role, ``--calls`` calls (default 20) of
+``discover_stuck(p_limit => 1000, p_policy => <the driver's policy>)``, each timed on the
+client; after each call the owner deletes the rows it opened, so every call faces the same
+state. Last, the plan of the call's INSERT, through ``auto_explain`` (the function is PL/pgSQL
+and SECURITY DEFINER: never inlined into an EXPLAIN of its caller), with its buffers.
+
+``python -m bench.discovery [--active 1000,10000,100000] [--stuck 5] [--history 100000]
+[--calls 20]`` against the
+stack of ``RFR_STACK_DIR`` (default ``.stack/dev``) prints one JSON object; ``make bench`` runs
+it as the ``discovery`` figure (``--only discovery`` alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+
+from bench import costs
+
+DISCOVER_LIMIT = 1000
+WORKER_ROLE = "rfr_bench_discovery_worker"
+
+ACTIVE_SQL = ("""
+insert into messenger.call_sessions (id, chat_id, tenant_id, started_at)
+select md5('as' || i)::uuid, gen_random_uuid(), gen_random_uuid(),
+    now() - (i %% 3600) * interval '1 s'
+from generate_series(1, %(n)s) as i
+""", """
+insert into messenger.call_recordings (
+    id, session_kind, session_id, media_type, trigger, status, started_at, created_at,
+    updated_at)
+select md5('ar' || i)::uuid, 'Direct', md5('as' || i)::uuid, 'Audio', 'Auto',
+    case when i %% 10 = 0 then 'Pending' else 'Recording' end,
+    now() - (i %% 3600) * interval '1 s', now() - (i %% 3600) * interval '1 s', now()
+from generate_series(1, %(n)s) as i
+""")
+
+STUCK_SQL = ("""
+insert into messenger.call_sessions (id, chat_id, tenant_id, started_at, ended_at)
+select md5('ss' || i)::uuid, gen_random_uuid(), gen_random_uuid(),
+    now() - interval '2 hours', now() - interval '1 hour'
+from generate_series(1, %(n)s) as i
+""", """
+insert into messenger.call_recordings (
+    id, session_kind, session_id, media_type, trigger, status, started_at, ended_at,
+    created_at, updated_at)
+select md5('sr' || i)::uuid, 'Direct', md5('ss' || i)::uuid, 'Audio', 'Auto', 'Uploading',
+    now() - interval '2 hours', now() - interval '1 hour', now() - interval '2 hours',
+    now() - interval '1 hour'
+from generate_series(1, %(n)s) as i
+""")
+
+FORGET_SQL = "delete from messenger.recording_finalize_attempts where opened_by = 'discovery'"
+
+
+def _url(url: str, dbname: str, user: str | None = None, password: str | None = None) -> str:
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if user is not None:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{quote(user, safe='')}:{quote(password or '', safe='')}@{host}"
+    return urlunsplit((parts.scheme, netloc, f"/{dbname}", parts.query, ""))
+
+
+def _policy() -> str:
+    """The policy the worker sends (its defaults): built by the driver itself."""
+    from recording_finalize import queries
+    from recording_finalize.config import load_settings
+
+    return queries.policy(load_settings({"DATABASE_URL": "postgresql://unused/unused"}))
+
+
+def _plan(owner_url: str, policy: str) -> list[str]:
+    """The plan of discover_stuck's INSERT, from auto_explain (as the owner, a superuser on the
+    bench's stack), then the rows it opened forgotten again."""
+    lines: list[str] = []
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        conn.add_notice_handler(lambda d: lines.append(d.message_primary or ""))
+        conn.execute("load 'auto_explain'")
+        for setting, value in (("log_min_duration", "0"), ("log_nested_statements", "on"),
+                               ("log_analyze", "on"), ("log_buffers", "on"),
+                               ("log_timing", "on")):
+            conn.execute(f"set auto_explain.{setting} = {value}")
+        conn.execute("set client_min_messages = log")
+        conn.execute("select recording_finalize.discover_stuck(%s, %s)",
+                     (DISCOVER_LIMIT, policy))
+        conn.execute("set client_min_messages = warning")
+        conn.execute(FORGET_SQL)
+    inserts = [m for m in lines if "messenger.recording_finalize_attempts" in m
+               and "Insert on" in m]
+    return (inserts[-1] if inserts else "\n".join(lines)).splitlines()
+
+
+def scan_nodes(plan: list[str]) -> list[str]:
+    """The plan's scans of call_recordings, each as its node line (e.g. "Index Scan using
+    ix_recording_active on call_recordings r ... rows=100005 ...")."""
+    return [line.strip() for line in plan
+            if "call_recordings" in line and ("Scan" in line or "scan" in line)]
+
+
+def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: int = 100_000,
+            say: Any = print) -> dict[str, Any]:
+    """Per active size: the calls' times (ms), what they opened, the plan; one database each."""
+    cli = str(Path(sys.executable).parent / "recording-finalize")
+    policy = _policy()
+    password = uuid.uuid4().hex
+    out: dict[str, Any] = {"stuck": stuck, "calls": calls, "history": history,
+                           "limit": DISCOVER_LIMIT,
+                           "policy": json.loads(policy), "sizes": []}
+    admin = _url(owner_url, "postgres")
+    for active in sizes:
+        name = f"rfr_bench_discovery_{active}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'drop database if exists "{name}" with (force)')
+            conn.execute(f'create database "{name}"')
+        try:
+            url = _url(owner_url, name)
+            proc = subprocess.run([cli, "migrate", "--create-service-tables"],
+                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                       "DATABASE_URL": url},
+                                  capture_output=True, text=True, timeout=300)
+            if proc.returncode != 0:
+                raise SystemExit(f"migrate of {name} failed:\n{proc.stderr[-2000:]}")
+            t0 = time.monotonic()
+            with psycopg.connect(url, autocommit=True) as conn:
+                if history:
+                    costs.seed_history(conn, history)
+                for statement in ACTIVE_SQL:
+                    conn.execute(statement, {"n": active})  # type: ignore[arg-type]
+                for statement in STUCK_SQL:
+                    conn.execute(statement, {"n": stuck})  # type: ignore[arg-type]
+                conn.execute("vacuum analyze messenger.call_sessions, messenger.call_recordings,"
+                             " messenger.recording_finalize_attempts")
+                exists = conn.execute("select 1 from pg_roles where rolname = %s",
+                                      (WORKER_ROLE,)).fetchone()
+                verb = "alter" if exists else "create"
+                conn.execute(f"{verb} role {WORKER_ROLE} login password '{password}'")
+                conn.execute(f"grant recording_finalize_worker to {WORKER_ROLE}")
+            seeded_s = time.monotonic() - t0
+            times: list[float] = []
+            opened: list[int] = []
+            with psycopg.connect(_url(owner_url, name, WORKER_ROLE, password),
+                                 autocommit=True) as worker, \
+                    psycopg.connect(url, autocommit=True) as owner:
+                for _ in range(calls + 1):  # the first call warms the caches: not counted
+                    c0 = time.perf_counter()
+                    row = worker.execute("select recording_finalize.discover_stuck(%s, %s)",
+                                         (DISCOVER_LIMIT, policy)).fetchone()
+                    times.append((time.perf_counter() - c0) * 1000)
+                    opened.append(int(row[0]) if row else -1)
+                    owner.execute(FORGET_SQL)
+            plan = _plan(url, policy)
+            times, opened = times[1:], opened[1:]
+            entry = {"active": active, "seeded_s": seeded_s, "ms": times,
+                     "median_ms": statistics.median(times), "min_ms": min(times),
+                     "max_ms": max(times), "opened": opened, "plan": plan,
+                     "recording_scans": scan_nodes(plan)}
+            out["sizes"].append(entry)
+            say(f"discovery: {active:>7,} active + {stuck} stuck ({history:,} finished): median "
+                f"{entry['median_ms']:.2f} ms per call (min {entry['min_ms']:.2f}, max "
+                f"{entry['max_ms']:.2f}), opened {sorted(set(opened))}; "
+                f"{'; '.join(entry['recording_scans']) or 'no scan of call_recordings?'}")
+        finally:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'drop database if exists "{name}" with (force)')
+    return out
+
+
+def problems(result: dict[str, Any]) -> list[str]:
+    """Wrong work (never a time): every call must open exactly the stuck rows."""
+    return [f"{s['active']:,} active: discover_stuck opened {sorted(set(s['opened']))}, "
+            f"not {result['stuck']}" for s in result["sizes"]
+            if set(s["opened"]) != {result["stuck"]}]
+
+
+def growth(result: dict[str, Any]) -> float | None:
+    """Median time per call at the largest size over the smallest (1.0: does not grow)."""
+    sizes = sorted(result["sizes"], key=lambda s: s["active"])
+    if len(sizes) < 2 or sizes[0]["median_ms"] <= 0:
+        return None
+    return float(sizes[-1]["median_ms"] / sizes[0]["median_ms"])
+
+
+def _env(stack_dir: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for line in (Path(stack_dir) / "env").read_text().splitlines():
+        if line.startswith("export "):
+            key, _, value = line[len("export "):].partition("=")
+            env[key] = value.strip("'")
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.discovery",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--active", default="1000,10000,100000",
+                    help="comma list of active (not stuck) recordings, one database each")
+    ap.add_argument("--stuck", type=int, default=5)
+    ap.add_argument("--history", type=int, default=100_000,
+                    help="finished recordings beside them (Available, finalize rows Done)")
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--stack-dir", default=os.environ.get("RFR_STACK_DIR", ".stack/dev"))
+    args = ap.parse_args(argv)
+    sizes = [int(x) for x in args.active.split(",") if x.strip()]
+    result = measure(_env(args.stack_dir)["DATABASE_URL"], sizes, args.stuck, args.calls,
+                     args.history, say=lambda m: print(m, file=sys.stderr, flush=True))
+    result["growth"] = growth(result)
+    result["problems"] = problems(result)
+    print(json.dumps(result, indent=1))
+    return 1 if result["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
