@@ -190,7 +190,8 @@ begin
                 null::text as quarantine_reason
             into v_decision;
         else
-            v_session := recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id);
+            select x.* into v_session
+            from recording_finalize_internal.session_row(v_rec.session_kind, v_rec.session_id) as x;
             select d.* into v_decision
             from recording_finalize_internal.outcome_decision(
                 p_outcome,
@@ -481,30 +482,24 @@ CREATE FUNCTION recording_finalize.claim_due(p_batch_size integer DEFAULT 100, p
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
     SET enable_sort TO 'off'
+    SET enable_hashjoin TO 'off'
+    SET enable_mergejoin TO 'off'
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
-    v_row messenger.recording_finalize_attempts%rowtype;
+    -- One claimed row: the finalize row, its recording (rec), the recording's session and the
+    -- claim's decision.
+    v_row record;
     v_rec recording_finalize_internal.recording;
     v_session recording_finalize_internal.session;
-    v_decision record;
-    v_enqueued boolean;
     -- A service transaction was writing a republished event: the batch's other republishes wait
     -- for the next claim instead of waiting too.
     v_busy_seen boolean := false;
-    v_claimed integer := 0;
     -- The rows handed to the driver, claimed together in one UPDATE after the loop.
     v_reconcile_ids uuid[] := array[]::uuid[];
     v_tokens uuid[] := array[]::uuid[];
-    -- The due rows in ix_rfa_due order, each locked only when it is fetched: a FOR loop would
-    -- prefetch (and so lock) rows past the batch, which a concurrent claim would then skip.
-    v_due cursor for
-        select f.*
-        from messenger.recording_finalize_attempts as f
-        where f.status = 'Pending' and f.next_attempt_at <= now()
-        order by f.next_attempt_at
-        for no key update skip locked;
 begin
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
@@ -513,38 +508,48 @@ begin
                 p_batch_size);
     end if;
 
-    -- The due rows in ix_rfa_due order, no join, so no statistics can turn the plan into a
-    -- scan of the backlog; fetched one at a time until the batch is full, so the claim locks
-    -- no row it does not return. Each row's recording is only read (its committed state): the
-    -- claim holds no recording, so the service never waits for one behind it. A recording an
-    -- in-flight callback is settling is handed out like any other; apply_outcome locks it
-    -- (SKIP LOCKED) and finds the verdict stale or the recording terminal.
-    open v_due;
+    -- One statement for the batch. The due rows in ix_rfa_due order, limited and locked in a
+    -- sub-select of their own (SKIP LOCKED: a row another claim holds is passed over), so no
+    -- statistics can turn the plan into a scan of the backlog and no row is locked that is not
+    -- returned; then, row by row by key, its recording (only read: the claim holds no service
+    -- row, so the service never waits for one behind it), the recording's session, whether an
+    -- Available recording has its event, and recording_finalize_internal.claim_decision's word.
+    -- A recording an in-flight callback is settling is handed out like any other; apply_outcome
+    -- locks it (SKIP LOCKED) and finds the verdict stale or the recording terminal.
+    for v_row in
+        select f.id, f.recording_id, f.session_kind, f.session_id, f.attempts, f.last_error,
+            x as rec, s as session, d.action, d.detail, d.quarantine_reason
+        from (
+            select due.id, due.recording_id, due.session_kind, due.session_id, due.attempts,
+                due.last_error, due.last_outcome, due.next_attempt_at
+            from messenger.recording_finalize_attempts as due
+            where due.status = 'Pending' and due.next_attempt_at <= now()
+            order by due.next_attempt_at
+            limit p_batch_size
+            for no key update skip locked
+        ) as f
+        left join lateral recording_finalize_internal.recording_row(f.recording_id) as x
+            on true
+        left join lateral recording_finalize_internal.session_row(x.session_kind, x.session_id)
+            as s on true
+        -- Asked only of an Available recording: has it its event? (A join, not an EXISTS in
+        -- the decider's arguments: a sub-select there would stop PostgreSQL inlining it; the
+        -- LIMIT keeps it a sub-plan of its own, so the status test gates the lookup.)
+        left join lateral (
+            select true as found
+            from messenger.integration_outbox as o
+            where x.status = 'Available' and o.topic = v_policy.topic
+                and o.dedupe_key = x.id::text
+            limit 1
+        ) as event on true
+        cross join lateral recording_finalize_internal.claim_decision(
+            x.status, event.found is not null, s.id is not null, s.ended_at, f.attempts,
+            f.last_outcome, v_policy.max_attempts, v_policy.sla_timeout, now()
+        ) as d
+        order by f.next_attempt_at
     loop
-        fetch v_due into v_row;
-        exit when not found;
-        select x.* into v_rec
-        from recording_finalize_internal.recording_row(v_row.recording_id) as x;
-        v_claimed := v_claimed + 1;
-
-        v_session := null;
-        v_enqueued := false;
-        if v_rec.status = 'Available' then
-            v_enqueued := exists (
-                select from messenger.integration_outbox as o
-                where o.topic = v_policy.topic and o.dedupe_key = v_rec.id::text
-            );
-        elsif v_rec.status is not null and v_rec.status <> 'Failed' then
-            v_session := recording_finalize_internal.session_of(
-                v_rec.session_kind, v_rec.session_id);
-        end if;
-        select d.* into v_decision
-        from recording_finalize_internal.claim_decision(
-            v_rec.status, v_enqueued, v_session.id is not null, v_session.ended_at,
-            v_row.attempts, v_row.last_outcome, v_policy.max_attempts, v_policy.sla_timeout,
-            now()
-        ) as d;
-
+        v_rec := v_row.rec;
+        v_session := v_row.session;
         recording_id := v_row.recording_id;
         session_kind := v_row.session_kind;
         session_id := v_row.session_id;
@@ -552,9 +557,9 @@ begin
         claim_token := null;
         -- Informational (logs): apply_outcome guards on the status, not on this number.
         recording_version := v_rec.version;
-        detail := v_decision.detail;
+        detail := v_row.detail;
 
-        action := v_decision.action;
+        action := v_row.action;
         if action = 'reconcile' then
             v_reconcile_ids := pg_catalog.array_append(v_reconcile_ids, v_row.id);
             claim_token := gen_random_uuid();
@@ -568,8 +573,8 @@ begin
         elsif action = 'quarantined' then
             update messenger.recording_finalize_attempts as f
             set status = 'Quarantined',
-                quarantine_reason = v_decision.quarantine_reason,
-                last_error = left(case v_decision.detail
+                quarantine_reason = v_row.quarantine_reason,
+                last_error = left(case v_row.detail
                     when 'MaxAttemptsExceeded' then format(
                         'MaxAttemptsExceeded: %s attempts; last error: %s',
                         v_row.attempts, coalesce(v_row.last_error, 'none recorded'))
@@ -588,10 +593,7 @@ begin
             elsif action = 'republished' then
                 begin
                     if not recording_finalize_internal.enqueue_available(
-                        v_rec,
-                        recording_finalize_internal.session_of(
-                            v_rec.session_kind, v_rec.session_id),
-                        v_policy.topic) then
+                        v_rec, v_session, v_policy.topic) then
                         action := 'closed';
                     end if;
                 exception when lock_not_available or deadlock_detected then
@@ -613,9 +615,7 @@ begin
             returning f.attempts into attempts;
         end if;
         return next;
-        exit when v_claimed >= p_batch_size;
     end loop;
-    close v_due;
 
     -- One UPDATE for every row handed to the driver: the attempt counted before the check,
     -- the backoff from now (its jitter drawn per row), the token the row was returned with.
@@ -716,6 +716,7 @@ CREATE FUNCTION recording_finalize.discover_stuck(p_limit integer DEFAULT 1000, 
     SET enable_seqscan TO 'off'
     SET enable_hashjoin TO 'off'
     SET enable_mergejoin TO 'off'
+    SET jit TO 'off'
     AS $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
@@ -1908,7 +1909,8 @@ CREATE FUNCTION recording_finalize.server_settings() RETURNS jsonb
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET "IntervalStyle" TO 'postgres'
     AS $$
-    select pg_catalog.to_jsonb(s) - 'singleton' from recording_finalize.settings as s
+    select pg_catalog.to_jsonb(s) - 'singleton' - 'policy_seal_key'
+    from recording_finalize.settings as s
 $$;
 
 --
@@ -2859,12 +2861,15 @@ COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text,
 CREATE FUNCTION recording_finalize_internal.policy(p_policy jsonb) RETURNS recording_finalize_internal.policy
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET "IntervalStyle" TO 'postgres'
+    SET extra_float_digits TO '1'
     AS $_$
 declare
     v_known_keys constant text[] := array['topic', 'max_attempts', 'sla_timeout_seconds',
         'backoff_base_seconds', 'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter',
         'upload_grace_seconds'];
-    v_s recording_finalize.settings%rowtype;
+    -- The settings row, and its version (xmin: it changes with every UPDATE of the row).
+    v_s record;
     v_p recording_finalize_internal.policy;
     v_key text;
     v_attempts numeric;
@@ -2876,8 +2881,10 @@ declare
     v_jitter numeric;
     v_problem text;
     v_bound text;
+    v_seal text;
+    v_kept text;
 begin
-    select s.* into v_s from recording_finalize.settings as s;
+    select s.*, s.xmin::text as row_version into v_s from recording_finalize.settings as s;
     if not found then
         raise exception using
             errcode = 'P0002',
@@ -2891,6 +2898,20 @@ begin
             message = format('invalid_parameter: the policy must be a JSON object, got %s',
                 coalesce(p_policy::text, 'NULL'));
     end if;
+    -- Every call of a worker passes the same policy: one this session checked already, against
+    -- this very settings row, is not checked again. The session keeps it in the setting
+    -- recording_finalize.checked_policy (a placeholder any login may set, so it is sealed): a
+    -- SHA-256 of the settings' policy_seal_key, which no caller can read, the settings row's
+    -- version and the policy. A forged or stale one does not match and is checked anew; a
+    -- changed bound is a new row version, so the next call checks again.
+    v_seal := encode(sha256(convert_to(
+        v_s.policy_seal_key::text || ' ' || v_s.row_version || ' ' || p_policy::text, 'UTF8')),
+        'hex');
+    v_kept := current_setting('recording_finalize.checked_policy', true);
+    if v_kept is not null and left(v_kept, 64) = v_seal then
+        return substr(v_kept, 66)::recording_finalize_internal.policy;
+    end if;
+
     -- Every key is known, every duration a number of seconds, every count a number: asked of
     -- the whole object in one expression (a call's usual case costs no query); only a policy
     -- that fails it is walked key by key, to name the key.
@@ -2990,6 +3011,8 @@ begin
             hint = 'Bring the RFR_* setting within the bound, or have the owner change '
                 'recording_finalize.settings.';
     end if;
+    -- Kept for the session (is_local false); a transaction that fails takes it back with it.
+    perform set_config('recording_finalize.checked_policy', v_seal || ' ' || v_p::text, false);
     return v_p;
 end
 $_$;
@@ -2998,7 +3021,7 @@ $_$;
 -- Name: FUNCTION policy(p_policy jsonb); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.policy(p_policy jsonb) IS 'Internal. The one place a policy is checked: reads recording_finalize.settings once and turns a caller''s JSON policy {topic, max_attempts, sla_timeout_seconds, backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, upload_grace_seconds} (every key optional; defaults 8 attempts, 30 min SLA, backoff 60 s x 2 up to 900 s with 10 % jitter, grace = SLA) into recording_finalize_internal.policy. RF001 for an unknown key, a value of the wrong type or one the policy''s own rules refuse (max attempts a whole number >= 1, SLA, base and grace > 0, factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds; any JSON number, however large or small, is refused so and never by a cast error; durations are kept to the microsecond); RF009 for a topic other than the server''s; RF010 for a value outside the server''s bounds, naming it, its value and the bound. Each error names the policy key in its COLUMN field (topic for RF009). A new policy key is a new JSON key: no signature changes. Read-only.';
+COMMENT ON FUNCTION recording_finalize_internal.policy(p_policy jsonb) IS 'Internal. The one place a policy is checked: reads recording_finalize.settings once and turns a caller''s JSON policy {topic, max_attempts, sla_timeout_seconds, backoff_base_seconds, backoff_factor, backoff_cap_seconds, backoff_jitter, upload_grace_seconds} (every key optional; defaults 8 attempts, 30 min SLA, backoff 60 s x 2 up to 900 s with 10 % jitter, grace = SLA) into recording_finalize_internal.policy. RF001 for an unknown key, a value of the wrong type or one the policy''s own rules refuse (max attempts a whole number >= 1, SLA, base and grace > 0, factor >= 1, cap >= base, jitter in [0, 1), nothing beyond 1e9 seconds; any JSON number, however large or small, is refused so and never by a cast error; durations are kept to the microsecond); RF009 for a topic other than the server''s; RF010 for a value outside the server''s bounds, naming it, its value and the bound. Each error names the policy key in its COLUMN field (topic for RF009). A new policy key is a new JSON key: no signature changes. A policy the session checked against the same settings row version is kept and not checked again (the session setting recording_finalize.checked_policy, sealed with SHA-256 of settings.policy_seal_key, which no caller can read; a forged or stale one is checked anew). Reads no table but settings; its one write is that session setting.';
 
 --
 -- Name: record_operator_action(uuid[], text, text, text, jsonb); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -3473,6 +3496,7 @@ CREATE TABLE recording_finalize.settings (
     relay_lease_max interval DEFAULT '00:15:00'::interval NOT NULL,
     relay_batch_max integer DEFAULT 10000 NOT NULL,
     retention_min interval DEFAULT '1 day'::interval NOT NULL,
+    policy_seal_key uuid DEFAULT gen_random_uuid() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT settings_backoff_base_ck CHECK (((backoff_base_min > '00:00:00'::interval) AND (backoff_base_max >= backoff_base_min))),
     CONSTRAINT settings_backoff_cap_max_ck CHECK ((backoff_cap_max >= backoff_base_min)),
@@ -3589,6 +3613,12 @@ COMMENT ON COLUMN recording_finalize.settings.relay_batch_max IS 'Largest relay 
 --
 
 COMMENT ON COLUMN recording_finalize.settings.retention_min IS 'Smallest prune p_older_than (RFR_RETENTION, prune --older-than) accepted (RF010).';
+
+--
+-- Name: COLUMN settings.policy_seal_key; Type: COMMENT; Schema: recording_finalize; Owner: -
+--
+
+COMMENT ON COLUMN recording_finalize.settings.policy_seal_key IS 'A random key, read by the owner''s functions only (server_settings leaves it out): the policy a session checked is kept for that session sealed with it and this row (see recording_finalize_internal.policy). Replace it (gen_random_uuid()) to drop every kept policy.';
 
 --
 -- Name: COLUMN settings.updated_at; Type: COMMENT; Schema: recording_finalize; Owner: -

@@ -87,7 +87,8 @@ begin
                 null::text as quarantine_reason
             into v_decision;
         else
-            v_session := recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id);
+            select x.* into v_session
+            from recording_finalize_internal.session_row(v_rec.session_kind, v_rec.session_id) as x;
             select d.* into v_decision
             from recording_finalize_internal.outcome_decision(
                 p_outcome,

@@ -25,34 +25,31 @@ set lock_timeout = '100ms'
 -- The due rows must be read in ix_rfa_due order, whatever the statistics say: after a burst,
 -- before autovacuum has analyzed, the planner may believe a few rows are due and prefer a
 -- bitmap scan and a sort of what is, in truth, the whole backlog. Every statement here reads
--- one index (the due rows, then rows by key), so these settings only take that choice away.
+-- one index (the due rows, then rows by key: nested loops), so these settings only take that
+-- choice away.
 set enable_seqscan = off
 set enable_bitmapscan = off
 set enable_sort = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+-- A switched-off plan is costed as if it were huge, which would have the claim compiled by JIT
+-- (a few hundred milliseconds) on every call: never worth it for a batch.
+set jit = off
 as $$
 #variable_conflict use_column
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
-    v_row messenger.recording_finalize_attempts%rowtype;
+    -- One claimed row: the finalize row, its recording (rec), the recording's session and the
+    -- claim's decision.
+    v_row record;
     v_rec recording_finalize_internal.recording;
     v_session recording_finalize_internal.session;
-    v_decision record;
-    v_enqueued boolean;
     -- A service transaction was writing a republished event: the batch's other republishes wait
     -- for the next claim instead of waiting too.
     v_busy_seen boolean := false;
-    v_claimed integer := 0;
     -- The rows handed to the driver, claimed together in one UPDATE after the loop.
     v_reconcile_ids uuid[] := array[]::uuid[];
     v_tokens uuid[] := array[]::uuid[];
-    -- The due rows in ix_rfa_due order, each locked only when it is fetched: a FOR loop would
-    -- prefetch (and so lock) rows past the batch, which a concurrent claim would then skip.
-    v_due cursor for
-        select f.*
-        from messenger.recording_finalize_attempts as f
-        where f.status = 'Pending' and f.next_attempt_at <= now()
-        order by f.next_attempt_at
-        for no key update skip locked;
 begin
     if p_batch_size is null or p_batch_size not between 1 and 10000 then
         raise exception using
@@ -61,38 +58,48 @@ begin
                 p_batch_size);
     end if;
 
-    -- The due rows in ix_rfa_due order, no join, so no statistics can turn the plan into a
-    -- scan of the backlog; fetched one at a time until the batch is full, so the claim locks
-    -- no row it does not return. Each row's recording is only read (its committed state): the
-    -- claim holds no recording, so the service never waits for one behind it. A recording an
-    -- in-flight callback is settling is handed out like any other; apply_outcome locks it
-    -- (SKIP LOCKED) and finds the verdict stale or the recording terminal.
-    open v_due;
+    -- One statement for the batch. The due rows in ix_rfa_due order, limited and locked in a
+    -- sub-select of their own (SKIP LOCKED: a row another claim holds is passed over), so no
+    -- statistics can turn the plan into a scan of the backlog and no row is locked that is not
+    -- returned; then, row by row by key, its recording (only read: the claim holds no service
+    -- row, so the service never waits for one behind it), the recording's session, whether an
+    -- Available recording has its event, and recording_finalize_internal.claim_decision's word.
+    -- A recording an in-flight callback is settling is handed out like any other; apply_outcome
+    -- locks it (SKIP LOCKED) and finds the verdict stale or the recording terminal.
+    for v_row in
+        select f.id, f.recording_id, f.session_kind, f.session_id, f.attempts, f.last_error,
+            x as rec, s as session, d.action, d.detail, d.quarantine_reason
+        from (
+            select due.id, due.recording_id, due.session_kind, due.session_id, due.attempts,
+                due.last_error, due.last_outcome, due.next_attempt_at
+            from messenger.recording_finalize_attempts as due
+            where due.status = 'Pending' and due.next_attempt_at <= now()
+            order by due.next_attempt_at
+            limit p_batch_size
+            for no key update skip locked
+        ) as f
+        left join lateral recording_finalize_internal.recording_row(f.recording_id) as x
+            on true
+        left join lateral recording_finalize_internal.session_row(x.session_kind, x.session_id)
+            as s on true
+        -- Asked only of an Available recording: has it its event? (A join, not an EXISTS in
+        -- the decider's arguments: a sub-select there would stop PostgreSQL inlining it; the
+        -- LIMIT keeps it a sub-plan of its own, so the status test gates the lookup.)
+        left join lateral (
+            select true as found
+            from messenger.integration_outbox as o
+            where x.status = 'Available' and o.topic = v_policy.topic
+                and o.dedupe_key = x.id::text
+            limit 1
+        ) as event on true
+        cross join lateral recording_finalize_internal.claim_decision(
+            x.status, event.found is not null, s.id is not null, s.ended_at, f.attempts,
+            f.last_outcome, v_policy.max_attempts, v_policy.sla_timeout, now()
+        ) as d
+        order by f.next_attempt_at
     loop
-        fetch v_due into v_row;
-        exit when not found;
-        select x.* into v_rec
-        from recording_finalize_internal.recording_row(v_row.recording_id) as x;
-        v_claimed := v_claimed + 1;
-
-        v_session := null;
-        v_enqueued := false;
-        if v_rec.status = 'Available' then
-            v_enqueued := exists (
-                select from messenger.integration_outbox as o
-                where o.topic = v_policy.topic and o.dedupe_key = v_rec.id::text
-            );
-        elsif v_rec.status is not null and v_rec.status <> 'Failed' then
-            v_session := recording_finalize_internal.session_of(
-                v_rec.session_kind, v_rec.session_id);
-        end if;
-        select d.* into v_decision
-        from recording_finalize_internal.claim_decision(
-            v_rec.status, v_enqueued, v_session.id is not null, v_session.ended_at,
-            v_row.attempts, v_row.last_outcome, v_policy.max_attempts, v_policy.sla_timeout,
-            now()
-        ) as d;
-
+        v_rec := v_row.rec;
+        v_session := v_row.session;
         recording_id := v_row.recording_id;
         session_kind := v_row.session_kind;
         session_id := v_row.session_id;
@@ -100,9 +107,9 @@ begin
         claim_token := null;
         -- Informational (logs): apply_outcome guards on the status, not on this number.
         recording_version := v_rec.version;
-        detail := v_decision.detail;
+        detail := v_row.detail;
 
-        action := v_decision.action;
+        action := v_row.action;
         if action = 'reconcile' then
             v_reconcile_ids := pg_catalog.array_append(v_reconcile_ids, v_row.id);
             claim_token := gen_random_uuid();
@@ -116,8 +123,8 @@ begin
         elsif action = 'quarantined' then
             update messenger.recording_finalize_attempts as f
             set status = 'Quarantined',
-                quarantine_reason = v_decision.quarantine_reason,
-                last_error = left(case v_decision.detail
+                quarantine_reason = v_row.quarantine_reason,
+                last_error = left(case v_row.detail
                     when 'MaxAttemptsExceeded' then format(
                         'MaxAttemptsExceeded: %s attempts; last error: %s',
                         v_row.attempts, coalesce(v_row.last_error, 'none recorded'))
@@ -136,10 +143,7 @@ begin
             elsif action = 'republished' then
                 begin
                     if not recording_finalize_internal.enqueue_available(
-                        v_rec,
-                        recording_finalize_internal.session_of(
-                            v_rec.session_kind, v_rec.session_id),
-                        v_policy.topic) then
+                        v_rec, v_session, v_policy.topic) then
                         action := 'closed';
                     end if;
                 exception when lock_not_available or deadlock_detected then
@@ -161,9 +165,7 @@ begin
             returning f.attempts into attempts;
         end if;
         return next;
-        exit when v_claimed >= p_batch_size;
     end loop;
-    close v_due;
 
     -- One UPDATE for every row handed to the driver: the attempt counted before the check,
     -- the backoff from now (its jitter drawn per row), the token the row was returned with.

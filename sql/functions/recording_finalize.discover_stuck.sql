@@ -17,6 +17,8 @@ set lock_timeout = '100ms'
 set enable_seqscan = off
 set enable_hashjoin = off
 set enable_mergejoin = off
+-- Switched-off plans are costed as huge, which would have each call compiled by JIT.
+set jit = off
 as $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);

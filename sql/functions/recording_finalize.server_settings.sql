@@ -10,7 +10,8 @@ set search_path = pg_catalog, pg_temp
 -- iso_8601 session would read PT1S where everyone else reads 00:00:01).
 set intervalstyle = 'postgres'
 as $$
-    select pg_catalog.to_jsonb(s) - 'singleton' from recording_finalize.settings as s
+    select pg_catalog.to_jsonb(s) - 'singleton' - 'policy_seal_key'
+    from recording_finalize.settings as s
 $$;
 
 comment on function recording_finalize.server_settings() is

@@ -5,12 +5,16 @@ returns recording_finalize_internal.policy
 language plpgsql
 stable
 set search_path = pg_catalog, pg_temp
+-- The kept policy is text (below): it reads back exactly only in fixed output forms.
+set intervalstyle = 'postgres'
+set extra_float_digits = 1
 as $$
 declare
     v_known_keys constant text[] := array['topic', 'max_attempts', 'sla_timeout_seconds',
         'backoff_base_seconds', 'backoff_factor', 'backoff_cap_seconds', 'backoff_jitter',
         'upload_grace_seconds'];
-    v_s recording_finalize.settings%rowtype;
+    -- The settings row, and its version (xmin: it changes with every UPDATE of the row).
+    v_s record;
     v_p recording_finalize_internal.policy;
     v_key text;
     v_attempts numeric;
@@ -22,8 +26,10 @@ declare
     v_jitter numeric;
     v_problem text;
     v_bound text;
+    v_seal text;
+    v_kept text;
 begin
-    select s.* into v_s from recording_finalize.settings as s;
+    select s.*, s.xmin::text as row_version into v_s from recording_finalize.settings as s;
     if not found then
         raise exception using
             errcode = 'P0002',
@@ -37,6 +43,20 @@ begin
             message = format('invalid_parameter: the policy must be a JSON object, got %s',
                 coalesce(p_policy::text, 'NULL'));
     end if;
+    -- Every call of a worker passes the same policy: one this session checked already, against
+    -- this very settings row, is not checked again. The session keeps it in the setting
+    -- recording_finalize.checked_policy (a placeholder any login may set, so it is sealed): a
+    -- SHA-256 of the settings' policy_seal_key, which no caller can read, the settings row's
+    -- version and the policy. A forged or stale one does not match and is checked anew; a
+    -- changed bound is a new row version, so the next call checks again.
+    v_seal := encode(sha256(convert_to(
+        v_s.policy_seal_key::text || ' ' || v_s.row_version || ' ' || p_policy::text, 'UTF8')),
+        'hex');
+    v_kept := current_setting('recording_finalize.checked_policy', true);
+    if v_kept is not null and left(v_kept, 64) = v_seal then
+        return substr(v_kept, 66)::recording_finalize_internal.policy;
+    end if;
+
     -- Every key is known, every duration a number of seconds, every count a number: asked of
     -- the whole object in one expression (a call's usual case costs no query); only a policy
     -- that fails it is walked key by key, to name the key.
@@ -136,6 +156,8 @@ begin
             hint = 'Bring the RFR_* setting within the bound, or have the owner change '
                 'recording_finalize.settings.';
     end if;
+    -- Kept for the session (is_local false); a transaction that fails takes it back with it.
+    perform set_config('recording_finalize.checked_policy', v_seal || ' ' || v_p::text, false);
     return v_p;
 end
 $$;
@@ -152,6 +174,9 @@ comment on function recording_finalize_internal.policy(jsonb) is
 'microsecond); RF009 for a topic other than the server''s; RF010 for a value outside the '
 'server''s bounds, naming it, its value and the bound. Each error names the policy key in its '
 'COLUMN field (topic for RF009). A new policy key is a new JSON key: no '
-'signature changes. Read-only.';
+'signature changes. A policy the session checked against the same settings row version is '
+'kept and not checked again (the session setting recording_finalize.checked_policy, sealed with '
+'SHA-256 of settings.policy_seal_key, which no caller can read; a forged or stale one is '
+'checked anew). Reads no table but settings; its one write is that session setting.';
 
 revoke all on function recording_finalize_internal.policy(jsonb) from public;

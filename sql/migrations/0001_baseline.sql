@@ -50,6 +50,9 @@ create table recording_finalize.settings (
     relay_lease_max interval not null default '15 minutes',
     relay_batch_max integer not null default 10000,
     retention_min interval not null default '1 day',
+    -- Random, never shown: seals the policy a session has checked (recording_finalize_internal.
+    -- policy), so that no caller can forge it.
+    policy_seal_key uuid not null default gen_random_uuid(),
     updated_at timestamptz not null default now(),
     -- One row, no more: the key is the constant true.
     constraint settings_singleton_ck check (singleton),
@@ -103,6 +106,10 @@ comment on column recording_finalize.settings.relay_lease_max is
 'Longest relay lease: relay_claim caps p_lease at this.';
 comment on column recording_finalize.settings.retention_min is
 'Smallest prune p_older_than (RFR_RETENTION, prune --older-than) accepted (RF010).';
+comment on column recording_finalize.settings.policy_seal_key is
+'A random key, read by the owner''s functions only (server_settings leaves it out): the policy '
+'a session checked is kept for that session sealed with it and this row (see '
+'recording_finalize_internal.policy). Replace it (gen_random_uuid()) to drop every kept policy.';
 comment on column recording_finalize.settings.singleton is
 'Always true: the primary key that keeps this table at one row.';
 comment on column recording_finalize.settings.sla_timeout_min is

@@ -57,6 +57,7 @@ insert into contract values
     ('recording_finalize.settings', 'relay_batch_max', 'integer not null default 10000'),
     ('recording_finalize.settings', 'retention_min',
         'interval not null default ''1 day''::interval'),
+    ('recording_finalize.settings', 'policy_seal_key', 'uuid not null default gen_random_uuid()'),
     ('recording_finalize.settings', 'updated_at',
         'timestamp with time zone not null default now()'),
 
