@@ -17,13 +17,20 @@ import contextlib
 import random
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from conftest import Db, Worker, log_events, put_binary, recording, seed_stuck
+from prometheus_client import CollectorRegistry
+from recording_finalize import cycle
+from recording_finalize.config import Settings, load_settings
+from recording_finalize.metrics import Metrics
+from recording_finalize.model import ClaimedRow
 from recording_finalize.pacing import (
     REASON_CONTENTION,
     REASON_MAX_RATE,
@@ -265,6 +272,34 @@ def test_the_pacer_moves_the_metrics_logs_the_slowdowns_and_sums_up() -> None:
                        "rowsPerSecond": summary["rowsPerSecond"], "slowdowns": 1,
                        "heldMs": summary["heldMs"]}
     assert summary["rowsPerSecond"] >= 50 and summary["heldMs"] > 0
+
+
+def test_a_claim_cut_to_the_pace_that_comes_back_full_does_not_end_the_drain(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # At 4 rows/s a claim takes 20 rows (5 s worth), not RFR_BATCH_SIZE (100). Such a claim,
+    # full, is not the short batch that ends the claim loop: the drain goes on to the end.
+    # (claim_due is a stand-in here, and every row comes back settled at claim: no S3, no wait.)
+    left = [150]
+    asked: list[int] = []
+
+    def claim_due(conn: object, settings: Settings) -> list[ClaimedRow]:
+        asked.append(settings.batch_size)
+        n = min(settings.batch_size, left[0])
+        left[0] -= n
+        return [ClaimedRow(uuid.uuid4(), "Direct", uuid.uuid4(), "closed", 1, None, None, None)
+                for _ in range(n)]
+
+    monkeypatch.setattr(cycle.queries, "claim_due", claim_due)
+    settings = load_settings({"DATABASE_URL": "postgresql://w@127.0.0.1/db",
+                              "RFR_PACING": "off", "RFR_MAX_APPLY_RATE": "4"})
+    no_pool: Any = None  # nothing here connects: the claims are stand-ins, pacing is off
+    ctx = cycle.Context(settings, no_pool, no_pool, Metrics(CollectorRegistry()))
+    summary = cycle.CycleSummary("job", datetime.now(UTC))
+    cycle._claim_loop(ctx, no_pool, threading.Event(), summary, time.monotonic(),
+                      time.monotonic() + 60, True)
+    assert asked == [100, 20, 20, 20]  # the first before any pace is known; the last is short
+    assert summary.closed == summary.claimed == 150 and left == [0]
+    assert summary.pacing is not None and summary.pacing["rowsPerSecond"] == 4
 
 
 # ---- end to end: run-once against the real stack -----------------------------------------------
