@@ -9,10 +9,11 @@ one round trip, still one statement and one transaction per row).
 Read top-down: ``run_cycle`` (lock, summary, metrics) → ``_locked_cycle`` (pause switch,
 ``_reconcile``, ``_relay``, gauges) → ``_claim_loop`` (one ``claim_due`` per batch) →
 ``_check_and_apply``, whose three parts are **check** (``_Checks``: the HEADs and their queue),
-**pace** (``_Pacer``: RFR_MAX_APPLY_RATE) and **apply** (``_apply_many``, one pipelined round trip;
-``_record`` counts and logs the database's answers). A refused metadata set is handled in one
-place (``_refused_metadata``), a configuration failure in one (``_config_error_release``). The
-pause switch and the idle gauge refresh are maintenance's (``maintenance.py``).
+**pace** (``pacing.Pacer``: adaptive pacing, RFR_MAX_APPLY_RATE) and **apply** (``_apply_many``,
+one pipelined round trip; ``_record`` counts and logs the database's answers). A refused
+metadata set is handled in one place (``_refused_metadata``), a configuration failure in one
+(``_config_error_release``). The pause switch and the idle gauge refresh are maintenance's
+(``maintenance.py``).
 
 Before claiming, the cycle's discovery opens finalize rows for recordings stuck past the SLA
 that have none (``_discover``: the service needs no change to be rescued).
@@ -35,7 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 from uuid import uuid4
@@ -62,6 +63,7 @@ from .model import (
     ClaimedRow,
     Verdict,
 )
+from .pacing import Pacer
 from .queries import AppliedResult
 from .storage import Storage, StorageConfigError
 
@@ -153,6 +155,9 @@ class CycleSummary:
     publish_failed: int = 0
     #: Why the cycle is ``degraded`` (it ran, but did not do its job): empty when it is not.
     degraded: list[str] = field(default_factory=list)
+    #: How pacing went (``Pacer.summary()``: mode, limited, reason, rowsPerSecond, slowdowns,
+    #: heldMs); None when nothing was claimed.
+    pacing: dict[str, Any] | None = None
 
     @property
     def result(self) -> str:
@@ -214,6 +219,7 @@ class CycleSummary:
             "storageUnreachable": self.storage_unreachable,
             "publishFailed": self.publish_failed,
             "degraded": self.degraded,
+            "pacing": self.pacing,
         }
 
     def to_json(self) -> str:
@@ -275,7 +281,8 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
             jobRunId=summary.job_run_id, result=summary.result,
             **summary.counts(), published=summary.published, durationMs=summary.duration_ms,
             transient=summary.transient, deferredByIncident=summary.deferred_by_incident,
-            **({"degraded": summary.degraded} if summary.degraded else {}))
+            **({"degraded": summary.degraded} if summary.degraded else {}),
+            **({"pacing": summary.pacing} if summary.pacing else {}))
     return summary
 
 
@@ -399,39 +406,49 @@ def _claim_loop(
 ) -> None:
     settings = ctx.settings
     claim_until = started + settings.max_run_duration
-    pacer: _Pacer | None = None
-    while not stop.is_set():
-        if time.monotonic() >= claim_until:
-            log("max run duration reached", jobRunId=summary.job_run_id,
-                message="claiming stops; the rest waits for the next cycle")
-            return
-        rows = queries.claim_due(conn, settings)
-        if not rows:
-            return
-        pacer = pacer or _Pacer(settings.max_apply_rate, stop)
-        summary.claimed += len(rows)
-        actions = Counter(row.action for row in rows)
-        log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows), actions=dict(actions))
-        _settled_at_claim(ctx, rows, summary)
-
-        reconcile = [row for row in rows if row.action == "reconcile"]
-        if reconcile:
-            if not bucket_confirmed:
-                try:
-                    bucket_confirmed = ctx.storage.check_bucket()
-                except StorageConfigError as err:
-                    _config_error_release(ctx, conn, reconcile, err.code, summary, lock_deadline)
-                    return
-                if bucket_confirmed:
-                    _record_bucket_answer(ctx, conn, summary, True)
-            if not _check_and_apply(
-                ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline, pacer
-            ):
+    pacer: Pacer | None = None
+    try:
+        while not stop.is_set():
+            if time.monotonic() >= claim_until:
+                log("max run duration reached", jobRunId=summary.job_run_id,
+                    message="claiming stops; the rest waits for the next cycle")
                 return
-        # A short batch means nothing else was due when it was claimed: done for this cycle
-        # (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next one).
-        if len(rows) < settings.batch_size:
-            return
+            # A slow pace claims less at a time: no claim outlives the pace by much.
+            limit = pacer.claim_size(settings.batch_size) if pacer else settings.batch_size
+            rows = queries.claim_due(conn, replace(settings, batch_size=limit))
+            if not rows:
+                return
+            pacer = pacer or Pacer.for_drain(settings, ctx.pool, ctx.metrics, stop,
+                                             summary.job_run_id)
+            pacer.claimed(len(rows), limit)
+            summary.claimed += len(rows)
+            log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows),
+                actions=dict(Counter(row.action for row in rows)))
+            _settled_at_claim(ctx, rows, summary)
+
+            reconcile = [row for row in rows if row.action == "reconcile"]
+            if reconcile:
+                if not bucket_confirmed:
+                    try:
+                        bucket_confirmed = ctx.storage.check_bucket()
+                    except StorageConfigError as err:
+                        _config_error_release(ctx, conn, reconcile, err.code, summary,
+                                              lock_deadline)
+                        return
+                    if bucket_confirmed:
+                        _record_bucket_answer(ctx, conn, summary, True)
+                if not _check_and_apply(
+                    ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline, pacer
+                ):
+                    return
+            # A short batch means nothing else was due when it was claimed: done for this cycle
+            # (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next one).
+            if len(rows) < limit:
+                return
+    finally:
+        if pacer is not None:
+            pacer.close()
+            summary.pacing = pacer.summary()
 
 
 def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummary) -> None:
@@ -474,12 +491,12 @@ def _check_and_apply(
     stop: threading.Event,
     summary: CycleSummary,
     lock_deadline: float,
-    pacer: _Pacer | None = None,
+    pacer: Pacer | None = None,
 ) -> bool:
     """HEADs ``rows`` with bounded concurrency (``_Checks``) and applies the verdicts as they
     arrive: every time this thread comes to apply, it takes all the verdicts that are in (in
     arrival order, at most a pacer's burst) and applies them in one pipelined round trip
-    (``_apply_many``), then waits as the pacer says (``_Pacer``).
+    (``_apply_many``), then waits as the pacer says (``pacing.Pacer``).
 
     Returns False when the cycle must stop (stop requested, configuration failure).
     """
@@ -487,7 +504,7 @@ def _check_and_apply(
     unapplied = dict.fromkeys(rows, True)
     try:
         while checks.waiting:
-            ready = checks.arrived(pacer.burst if pacer else PIPELINE_MAX)
+            ready = checks.arrived(pacer.burst(PIPELINE_MAX) if pacer else PIPELINE_MAX)
             if stop.is_set():
                 _release_on_stop(ctx, conn, [r for r in rows if unapplied.get(r)], summary)
                 return False
@@ -607,30 +624,6 @@ def _verdicts(
             return batch, verdict
         batch.append((row, verdict, checked.seconds))
     return batch, None
-
-
-class _Pacer:
-    """RFR_MAX_APPLY_RATE: keeps the verdicts applied in a cycle at or below ``rate`` per second
-    (0 = no limit). After each pipelined round trip the applying thread waits until the rows
-    applied so far are due at that rate; a round trip carries at most 50 ms worth of rows, so
-    the database sees small bursts rather than a full pipeline after each wait. The wait ends
-    early on a stop and never runs past the lock deadline (the cycle's own limit applies)."""
-
-    def __init__(self, rate: float, stop: threading.Event) -> None:
-        self.rate = rate
-        self.stop = stop
-        self.burst = max(1, min(PIPELINE_MAX, int(rate * 0.05))) if rate > 0 else PIPELINE_MAX
-        self.count = 0
-        self.since = time.monotonic()
-
-    def applied(self, rows: int, lock_deadline: float) -> None:
-        if self.rate <= 0 or not rows:
-            return
-        self.count += rows
-        wait = self.since + self.count / self.rate - time.monotonic()
-        wait = min(wait, lock_deadline - time.monotonic())
-        if wait > 0:
-            self.stop.wait(wait)
 
 
 def _check_deadline(lock_deadline: float) -> None:

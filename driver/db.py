@@ -22,7 +22,8 @@ from .errors import describe
 from .logs import log
 
 APPLICATION_NAME = "recording-finalize"
-# Connections used one at a time by the cycle, then by the relay; a little headroom for both.
+# Connections used by the cycle (and, while it drains a backlog, its pace sampler: pacing.py),
+# then by the relay; a little headroom for them.
 POOL_MAX_SIZE = 4
 # How long a caller waits for a pooled connection (or for the server to accept one).
 POOL_TIMEOUT_S = 10.0

@@ -277,6 +277,18 @@ class Metrics:
             "given back and the row is tried again (the service's transaction goes first).",
             registry=r,
         )
+        # Pacing of a drain (driver/pacing.py, RFR_PACING, RFR_MAX_APPLY_RATE).
+        self.pace_rows_per_second = Gauge(
+            f"{PREFIX}_pace_rows_per_second",
+            "The apply pace of the current (or last) drain, verdicts per second; 0 = unlimited.",
+            registry=r,
+        )
+        self.pace_slowdowns_total = Counter(
+            f"{PREFIX}_pace_slowdowns",
+            "Times adaptive pacing slowed a drain (other logins at work, their statements "
+            "slowed, or the probe unanswered).",
+            registry=r,
+        )
 
     def update_operator_state(
         self, paused: Mapping[str, bool], quarantined_by_reason: Mapping[str, int]

@@ -188,6 +188,16 @@ UNLOCK_RUNNER = "select recording_finalize.unlock_runner(p_lock_key => %s)"
 # Start-up self-check of the lock connection: built-ins every role may call and read.
 BACKEND_PID = "select pg_catalog.pg_backend_pid()"
 
+# Adaptive pacing's signal (driver/pacing.py): sessions of other logins at work right now. A role
+# without pg_read_all_stats sees NULL in other logins' state and wait_event, but their
+# backend_xmin (a snapshot: a statement is running) and backend_xid (a transaction that wrote);
+# background processes (autovacuum, walwriter) have no login, so usename is NULL for them.
+CONTENTION_SAMPLE = """
+select count(*)::int from pg_catalog.pg_stat_activity
+where usename <> session_user and pid <> pg_catalog.pg_backend_pid()
+    and (backend_xmin is not null or backend_xid is not null)
+"""
+
 IDLE_SESSION_TIMEOUT_MS = """
 select setting::bigint from pg_catalog.pg_settings where name = 'idle_session_timeout'
 """
@@ -356,6 +366,12 @@ def backend_pid(conn: Connection) -> int:
     if row is None:
         raise RuntimeError("pg_backend_pid() returned no row")
     return int(row[0])
+
+
+def contention_sample(conn: Connection) -> int:
+    """How many sessions of other logins are running a statement or a transaction now."""
+    row = conn.execute(CONTENTION_SAMPLE).fetchone()
+    return int(row[0]) if row else 0
 
 
 def idle_session_timeout_ms(conn: Connection) -> int:

@@ -117,6 +117,11 @@ INVALID = [
     ("RFR_MAX_APPLY_RATE", "-1"),
     ("RFR_MAX_APPLY_RATE", "100001"),
     ("RFR_MAX_APPLY_RATE", "fast"),
+    ("RFR_PACING", "fast"),
+    ("RFR_PACING_MIN_RATE", "0"),
+    ("RFR_PACING_MIN_RATE", "150"),  # > RFR_PACING_SHARED_RATE (100)
+    ("RFR_PACING_SHARED_RATE", "0"),
+    ("RFR_PACING_SHARED_RATE", "100001"),
     ("RFR_METRICS_PORT", "65536"),
     ("RFR_METRICS_PORT", "-1"),
     ("RFR_LOCK_KEY", "abc"),

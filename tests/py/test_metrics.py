@@ -50,6 +50,9 @@ EXPECTED_NAMES = {
     f"{P}_attempts_held_total",
     f"{P}_discovered_total",
     f"{P}_busy_total",
+    # pacing of a drain (driver/pacing.py)
+    f"{P}_pace_rows_per_second",
+    f"{P}_pace_slowdowns_total",
     f"{P}_build_info",
     # the standard process collector (Linux /proc)
     "process_virtual_memory_bytes",
