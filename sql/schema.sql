@@ -138,7 +138,8 @@ declare
     v_table text;
 begin
     if p_outcome is null
-        or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
+        or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error')
+    then
         raise exception using
             errcode = 'RF001',
             message = format('invalid_parameter: apply_outcome: p_outcome must be found, missing, '
@@ -1394,7 +1395,8 @@ begin
     -- FOR SHARE on the session before ended_at is read: a concurrent session_ended (an UPDATE
     -- of that row) waits until this start commits and then sees the recording, or ended first
     -- and this read sees its ended_at. Lock order everywhere: session, recording, finalize row.
-    v_session := recording_finalize_internal.session_of(p_session_kind, p_session_id, p_for_share => true);
+    v_session := recording_finalize_internal.session_of(
+        p_session_kind, p_session_id, p_for_share => true);
     if v_session.id is null then
         raise exception using
             errcode = 'RF004',
@@ -1428,7 +1430,8 @@ begin
             id, session_kind, session_id, media_type, trigger, status, started_at
         )
         values (
-            p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording', now()
+            p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording',
+            now()
         );
     exception when unique_violation then
         -- Told by what is there, not by the constraint's name (the table is the service's): a
@@ -1511,7 +1514,8 @@ begin
     perform recording_finalize_internal.schedule_finalize(
         v_rec.id, v_rec.session_kind, v_rec.session_id,
         coalesce(
-            (recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id)).ended_at, now()
+            (recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id)).ended_at,
+            now()
         ) + p_sla_timeout
     );
     return 'Uploading';
@@ -2136,7 +2140,8 @@ begin
             errcode = 'RF017',
             message = format('incident_time_invalid: storage_incident_close: p_at %s is before '
                 'the incident''s start %s',
-                recording_finalize_internal.iso_utc(p_at), recording_finalize_internal.iso_utc(v_row.started_at));
+                recording_finalize_internal.iso_utc(p_at),
+                recording_finalize_internal.iso_utc(v_row.started_at));
     end if;
 
     update recording_finalize.storage_incidents as i
@@ -2697,7 +2702,8 @@ CREATE FUNCTION recording_finalize_internal.metadata_problem(p_file_id text, p_s
         when p_file_id !~ '[^[:space:]]' then 'file_id is blank'
         when pg_catalog.length(p_file_id) > 1024 then 'file_id is longer than 1024 characters'
         -- INV-REC-6: a stable storage reference, never a URL.
-        when p_file_id ~ '^[A-Za-z][A-Za-z0-9+.-]*://' then 'file_id is a URL, not a storage reference'
+        when p_file_id ~ '^[A-Za-z][A-Za-z0-9+.-]*://'
+            then 'file_id is a URL, not a storage reference'
         when p_size_bytes < 0 then 'size_bytes must be >= 0'
         when p_duration_seconds < 0 then 'duration_seconds must be >= 0'
         when p_format not in ('Webm', 'Mp4', 'Ogg', 'M4a')

@@ -1,4 +1,5 @@
--- Records the file-storage verdict of one claimed row: recording, finalize row and outboxes at once.
+-- Records the file-storage verdict of one claimed row: recording, finalize row and outboxes, at
+-- once.
 
 create or replace function recording_finalize.apply_outcome(
     p_recording_id uuid,
@@ -35,7 +36,8 @@ declare
     v_table text;
 begin
     if p_outcome is null
-        or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error') then
+        or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error')
+    then
         raise exception using
             errcode = 'RF001',
             message = format('invalid_parameter: apply_outcome: p_outcome must be found, missing, '

@@ -28,7 +28,8 @@ begin
     -- FOR SHARE on the session before ended_at is read: a concurrent session_ended (an UPDATE
     -- of that row) waits until this start commits and then sees the recording, or ended first
     -- and this read sees its ended_at. Lock order everywhere: session, recording, finalize row.
-    v_session := recording_finalize_internal.session_of(p_session_kind, p_session_id, p_for_share => true);
+    v_session := recording_finalize_internal.session_of(
+        p_session_kind, p_session_id, p_for_share => true);
     if v_session.id is null then
         raise exception using
             errcode = 'RF004',
@@ -62,7 +63,8 @@ begin
             id, session_kind, session_id, media_type, trigger, status, started_at
         )
         values (
-            p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording', now()
+            p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording',
+            now()
         );
     exception when unique_violation then
         -- Told by what is there, not by the constraint's name (the table is the service's): a
@@ -94,7 +96,8 @@ end
 $$;
 
 comment on function recording_finalize.recording_started(uuid, text, uuid, text, text) is
-'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): inserts the recording in status Recording, started_at = now(). '
+'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): '
+'inserts the recording in status Recording, started_at = now(). '
 'No finalize row yet: one is opened when the recording or its session ends. Idempotent by '
 'RecordingId, also under concurrency (two deliveries of the same start at once: the one that '
 'loses the primary-key race returns too). RF001 bad session kind, RF004 unknown session, RF007 '
@@ -104,5 +107,7 @@ comment on function recording_finalize.recording_started(uuid, text, uuid, text,
 'Concurrency: locks the session FOR SHARE, so a concurrent session_ended either waits for this '
 'start (and opens its finalize row) or ended first (RF007 here).';
 
-revoke all on function recording_finalize.recording_started(uuid, text, uuid, text, text) from public;
-grant execute on function recording_finalize.recording_started(uuid, text, uuid, text, text) to recording_finalize_service;
+revoke all on function recording_finalize.recording_started(uuid, text, uuid, text, text)
+from public;
+grant execute on function recording_finalize.recording_started(uuid, text, uuid, text, text)
+to recording_finalize_service;

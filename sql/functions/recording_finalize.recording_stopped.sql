@@ -48,7 +48,8 @@ begin
     perform recording_finalize_internal.schedule_finalize(
         v_rec.id, v_rec.session_kind, v_rec.session_id,
         coalesce(
-            (recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id)).ended_at, now()
+            (recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id)).ended_at,
+            now()
         ) + p_sla_timeout
     );
     return 'Uploading';
@@ -56,10 +57,12 @@ end
 $$;
 
 comment on function recording_finalize.recording_stopped(uuid, interval) is
-'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): Pending/Recording -> Uploading (ended_at = now(), version + 1) '
+'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): '
+'Pending/Recording -> Uploading (ended_at = now(), version + 1) '
 'and opens the finalize row, due at session end + p_sla_timeout (now() + p_sla_timeout while '
 'the session still runs). Idempotent: Uploading stays, a terminal recording is left alone and '
 'its status returned. RF001 bad SLA, RF003 unknown recording.';
 
 revoke all on function recording_finalize.recording_stopped(uuid, interval) from public;
-grant execute on function recording_finalize.recording_stopped(uuid, interval) to recording_finalize_service;
+grant execute on function recording_finalize.recording_stopped(uuid, interval)
+to recording_finalize_service;

@@ -75,10 +75,12 @@ end
 $$;
 
 comment on function recording_finalize.session_ended(text, uuid, interval) is
-'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): sets the session''s ended_at (kept if already set); its '
+'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): '
+'sets the session''s ended_at (kept if already set); its '
 'non-terminal recording, if any, goes Recording -> Uploading and gets its finalize row due at '
 'ended_at + p_sla_timeout (an untried row is re-timed). Returns that recording''s id or NULL. '
 'Idempotent. RF001 bad kind or SLA, RF004 unknown session.';
 
 revoke all on function recording_finalize.session_ended(text, uuid, interval) from public;
-grant execute on function recording_finalize.session_ended(text, uuid, interval) to recording_finalize_service;
+grant execute on function recording_finalize.session_ended(text, uuid, interval)
+to recording_finalize_service;

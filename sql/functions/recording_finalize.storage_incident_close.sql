@@ -37,7 +37,8 @@ begin
             errcode = 'RF017',
             message = format('incident_time_invalid: storage_incident_close: p_at %s is before '
                 'the incident''s start %s',
-                recording_finalize_internal.iso_utc(p_at), recording_finalize_internal.iso_utc(v_row.started_at));
+                recording_finalize_internal.iso_utc(p_at),
+                recording_finalize_internal.iso_utc(v_row.started_at));
     end if;
 
     update recording_finalize.storage_incidents as i

@@ -20,7 +20,8 @@ as $$
         when p_file_id !~ '[^[:space:]]' then 'file_id is blank'
         when pg_catalog.length(p_file_id) > 1024 then 'file_id is longer than 1024 characters'
         -- INV-REC-6: a stable storage reference, never a URL.
-        when p_file_id ~ '^[A-Za-z][A-Za-z0-9+.-]*://' then 'file_id is a URL, not a storage reference'
+        when p_file_id ~ '^[A-Za-z][A-Za-z0-9+.-]*://'
+            then 'file_id is a URL, not a storage reference'
         when p_size_bytes < 0 then 'size_bytes must be >= 0'
         when p_duration_seconds < 0 then 'duration_seconds must be >= 0'
         when p_format not in ('Webm', 'Mp4', 'Ogg', 'M4a')

@@ -63,7 +63,9 @@ create table messenger.call_recordings (
     constraint call_recordings_session_kind_ck check (
         session_kind::text = any('{Direct,Conference}'::text[])
     ),
-    constraint call_recordings_media_type_ck check (media_type::text = any('{Audio,Video}'::text[])),
+    constraint call_recordings_media_type_ck check (
+        media_type::text = any('{Audio,Video}'::text[])
+    ),
     constraint call_recordings_trigger_ck check (trigger::text = any('{Manual,Auto}'::text[])),
     constraint call_recordings_status_ck check (
         status::text = any('{Pending,Recording,Uploading,Available,Failed}'::text[])
