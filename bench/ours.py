@@ -29,15 +29,20 @@ from typing import Any
 
 
 class Timers:
-    def __init__(self) -> None:
+    def __init__(self, traced: frozenset[str] = frozenset()) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self.calls: Counter[str] = Counter()
         self.first: dict[str, float] = {}  # time.monotonic() of each name's first call
+        #: Every call of the ``traced`` names: [monotonic start, rows (first sized argument
+        #: after the connection, else 0), seconds] (BENCH_TRACE=apply_outcomes,claim_due).
+        self.traced = traced
+        self.trace: defaultdict[str, list[list[float]]] = defaultdict(list)
         self._lock = threading.Lock()
 
     def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
-            self.first.setdefault(name, time.monotonic())
+            start = time.monotonic()
+            self.first.setdefault(name, start)
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
@@ -46,6 +51,9 @@ class Timers:
                 with self._lock:
                     self.seconds[name] += dt
                     self.calls[name] += 1
+                    if name in self.traced:
+                        sized = args[1] if len(args) > 1 and hasattr(args[1], "__len__") else ()
+                        self.trace[name].append([start, len(sized), round(dt, 6)])
 
         return timed
 
@@ -74,6 +82,51 @@ def _levers_off(names: str) -> None:
         pipeline.apply_outcomes = one_by_one  # type: ignore[assignment]
 
 
+def _pace_heads(kind: Any, rate: float) -> None:
+    """BENCH_HEAD_RATE: at most ``rate`` storage checks start per second (an experiment: the
+    checks spread out, and the applies follow them), whatever the driver's own pacing does."""
+    if rate <= 0:
+        return
+    lock = threading.Lock()
+    due = [time.monotonic()]
+    check = kind.check
+
+    def paced(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            now = time.monotonic()
+            start = max(now, due[0])
+            due[0] = start + 1.0 / rate
+        if start > now:
+            time.sleep(start - now)
+        return check(self, *args, **kwargs)
+
+    kind.check = paced
+
+
+def _watch_pacers() -> list[Any]:
+    """BENCH_TRACE=pace: keeps every Pacer a cycle builds, so its decisions can be printed."""
+    from recording_finalize import pacing
+
+    built: list[Any] = []
+    for_drain = pacing.Pacer.for_drain.__func__  # type: ignore[attr-defined]
+
+    def kept(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        pacer = for_drain(cls, *args, **kwargs)
+        built.append(pacer)
+        return pacer
+
+    pacing.Pacer.for_drain = classmethod(kept)  # type: ignore[method-assign,assignment]
+    observe = pacing.Pacer.observe
+
+    def observed(self: Any, sample: Any) -> None:
+        self.__dict__.setdefault("bench_samples", []).append(
+            [sample.at, round(sample.latency_s * 1000, 3), sample.others])
+        observe(self, sample)
+
+    pacing.Pacer.observe = observed  # type: ignore[method-assign]
+    return built
+
+
 def main() -> int:
     from recording_finalize import cycle, logs, pipeline, queries, relay, tracing
     from recording_finalize.config import load_settings
@@ -89,7 +142,8 @@ def main() -> int:
     settings = load_settings(os.environ)
     logs.add_secrets(settings.secrets())
     tracing.configure(os.environ)
-    timers = Timers()
+    timers = Timers(frozenset(n.strip() for n in os.environ.get("BENCH_TRACE", "").split(",")
+                              if n.strip()))
 
     # Main-thread phases (they add up, with "other", to the cycle's wall time).
     for name in ("claim_due", "apply_outcome", "stats"):
@@ -111,8 +165,10 @@ def main() -> int:
         setattr(queries, name, timers.wrap(name, getattr(queries, name)))
     store = storage_for(os.environ.get("BENCH_S3_HEAD", "obstore"), settings)
     kind = type(store)
+    _pace_heads(kind, float(os.environ.get("BENCH_HEAD_RATE", "0") or 0))
     kind.check = timers.wrap("s3_check", kind.check)  # type: ignore[method-assign]
 
+    pacers = _watch_pacers() if "pace" in timers.traced else []
     metrics = Metrics()
     pool = open_pool(settings)
     rel = Relay(settings, pool, metrics, logs.log,
@@ -151,6 +207,11 @@ def main() -> int:
         "seconds": dict(timers.seconds),
         "calls": dict(timers.calls),
         "maxrss_kb": peak_rss_kb(),
+        **({"trace": dict(timers.trace)} if timers.traced else {}),
+        **({"pace": [[[c.at, c.rate, c.reason, c.slowdown, c.spread, c.presence]
+                      for c in p.controller.changes] for p in pacers],
+            "pace_samples": [p.__dict__.get("bench_samples", []) for p in pacers]}
+           if pacers else {}),
     }
     print(json.dumps(out), flush=True)
     return 0 if (summary.ok if summary else result.failed == 0) else 1

@@ -87,7 +87,40 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
         idle = _med([_pct(r, "idle", 99) for r in unthrottled])
         during = _med([_pct(r, "drain", 99) for r in unthrottled])
         out["drain_p99"] = (idle, during)
+    default = _by(runs, "drain").get(DEFAULT_LABEL)
+    if default:
+        out["pacing_p99_ratio"] = _med([_p99_ratio(r) for r in default])
+        out["pacing_p99"] = (_med([_pct(r, "idle", 99) for r in default]),
+                             _med([_pct(r, "drain", 99) for r in default]))
+    ratios = _idle_ratios(runs)
+    if ratios:
+        out["pacing_idle_ratio"] = _med(ratios)
     return out
+
+
+#: The drain variants' labels (bench/run.py, drain_variant).
+DEFAULT_LABEL = "default (adaptive)"
+OFF_LABEL = "pacing off"
+
+
+def _p99_ratio(run: dict[str, Any]) -> float:
+    idle = _pct(run, "idle", 99)
+    return _pct(run, "drain", 99) / idle if idle else float("nan")
+
+
+def _drain_rate(run: dict[str, Any]) -> float:
+    """Rows the cycle finalized over its apply phase (a slow pace may stop at
+    RFR_MAX_RUN_DURATION before the backlog is gone)."""
+    done = run["detail"].get("output", {}).get("summary", {}).get("reconciled", run["n"])
+    return float(done) / max(run["wall_s"], 1e-9)
+
+
+def _idle_ratios(runs: list[dict[str, Any]]) -> list[float]:
+    """Default ÷ off drain rate on the idle database, each repetition against its own."""
+    idle = _by(runs, "drain-idle")
+    off = {r["rep"]: _drain_rate(r) for r in idle.get(OFF_LABEL, [])}
+    return [_drain_rate(r) / off[r["rep"]] for r in idle.get(DEFAULT_LABEL, [])
+            if off.get(r["rep"])]
 
 
 def _pct(run: dict[str, Any], phase: str, q: float,
@@ -161,6 +194,17 @@ def _targets(head: dict[str, Any], facts: dict[str, Any]) -> list[str]:
         w = head["dbcost_worker_ms"]
         lines.append(row("worker CPU per finalized row (dbcost, SQL now)", f"{w:.2f} ms",
                          "≤ 0.5 ms", w <= 0.5))
+    if "pacing_p99_ratio" in head:
+        ratio = head["pacing_p99_ratio"]
+        idle, during = head["pacing_p99"]
+        lines.append(row("ingest callback p99 during a drain at the default settings ÷ idle "
+                         "(median of the runs' ratios)",
+                         f"{ratio:.2f}x ({during:.1f} / {idle:.1f} ms)", "≤ 1.5x",
+                         ratio <= 1.5))
+    if "pacing_idle_ratio" in head:
+        ratio = head["pacing_idle_ratio"]
+        lines.append(row("drain rate on an idle database, default ÷ pacing off (same run)",
+                         f"{ratio:.2f}", "≥ 0.8", ratio >= 0.8))
     if "drain_p99" in head:
         idle, during = head["drain_p99"]
         ratio = during / idle if idle else float("nan")
@@ -383,10 +427,80 @@ def _discovery(runs: list[dict[str, Any]]) -> list[str]:
     return [*lines, "```", ""]
 
 
+def _pacing(runs: list[dict[str, Any]]) -> list[str]:
+    """The drain figure with pacing variants (bench/run.py since issue 22)."""
+    dr, idle = _by(runs, "drain"), _by(runs, "drain-idle")
+    first = next(iter(dr.values()))[0] if dr else next(iter(idle.values()))[0]
+    lines = [f"### Adaptive pacing: {first['n']:,} rows drained, with the messenger's callbacks "
+             "and on an idle database", ""]
+
+    def order(kv: tuple[str, list[dict[str, Any]]]) -> tuple[int, float]:
+        label, rs = kv
+        rank = {DEFAULT_LABEL: 0, OFF_LABEL: 1}.get(label, 2)
+        return rank, -float(rs[0]["detail"].get("cap") or 0)
+
+    def pacing(rs: list[dict[str, Any]]) -> str:
+        ps = [r["detail"].get("pacing") or {} for r in rs]
+        if not any(p.get("limited") for p in ps):
+            return "not limited"
+        reasons = sorted({str(p.get("reason")) for p in ps if p.get("limited")})
+        ends = [float(p.get("rowsPerSecond") or 0) for p in ps]
+        slow = [int(p.get("slowdowns") or 0) for p in ps]
+        return (f"{', '.join(reasons)}; {_med(slow):.0f} slowdowns; pace at the end "
+                f"{_med(ends):.0f} rows/s")
+
+    if dr:
+        rate = first["detail"]["call_rate"]
+        lines += [f"With the service: `bench/messenger.py` starts {rate:.0f} recordings/s (the "
+                  "session insert, `recording_started`, `session_ended`, "
+                  "`recording_ingest_completed`; open loop, one connection, a login granted "
+                  "`recording_finalize_service`); "
+                  "the latency of `recording_ingest_completed`, idle (the "
+                  f"{first['detail'].get('idle_s', 10):g} s before the worker starts) and "
+                  "during the drain (the "
+                  "cycle's claim, check and apply phase). One cycle each, with "
+                  f"`RFR_MAX_RUN_DURATION={first['detail'].get('max_run') or '3m'}`: a slow "
+                  "pace stops claiming then, and the drain rate is what the cycle finalized "
+                  "over its apply phase. Interleaved: every repetition runs every variant, in "
+                  "alternating order.", "",
+                  "| worker | drain rows/s | ingest p50 idle / drain ms | p99 idle / drain ms | "
+                  "p99 ÷ idle: median (per run) | pacing | machine |",
+                  "|---|---:|---:|---:|---:|---|---|"]
+        for label, rs in sorted(dr.items(), key=order):
+            per_run = ", ".join(f"{_p99_ratio(r):.2f}" for r in sorted(rs, key=lambda r: r["rep"]))
+            lines.append(
+                f"| {label} | {_med([_drain_rate(r) for r in rs]):,.0f} | "
+                f"{_med([_pct(r, 'idle', 50) for r in rs]):.1f} / "
+                f"{_med([_pct(r, 'drain', 50) for r in rs]):.1f} | "
+                f"{_med([_pct(r, 'idle', 99) for r in rs]):.1f} / "
+                f"{_med([_pct(r, 'drain', 99) for r in rs]):.1f} | "
+                f"{_med([_p99_ratio(r) for r in rs]):.2f}x ({per_run}) | {pacing(rs)} | "
+                f"{_machine(rs)} |")
+        lines.append("")
+    if idle:
+        off = {r["rep"]: _drain_rate(r) for r in idle.get(OFF_LABEL, [])}
+        lines += ["On an idle database (nobody else connected): the same drain.", "",
+                  "| worker | drain rows/s: median (per run) | ÷ pacing off, same run | pacing | "
+                  "machine |", "|---|---:|---:|---|---|"]
+        for label, rs in sorted(idle.items(), key=order):
+            rs = sorted(rs, key=lambda r: r["rep"])
+            per_run = ", ".join(f"{_drain_rate(r):,.0f}" for r in rs)
+            ratios = [_drain_rate(r) / off[r["rep"]] for r in rs if off.get(r["rep"])]
+            ratio = (f"{_med(ratios):.2f} ({', '.join(f'{x:.2f}' for x in ratios)})"
+                     if label != OFF_LABEL and ratios else "-")
+            lines.append(f"| {label} | {_med([_drain_rate(r) for r in rs]):,.0f} ({per_run}) | "
+                         f"{ratio} | {pacing(rs)} | {_machine(rs)} |")
+        lines.append("")
+    return lines
+
+
 def _drain(runs: list[dict[str, Any]]) -> list[str]:
     dr = _by(runs, "drain")
-    if not dr:
+    if not dr and not _by(runs, "drain-idle"):
         return []
+    if any("variant" in r["detail"] for rs in (*dr.values(), *_by(runs, "drain-idle").values())
+           for r in rs):
+        return _pacing(runs)
     first = next(iter(dr.values()))[0]
     lines = [f"### The happy path under a drain: the messenger's callbacks at "
              f"{first['detail']['call_rate']:.0f} recordings/s while ours drains "

@@ -59,6 +59,54 @@ HEAD_LABELS = {"obstore": "obstore", "signed": "hand-signed", "boto3": "boto3"}
 HEAD_CPU_N = 1000
 
 
+#: The drain figure's pacing variants (``--drain-variants``): the worker's default, pacing off,
+#: and two fixed rates (pacing off, RFR_MAX_APPLY_RATE); with nobody else on the database only
+#: the default and off are compared (``--drain-idle-variants``).
+DRAIN_VARIANTS = "adaptive,off,250,100"
+DRAIN_IDLE_VARIANTS = "adaptive,off"
+DRAIN_SCENARIOS = ("service", "idle")
+
+
+@dataclass(frozen=True)
+class DrainVariant:
+    """One way of running the drain: the worker's environment on top of OURS_ENV."""
+
+    spec: str
+    label: str
+    env: dict[str, str]
+    cap: float = 0.0
+
+    @property
+    def slug(self) -> str:
+        return "".join(c if c.isalnum() else "_" for c in self.spec)[:40]
+
+
+def drain_variant(spec: str) -> DrainVariant:
+    """``adaptive`` (the default: nothing set), ``off`` (RFR_PACING=off), a number (a fixed
+    rate: RFR_PACING=off, RFR_MAX_APPLY_RATE=number), or ``VAR=value+VAR=value`` verbatim."""
+    spec = spec.strip()
+    if spec in ("adaptive", "default"):
+        return DrainVariant(spec, "default (adaptive)", {})
+    if spec in ("off", "unthrottled"):
+        return DrainVariant(spec, "pacing off", {"RFR_PACING": "off"})
+    try:
+        rate = float(spec)
+    except ValueError:
+        pairs = [kv.split("=", 1) for kv in spec.split("+")]
+        if not spec or any(len(kv) != 2 or not kv[0] for kv in pairs):
+            raise SystemExit(f"--drain-variants: cannot read {spec!r}") from None
+        env = {k.strip(): v.strip() for k, v in pairs}
+        return DrainVariant(spec, spec, env, float(env.get("RFR_MAX_APPLY_RATE", "0") or 0))
+    if rate <= 0:
+        return DrainVariant(spec, "pacing off", {"RFR_PACING": "off"})
+    return DrainVariant(spec, f"fixed {rate:g} rows/s",
+                        {"RFR_PACING": "off", "RFR_MAX_APPLY_RATE": f"{rate:g}"}, rate)
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
 def _watch_peak(pid: int, peak: list[int], done: threading.Event) -> None:
     """Keeps ``peak[0]`` at the highest VmHWM of ``pid`` seen until ``done``."""
     while not done.is_set():
@@ -538,58 +586,85 @@ class Bench:
 
     def drain(self, reps: int) -> None:
         """The messenger's callbacks at a fixed rate, idle and while ours drains a backlog, for
-        each RFR_MAX_APPLY_RATE of ``--drain-rates`` (0 = unthrottled)."""
+        each pacing variant of ``--drain-variants``; and, with ``idle`` in ``--drain-scenarios``,
+        the same drain on a database nobody else uses, for each of ``--drain-idle-variants``.
+        Every repetition runs every variant of every scenario, in alternating order."""
         items = self._drain_items()
-        rates = [int(r) for r in self.args.drain_rates.split(",") if r.strip()]
+        plan: list[tuple[str, list[DrainVariant]]] = []
+        for scenario in _csv(self.args.drain_scenarios):
+            if scenario not in DRAIN_SCENARIOS:
+                raise SystemExit(f"--drain-scenarios: unknown {scenario!r} "
+                                 f"(one of {', '.join(DRAIN_SCENARIOS)})")
+            specs = self.args.drain_variants if scenario == "service" else (
+                self.args.drain_idle_variants)
+            plan.append((scenario, [drain_variant(s) for s in _csv(specs)]))
         for rep in range(1, reps + 1):
-            for cap in rates if rep % 2 else rates[::-1]:
-                self._drain_once(items, cap, rep)
+            for scenario, variants in plan:
+                for variant in variants if rep % 2 else variants[::-1]:
+                    self._drain_once(items, variant, rep, scenario == "service")
 
-    def _drain_once(self, items: list[world.Item], cap: int, rep: int) -> None:
+    def _drain_once(self, items: list[world.Item], variant: DrainVariant, rep: int,
+                    service_load: bool) -> None:
         n = len(items)
         self._reset("ours", items=items)
         topic = costs.new_topic_name("drain")
         world.create_topic(self.bootstrap, topic)
         self._use_topic(topic)
         logs = Path(self.args.out)
-        env = self._cli_env(self.worker_url, RFR_TOPIC=topic, RFR_MAX_APPLY_RATE=str(cap),
-                            **OURS_ENV)
+        tag = f"{'service' if service_load else 'idle'}-{variant.slug}-{rep}"
+        env = self._cli_env(self.worker_url, RFR_TOPIC=topic,
+                            **(OURS_ENV | {"RFR_MAX_RUN_DURATION": self.args.drain_max_run}
+                               | variant.env))
+        if self.args.drain_signals:
+            env["BENCH_TRACE"] = "apply_outcomes,claim_due,pace"
         worker = self._spawn([self.python, "-m", "bench.ours"], env,
-                             logs / f"drain-{cap}-{rep}.log")
-        service = self._spawn(
-            [self.python, "-m", "bench.messenger", str(self.args.drain_call_rate)],
-            self._cli_env(self.service_url),
-            logs / f"drain-messenger-{cap}-{rep}.log")
-        for p in (worker, service):
+                             logs / f"drain-{tag}.log")
+        helpers: dict[str, subprocess.Popen[str]] = {}
+        if service_load:
+            helpers["service"] = self._spawn(
+                [self.python, "-m", "bench.messenger", str(self.args.drain_call_rate)],
+                self._cli_env(self.service_url), logs / f"drain-messenger-{tag}.log")
+        if self.args.drain_signals:
+            helpers["signals"] = self._spawn([self.python, "-m", "bench.signals"],
+                                             self._cli_env(self.worker_url),
+                                             logs / f"drain-signals-{tag}.log")
+        for p in (worker, *helpers.values()):
             assert p.stdout is not None
             line = p.stdout.readline()
             if line.strip() != "ready":
                 raise SystemExit(f"a drain process did not start: {line!r}; see out/bench/")
-        assert service.stdin is not None and worker.stdin is not None
-        service.stdin.write("go\n")
-        service.stdin.flush()
-        time.sleep(self.args.drain_idle_s)
+        for p in helpers.values():
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        if helpers:
+            time.sleep(self.args.drain_idle_s)
         before = self.meter.snapshot()
         t0 = time.perf_counter()
+        assert worker.stdin is not None and worker.stdout is not None
         worker.stdin.write("go\n")
         worker.stdin.flush()
-        assert worker.stdout is not None
         line = worker.stdout.readline()
         worker.wait()
         wall = time.perf_counter() - t0
         usage = Meter.usage(before, self.meter.snapshot(), wall)
-        time.sleep(1.0)
-        service.stdin.write("stop\n")
-        service.stdin.flush()
-        assert service.stdout is not None
-        sline = service.stdout.readline()
-        service.wait()
+        if helpers:
+            time.sleep(1.0)
+        answers: dict[str, dict[str, Any]] = {}
+        for name, p in helpers.items():
+            assert p.stdin is not None and p.stdout is not None
+            p.stdin.write("stop\n")
+            p.stdin.flush()
+            hline = p.stdout.readline()
+            p.wait()
+            answers[name] = (json.loads(hline) if hline.startswith("{")
+                             else {"error": hline, "samples": []})
         out = json.loads(line) if line.startswith("{") else {"error": line}
-        svc = json.loads(sline) if sline.startswith("{") else {"error": sline, "samples": []}
+        svc = answers.get("service", {"samples": []})
         problems: list[str] = []
-        if worker.returncode or service.returncode:
-            problems.append(f"exit codes worker {worker.returncode}, "
-                            f"messenger {service.returncode}")
+        codes = {"worker": worker.returncode, **{k: p.returncode for k, p in helpers.items()}}
+        if any(codes.values()):
+            problems.append(f"exit codes {codes}")
         # The drain is the cycle's claim/check/apply phase: the relay after it publishes the
         # backlog's events and then chases the service's own, 50 a second, until none is left.
         start, end = out.get("t_start", 0.0), out.get("t_apply_end", out.get("t_end", 0.0))
@@ -611,9 +686,10 @@ class Bench:
         backlog_published = int(row[0]) if row else 0
         # A slow cap may reach RFR_MAX_RUN_DURATION: what the cycle finalized must be whole,
         # the rest stays due for the next cycle.
-        k = int(out.get("summary", {}).get("reconciled", -1))
-        if out.get("summary", {}).get("error") is not None:
-            problems.append(f"the cycle failed: {out.get('summary')}")
+        summary = out.get("summary", {})
+        k = int(summary.get("reconciled", -1))
+        if summary.get("error") is not None:
+            problems.append(f"the cycle failed: {summary}")
         if result.outbox != k + m or backlog_published != k:
             problems.append(f"{result.outbox} outbox rows for {k} + {m} recordings, "
                             f"{backlog_published} of the backlog's {k} finalized published")
@@ -622,11 +698,19 @@ class Bench:
                             f"{result.realtime} realtime rows for {k} + {m}")
         world.delete_topic(self.bootstrap, topic)
         apply_s = max(end - start, 1e-9)
-        run = Run("drain", f"max {cap} rows/s" if cap else "unthrottled", rep, n, apply_s,
-                  max(k, 0) / apply_s, usage, problems,
-                  detail={"output": out, "latency": lat, "messenger_recordings": m,
-                          "worst_lag_ms": svc.get("worst_lag_ms"), "cap": cap,
-                          "call_rate": self.args.drain_call_rate, "finalized": k})
+        detail: dict[str, Any] = {
+            "output": out, "latency": lat, "messenger_recordings": m,
+            "worst_lag_ms": svc.get("worst_lag_ms"), "variant": variant.spec,
+            "env": variant.env, "cap": variant.cap, "service_load": service_load,
+            "call_rate": self.args.drain_call_rate if service_load else 0.0,
+            "finalized": k, "pacing": summary.get("pacing"),
+            "max_run": env.get("RFR_MAX_RUN_DURATION"), "idle_s": self.args.drain_idle_s}
+        if "signals" in answers:
+            detail["signals"] = answers["signals"]
+            detail["service_samples"] = [[t, ms] for t, name, ms in svc.get("samples", [])
+                                         if name == "recording_ingest_completed"]
+        run = Run("drain" if service_load else "drain-idle", variant.label, rep, n, apply_s,
+                  max(k, 0) / apply_s, usage, problems, detail=detail)
         self.runs.append(run)
         self.save()
 
@@ -634,9 +718,16 @@ class Bench:
             vals = sorted(lat[phase].get("recording_ingest_completed", []))
             return vals[int(0.99 * (len(vals) - 1))] if vals else float("nan")
 
-        say(f"drain #{rep} {run.contender:>16}: {run.rate:6.0f} rows/s while the messenger "
-            f"ran {m} recordings; ingest p99 idle {p99('idle'):.1f} ms, drain "
-            f"{p99('drain'):.1f} ms; load {usage.load_start:.1f} - {problems or 'ok'}")
+        pacing = summary.get("pacing") or {}
+        held = (f"; pacing {pacing.get('mode')}, limited {pacing.get('limited')}"
+                f" ({pacing.get('reason')})" if pacing else "")
+        if service_load:
+            say(f"drain #{rep} {run.contender:>18}: {run.rate:6.0f} rows/s while the messenger "
+                f"ran {m} recordings; ingest p99 idle {p99('idle'):.1f} ms, drain "
+                f"{p99('drain'):.1f} ms{held}; load {usage.load_start:.1f} - {problems or 'ok'}")
+        else:
+            say(f"drain #{rep} {run.contender:>18}: {run.rate:6.0f} rows/s, nobody else on the "
+                f"database{held}; load {usage.load_start:.1f} - {problems or 'ok'}")
 
     # ---- the whole bench -------------------------------------------------------------------
 
@@ -703,10 +794,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the backlog of the happy-path-under-drain figure")
     ap.add_argument("--drain-call-rate", type=float, default=50.0,
                     help="recordings/s the simulated messenger service starts (4 calls each)")
-    ap.add_argument("--drain-idle-s", type=float, default=10.0,
-                    help="seconds of callbacks with the worker idle before the drain starts")
-    ap.add_argument("--drain-rates", default="0",
-                    help="comma list of RFR_MAX_APPLY_RATE values to drain with (0 = none)")
+    ap.add_argument("--drain-idle-s", type=float, default=30.0,
+                    help="seconds of callbacks with the worker idle before the drain starts "
+                    "(30: the idle p99 is the 15th slowest of 1,500 calls, not the 5th of 500)")
+    ap.add_argument("--drain-variants", default=None,
+                    help="comma list of the drain's pacing variants with the service running: "
+                    "adaptive (the default), off, a number (a fixed RFR_MAX_APPLY_RATE with "
+                    f"pacing off), or VAR=value+VAR=value (default: {DRAIN_VARIANTS} with "
+                    f"--only drain; {DRAIN_IDLE_VARIANTS} within the whole bench)")
+    ap.add_argument("--drain-idle-variants", default=DRAIN_IDLE_VARIANTS,
+                    help="the same, for the drain with nobody else on the database")
+    ap.add_argument("--drain-scenarios", default=",".join(DRAIN_SCENARIOS),
+                    help="service (the messenger's callbacks during the drain) and/or idle "
+                    "(nobody else on the database)")
+    ap.add_argument("--drain-rates", default=None,
+                    help="the earlier form of --drain-variants: RFR_MAX_APPLY_RATE values "
+                    "(0 = pacing off), with the service only")
+    ap.add_argument("--drain-max-run", default="60s",
+                    help="RFR_MAX_RUN_DURATION of every drain (one cycle): a slow pace is "
+                    "measured over this long, not over the whole backlog (the driver's default "
+                    "is 3m)")
+    ap.add_argument("--drain-signals", action="store_true",
+                    help="sample what a worker can see of the database's contention beside "
+                    "every drain (bench/signals.py; kept in results.json)")
     ap.add_argument("--discovery-active", default="1000,10000,100000",
                     help="comma list of active (not stuck) recordings beside discover_stuck")
     ap.add_argument("--discovery-stuck", type=int, default=5)
@@ -718,6 +828,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "discovery, levers")
     ap.add_argument("--quick", action="store_true",
                     help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
+    ap.add_argument("--label", default="",
+                    help="the name of the generated section of --docs and of its raw figures "
+                    "(default: n<N>[-quick][-<figures>])")
     ap.add_argument("--render", metavar="RESULTS_JSON",
                     help="only rebuild the report (and --docs) from a results.json")
     args = ap.parse_args(argv)
@@ -737,6 +850,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rss_backlog, args.rss_seconds = min(args.rss_backlog, 10_000), 5
         args.drain_rows = min(args.drain_rows, 5_000)
         args.discovery_active, args.discovery_history = "1000,10000", 10_000
+    if args.drain_variants is None:
+        only = {f.strip() for f in args.only.split(",")}
+        args.drain_variants = DRAIN_VARIANTS if args.only != DEFAULT_FIGURES and (
+            "drain" in only) else DRAIN_IDLE_VARIANTS
+    if args.drain_rates is not None:
+        args.drain_variants = ",".join("off" if float(r) == 0 else r
+                                       for r in _csv(args.drain_rates))
+        args.drain_scenarios = "service"
     figures = [f.strip() for f in args.only.split(",") if f.strip()]
     Path(args.out).mkdir(parents=True, exist_ok=True)
 
@@ -769,7 +890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(argv) if argv is not None else sys.argv[1:]
     command = " ".join(["python -m bench", *given])
     bench.facts.update({
-        "label": f"n{args.n}" + ("-quick" if args.quick else "") + (
+        "label": args.label or f"n{args.n}" + ("-quick" if args.quick else "") + (
             "" if args.only == DEFAULT_FIGURES else "-" + "-".join(figures)),
         "command": os.environ.get("BENCH_COMMAND", command),
         "n": args.n, "repeat": args.repeat, "elapsed_s": elapsed,
