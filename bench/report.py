@@ -152,6 +152,7 @@ def render(results: dict[str, Any]) -> str:
     lines += _statements(runs)
     lines += _growth(runs, head, facts, vmhwm)
     lines += _dbcost(runs)
+    lines += _sqlcost(runs)
     lines += _drain(runs)
     lines += _heads(runs)
     lines += _levers(runs)
@@ -375,6 +376,33 @@ def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
             f"{_med([server(r, 'claim_due') for r in rs]):.3f} | "
             f"{_med([server(r, 'relay_claim', 'relay_mark_published') for r in rs]):.3f} | "
             f"{_machine(rs)} |")
+    return [*lines, ""]
+
+
+def _sqlcost(runs: list[dict[str, Any]]) -> list[str]:
+    sc = _by(runs, "sqlcost")
+    if not sc:
+        return []
+    now, before = sc.get("now", []), sc.get("before", [])
+    n = (now or before)[0]["n"]
+    commit = (now or before)[0]["detail"]["before_commit"][:10]
+    lines = [f"### The SQL alone: claim and apply by one connection ({n:,} rows a run)", "",
+             "`bench/sqlcost.py`: one connection claims with `claim_due(500, ...)` and reports "
+             "`found` for every claimed row with `apply_outcome`, one transaction per row; that "
+             "backend's CPU over N. *before* is the SQL of the last 0.1.x commit "
+             f"(`{commit}`, from git history), applied to a database of its own; the variants "
+             "alternate. Target (issue 19): at most 0.5 ms of PostgreSQL CPU per row.", "",
+             "| SQL | PostgreSQL CPU ms/row | min-max | runs |", "|---|---:|---:|---:|"]
+    for label, rs in (("now", now), ("before (0.1.x)", before)):
+        if rs:
+            values = [r["rate"] for r in rs]
+            lines.append(f"| {label} | {_med(values):.3f} | {_span(values, '.3f')} | "
+                         f"{len(rs)} |")
+    if now and before:
+        ratio = _med([r["rate"] for r in now]) / max(_med([r["rate"] for r in before]), 1e-9)
+        met = _med([r["rate"] for r in now]) <= 0.5
+        lines += ["", f"now / before: {ratio:.2f}; the 0.5 ms target is "
+                  f"{'met' if met else 'not met'}."]
     return [*lines, ""]
 
 

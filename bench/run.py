@@ -36,7 +36,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 
-from bench import costs, dbcost, discovery, peers, report, world
+from bench import costs, dbcost, discovery, peers, report, sqlcost, world
 from bench.sysstat import Meter, Usage, peak_rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,7 +51,7 @@ PROCRASTINATE_CONCURRENCY = 30
 PGQUEUER_BATCH = 10
 PGQUEUER_PROCESSES = 2
 OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CONCURRENCY": "8"}
-DEFAULT_FIGURES = "e2e,dbcost,drain,claim,relay,rss,discovery"
+DEFAULT_FIGURES = "e2e,dbcost,sqlcost,drain,claim,relay,rss,discovery"
 CLAIM_DUE_ROWS = 5000
 CLAIM_BATCH = 100
 # The per-row HEAD's clients the levers figure compares: the driver's and the two it replaced.
@@ -574,6 +574,24 @@ class Bench:
             with self.owner("postgres") as conn:
                 conn.execute(f'drop database if exists "{dbcost.BEFORE_DB}" with (force)')
 
+    def sqlcost(self, reps: int) -> None:
+        """The SQL alone, claim and apply by one connection (bench/sqlcost.py): this tree's
+        beside the last 0.1.x release's, each in a database of its own, interleaved."""
+        n = min(self.args.n, self.args.sqlcost_rows)
+        admin = urlunsplit(urlsplit(self.owner_url)._replace(path="/postgres"))
+        os.environ.setdefault("RFR_STACK_PG_BIN", self.env.get("RFR_STACK_PG_BIN", ""))
+        before = self.meter.snapshot()
+        t0 = time.perf_counter()
+        result = sqlcost.measure(admin, n, reps, say=say)
+        wall = time.perf_counter() - t0
+        usage = Meter.usage(before, self.meter.snapshot(), wall)
+        for variant, runs in result["runs"].items():
+            for rep, one in enumerate(runs, 1):
+                self.runs.append(Run("sqlcost", variant, rep, n, one["wall_s"],
+                                     one["cpu_ms_per_row"], usage,
+                                     detail={"before_commit": result["before_commit"]}))
+        self.save()
+
     # ---- the happy path under a drain (bench/messenger.py) ---------------------------------
 
     def _drain_items(self) -> list[world.Item]:
@@ -823,8 +841,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--discovery-history", type=int, default=100_000,
                     help="finished recordings beside them (Available, finalize rows Done)")
     ap.add_argument("--discovery-calls", type=int, default=20)
+    ap.add_argument("--sqlcost-rows", type=int, default=4000,
+                    help="rows per run of the sqlcost figure (at most --n)")
     ap.add_argument("--only", default=DEFAULT_FIGURES,
-                    help="comma list of figures: e2e, dbcost, drain, claim, relay, rss, "
+                    help="comma list of figures: e2e, dbcost, sqlcost, drain, claim, relay, rss, "
                     "discovery, levers")
     ap.add_argument("--quick", action="store_true",
                     help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
@@ -873,7 +893,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     bench.setup()
     phases: list[tuple[str, Callable[[int], None]]] = [
-        ("e2e", bench.e2e_rounds), ("dbcost", bench.dbcost), ("drain", bench.drain),
+        ("e2e", bench.e2e_rounds), ("dbcost", bench.dbcost), ("sqlcost", bench.sqlcost),
+        ("drain", bench.drain),
         ("levers", bench.levers), ("claim", bench.claim_growth),
         ("relay", bench.relay_throughput), ("rss", bench.rss_backlog),
         ("discovery", bench.discovery)]
