@@ -9,7 +9,7 @@ STACK_DIR ?= .stack/dev
 
 .PHONY: help bootstrap lock test test-sql test-py test-alerts lint check demo bench chaos \
         stack-up stack-down migrate status clean fingerprint fingerprint-record set-version \
-        dashboard dashboard-png alerts-render
+        dashboard dashboard-png alerts-render schema
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -59,6 +59,9 @@ migrate: bootstrap  ## apply migrations and functions to $$DATABASE_URL
 
 status: bootstrap  ## backlog, quarantine and publish backlog of $$DATABASE_URL
 	@$(VENV)/bin/recording-finalize status
+
+schema: bootstrap  ## regenerate sql/schema.sql from a fresh migrate ($$DATABASE_URL: a local stack's superuser)
+	@$(PY) tools/schema_snapshot.py --write
 
 fingerprint:  ## the SQL fingerprint of sql/ and whether CHANGELOG.md's current entry records it
 	@python3 scripts/release.py fingerprint
