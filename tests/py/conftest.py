@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -603,3 +604,55 @@ def planted_body(definition: str, note: str) -> str:
     changed = definition.replace("$function$\n", f"$function$\n    -- {note}\n", 1)
     assert changed != definition, "no $function$ body delimiter in the definition"
     return changed
+
+
+@dataclass(frozen=True)
+class InstalledPackage:
+    """The wheel of this checkout installed into a virtualenv of its own, and a working
+    directory outside the checkout to run it from."""
+
+    venv: Path
+    cwd: Path
+    wheel: Path
+
+    @property
+    def cli(self) -> str:
+        return str(self.venv / "bin" / "recording-finalize")
+
+
+def run_checked(args: list[str], cwd: Path, timeout: float = 300) -> str:
+    """Runs ``args`` with the base environment; its stdout, or a failed assertion with both
+    streams' tails."""
+    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=_base_env() | {"PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                                             "HOME": os.environ.get("HOME", "/root")})
+    assert proc.returncode == 0, (args, proc.stdout[-3000:], proc.stderr[-3000:])
+    return proc.stdout
+
+
+@pytest.fixture(scope="session")
+def installed_package(tmp_path_factory: pytest.TempPathFactory) -> InstalledPackage:
+    """Built once a session (about 25 s) for test_installed_wheel and test_visitor: the wheel is
+    built from a copy of the checkout's files (tracked or not ignored), so the build leaves
+    nothing in the clone and sees nothing that is not part of the source; the dependencies come
+    from requirements.lock (hashes required), the package itself with ``--no-index``."""
+    work = tmp_path_factory.mktemp("installed-wheel")
+    listing = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
+                              "--exclude-standard"], capture_output=True, check=True).stdout
+    src = work / "src"
+    for rel in filter(None, listing.decode().split("\0")):
+        if (REPO / rel).is_file():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, src / rel)
+    run_checked([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                 str(work / "dist"), str(src)], cwd=work)
+    [wheel] = (work / "dist").glob("recording_finalize_retry-*.whl")
+    venv = work / "venv"
+    run_checked([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)],
+                cwd=work)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    run_checked([*pip, "--require-hashes", "-r", str(src / "requirements.lock")], cwd=work)
+    run_checked([*pip, "--no-index", str(wheel)], cwd=work)
+    cwd = work / "elsewhere"
+    cwd.mkdir()
+    return InstalledPackage(venv, cwd, wheel)

@@ -19,9 +19,7 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,61 +30,25 @@ import pytest
 from conftest import (
     REPO,
     Db,
+    InstalledPackage,
     Worker,
     _admin,
-    _base_env,
     put_binary,
+    run_checked,
     seed_available_unpublished,
     seed_stuck,
 )
 
-
-@dataclass(frozen=True)
-class Installed:
-    venv: Path
-    cwd: Path
-    wheel: Path
-
-    @property
-    def cli(self) -> str:
-        return str(self.venv / "bin" / "recording-finalize")
+Installed = InstalledPackage
 
 
-def _run(args: list[str], cwd: Path, timeout: float = 300) -> str:
-    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=_base_env() | {"PIP_DISABLE_PIP_VERSION_CHECK": "1",
-                                             "HOME": os.environ.get("HOME", "/root")})
-    assert proc.returncode == 0, (args, proc.stdout[-3000:], proc.stderr[-3000:])
-    return proc.stdout
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
-    work = tmp_path_factory.mktemp("installed-wheel")
-    # The wheel is built from a copy of the checkout's files (tracked or not ignored), so the
-    # build leaves nothing in the clone and sees nothing that is not part of the source.
-    listing = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
-                              "--exclude-standard"], capture_output=True, check=True).stdout
-    src = work / "src"
-    for rel in filter(None, listing.decode().split("\0")):
-        if (REPO / rel).is_file():
-            (src / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / rel, src / rel)
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work / "dist"),
-          str(src)], cwd=work)
-    [wheel] = (work / "dist").glob("recording_finalize_retry-*.whl")
-    venv = work / "venv"
-    _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], cwd=work)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    _run([*pip, "--require-hashes", "-r", str(src / "requirements.lock")], cwd=work)
-    _run([*pip, "--no-index", str(wheel)], cwd=work)
-    cwd = work / "elsewhere"
-    cwd.mkdir()
-    yield Installed(venv, cwd, wheel)
+@pytest.fixture(scope="session")
+def installed(installed_package: InstalledPackage) -> InstalledPackage:
+    return installed_package
 
 
 def test_the_wheel_carries_the_sql_and_installs_one_package(installed: Installed) -> None:
-    out = _run([str(installed.venv / "bin" / "python"), "-c",
+    out = run_checked([str(installed.venv / "bin" / "python"), "-c",
                 "import importlib.util, recording_finalize, recording_finalize.sql as s; "
                 "print(recording_finalize.__file__); print(s.__path__[0]); "
                 "print(importlib.util.find_spec('driver'))"], cwd=installed.cwd)

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
-import shutil
 import subprocess
 import sys
 import threading
@@ -38,7 +36,15 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import REPO, SlowProxy, Stack, _admin, _base_env, consume, put_binary
+from conftest import (
+    InstalledPackage,
+    SlowProxy,
+    Stack,
+    _admin,
+    _base_env,
+    consume,
+    put_binary,
+)
 
 SERVICE_TOPIC = "messenger.chat-events.v1"
 #: What the service's own tool created, per migration (yoyo .py files; {api}, {reader} are the
@@ -277,47 +283,13 @@ def cast(stack: Stack) -> Iterator[Cast]:
                     conn.execute(f"drop role if exists {name}")
 
 
-@dataclass(frozen=True)
-class Package:
-    venv: Path
-    cwd: Path
-
-    @property
-    def cli(self) -> str:
-        return str(self.venv / "bin" / "recording-finalize")
-
-
-def _run(args: list[str], cwd: Path, timeout: float = 300) -> str:
-    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=_base_env() | {"PIP_DISABLE_PIP_VERSION_CHECK": "1",
-                                             "HOME": os.environ.get("HOME", "/root")})
-    assert proc.returncode == 0, (args, proc.stdout[-3000:], proc.stderr[-3000:])
-    return proc.stdout
+Package = InstalledPackage
 
 
 @pytest.fixture(scope="session")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Package:
-    """The wheel of this checkout, installed into a fresh virtualenv (as test_installed_wheel
-    does: built from a copy of the tracked files, dependencies from requirements.lock)."""
-    work = tmp_path_factory.mktemp("visitor-wheel")
-    listing = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
-                              "--exclude-standard"], capture_output=True, check=True).stdout
-    src = work / "src"
-    for rel in filter(None, listing.decode().split("\0")):
-        if (REPO / rel).is_file():
-            (src / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / rel, src / rel)
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work / "dist"),
-          str(src)], cwd=work)
-    [wheel] = (work / "dist").glob("recording_finalize_retry-*.whl")
-    venv = work / "venv"
-    _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], cwd=work)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    _run([*pip, "--require-hashes", "-r", str(src / "requirements.lock")], cwd=work)
-    _run([*pip, "--no-index", str(wheel)], cwd=work)
-    cwd = work / "elsewhere"
-    cwd.mkdir()
-    return Package(venv, cwd)
+def package(installed_package: InstalledPackage) -> InstalledPackage:
+    """The wheel of this checkout in a fresh virtualenv (conftest.installed_package)."""
+    return installed_package
 
 
 # ------------------------------------------------------------------------------------------
