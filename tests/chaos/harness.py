@@ -303,6 +303,9 @@ class Figures:
     wrong: int = 0
     duplicates: int = 0
     recover_s: float | None = None
+    #: Work left when each fault landed (recordings not yet terminal plus unpublished events),
+    #: counted by World.fault_on: a fault that meets no work proves nothing.
+    in_flight: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -343,6 +346,7 @@ class World:
         admin.create_topics([NewTopic(self.topic, 1, 1)])[self.topic].result(timeout=15)
         self.expected: dict[uuid.UUID, str] = {}
         self.poison: set[uuid.UUID] = set()
+        self.in_flight: list[int] = []
         self.workers: list[WorkerProc] = []
         self._s3 = stack.s3()
 
@@ -513,6 +517,15 @@ class World:
         """Seconds until every recording is terminal and every event published, or None."""
         return self.wait_until(lambda: self.progress() == (0, 0, 0), timeout)
 
+    def fault_on(self) -> int:
+        """Counts the work left as a fault lands (recordings not yet terminal, designated
+        poison rows left out, plus unpublished events) for the figure's "in flight" column;
+        returns it."""
+        left, _, unpublished = self.progress()
+        count = left + unpublished
+        self.in_flight.append(count)
+        return count
+
     def finalized(self) -> int:
         """Recordings moved to a terminal state since seeding (by a worker or a callback)."""
         return int(self.one("select count(distinct recording_id) from chaos.transitions "
@@ -551,7 +564,7 @@ class World:
     # --- the figures -----------------------------------------------------------------------
 
     def figures(self, faults: str, recover_s: float | None) -> Figures:
-        fig = Figures(self.name, faults, recover_s=recover_s)
+        fig = Figures(self.name, faults, recover_s=recover_s, in_flight=list(self.in_flight))
         with self.connect() as conn:
             recs = {r[0]: (r[1], r[2]) for r in conn.execute(
                 "select id, status, version from messenger.call_recordings")}

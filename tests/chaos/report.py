@@ -14,16 +14,25 @@ if TYPE_CHECKING:
 
 START = "<!-- chaos-figures:start (written by make chaos) -->"
 END = "<!-- chaos-figures:end -->"
-COLUMNS = ("scenario", "faults injected", "seeded", "terminal", "quarantined", "lost",
-           "double", "stuck", "torn", "wrong", "duplicates", "recover s", "result")
+COLUMNS = ("scenario", "faults injected", "seeded", "in flight at the fault", "terminal",
+           "quarantined", "lost", "double", "stuck", "torn", "wrong", "duplicates", "recover s",
+           "result")
+
+
+def _in_flight(counts: list[int]) -> str:
+    """The work left when the fault landed; for repeated faults the least and the most."""
+    if not counts:
+        return "-"
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}-{high} ({len(counts)} faults)"
 
 
 def render_table(figures: list[Figures]) -> str:
     rows = [COLUMNS, tuple("---" for _ in COLUMNS)]
     for f in figures:
         rows.append((
-            f.scenario, f.faults, str(f.seeded), str(f.terminal), str(f.quarantined),
-            str(f.lost), str(f.double), str(f.stuck), str(f.torn), str(f.wrong),
+            f.scenario, f.faults, str(f.seeded), _in_flight(f.in_flight), str(f.terminal),
+            str(f.quarantined), str(f.lost), str(f.double), str(f.stuck), str(f.torn), str(f.wrong),
             str(f.duplicates), "-" if f.recover_s is None else f"{f.recover_s:.1f}",
             "pass" if f.ok else "FAIL",
         ))

@@ -62,6 +62,10 @@ def finish(world: World, record: Record, faults: str, fault_end: float,
 
 def assert_ok(fig: Figures) -> None:
     assert fig.ok, fig.to_dict()
+    # A fault that met no work proves nothing (a worker that had already finished its rows
+    # when the fault began once passed s3_slow_and_silent without meeting it).
+    assert fig.in_flight, f"{fig.scenario}: no fault was counted (World.fault_on)"
+    assert min(fig.in_flight) > 0, f"{fig.scenario}: a fault met no work: {fig.in_flight}"
 
 
 def supervise(world: World, env: dict[str, str], until: Callable[[], bool],
@@ -110,6 +114,7 @@ def test_kill9_storm(world: Make, record: Record, stack: Stack) -> None:
             w.wait_until(lambda lg=log: any(e["event"] == "worker started"
                                             for e in read_events(lg)), 5, poll=0.02)
             time.sleep(rng.uniform(0.0, 0.7))
+            w.fault_on()
             kill9_pid(pid)
             kills += 1
             events = read_events(log)
@@ -135,6 +140,7 @@ def test_s3_stopped_mid_cycle(world: Make, record: Record, stack: Stack) -> None
     proxy.latency_s = 0.05
     w.spawn("run", s3_url=proxy.url)
     assert w.wait_until(lambda: w.finalized() >= 40, 30) is not None
+    w.fault_on()
     stack.stop_service("s3")
     time.sleep(4)
     stack.start_service("s3")
@@ -160,10 +166,12 @@ def test_s3_slow_and_silent(world: Make, record: Record, stack: Stack) -> None:
     assert w.wait_until(lambda: w.finalized() >= 30, 30) is not None
     proxy.latency_s = 0.6  # about a HEAD's per-try timeout (0.4 x RFR_S3_TIMEOUT = 0.6 s)
     w.seed(40, rng=rng, found=1.0, missing=0.0)
+    w.fault_on()
     time.sleep(4)
     proxy.latency_s = 0.0
     proxy.stall(True)  # requests accepted, never answered: every HEAD times out
     w.seed(40, rng=rng, found=1.0, missing=0.0)
+    w.fault_on()
     time.sleep(4)
     proxy.stall(False)
     fault_end = time.monotonic()
@@ -224,6 +232,7 @@ def test_s3_outage_recorders_retry(
             landed[rid] = time.time()
             return
 
+    w.fault_on()
     stack.stop_service("s3")
     down_wall = time.time()
     worker = w.spawn("run", env=env)
@@ -289,6 +298,7 @@ def test_s3_down_past_the_attempt_budget(world: Make, record: Record, stack: Sta
     rng = random.Random(22)
     w.seed(90, rng=rng, found=0.6, missing=0.2)
     env = w.env(**BUDGET_ENV)
+    w.fault_on()
     stack.stop_service("s3")
     down = time.monotonic()
     worker = w.spawn("run", env=env)
@@ -332,6 +342,7 @@ def test_kafka_stopped_while_outbox_fills(world: Make, record: Record, stack: St
     w.seed(200, rng=random.Random(13))
     w.spawn("run")
     assert w.wait_until(lambda: w.finalized() >= 20, 30) is not None
+    w.fault_on()
     stack.stop_service("kafka")
     down = time.monotonic()
     # The domain side goes on without the broker; the outbox fills.
@@ -356,6 +367,7 @@ def test_postgres_restarted_mid_cycle(world: Make, record: Record, stack: Stack)
     proxy.latency_s = 0.05
     worker = w.spawn("run", s3_url=proxy.url)
     assert w.wait_until(lambda: w.finalized() >= 40, 30) is not None
+    w.fault_on()
     stack.stop_service("postgres")
     time.sleep(2)
     stack.start_service("postgres")
@@ -401,6 +413,7 @@ def test_two_runners_racing_the_callback(world: Make, record: Record, stack: Sta
     # The SLA runs out now for every row (the claim then sees the session ended > 1 s ago).
     w.one("update messenger.recording_finalize_attempts set next_attempt_at = now() "
           "returning 1")
+    w.fault_on()
     results: Counter[str] = Counter()
     callbacks = rng.sample(ids, len(ids) // 2)
 
@@ -447,6 +460,7 @@ def test_poison_row_quarantined(world: Make, record: Record, stack: Stack) -> No
             pid = current.get("pid")
             seen.append(f"{pid} {data[:60]!r}")
             if pid:
+                w.fault_on()
                 last_kill["at"] = time.monotonic() + 0.3
                 threading.Timer(0.3, kill9_pid, args=(pid,)).start()
                 return "forward-then-hold"
@@ -490,6 +504,7 @@ def test_paused_runner_resumes_with_stale_claims(world: Make, record: Record,
     paused = w.spawn("run", label="paused", s3_url=proxy.url, RFR_S3_CONCURRENCY="1", **short)
     assert w.wait_until(lambda: any(e["event"] == "batch claimed" for e in paused.events()),
                         20, poll=0.05) is not None
+    w.fault_on()
     paused.signal(signal.SIGSTOP)
     time.sleep(5)  # past the TTL: the server ends the lock's session (idle_session_timeout)
     other = w.spawn("run", label="other", **short)
@@ -530,12 +545,14 @@ def test_relay_killed_between_ack_and_mark(world: Make, record: Record, stack: S
         if plan["before"] > 0:  # acknowledged by the broker, not yet marked
             plan["before"] -= 1
             kills["before mark"] += 1
+            w.fault_on()
             kill9_pid(current["pid"])
             last_kill["at"] = time.monotonic()
             return "kill"
         if plan["after"] > 0:  # marked in the database; the worker dies before it hears so
             plan["after"] -= 1
             kills["after mark"] += 1
+            w.fault_on()
             last_kill["at"] = time.monotonic() + 0.3
             threading.Timer(0.3, kill9_pid, args=(current["pid"],)).start()
             return "forward-then-hold"
@@ -581,6 +598,7 @@ def test_worker_clock_two_hours_off(world: Make, record: Record, offset: str) ->
     # swallow our signals).
     libs = sorted(glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1"))
     assert libs, "libfaketime is not installed: run scripts/bootstrap.sh"
+    w.fault_on()
     skewed = w.spawn("run", label="skewed",
                      env=env | {"LD_PRELOAD": libs[0], "FAKETIME": offset,
                                 # the wall clock is off; CLOCK_MONOTONIC has no "right" value
@@ -636,6 +654,7 @@ def test_sigterm_under_load(world: Make, record: Record, stack: Stack) -> None:
                      poll=0.05)
         w.wait_until(lambda b=base: w.finalized() >= b + 25, 30, poll=0.05)
         time.sleep(rng.uniform(0, 0.3))
+        w.fault_on()
         t0 = time.monotonic()
         proc.signal(signal.SIGTERM)
         code = proc.wait(15)
