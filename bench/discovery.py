@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -40,7 +39,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 
-from bench import costs
+from bench import costs, world
 
 DISCOVER_LIMIT = 1000
 WORKER_ROLE = "rfr_bench_discovery_worker"
@@ -126,7 +125,6 @@ def scan_nodes(plan: list[str]) -> list[str]:
 def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: int = 100_000,
             say: Any = print) -> dict[str, Any]:
     """Per active size: the calls' times (ms), what they opened, the plan; one database each."""
-    cli = str(Path(sys.executable).parent / "recording-finalize")
     policy = _policy()
     password = uuid.uuid4().hex
     out: dict[str, Any] = {"stuck": stuck, "calls": calls, "history": history,
@@ -140,12 +138,7 @@ def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: i
             conn.execute(f'create database "{name}"')
         try:
             url = _url(owner_url, name)
-            proc = subprocess.run([cli, "migrate", "--create-service-tables"],
-                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                                       "DATABASE_URL": url},
-                                  capture_output=True, text=True, timeout=300)
-            if proc.returncode != 0:
-                raise SystemExit(f"migrate of {name} failed:\n{proc.stderr[-2000:]}")
+            world.migrate_new_database(url, f"discovery {name}")
             t0 = time.monotonic()
             with psycopg.connect(url, autocommit=True) as conn:
                 if history:

@@ -39,7 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from bench import sysstat
+from bench import sysstat, world
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The last commit of the 0.1.x migration history (before 0001_baseline.sql).
@@ -78,11 +78,6 @@ SEED = (
     from generate_series(1, %(n)s) as g""",
     "analyze",
 )
-
-
-def _url(url: str, dbname: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + dbname))
 
 
 def _before_tree(into: Path) -> Path | None:
@@ -135,7 +130,6 @@ def _apply_tree(url: str, sql_dir: Path) -> list[str]:
 
 def prepare(admin_url: str, sql_before: Path | None, say: Any = print) -> dict[str, str]:
     """The databases of the variants (name -> URL)."""
-    cli = str(Path(sys.executable).parent / "recording-finalize")
     dbs: dict[str, str] = {}
     for variant in ("now", "before"):
         if variant == "before" and sql_before is None:
@@ -144,14 +138,9 @@ def prepare(admin_url: str, sql_before: Path | None, say: Any = print) -> dict[s
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
             conn.execute(f'create database "{name}"')
-        url = _url(admin_url, name)
+        url = urlunsplit(urlsplit(admin_url)._replace(path="/" + name))
         if variant == "now":
-            proc = subprocess.run([cli, "migrate", "--create-service-tables"],
-                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                                       "DATABASE_URL": url},
-                                  capture_output=True, text=True, timeout=300)
-            if proc.returncode != 0:
-                raise SystemExit(f"sqlcost: migrate failed:\n{proc.stderr[-2000:]}")
+            world.migrate_new_database(url, "sqlcost")
         else:
             assert sql_before is not None
             left_out = _apply_tree(url, sql_before)

@@ -11,11 +11,15 @@ spec allows another program to (the lifecycle functions would cost two calls per
 from __future__ import annotations
 
 import contextlib
+import os
 import random
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -56,6 +60,19 @@ class Item:
     @property
     def key(self) -> str:
         return KEY_TEMPLATE.format(recording_id=self.recording_id)
+
+
+def migrate_new_database(url: str, what: str) -> None:
+    """``recording-finalize migrate --create-service-tables`` (the console script beside this
+    Python) on the new database at ``url``, the service's reference tables included; exits
+    naming ``what`` with migrate's stderr when it fails."""
+    cli = str(Path(sys.executable).parent / "recording-finalize")
+    proc = subprocess.run([cli, "migrate", "--create-service-tables"],
+                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                               "DATABASE_URL": url},
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise SystemExit(f"{what}: migrate failed:\n{proc.stderr[-2000:]}")
 
 
 def make_items(n: int, seed: int = 5) -> list[Item]:
