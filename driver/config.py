@@ -121,8 +121,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("RFR_METRICS_PORT", "9464", "an integer in 0..65535 (0 disables /metrics)",
              "the port of /metrics, /livez and /readyz (run)", "--metrics-port"),
     Variable("RFR_RETENTION", "30d", f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)",
-             "run prunes published events, dispatched pushes and Done rows older than this, "
-             "hourly"),
+             "run prunes the product's finished rows (Done finalize rows, expired leases, "
+             "ended incidents) older than this, hourly; never the service's outboxes"),
     Variable("RFR_SQL_DIR", None, "a directory holding migrations/ and functions/",
              "the SQL tree for migrate (default: the package's sql/)"),
     Variable("RFR_MAX_APPLY_RATE", "0", "a number in 0..100000 (0 = no limit)",
