@@ -12,10 +12,12 @@ For each size A of ``--active`` (default 1,000, 10,000 and 100,000), in a databa
 active recordings (90 % Recording, 10 % Pending), each with its own session that has not ended
 (a live call), and ``--stuck`` recordings (default 5) Uploading whose session ended an hour ago,
 without a finalize row. Then,
-as the least-privilege worker role, ``--calls`` calls (default 20) of
-``discover_stuck(p_limit => 1000, p_policy => <the driver's policy>)``, each timed on the
-client; after each call the owner deletes the rows it opened, so every call faces the same
-state. Last, the plan of the call's INSERT, through ``auto_explain`` (the function is PL/pgSQL
+as the least-privilege worker role, calls of ``discover_stuck(p_limit => 1000, p_policy =>
+<the driver's policy>)``, each timed on the client: each call reads the next 1,000 active
+recordings (the sweep's position in ``recording_finalize.discovery_sweep``), so the calls start
+at the beginning of a sweep and go on until at least ``--calls`` (default 20) were made and a
+sweep has ended. After each call the owner deletes the rows it opened, so every whole sweep must
+open each stuck recording exactly once (the figure's check). Last, the plan of the call's INSERT, through ``auto_explain`` (the function is PL/pgSQL
 and SECURITY DEFINER: never inlined into an EXPLAIN of its caller), with its buffers.
 
 ``python -m bench.discovery [--active 1000,10000,100000] [--stuck 5] [--history 100000]
@@ -42,6 +44,8 @@ import psycopg
 from bench import costs, world
 
 DISCOVER_LIMIT = 1000
+#: Active recordings one call reads (discover_stuck's p_scan default, which the worker uses).
+DISCOVER_SCAN = 1000
 WORKER_ROLE = "rfr_bench_discovery_worker"
 
 ACTIVE_SQL = ("""
@@ -75,6 +79,9 @@ from generate_series(1, %(n)s) as i
 """)
 
 FORGET_SQL = "delete from messenger.recording_finalize_attempts where opened_by = 'discovery'"
+# The sweep's position back to the start (as at the end of a sweep; the owner may write it).
+SWEEP_START_SQL = ("update recording_finalize.discovery_sweep "
+                   "set after_session_kind = null, after_session_id = null")
 
 
 def _url(url: str, dbname: str, user: str | None = None, password: str | None = None) -> str:
@@ -157,26 +164,41 @@ def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: i
             seeded_s = time.monotonic() - t0
             times: list[float] = []
             opened: list[int] = []
+            call = "select recording_finalize.discover_stuck(%s, %s)"
             with psycopg.connect(_url(owner_url, name, WORKER_ROLE, password),
                                  autocommit=True) as worker, \
                     psycopg.connect(url, autocommit=True) as owner:
-                for _ in range(calls + 1):  # the first call warms the caches: not counted
+                worker.execute(call, (DISCOVER_LIMIT, policy))  # warms the caches: not counted
+                owner.execute(FORGET_SQL)
+                # The measured calls start a sweep and end one (each call reads the next slice
+                # of the active recordings; the last of a sweep starts the next over): every
+                # whole sweep must open each stuck recording once, since the owner deletes what
+                # a call opened.
+                owner.execute(SWEEP_START_SQL)
+                sweeps0 = _sweeps(owner)
+                most = calls + 2 * (active // DISCOVER_SCAN + 2)
+                sweeps, ended = 0, False
+                while len(times) < most:
                     c0 = time.perf_counter()
-                    row = worker.execute("select recording_finalize.discover_stuck(%s, %s)",
-                                         (DISCOVER_LIMIT, policy)).fetchone()
+                    row = worker.execute(call, (DISCOVER_LIMIT, policy)).fetchone()
                     times.append((time.perf_counter() - c0) * 1000)
                     opened.append(int(row[0]) if row else -1)
                     owner.execute(FORGET_SQL)
+                    now = _sweeps(owner) - sweeps0
+                    ended, sweeps = now > sweeps, now
+                    if ended and len(times) >= calls:
+                        break
             plan = _plan(url, policy)
-            times, opened = times[1:], opened[1:]
             entry = {"active": active, "seeded_s": seeded_s, "ms": times,
+                     "calls_made": len(times), "sweeps": sweeps, "ended_a_sweep": ended,
                      "median_ms": statistics.median(times), "min_ms": min(times),
                      "max_ms": max(times), "opened": opened, "plan": plan,
                      "recording_scans": scan_nodes(plan)}
             out["sizes"].append(entry)
             say(f"discovery: {active:>7,} active + {stuck} stuck ({history:,} finished): median "
                 f"{entry['median_ms']:.2f} ms per call (min {entry['min_ms']:.2f}, max "
-                f"{entry['max_ms']:.2f}), opened {sorted(set(opened))}; "
+                f"{entry['max_ms']:.2f}), {len(times)} calls, {sweeps} sweep(s), opened "
+                f"{sum(opened)}; "
                 f"{'; '.join(entry['recording_scans']) or 'no scan of call_recordings?'}")
         finally:
             with psycopg.connect(admin, autocommit=True) as conn:
@@ -184,11 +206,24 @@ def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: i
     return out
 
 
+def _sweeps(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("select sweeps from recording_finalize.discovery_sweep").fetchone()
+    return int(row[0]) if row else 0
+
+
 def problems(result: dict[str, Any]) -> list[str]:
-    """Wrong work (never a time): every call must open exactly the stuck rows."""
-    return [f"{s['active']:,} active: discover_stuck opened {sorted(set(s['opened']))}, "
-            f"not {result['stuck']}" for s in result["sizes"]
-            if set(s["opened"]) != {result["stuck"]}]
+    """Wrong work (never a time): the measured calls end a sweep, and every whole sweep opens
+    each stuck recording exactly once."""
+    out = []
+    for s in result["sizes"]:
+        want = result["stuck"] * s["sweeps"]
+        if not s["ended_a_sweep"] or s["sweeps"] < 1:
+            out.append(f"{s['active']:,} active: {s['calls_made']} calls of discover_stuck did "
+                       "not end a sweep of the active recordings")
+        elif sum(s["opened"]) != want:
+            out.append(f"{s['active']:,} active: {s['sweeps']} sweep(s) of discover_stuck opened "
+                       f"{sum(s['opened'])} rows, not {want}")
+    return out
 
 
 def growth(result: dict[str, Any]) -> float | None:
