@@ -17,8 +17,9 @@ as the least-privilege worker role, calls of ``discover_stuck(p_limit => 1000, p
 recordings (the sweep's position in ``recording_finalize.discovery_sweep``), so the calls start
 at the beginning of a sweep and go on until at least ``--calls`` (default 20) were made and a
 sweep has ended. After each call the owner deletes the rows it opened, so every whole sweep must
-open each stuck recording exactly once (the figure's check). Last, the plan of the call's INSERT, through ``auto_explain`` (the function is PL/pgSQL
-and SECURITY DEFINER: never inlined into an EXPLAIN of its caller), with its buffers.
+open each stuck recording exactly once (the figure's check). Last, the plan of the call's
+INSERT, through ``auto_explain`` (the function is PL/pgSQL and SECURITY DEFINER: never inlined
+into an EXPLAIN of its caller), with its buffers.
 
 ``python -m bench.discovery [--active 1000,10000,100000] [--stuck 5] [--history 100000]
 [--calls 20]`` against the
