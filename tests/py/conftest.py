@@ -506,6 +506,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def pipe_bytes(src: socket.socket, dst: socket.socket, delay_s: float = 0.0) -> None:
+    """Copies ``src`` to ``dst`` (each chunk held ``delay_s`` first) until either side closes,
+    then shuts both down: one direction of a test's TCP proxy."""
+    try:
+        while data := src.recv(65536):
+            if delay_s:
+                time.sleep(delay_s)
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
 class SlowProxy:
     """A TCP proxy to ``target`` that holds every client→server chunk for ``delay_s``.
 
@@ -543,20 +559,7 @@ class SlowProxy:
                              daemon=True).start()
 
     def _pipe(self, src: socket.socket, dst: socket.socket, slow: bool) -> None:
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                if slow:
-                    time.sleep(self.delay_s)
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
+        pipe_bytes(src, dst, self.delay_s if slow else 0.0)
 
     def close(self) -> None:
         self._closed.set()

@@ -36,6 +36,7 @@ from conftest import (
     Worker,
     _base_env,
     free_port,
+    pipe_bytes,
     planted_body,
     seed_stuck,
 )
@@ -707,19 +708,7 @@ class CuttableProxy:
             with self._lock:
                 self._conns += [client, upstream]
             for src, dst in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
-
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (src, dst):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
+                threading.Thread(target=pipe_bytes, args=(src, dst), daemon=True).start()
 
     def cut(self) -> None:
         if self._server is not None:

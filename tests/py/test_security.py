@@ -45,17 +45,22 @@ from conftest import (
 URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?!…)[^\s\"'<>…]")
 
 
-@pytest.fixture
-def secret_role(db: Db) -> Iterator[tuple[str, str]]:
-    """A worker login role whose password has every character a URL must quote."""
-    name = f"rfr_sec_{uuid.uuid4().hex[:8]}"
-    password = f"Pw/{secrets.token_hex(6)}:@%?#&={secrets.token_hex(6)}"
+def _temporary_login(db: Db, prefix: str, group: str,
+                     password: str) -> Iterator[tuple[str, str]]:
+    """A LOGIN role in ``group`` for one test, dropped after it: (name, password)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
     with db.connect() as conn:
-        conn.execute(f"create role {name} login password '{password}' "
-                     "in role recording_finalize_worker")
+        conn.execute(f"create role {name} login password '{password}' in role {group}")
     yield name, password
     with db.connect() as conn:
         conn.execute(f"drop role if exists {name}")
+
+
+@pytest.fixture
+def secret_role(db: Db) -> Iterator[tuple[str, str]]:
+    """A worker login role whose password has every character a URL must quote."""
+    yield from _temporary_login(db, "rfr_sec", "recording_finalize_worker",
+                                f"Pw/{secrets.token_hex(6)}:@%?#&={secrets.token_hex(6)}")
 
 
 @pytest.fixture
@@ -208,14 +213,8 @@ def test_payloads_and_last_errors_carry_no_url(worker: Worker, db: Db) -> None:
 @pytest.fixture
 def service_login(db: Db) -> Iterator[tuple[str, str]]:
     """A login granted recording_finalize_service (the messenger service's)."""
-    name = f"rfr_sec_svc_{uuid.uuid4().hex[:8]}"
-    password = secrets.token_hex(12)
-    with db.connect() as conn:
-        conn.execute(f"create role {name} login password '{password}' "
-                     "in role recording_finalize_service")
-    yield name, password
-    with db.connect() as conn:
-        conn.execute(f"drop role if exists {name}")
+    yield from _temporary_login(db, "rfr_sec_svc", "recording_finalize_service",
+                                secrets.token_hex(12))
 
 
 def _tables(db: Db) -> list[tuple[str, str]]:
