@@ -29,7 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -506,13 +506,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def pipe_bytes(src: socket.socket, dst: socket.socket, delay_s: float = 0.0) -> None:
-    """Copies ``src`` to ``dst`` (each chunk held ``delay_s`` first) until either side closes,
-    then shuts both down: one direction of a test's TCP proxy."""
+def pipe_bytes(src: socket.socket, dst: socket.socket,
+               delay_s: Callable[[], float] | None = None) -> None:
+    """Copies ``src`` to ``dst`` until either side closes, then shuts both down: one direction
+    of a test's TCP proxy. ``delay_s`` is asked before each chunk (a test may change it while
+    the connection is open) and the chunk held that long."""
     try:
         while data := src.recv(65536):
-            if delay_s:
-                time.sleep(delay_s)
+            if delay_s is not None and (hold := delay_s()):
+                time.sleep(hold)
             dst.sendall(data)
     except OSError:
         pass
@@ -559,7 +561,7 @@ class SlowProxy:
                              daemon=True).start()
 
     def _pipe(self, src: socket.socket, dst: socket.socket, slow: bool) -> None:
-        pipe_bytes(src, dst, self.delay_s if slow else 0.0)
+        pipe_bytes(src, dst, (lambda: self.delay_s) if slow else None)
 
     def close(self) -> None:
         self._closed.set()
