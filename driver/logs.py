@@ -26,15 +26,20 @@ _MAX_FIELD = 2000
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
+#: The secrets, longest first (one that contains another is masked whole): sorted when a secret
+#: is added, not for every line.
+_longest_first: tuple[str, ...] = ()
 _stream: IO[str] | None = None
 
 
 def add_secrets(values: Iterable[str | None]) -> None:
     """Registers values that must never be printed (empty and very short ones are ignored)."""
+    global _longest_first
     with _lock:
         # A one- or two-character "secret" would mangle every line; such a password is no
         # secret anyway.
         _secrets.update(v for v in values if v and len(v) >= 3)
+        _longest_first = tuple(sorted(_secrets, key=len, reverse=True))
 
 
 def set_stream(stream: IO[str] | None) -> None:
@@ -45,9 +50,13 @@ def set_stream(stream: IO[str] | None) -> None:
 
 def redact(text: str) -> str:
     """``text`` with URLs cut to their scheme and the registered secrets masked."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    text = _URL.sub(r"\1://…", text)
+    # Every line of every finalized row comes through here: the regular expression runs only on
+    # a text that can hold a URL.
+    for secret in _longest_first:
+        if secret in text:
+            text = text.replace(secret, "***")
+    if "://" in text:
+        text = _URL.sub(r"\1://…", text)
     if len(text) > _MAX_FIELD:
         text = text[:_MAX_FIELD] + "…"
     return text
@@ -55,18 +64,21 @@ def redact(text: str) -> str:
 
 def _plain(value: Any) -> Any:
     """A JSON-ready copy of ``value``; strings are redacted, bytes never printed."""
+    # The usual fields first: strings, then identifiers and counts.
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, UUID):
+        return str(value)
     if value is None or isinstance(value, bool | int):
         return value
     if isinstance(value, float):
         # json.dumps would print NaN/Infinity, which is not JSON.
         return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, str):
-        return redact(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, UUID | Path):
+    if isinstance(value, Path):
         return str(value)
     if isinstance(value, Enum):
         return _plain(value.value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import uuid
 from typing import Any
 
 import pytest
@@ -146,6 +147,23 @@ def test_log_lines_are_json_without_urls_or_secrets() -> None:
     assert "hunter22-secret" not in text and "u:" not in text
     assert record["detail"] == "connect to postgresql://… failed"
     assert record["blob"] == "<2 bytes>" and record["ratio"] is None
+
+
+def test_secrets_added_later_and_secrets_inside_secrets_are_masked_whole() -> None:
+    out = io.StringIO()
+    logs.set_stream(out)
+    try:
+        logs.add_secrets(["sesame-long"])
+        logs.log("first", detail="open sesame-long-and-more")
+        # Added after a line was written (the sorted list is rebuilt), and containing the first.
+        logs.add_secrets(["x-sesame-long-and-more"])
+        logs.log("second", detail="open x-sesame-long-and-more", rid=uuid.UUID(int=7))
+    finally:
+        logs.set_stream(None)
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["detail"] == "open ***-and-more"
+    assert second["detail"] == "open ***"
+    assert second["rid"] == "00000000-0000-0000-0000-000000000007"
 
 
 # --- HeadBucket answers and their classification (botocore's Stubber plays the server) --------
