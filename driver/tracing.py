@@ -155,6 +155,11 @@ def attempt_span(recording_id: str, phase: str, attempts: int) -> Iterator[trace
     after the claim's increment). The caller may add the outcome with ``span.set_attribute``.
     An exception escaping the block is recorded on the span and marks it as an error.
     """
+    if _provider is None:
+        # Nothing is exported: no span at all. (The API's no-op tracer would still build one and
+        # attach a context for each attempt, a cost every finalized row paid for nothing.)
+        yield trace.INVALID_SPAN
+        return
     with tracer().start_as_current_span(
         ATTEMPT_SPAN,
         attributes={"recording_id": recording_id, "phase": phase, "attempts": attempts},

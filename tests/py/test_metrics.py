@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from prometheus_client import CollectorRegistry
@@ -247,6 +248,12 @@ def test_without_otel_variables_tracing_is_a_no_op() -> None:
     assert not tracing.enabled()
     with tracing.cycle_span("run-2") as span:
         assert not span.is_recording()
+        outer = trace.get_current_span()
+        with tracing.attempt_span("33333333-3333-3333-3333-333333333333", "reconcile", 1) as a:
+            a.set_attribute("outcome", "found")
+            # No span is built and no context attached for an attempt nobody exports.
+            assert not a.is_recording()
+            assert trace.get_current_span() is outer
     assert tracing.configure({"OTEL_TRACES_EXPORTER": "none"}) is False
     assert tracing.configure({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}) is False
 
