@@ -134,6 +134,7 @@ def main() -> int:
     from recording_finalize.db import open_pool
     from recording_finalize.metrics import Metrics
     from recording_finalize.relay import Relay, delivery_timeout_for
+    from recording_finalize.worker import freeze_start_up_heap
 
     from bench.signed_head import storage_for
     from bench.sysstat import peak_rss_kb
@@ -176,6 +177,7 @@ def main() -> int:
     ctx = Context(settings=settings, pool=pool, storage=store, metrics=metrics,
                   relay=rel)
     relay_only = sys.argv[1:] == ["relay"]
+    freeze_start_up_heap()
     print("ready", flush=True)
     sys.stdin.readline()
 
