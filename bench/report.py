@@ -38,6 +38,11 @@ def _per_row_ms(run: dict[str, Any], key: str) -> float:
     return run["usage"]["cpu_s"].get(key, 0.0) / run["n"] * 1000
 
 
+def _busiest_backend_ms(run: dict[str, Any]) -> float:
+    """The CPU of the contender's busiest backend (the one that claims and applies) per row."""
+    return run["detail"]["backend_cpu_s"][0] / run["n"] * 1000
+
+
 def _statements_per_row(run: dict[str, Any]) -> float:
     return sum(run["statements"].values()) / run["n"] if run["statements"] else float("nan")
 
@@ -82,6 +87,9 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     if now:
         out["dbcost_pg_ms"] = _med([_per_row_ms(r, "postgres") for r in now])
         out["dbcost_worker_ms"] = _med([_per_row_ms(r, "worker") for r in now])
+        busiest = [_busiest_backend_ms(r) for r in now if r["detail"].get("backend_cpu_s")]
+        if busiest:
+            out["dbcost_backend_ms"] = _med(busiest)
     unthrottled = _by(runs, "drain").get("unthrottled")
     if unthrottled:
         idle = _med([_pct(r, "idle", 99) for r in unthrottled])
@@ -192,9 +200,13 @@ def _targets(head: dict[str, Any], facts: dict[str, Any]) -> list[str]:
         d = head["dbcost_pg_ms"]
         lines.append(row("PostgreSQL CPU per finalized row (dbcost, SQL now)", f"{d:.2f} ms",
                          "≤ 0.8 ms", d <= 0.8))
+        if "dbcost_backend_ms" in head:
+            b = head["dbcost_backend_ms"]
+            lines.append(row("PostgreSQL CPU per finalized row, the worker's busiest backend "
+                             "(dbcost, SQL now)", f"{b:.2f} ms", "≤ 0.5 ms", b <= 0.5))
         w = head["dbcost_worker_ms"]
         lines.append(row("worker CPU per finalized row (dbcost, SQL now)", f"{w:.2f} ms",
-                         "≤ 0.5 ms", w <= 0.5))
+                         "≤ 0.3 ms", w <= 0.3))
     if "pacing_p99_ratio" in head:
         ratio = head["pacing_p99_ratio"]
         idle, during = head["pacing_p99"]
@@ -351,11 +363,15 @@ def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
               f"### What one finalized row costs the database ({n:,} rows end to end)"), "",
              ("The SQL before is `bench/sql_before/` applied over a second, identically migrated "
               "database. " if before else "") +
-             "Server ms per row: pg_stat_statements' execution time of the worker's "
-             "calls over N (apply_outcome, claim_due, the relay's two calls).", "",
-             "| SQL | PostgreSQL CPU ms/row | min-max | worker CPU ms/row | rows/s | "
-             "server ms/row: apply | claim | relay | machine |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "PostgreSQL CPU: the whole cluster's (every backend, the relay's and the pacing "
+             "sampler's included); busiest backend: the one worker backend that spent the most "
+             "(the claim and apply connection), its CPU read from /proc while the worker ran, "
+             "as a user would measure it from outside. Server ms per row: pg_stat_statements' "
+             "execution time of the worker's calls over N (apply_outcome, claim_due, the "
+             "relay's two calls).", "",
+             "| SQL | PostgreSQL CPU ms/row | min-max | busiest backend ms/row | "
+             "worker CPU ms/row | rows/s | server ms/row: apply | claim | relay | machine |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
 
     def server(r: dict[str, Any], *names: str) -> float:
         times = r["detail"].get("times") or {}
@@ -368,8 +384,10 @@ def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
         if not rs:
             continue
         pg = [_per_row_ms(r, "postgres") for r in rs]
+        busiest = [_busiest_backend_ms(r) for r in rs if r["detail"].get("backend_cpu_s")]
         lines.append(
             f"| {label} | {_med(pg):.2f} | {_span(pg, '.2f')} | "
+            f"{f'{_med(busiest):.2f}' if busiest else '-'} | "
             f"{_med([_per_row_ms(r, 'worker') for r in rs]):.2f} | "
             f"{_med([r['rate'] for r in rs]):,.0f} | "
             f"{_med([server(r, 'apply_outcome') for r in rs]):.3f} | "

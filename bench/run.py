@@ -37,7 +37,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import psycopg
 
 from bench import costs, dbcost, discovery, peers, report, sqlcost, world
-from bench.sysstat import Meter, Usage, peak_rss_kb
+from bench.sysstat import BackendCpu, Meter, Usage, peak_rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
 WORKER_ROLE = "rfr_bench_worker"
@@ -65,6 +65,13 @@ HEAD_CPU_N = 1000
 DRAIN_VARIANTS = "adaptive,off,250,100"
 DRAIN_IDLE_VARIANTS = "adaptive,off"
 DRAIN_SCENARIOS = ("service", "idle")
+
+
+def _backend_pids(conn: psycopg.Connection[Any], role: str) -> list[int]:
+    """The pids of the client backends logged in as ``role``."""
+    rows = conn.execute("select pid from pg_stat_activity where usename = %s"
+                        " and backend_type = 'client backend'", (role,)).fetchall()
+    return [int(pid) for (pid,) in rows]
 
 
 @dataclass(frozen=True)
@@ -341,13 +348,17 @@ class Bench:
                                  logs / f"{figure}-{contender}-{rep}-{i}.log")
                      for i, c in enumerate(cmds)]
             role = urlsplit(self.owner_url).username or ""
-        wall, outputs, usage, rss = self._measure(procs)
+        # One connection for the watcher, kept open: a new one twice a second would cost the
+        # server a backend start each time.
+        with self.owner() as watch, BackendCpu(lambda: _backend_pids(watch, role)) as backends:
+            wall, outputs, usage, rss = self._measure(procs)
         statements = self._statements(role)
         times = self._statement_times(role) if figure == "dbcost" else {}
         with self.owner(dbname) as conn:
             result = world.outcome(conn, topic)
         problems = result.problems(n, published=contender == "ours")
-        detail: dict[str, Any] = {"outputs": outputs, "rss_kb": rss, "times": times}
+        detail: dict[str, Any] = {"outputs": outputs, "rss_kb": rss, "times": times,
+                                  "backend_cpu_s": backends.seconds()}
         if contender == "ours":
             expect = {str(it.recording_id) for it in self.items}
             got = world.consumed_recording_ids(self.bootstrap, topic, expect)

@@ -10,7 +10,9 @@ contender's own processes). What the machine spent beyond those parts is "others
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -143,3 +145,63 @@ class Meter:
             cpu_s=cpu,
             cores=os.cpu_count() or 1,
         )
+
+
+def thread_cpu_ns(pid: int) -> int | None:
+    """The CPU time ``pid`` has run, in nanoseconds (``/proc/<pid>/schedstat``: the
+    scheduler's own count, not rounded to clock ticks); None once it has exited."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class BackendCpu:
+    """The CPU of each PostgreSQL backend of one role while a contender runs, as a user would
+    read it from outside: the role's backends found in ``pg_stat_activity`` (asked twice a
+    second, so that the sampling itself costs the server next to nothing), their CPU read from
+    ``/proc`` every 50 ms. A backend that exits keeps its last reading (the work it did before
+    its last 50 ms). A backend there at the start counts from then; one that starts later,
+    from its birth."""
+
+    def __init__(self, list_pids: Callable[[], list[int]]) -> None:
+        self._list_pids = list_pids
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._first: dict[int, int] = {}
+        self._last: dict[int, int] = {}
+        self._thread = threading.Thread(target=self._run, name="bench-backend-cpu", daemon=True)
+
+    def __enter__(self) -> BackendCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        pids: list[int] = []
+        next_listing = 0.0
+        started = False
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now >= next_listing:
+                pids = self._list_pids()
+                next_listing = now + 0.5
+            for pid in pids:
+                ns = thread_cpu_ns(pid)
+                if ns is None:
+                    continue
+                with self._lock:
+                    self._first.setdefault(pid, ns if not started else 0)
+                    self._last[pid] = ns
+            started = True
+            self._stop.wait(0.05)
+
+    def seconds(self) -> list[float]:
+        """Each backend's CPU seconds since it was first seen, the busiest first."""
+        with self._lock:
+            return sorted(((self._last[p] - self._first[p]) / 1e9 for p in self._last),
+                          reverse=True)
