@@ -43,6 +43,7 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     reconcile = [r for r in rows if r.action == "reconcile"]
     verdicts: dict[UUID, Verdict] = {}
     config_error: str | None = None
+    confirmed = False
     previews: dict[UUID, queries.OutcomePreview] = {}
     if reconcile:
         storage = s3.open_storage(settings)
@@ -60,7 +61,8 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
             previews = {p.recording_id: p for p in queries.preview_outcomes(
                 conn, settings, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
                                                                 config_error))
-                                 for r in reconcile])}
+                                 for r in reconcile],
+                bucket_confirmed=confirmed if config_error is None else None)}
     out_rows = []
     results: Counter[str] = Counter()
     for r in rows:

@@ -71,7 +71,8 @@ def _explain_s3(doc: dict[str, Any], recording_id: UUID, settings: Settings) -> 
     try:
         row = s3.claimed(recording_id, str(kind), UUID(str(session_id)))
         confirmed, config_error = s3.bucket(storage)
-        result = {"key": storage.key_for(row), "bucket": settings.s3_bucket}
+        result = {"key": storage.key_for(row), "bucket": settings.s3_bucket,
+                  "bucketConfirmed": confirmed if config_error is None else None}
         if config_error is not None:
             return result | s3.verdict_dict(None, config_error)
         return result | s3.verdict_dict(s3.head(storage, row, confirmed))
@@ -87,7 +88,8 @@ def _outcome(recording_id: UUID, seen: dict[str, Any], settings: Settings) -> di
                       duration_seconds=seen.get("durationSeconds"), format=seen.get("format"),
                       error=seen.get("error"))
     with connect(settings) as conn:
-        preview = queries.preview_outcomes(conn, settings, [(recording_id, verdict)])[0]
+        preview = queries.preview_outcomes(conn, settings, [(recording_id, verdict)],
+                                           bucket_confirmed=seen.get("bucketConfirmed"))[0]
     return {"result": preview.result, "finalizeStatus": preview.finalize_status,
             "attempts": preview.attempts,
             "nextAttemptAt": iso(preview.next_attempt_at) if preview.next_attempt_at else None,

@@ -209,14 +209,18 @@ def claim_preview(conn: Connection, settings: Settings, limit: int) -> list[Prev
 
 
 def preview_outcomes(conn: Connection, settings: Settings,
-                     verdicts: Sequence[tuple[UUID, Verdict]]) -> list[OutcomePreview]:
+                     verdicts: Sequence[tuple[UUID, Verdict]],
+                     bucket_confirmed: bool | None = None) -> list[OutcomePreview]:
     """What the next cycle would do with each recording, given the storage verdict the caller
-    just saw: decided by the real path's own SQL (``claim_decision``, ``outcome_decision``)."""
+    just saw and whether its HeadBucket answered (the cycle closes or opens the worker's own
+    storage incident on that answer before it claims): decided by the real path's own SQL
+    (``claim_decision``, ``outcome_decision``)."""
     if not verdicts:
         return []
     items = [{"recording_id": str(rid), "outcome": v.outcome, "file_id": v.file_id,
               "size_bytes": v.size_bytes, "duration_seconds": v.duration_seconds,
-              "format": v.format, "error": v.error} for rid, v in verdicts]
+              "format": v.format, "error": v.error, "bucket_confirmed": bucket_confirmed}
+             for rid, v in verdicts]
     with conn.cursor(row_factory=class_row(OutcomePreview)) as cur:
         return cur.execute(PREVIEW_OUTCOMES, (json.dumps(items), policy(settings))).fetchall()
 

@@ -25,6 +25,7 @@ declare
     v_id uuid;
     v_size_bytes bigint;
     v_duration integer;
+    v_bucket_confirmed boolean;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_rec recording_finalize_internal.recording;
     v_session recording_finalize_internal.session;
@@ -37,7 +38,7 @@ begin
             errcode = 'RF001',
             message = 'invalid_parameter: preview_outcomes: p_verdicts must be a JSON array of at '
                 'most 10000 verdicts {recording_id, outcome, file_id, size_bytes, '
-                'duration_seconds, format, error}';
+                'duration_seconds, format, error, bucket_confirmed}';
     end if;
     for v_verdict in select v from jsonb_array_elements(p_verdicts) as v loop
         -- Every verdict names its recording by UUID, with whole numbers for the sizes: an
@@ -66,6 +67,15 @@ begin
                     'missing, transient, invalid_metadata or config_error, got %s',
                     coalesce(v_verdict ->> 'outcome', 'NULL'));
         end if;
+        -- Whether the HeadBucket the verdict came with answered (absent or null: not known).
+        if jsonb_typeof(v_verdict -> 'bucket_confirmed') not in ('boolean', 'null') then
+            raise exception using
+                errcode = 'RF001',
+                message = format('invalid_parameter: preview_outcomes: bucket_confirmed must be '
+                    'true, false or null, got %s', v_verdict -> 'bucket_confirmed');
+        end if;
+        v_bucket_confirmed := case when jsonb_typeof(v_verdict -> 'bucket_confirmed') = 'boolean'
+            then (v_verdict -> 'bucket_confirmed')::boolean end;
         select f.* into v_row from messenger.recording_finalize_attempts as f
         where f.recording_id = v_id;
         select x.* into v_rec from recording_finalize_internal.recording_row(v_id) as x;
@@ -99,7 +109,8 @@ begin
                 least(v_rec.ended_at, v_session.ended_at),
                 v_policy.upload_grace,
                 v_policy.upload_grace_max,
-                now()
+                now(),
+                v_bucket_confirmed
             ) as d;
             result := v_outcome.result;
             finalize_status := v_outcome.finalize_status;
@@ -130,8 +141,10 @@ $$;
 
 comment on function recording_finalize.preview_outcomes(jsonb, jsonb) is
 'What the next cycle would do with each recording of p_verdicts (a JSON array of {recording_id, '
-'outcome, file_id, size_bytes, duration_seconds, format, error}: the file-storage verdict the '
-'driver just saw, as for apply_outcome), decided by the real path''s own functions: '
+'outcome, file_id, size_bytes, duration_seconds, format, error, bucket_confirmed}: the '
+'file-storage verdict the driver just saw, as for apply_outcome, and whether the HeadBucket it '
+'came with answered, which decides the worker''s own storage incident before the next cycle '
+'claims: see outcome_decision''s p_bucket_confirmed), decided by the real path''s own functions: '
 'claim_action from recording_finalize_internal.claim_decision (none when the row is not Pending '
 'or there is no row), and for reconcile the result of '
 'recording_finalize_internal.outcome_decision with the attempt the claim would count (reconciled, '
@@ -140,7 +153,7 @@ comment on function recording_finalize.preview_outcomes(jsonb, jsonb) is
 'due (the claim''s backoff without its jitter). The busy and stale no-ops of a race cannot be '
 'previewed. STABLE: writes nothing, locks nothing. RF001 for a bad verdict list (not an array, '
 'more than 10000, an element that is not an object with a UUID recording_id and a known outcome, '
-'sizes that are not whole numbers). Operator API '
+'sizes that are not whole numbers, a bucket_confirmed that is not a boolean). Operator API '
 '(SECURITY DEFINER): run-once --dry-run and explain.';
 
 revoke all on function recording_finalize.preview_outcomes(jsonb, jsonb) from public;

@@ -1,5 +1,11 @@
 -- The verdict's state machine, stated once: what a file-storage verdict does to a claimed row.
 
+-- The signature without p_bucket_confirmed (0.2.0's) goes first: CREATE OR REPLACE would keep it
+-- beside this one, and every call with nine arguments would be ambiguous.
+drop function if exists recording_finalize_internal.outcome_decision(
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
+);
+
 create or replace function recording_finalize_internal.outcome_decision(
     p_outcome text,
     p_metadata_problem text,
@@ -9,7 +15,11 @@ create or replace function recording_finalize_internal.outcome_decision(
     p_window_start timestamptz,
     p_upload_grace interval,
     p_upload_grace_max interval,
-    p_now timestamptz
+    p_now timestamptz,
+    -- The previews' word for the worker's own incident as the next cycle will leave it before it
+    -- claims (NULL: as recorded, the real path's case): its HeadBucket answered (true: an open
+    -- incident of source worker ends then), or did not (false: one is open).
+    p_bucket_confirmed boolean default null
 )
 returns table (
     result text,
@@ -29,7 +39,7 @@ as $$
             when p_outcome in ('found', 'invalid_metadata') then 'quarantined'
             when p_outcome = 'missing' and d.until is not null then 'deferred_by_incident'
             when p_outcome = 'missing' then 'failed'
-            when p_outcome = 'transient' and h.id is not null then 'held_by_incident'
+            when w.held then 'held_by_incident'
             when p_outcome = 'transient' and p_attempts >= p_max_attempts then 'quarantined'
             when p_outcome = 'transient' then 'backoff'
             else 'config_error_released'
@@ -38,7 +48,7 @@ as $$
             when p_outcome = 'found' and p_metadata_problem is null then 'Done'
             when p_outcome in ('found', 'invalid_metadata') then 'Quarantined'
             when p_outcome = 'missing' and d.until is null then 'Done'
-            when p_outcome = 'transient' and h.id is null and p_attempts >= p_max_attempts
+            when p_outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
                 then 'Quarantined'
             else 'Pending'
         end,
@@ -47,7 +57,7 @@ as $$
         -- open, a configuration error (the deployment is wrong, not the recording).
         case
             when (p_outcome = 'missing' and d.until is not null)
-                or (p_outcome = 'transient' and h.id is not null)
+                or w.held
                 or p_outcome = 'config_error' then greatest(p_attempts - 1, 0)
             else p_attempts
         end,
@@ -65,9 +75,10 @@ as $$
                 then 'InvalidMetadata: ' || coalesce(nullif(p_error, ''), 'unspecified')
             when p_outcome = 'missing' and d.until is not null then d.reason
             when p_outcome = 'missing' then 'Timeout: no object in file storage after the SLA'
-            when p_outcome = 'transient' and h.id is not null then format(
+            when w.held then format(
                 'Transient: %s (attempt given back: the worker''s storage incident %s is open)',
-                coalesce(nullif(p_error, ''), 'unspecified'), h.id)
+                coalesce(nullif(p_error, ''), 'unspecified'),
+                coalesce(h.id::text, '(opened as HeadBucket did not answer)'))
             when p_outcome = 'transient'
                 then 'Transient: ' || coalesce(nullif(p_error, ''), 'unspecified')
             else 'ConfigError: ' || coalesce(nullif(p_error, ''), 'unspecified')
@@ -76,7 +87,7 @@ as $$
             when p_outcome in ('found', 'invalid_metadata')
                 and (p_outcome = 'invalid_metadata' or p_metadata_problem is not null)
                 then 'invalid_metadata'
-            when p_outcome = 'transient' and h.id is null and p_attempts >= p_max_attempts
+            when p_outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
                 then 'max_attempts'
         end
     from (select 1) as one
@@ -86,8 +97,8 @@ as $$
     -- defers longest decides (an open one: the grace from now, it cannot end sooner).
     left join lateral (
         select
-            coalesce(i.ended_at, p_now) + p_upload_grace as until,
-            case when i.ended_at is null then format(
+            coalesce(e.ended_at, p_now) + p_upload_grace as until,
+            case when e.ended_at is null then format(
                 'StorageIncident: %s incident %s open since %s; a 404 is not trusted while '
                 'storage is out, next check at %s', i.source, i.id,
                 recording_finalize_internal.iso_utc(i.started_at),
@@ -95,16 +106,21 @@ as $$
             else format(
                 'StorageIncident: %s incident %s ended %s, within the upload grace of %s; a 404 '
                 'is not trusted before %s', i.source, i.id,
-                recording_finalize_internal.iso_utc(i.ended_at), p_upload_grace,
-                recording_finalize_internal.iso_utc(i.ended_at + p_upload_grace))
+                recording_finalize_internal.iso_utc(e.ended_at), p_upload_grace,
+                recording_finalize_internal.iso_utc(e.ended_at + p_upload_grace))
             end as reason
         from recording_finalize.storage_incidents as i
+        -- When it ends, as far as this verdict is concerned (see p_bucket_confirmed).
+        cross join lateral (
+            select case when i.ended_at is null and i.source = 'worker' and p_bucket_confirmed
+                then p_now else i.ended_at end as ended_at
+        ) as e
         where p_outcome = 'missing'
             and i.started_at <= p_now
-            and (i.ended_at is null
-                or (i.ended_at >= coalesce(p_window_start, '-infinity')
-                    and i.ended_at + p_upload_grace > p_now))
-        order by coalesce(i.ended_at, 'infinity') desc, i.id desc
+            and (e.ended_at is null
+                or (e.ended_at >= coalesce(p_window_start, '-infinity')
+                    and e.ended_at + p_upload_grace > p_now))
+        order by coalesce(e.ended_at, 'infinity') desc, i.id desc
         limit 1
     ) as d on true
     -- A transient answer while the worker's own storage incident is open (it opened it because
@@ -113,16 +129,21 @@ as $$
     left join lateral (
         select i.id
         from recording_finalize.storage_incidents as i
-        where p_outcome = 'transient' and i.source = 'worker' and i.ended_at is null
+        where p_outcome = 'transient' and p_bucket_confirmed is not true
+            and i.source = 'worker' and i.ended_at is null
             -- As for the 404 rule: an incident that starts after the moment judged is not open
             -- at that moment.
             and i.started_at <= p_now
         limit 1
     ) as h on true
+    cross join lateral (
+        select coalesce(p_outcome = 'transient'
+            and (h.id is not null or p_bucket_confirmed is false), false) as held
+    ) as w
 $$;
 
 comment on function recording_finalize_internal.outcome_decision(
-    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean
 ) is
 'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, '
 'called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). '
@@ -135,8 +156,12 @@ comment on function recording_finalize_internal.outcome_decision(
 'the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once '
 'p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of '
 'source worker is open; config_error: config_error_released, attempt given back, due now. '
-'next_attempt_at and last_error NULL mean: keep the row''s. STABLE: reads storage_incidents.';
+'next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed (default NULL: '
+'the incidents as recorded, apply_outcome''s case) is for the previews, which decide before the '
+'cycle has acted on its HeadBucket: true takes an open incident of source worker as ended at '
+'p_now (the cycle closes it first when HeadBucket answers), false as open (the cycle opens '
+'one). STABLE: reads storage_incidents.';
 
 revoke all on function recording_finalize_internal.outcome_decision(
-    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean
 ) from public;

@@ -510,13 +510,11 @@ def _matrix_rows(worker: Worker, db: Db) -> dict[str, uuid.UUID]:
 @pytest.mark.parametrize("incident", [
     "none",
     "recorders",
-    # Known gap (open): a run-once whose HeadBucket is answered closes the worker's left-over
-    # incident before it claims, so its transient verdicts back off (and a last attempt is
-    # quarantined), while explain and the dry run, which write nothing, ask preview_outcomes
-    # with the incident still open and say held_by_incident. preview_outcomes cannot be told
-    # the incident state the cycle's HeadBucket step leaves (outcome_decision reads the table).
-    pytest.param("worker", marks=pytest.mark.xfail(
-        strict=True, reason="the preview cannot see the cycle close the worker's incident")),
+    # A worker's incident left open while the storage answers again: the run-once closes it
+    # before it claims, so its transient verdicts back off (and a last attempt is quarantined);
+    # explain and the dry run, which write nothing, tell preview_outcomes that their HeadBucket
+    # answered (bucket_confirmed) and say the same. Seen failing before they did.
+    "worker",
 ])
 def test_explain_and_the_dry_run_predict_exactly_what_the_next_cycle_does(
     worker: Worker, operator: Worker, db: Db, incident: str

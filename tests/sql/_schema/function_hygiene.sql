@@ -22,7 +22,7 @@ insert into inlined values
     ('recording_finalize_internal.claim_decision(text,boolean,boolean,timestamp with time zone,'
         || 'integer,text,integer,interval,timestamp with time zone)'),
     ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
-        || 'timestamp with time zone,interval,interval,timestamp with time zone)'),
+        || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean)'),
     ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
     ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
         || 'double precision)'),
@@ -93,8 +93,8 @@ select set_eq(
             'invoker'),
         ('recording_finalize_internal.orphans(interval)', 's', 'invoker'),
         ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
-            || 'timestamp with time zone,interval,interval,timestamp with time zone)', 's',
-            'invoker'),
+            || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean)',
+            's', 'invoker'),
         ('recording_finalize_internal.policy(jsonb)', 's', 'invoker'),
         ('recording_finalize_internal.record_operator_action(uuid[],text,text,text,jsonb)', 'v',
             'invoker'),

@@ -1,8 +1,9 @@
 -- preview_outcomes: RF001 for a bad verdict list (not an array, too long, an element that is not
--- an object with a UUID recording_id, an unknown outcome, sizes that are not whole numbers), the
--- policy's RF001/RF009/RF010; it writes nothing either way.
+-- an object with a UUID recording_id, an unknown outcome, sizes that are not whole numbers, a
+-- bucket_confirmed that is not a boolean), the policy's RF001/RF009/RF010; it writes nothing
+-- either way.
 begin;
-select plan(13);
+select plan(14);
 
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset
@@ -45,6 +46,11 @@ select matches(
     pg_temp.preview(format('[{"recording_id": "%s", "outcome": "found", "file_id": "k", '
         '"size_bytes": 1, "duration_seconds": 99999999999, "format": "Ogg"}]', :'rec')),
     '^RF001: ', 'a duration beyond an integer is refused');
+select matches(
+    pg_temp.preview(format('[{"recording_id": "%s", "outcome": "transient", '
+        '"bucket_confirmed": "yes"}]', :'rec')),
+    '^RF001: .*bucket_confirmed must be true, false or null, got "yes"$',
+    'a bucket_confirmed that is not a boolean is refused');
 select matches(
     pg_temp.preview('[]', '{"topic": "pin.billing.invoice-paid.v1"}'), '^RF009: ',
     'another topic: RF009');

@@ -1,0 +1,61 @@
+-- outcome_decision's p_bucket_confirmed, the previews' word for the worker's own incident as
+-- the next cycle leaves it before it claims: true (HeadBucket answered) takes an open incident
+-- of source worker as ended at p_now, so a transient answer backs off and a 404 is deferred by
+-- the grace that starts then; false (HeadBucket did not answer) holds a transient answer even
+-- with no incident recorded; NULL is the incidents as recorded (apply_outcome's case). Other
+-- sources are never affected.
+begin;
+select plan(11);
+
+select tests.clean_slate();
+create function pg_temp.decide(p_outcome text, p_attempts integer, p_bucket boolean)
+returns table (result text, finalize_status text, attempts integer, next_attempt_at timestamptz,
+    last_error text, quarantine_reason text)
+language sql as $$
+    select d.* from recording_finalize_internal.outcome_decision(p_outcome, null, 'ReadTimeout',
+        p_attempts, 8, now() - interval '2 hours', '30 minutes', '24 hours', now(), p_bucket)
+        as d
+$$;
+
+-- No incident at all.
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, null)',
+    $$values ('backoff', 3)$$, 'no incident, NULL: a transient answer backs off');
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, false)',
+    $$values ('held_by_incident', 2)$$,
+    'no incident, HeadBucket unanswered: held, as the cycle opens the worker''s incident first');
+select matches((select last_error from pg_temp.decide('transient', 3, false)),
+    'opened as HeadBucket did not answer', 'and last_error says which incident');
+
+-- The worker's own incident, left open.
+insert into recording_finalize.storage_incidents (source, started_at)
+values ('worker', now() - interval '10 minutes');
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, null)',
+    $$values ('held_by_incident', 2)$$, 'open worker incident, NULL: held (as recorded)');
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, true)',
+    $$values ('backoff', 3)$$,
+    'open worker incident, HeadBucket answered: backoff, as the cycle closes it first');
+select results_eq(
+    'select result, finalize_status, quarantine_reason from pg_temp.decide(''transient'', 8, true)',
+    $$values ('quarantined', 'Quarantined', 'max_attempts')$$,
+    'and at the maximum the row is quarantined');
+select results_eq(
+    'select result, attempts, next_attempt_at from pg_temp.decide(''missing'', 3, true)',
+    $$values ('deferred_by_incident', 2, now() + interval '30 minutes')$$,
+    'a 404 with the worker incident taken as ended now: deferred by the grace from now');
+select matches((select last_error from pg_temp.decide('missing', 3, true)),
+    '^StorageIncident: worker incident \d+ ended ', 'and last_error says it ended');
+select is((select result from pg_temp.decide('found', 3, true)), 'reconciled',
+    'a found verdict is reconciled whatever the bucket said');
+
+-- Another source's open incident is what it is.
+delete from recording_finalize.storage_incidents;
+insert into recording_finalize.storage_incidents (source, started_at)
+values ('recorders', now() - interval '10 minutes');
+select matches((select last_error from pg_temp.decide('missing', 3, true)),
+    '^StorageIncident: recorders incident \d+ open since ',
+    'an open recorders incident stays open for a 404 when HeadBucket answered');
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, true)',
+    $$values ('backoff', 3)$$, 'and holds no transient answer');
+
+select * from finish();
+rollback;
