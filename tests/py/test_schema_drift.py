@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import re
 import shutil
 import subprocess
+import tarfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -24,7 +27,10 @@ from conftest import (
     CLI,
     REPO,
     Db,
+    Stack,
+    Template,
     Worker,
+    _admin,
     _base_env,
     planted_body,
     put_binary,
@@ -249,6 +255,67 @@ def test_migrate_keeps_its_bookkeeping_apart_from_the_services_own_yoyo_tables(
     assert db.all("select migration_id from public._yoyo_migration") == [
         ("0001_the_services_own",)]
     assert worker.run_once()["error"] is None
+
+
+def released_sql(version: str, into: Path) -> Path:
+    """The ``sql/`` tree of ``version`` as it shipped: the newest first-parent commit whose
+    pyproject.toml names it (this clone's history; the walk stops at the first one)."""
+    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc
+
+    for commit in git("log", "--first-parent", "--format=%H").stdout.decode().split():
+        pyproject = git("show", f"{commit}:pyproject.toml").stdout.decode()
+        if f'\nversion = "{version}"\n' in pyproject:
+            with tarfile.open(fileobj=io.BytesIO(git("archive", "--format=tar", commit,
+                                                     "sql").stdout)) as tar:
+                tar.extractall(into, filter="data")
+            return into / "sql"
+    raise AssertionError(f"no commit of this history ships version {version}")
+
+
+def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
+    stack: Stack, template_db: Template, bucket: str, topic: str, tmp_path: Path
+) -> None:
+    """A database installed by the previous release's SQL (CHANGELOG.md's second entry), then
+    this package's ``migrate``, as the deploy's migrate Job runs it: it applies, only the
+    current signature of every function is left (0.2.1 gave outcome_decision an argument), and
+    the worker finalizes a recording on it."""
+    versions = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", (REPO / "CHANGELOG.md").read_text(), re.M)
+    previous = released_sql(versions[1], tmp_path)
+    name = f"rfr_t_{uuid.uuid4().hex[:12]}"
+    with _admin(stack) as conn:
+        conn.execute(f'create database "{name}" owner {template_db.owner_user}')
+    try:
+        db = Db(stack, name,
+                stack.url_for(name, template_db.worker_user, template_db.worker_password),
+                stack.url_for(name, template_db.operator_user, template_db.operator_password),
+                stack.url_for(name, template_db.owner_user, template_db.owner_password))
+        env = _base_env() | {"DATABASE_URL": db.schema_owner_url, "RFR_SQL_DIR": str(previous)}
+        installed = subprocess.run([CLI, "migrate", "--create-service-tables"], env=env,
+                                   capture_output=True, text=True, timeout=120)
+        assert installed.returncode == 0, installed.stderr
+        upgraded = migrate(db)
+        assert upgraded.returncode == 0, upgraded.stderr
+        # Every product function has exactly the signature its file now declares.
+        rows = db.all("""
+            select p.oid::regprocedure::text from pg_catalog.pg_proc as p
+            where p.pronamespace in ('recording_finalize'::regnamespace,
+                                     'recording_finalize_internal'::regnamespace)""")
+        names = [r[0].split("(")[0] for r in rows]
+        assert sorted(n for n in set(names) if names.count(n) > 1) == [], rows
+        assert db.one("select pg_get_function_identity_arguments("
+                      "'recording_finalize_internal.outcome_decision'::regproc)")[0].endswith(
+                          "p_bucket_confirmed boolean")
+        db.set_server_topic(topic)
+        worker = Worker(stack, db, bucket, topic)
+        rid = seed_stuck(db).recording_id
+        put_binary(stack, bucket, rid)
+        assert worker.run_once()["reconciled"] == 1
+    finally:
+        with _admin(stack) as conn:
+            conn.execute(f'drop database if exists "{name}" with (force)')
 
 
 def test_migrations_in_the_repository_are_immutable_once_committed() -> None:
