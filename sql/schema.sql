@@ -1040,6 +1040,7 @@ declare
     v_id uuid;
     v_size_bytes bigint;
     v_duration integer;
+    v_bucket_confirmed boolean;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_rec recording_finalize_internal.recording;
     v_session recording_finalize_internal.session;
@@ -1052,7 +1053,7 @@ begin
             errcode = 'RF001',
             message = 'invalid_parameter: preview_outcomes: p_verdicts must be a JSON array of at '
                 'most 10000 verdicts {recording_id, outcome, file_id, size_bytes, '
-                'duration_seconds, format, error}';
+                'duration_seconds, format, error, bucket_confirmed}';
     end if;
     for v_verdict in select v from jsonb_array_elements(p_verdicts) as v loop
         -- Every verdict names its recording by UUID, with whole numbers for the sizes: an
@@ -1081,6 +1082,15 @@ begin
                     'missing, transient, invalid_metadata or config_error, got %s',
                     coalesce(v_verdict ->> 'outcome', 'NULL'));
         end if;
+        -- Whether the HeadBucket the verdict came with answered (absent or null: not known).
+        if jsonb_typeof(v_verdict -> 'bucket_confirmed') not in ('boolean', 'null') then
+            raise exception using
+                errcode = 'RF001',
+                message = format('invalid_parameter: preview_outcomes: bucket_confirmed must be '
+                    'true, false or null, got %s', v_verdict -> 'bucket_confirmed');
+        end if;
+        v_bucket_confirmed := case when jsonb_typeof(v_verdict -> 'bucket_confirmed') = 'boolean'
+            then (v_verdict -> 'bucket_confirmed')::boolean end;
         select f.* into v_row from messenger.recording_finalize_attempts as f
         where f.recording_id = v_id;
         select x.* into v_rec from recording_finalize_internal.recording_row(v_id) as x;
@@ -1114,7 +1124,8 @@ begin
                 least(v_rec.ended_at, v_session.ended_at),
                 v_policy.upload_grace,
                 v_policy.upload_grace_max,
-                now()
+                now(),
+                v_bucket_confirmed
             ) as d;
             result := v_outcome.result;
             finalize_status := v_outcome.finalize_status;
@@ -1147,7 +1158,7 @@ $$;
 -- Name: FUNCTION preview_outcomes(p_verdicts jsonb, p_policy jsonb); Type: COMMENT; Schema: recording_finalize; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb) IS 'What the next cycle would do with each recording of p_verdicts (a JSON array of {recording_id, outcome, file_id, size_bytes, duration_seconds, format, error}: the file-storage verdict the driver just saw, as for apply_outcome), decided by the real path''s own functions: claim_action from recording_finalize_internal.claim_decision (none when the row is not Pending or there is no row), and for reconcile the result of recording_finalize_internal.outcome_decision with the attempt the claim would count (reconciled, failed, deferred_by_incident, backoff, held_by_incident, quarantined, config_error_released); for the other claim actions result is that action. next_attempt_at: when a Pending row would be due (the claim''s backoff without its jitter). The busy and stale no-ops of a race cannot be previewed. STABLE: writes nothing, locks nothing. RF001 for a bad verdict list (not an array, more than 10000, an element that is not an object with a UUID recording_id and a known outcome, sizes that are not whole numbers). Operator API (SECURITY DEFINER): run-once --dry-run and explain.';
+COMMENT ON FUNCTION recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb) IS 'What the next cycle would do with each recording of p_verdicts (a JSON array of {recording_id, outcome, file_id, size_bytes, duration_seconds, format, error, bucket_confirmed}: the file-storage verdict the driver just saw, as for apply_outcome, and whether the HeadBucket it came with answered, which decides the worker''s own storage incident before the next cycle claims: see outcome_decision''s p_bucket_confirmed), decided by the real path''s own functions: claim_action from recording_finalize_internal.claim_decision (none when the row is not Pending or there is no row), and for reconcile the result of recording_finalize_internal.outcome_decision with the attempt the claim would count (reconciled, failed, deferred_by_incident, backoff, held_by_incident, quarantined, config_error_released); for the other claim actions result is that action. next_attempt_at: when a Pending row would be due (the claim''s backoff without its jitter). The busy and stale no-ops of a race cannot be previewed. STABLE: writes nothing, locks nothing. RF001 for a bad verdict list (not an array, more than 10000, an element that is not an object with a UUID recording_id and a known outcome, sizes that are not whole numbers, a bucket_confirmed that is not a boolean). Operator API (SECURITY DEFINER): run-once --dry-run and explain.';
 
 --
 -- Name: prune(interval, integer, boolean); Type: FUNCTION; Schema: recording_finalize; Owner: -
@@ -2750,10 +2761,10 @@ $$;
 COMMENT ON FUNCTION recording_finalize_internal.orphans(p_sla_timeout interval) IS 'Internal. The recordings in Pending, Recording or Uploading whose session ended more than p_sla_timeout ago and that have no finalize row: what discover_stuck opens rows for, what audit counts (orphaned_recordings), audit_repair repairs and explain describes. Reads the active recordings through ix_recording_active; a recording whose session is missing is not an orphan (its session never ended). No LIMIT inside: the caller''s limit and filters are applied to the inlined query (explain''s recording id reaches the primary key).';
 
 --
--- Name: outcome_decision(text, text, text, integer, integer, timestamp with time zone, interval, interval, timestamp with time zone); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
+-- Name: outcome_decision(text, text, text, integer, integer, timestamp with time zone, interval, interval, timestamp with time zone, boolean); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
 --
 
-CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone) RETURNS TABLE(result text, finalize_status text, attempts integer, next_attempt_at timestamp with time zone, last_error text, quarantine_reason text)
+CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean DEFAULT NULL::boolean) RETURNS TABLE(result text, finalize_status text, attempts integer, next_attempt_at timestamp with time zone, last_error text, quarantine_reason text)
     LANGUAGE sql STABLE
     AS $$
     select
@@ -2762,7 +2773,7 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
             when p_outcome in ('found', 'invalid_metadata') then 'quarantined'
             when p_outcome = 'missing' and d.until is not null then 'deferred_by_incident'
             when p_outcome = 'missing' then 'failed'
-            when p_outcome = 'transient' and h.id is not null then 'held_by_incident'
+            when w.held then 'held_by_incident'
             when p_outcome = 'transient' and p_attempts >= p_max_attempts then 'quarantined'
             when p_outcome = 'transient' then 'backoff'
             else 'config_error_released'
@@ -2771,7 +2782,7 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
             when p_outcome = 'found' and p_metadata_problem is null then 'Done'
             when p_outcome in ('found', 'invalid_metadata') then 'Quarantined'
             when p_outcome = 'missing' and d.until is null then 'Done'
-            when p_outcome = 'transient' and h.id is null and p_attempts >= p_max_attempts
+            when p_outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
                 then 'Quarantined'
             else 'Pending'
         end,
@@ -2780,7 +2791,7 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
         -- open, a configuration error (the deployment is wrong, not the recording).
         case
             when (p_outcome = 'missing' and d.until is not null)
-                or (p_outcome = 'transient' and h.id is not null)
+                or w.held
                 or p_outcome = 'config_error' then greatest(p_attempts - 1, 0)
             else p_attempts
         end,
@@ -2798,9 +2809,10 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
                 then 'InvalidMetadata: ' || coalesce(nullif(p_error, ''), 'unspecified')
             when p_outcome = 'missing' and d.until is not null then d.reason
             when p_outcome = 'missing' then 'Timeout: no object in file storage after the SLA'
-            when p_outcome = 'transient' and h.id is not null then format(
+            when w.held then format(
                 'Transient: %s (attempt given back: the worker''s storage incident %s is open)',
-                coalesce(nullif(p_error, ''), 'unspecified'), h.id)
+                coalesce(nullif(p_error, ''), 'unspecified'),
+                coalesce(h.id::text, '(opened as HeadBucket did not answer)'))
             when p_outcome = 'transient'
                 then 'Transient: ' || coalesce(nullif(p_error, ''), 'unspecified')
             else 'ConfigError: ' || coalesce(nullif(p_error, ''), 'unspecified')
@@ -2809,7 +2821,7 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
             when p_outcome in ('found', 'invalid_metadata')
                 and (p_outcome = 'invalid_metadata' or p_metadata_problem is not null)
                 then 'invalid_metadata'
-            when p_outcome = 'transient' and h.id is null and p_attempts >= p_max_attempts
+            when p_outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
                 then 'max_attempts'
         end
     from (select 1) as one
@@ -2819,8 +2831,8 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
     -- defers longest decides (an open one: the grace from now, it cannot end sooner).
     left join lateral (
         select
-            coalesce(i.ended_at, p_now) + p_upload_grace as until,
-            case when i.ended_at is null then format(
+            coalesce(e.ended_at, p_now) + p_upload_grace as until,
+            case when e.ended_at is null then format(
                 'StorageIncident: %s incident %s open since %s; a 404 is not trusted while '
                 'storage is out, next check at %s', i.source, i.id,
                 recording_finalize_internal.iso_utc(i.started_at),
@@ -2828,16 +2840,21 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
             else format(
                 'StorageIncident: %s incident %s ended %s, within the upload grace of %s; a 404 '
                 'is not trusted before %s', i.source, i.id,
-                recording_finalize_internal.iso_utc(i.ended_at), p_upload_grace,
-                recording_finalize_internal.iso_utc(i.ended_at + p_upload_grace))
+                recording_finalize_internal.iso_utc(e.ended_at), p_upload_grace,
+                recording_finalize_internal.iso_utc(e.ended_at + p_upload_grace))
             end as reason
         from recording_finalize.storage_incidents as i
+        -- When it ends, as far as this verdict is concerned (see p_bucket_confirmed).
+        cross join lateral (
+            select case when i.ended_at is null and i.source = 'worker' and p_bucket_confirmed
+                then p_now else i.ended_at end as ended_at
+        ) as e
         where p_outcome = 'missing'
             and i.started_at <= p_now
-            and (i.ended_at is null
-                or (i.ended_at >= coalesce(p_window_start, '-infinity')
-                    and i.ended_at + p_upload_grace > p_now))
-        order by coalesce(i.ended_at, 'infinity') desc, i.id desc
+            and (e.ended_at is null
+                or (e.ended_at >= coalesce(p_window_start, '-infinity')
+                    and e.ended_at + p_upload_grace > p_now))
+        order by coalesce(e.ended_at, 'infinity') desc, i.id desc
         limit 1
     ) as d on true
     -- A transient answer while the worker's own storage incident is open (it opened it because
@@ -2846,19 +2863,24 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
     left join lateral (
         select i.id
         from recording_finalize.storage_incidents as i
-        where p_outcome = 'transient' and i.source = 'worker' and i.ended_at is null
+        where p_outcome = 'transient' and p_bucket_confirmed is not true
+            and i.source = 'worker' and i.ended_at is null
             -- As for the 404 rule: an incident that starts after the moment judged is not open
             -- at that moment.
             and i.started_at <= p_now
         limit 1
     ) as h on true
+    cross join lateral (
+        select coalesce(p_outcome = 'transient'
+            and (h.id is not null or p_bucket_confirmed is false), false) as held
+    ) as w
 $$;
 
 --
--- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
+-- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone) IS 'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). p_attempts counts the claim. found: reconciled (row Done; the caller moves the recording to Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is unusable; invalid_metadata: quarantined; missing: failed (row Done; the caller fails the recording, Timeout), unless a storage incident overlapping the upload window (from p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of source worker is open; config_error: config_error_released, attempt given back, due now. next_attempt_at and last_error NULL mean: keep the row''s. STABLE: reads storage_incidents.';
+COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean) IS 'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). p_attempts counts the claim. found: reconciled (row Done; the caller moves the recording to Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is unusable; invalid_metadata: quarantined; missing: failed (row Done; the caller fails the recording, Timeout), unless a storage incident overlapping the upload window (from p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of source worker is open; config_error: config_error_released, attempt given back, due now. next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed (default NULL: the incidents as recorded, apply_outcome''s case) is for the previews, which decide before the cycle has acted on its HeadBucket: true takes an open incident of source worker as ended at p_now (the cycle closes it first when HeadBucket answers), false as open (the cycle opens one). STABLE: reads storage_incidents.';
 
 --
 -- Name: policy(jsonb); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -4206,10 +4228,10 @@ REVOKE ALL ON FUNCTION recording_finalize_internal.metadata_problem(p_file_id te
 REVOKE ALL ON FUNCTION recording_finalize_internal.orphans(p_sla_timeout interval) FROM PUBLIC;
 
 --
--- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone); Type: ACL; Schema: recording_finalize_internal; Owner: -
+-- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean); Type: ACL; Schema: recording_finalize_internal; Owner: -
 --
 
-REVOKE ALL ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean) FROM PUBLIC;
 
 --
 -- Name: FUNCTION policy(p_policy jsonb); Type: ACL; Schema: recording_finalize_internal; Owner: -
