@@ -5,9 +5,9 @@ The e2e figures measure the whole worker. This one measures the SQL alone, as th
 it, so that the two SQL trees compare on the same footing although their APIs differ (0.1.x took
 the policy as separate arguments, 0.2.0 as one JSON): one connection claims a batch with
 ``claim_due`` and reports ``found`` for every claimed row with ``apply_outcome``, one call and
-one transaction per row, until nothing is due; that backend's CPU (``/proc/<pid>/stat``) over N
-is the figure. Both databases hold the same N stopped recordings of ended sessions, each with
-its finalize row due.
+one transaction per row, until nothing is due; that backend's CPU (``/proc/<pid>/schedstat``,
+the scheduler's nanoseconds) over N is the figure. Both databases hold the same N stopped
+recordings of ended sessions, each with its finalize row due.
 
 - **now**: a database migrated by this tree's ``recording-finalize migrate
   --create-service-tables``.
@@ -16,8 +16,11 @@ its finalize row due.
   then its function files, each file in one transaction, as the owner. Without the git history
   (a shallow or exported tree) the figure says so and measures "now" only.
 
-The variants alternate (each goes first in turn); the medians and the ratio now / before are
-printed. ``python -m bench.sqlcost [--n 4000] [--repeat 3]`` against the stack of
+The variants take turns batch by batch (each claims and applies ``BATCH`` rows, then the next
+one does), so that a change of the machine's speed during a run, which on a shared 2-core machine
+moves a figure by ±10 % between two runs made one after the other, falls on both alike; each
+repetition starts with the other variant. The medians and the ratio now / before are printed.
+``python -m bench.sqlcost [--n 4000] [--repeat 3]`` against the stack of
 ``RFR_STACK_DIR`` (default ``.stack/dev``); ``make bench`` runs it as the ``sqlcost`` figure.
 """
 
@@ -42,6 +45,8 @@ import psycopg
 from bench import sysstat, world
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Rows each variant claims and applies before the other one's turn.
+BATCH = 50
 #: The last commit of the 0.1.x migration history (before 0001_baseline.sql).
 BEFORE_COMMIT = "7d1be208ec2a0bda744faeb0a29a36f5471424db"
 
@@ -50,12 +55,13 @@ POLICY_NOW = json.dumps({"max_attempts": 8, "sla_timeout_seconds": 600,
                          "backoff_jitter": 0.2})
 CALLS = {
     "before": (
-        "select recording_id, claim_token from recording_finalize.claim_due("
-        "500, 8, '10 minutes', '30 seconds', 2.0, '1 hour', 0.2, null)",
+        f"select recording_id, claim_token from recording_finalize.claim_due("
+        f"{BATCH}, 8, '10 minutes', '30 seconds', 2.0, '1 hour', 0.2, null)",
         "select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 1234, 60, "
         "'Webm', null, 8, null, '30 minutes')"),
     "now": (
-        f"select recording_id, claim_token from recording_finalize.claim_due(500, '{POLICY_NOW}')",
+        f"select recording_id, claim_token from recording_finalize.claim_due({BATCH}, "
+        f"'{POLICY_NOW}')",
         "select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 1234, 60, "
         f"'Webm', null, '{POLICY_NOW}')"),
 }
@@ -149,31 +155,52 @@ def prepare(admin_url: str, sql_before: Path | None, say: Any = print) -> dict[s
     return dbs
 
 
-def run_once(url: str, variant: str, n: int) -> dict[str, float]:
-    """Seeds N due rows, then claims and applies them all; the backend's CPU per row."""
-    claim, apply = CALLS[variant]
-    with psycopg.connect(url, autocommit=True) as conn:
-        for statement in SEED:
-            conn.execute(statement, {"n": n})  # type: ignore[call-overload]
-        conn.execute("checkpoint")
-    with psycopg.connect(url, autocommit=True, prepare_threshold=0) as conn:
-        row = conn.execute("select pg_backend_pid()").fetchone()
-        assert row is not None
-        pid = row[0]
-        start_cpu, start = sysstat.process_cpu(pid), time.perf_counter()
-        done = 0
-        while rows := conn.execute(claim).fetchall():  # type: ignore[call-overload]
-            for recording_id, token in rows:
-                result = conn.execute(apply, (recording_id, token, f"rec/{recording_id}")
-                                      ).fetchone()  # type: ignore[call-overload]
-                if result is None or result[0] != "reconciled":
-                    raise SystemExit(f"sqlcost: {variant}: apply_outcome said {result}")
-                done += 1
-        cpu = sysstat.process_cpu(pid) - start_cpu
-        wall = time.perf_counter() - start
-    if done != n:
-        raise SystemExit(f"sqlcost: {variant}: {done} of {n} rows finalized")
-    return {"cpu_ms_per_row": cpu * 1000 / n, "wall_s": wall}
+def run_interleaved(dbs: dict[str, str], n: int) -> dict[str, dict[str, float]]:
+    """Seeds N due rows in every database, then the variants claim and apply a batch each in
+    turn (in the order of ``dbs``) until none has anything due; each backend's CPU per row."""
+    for url in dbs.values():
+        with psycopg.connect(url, autocommit=True) as conn:
+            for statement in SEED:
+                conn.execute(statement, {"n": n})
+            conn.execute("checkpoint")
+    conns = {v: psycopg.connect(url, autocommit=True, prepare_threshold=0)
+             for v, url in dbs.items()}
+    try:
+        pids = {}
+        for variant, conn in conns.items():
+            row = conn.execute("select pg_backend_pid()").fetchone()
+            assert row is not None
+            pids[variant] = row[0]
+        cpu_ns = dict.fromkeys(dbs, 0)
+        wall = dict.fromkeys(dbs, 0.0)
+        done = dict.fromkeys(dbs, 0)
+        pending = list(dbs)
+        while pending:
+            for variant in list(pending):
+                claim, apply = CALLS[variant]
+                conn = conns[variant]
+                start_ns, start = sysstat.thread_cpu_ns(pids[variant]), time.perf_counter()
+                rows = conn.execute(claim).fetchall()
+                for recording_id, token in rows:
+                    result = conn.execute(apply, (recording_id, token, f"rec/{recording_id}")
+                                          ).fetchone()
+                    if result is None or result[0] != "reconciled":
+                        raise SystemExit(f"sqlcost: {variant}: apply_outcome said {result}")
+                end_ns = sysstat.thread_cpu_ns(pids[variant])
+                if start_ns is None or end_ns is None:
+                    raise SystemExit(f"sqlcost: {variant}: its backend is gone")
+                cpu_ns[variant] += end_ns - start_ns
+                wall[variant] += time.perf_counter() - start
+                done[variant] += len(rows)
+                if not rows:
+                    pending.remove(variant)
+    finally:
+        for conn in conns.values():
+            conn.close()
+    for variant, count in done.items():
+        if count != n:
+            raise SystemExit(f"sqlcost: {variant}: {count} of {n} rows finalized")
+    return {v: {"cpu_ms_per_row": cpu_ns[v] / 1e6 / n, "wall_s": wall[v]} for v in dbs}
 
 
 def measure(admin_url: str, n: int, repeat: int, say: Any = print) -> dict[str, Any]:
@@ -187,11 +214,12 @@ def measure(admin_url: str, n: int, repeat: int, say: Any = print) -> dict[str, 
     try:
         order = list(dbs)
         for rep in range(repeat):
-            for variant in order if rep % 2 == 0 else order[::-1]:
-                result = run_once(dbs[variant], variant, n)
-                out["runs"][variant].append(result)
+            turn = order if rep % 2 == 0 else order[::-1]
+            results = run_interleaved({v: dbs[v] for v in turn}, n)
+            for variant in order:
+                out["runs"][variant].append(results[variant])
                 say(f"sqlcost: rep {rep + 1} {variant}: "
-                    f"{result['cpu_ms_per_row']:.3f} ms of PostgreSQL CPU per row")
+                    f"{results[variant]['cpu_ms_per_row']:.3f} ms of PostgreSQL CPU per row")
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             for url in dbs.values():
