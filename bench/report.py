@@ -401,15 +401,18 @@ def _sqlcost(runs: list[dict[str, Any]]) -> list[str]:
     sc = _by(runs, "sqlcost")
     if not sc:
         return []
+    from bench.sqlcost import BATCH
+
     now, before = sc.get("now", []), sc.get("before", [])
     n = (now or before)[0]["n"]
     commit = (now or before)[0]["detail"]["before_commit"][:10]
     lines = [f"### The SQL alone: claim and apply by one connection ({n:,} rows a run)", "",
-             "`bench/sqlcost.py`: one connection claims with `claim_due(500, ...)` and reports "
-             "`found` for every claimed row with `apply_outcome`, one transaction per row; that "
-             "backend's CPU over N. *before* is the SQL of the last 0.1.x commit "
-             f"(`{commit}`, from git history), applied to a database of its own; the variants "
-             "alternate. Target (issue 19): at most 0.5 ms of PostgreSQL CPU per row.", "",
+             f"`bench/sqlcost.py`: one connection claims with `claim_due({BATCH}, ...)` "
+             "and reports `found` for every claimed row with `apply_outcome`, one transaction per "
+             "row; that backend's CPU (schedstat) over N. *before* is the SQL of the last 0.1.x "
+             f"commit (`{commit}`, from git history), applied to a database of its own; the "
+             "variants take turns batch by batch. Target (issue 19): at most 0.5 ms of PostgreSQL "
+             "CPU per row.", "",
              "| SQL | PostgreSQL CPU ms/row | min-max | runs |", "|---|---:|---:|---:|"]
     for label, rs in (("now", now), ("before (0.1.x)", before)):
         if rs:
