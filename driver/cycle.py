@@ -558,13 +558,26 @@ class _Checks:
         self.config_failed = threading.Event()
         self._arrived: queue.SimpleQueue[tuple[ClaimedRow, _Checked | BaseException]] = (
             queue.SimpleQueue())
-        self._executor = ThreadPoolExecutor(
-            max_workers=min(ctx.settings.s3_concurrency, len(rows)), thread_name_prefix="s3-check"
-        )
+        self._todo: queue.SimpleQueue[ClaimedRow] = queue.SimpleQueue()
         for row in rows:
-            self._executor.submit(self._run, row)
+            self._todo.put(row)
+        self._closed = False
+        threads = min(ctx.settings.s3_concurrency, len(rows))
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="s3-check")
+        # One task per thread, each taking the next row itself: a task per row would cost the
+        # applying thread a future and a thread hand-off for every row.
+        for _ in range(threads):
+            self._executor.submit(self._take_rows)
         #: Results not yet taken by ``arrived``.
         self.waiting = len(rows)
+
+    def _take_rows(self) -> None:
+        while not self._closed:
+            try:
+                row = self._todo.get_nowait()
+            except queue.Empty:
+                return
+            self._run(row)
 
     def _run(self, row: ClaimedRow) -> None:
         try:
@@ -601,7 +614,9 @@ class _Checks:
 
     def close(self) -> None:
         # Checks still in flight end on their own (bounded by the S3 timeouts); their
-        # verdicts are dropped, and the rows keep the backoff set at claim.
+        # verdicts are dropped, and the rows keep the backoff set at claim. No thread takes
+        # another row.
+        self._closed = True
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
