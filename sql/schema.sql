@@ -2761,10 +2761,30 @@ $$;
 COMMENT ON FUNCTION recording_finalize_internal.orphans(p_sla_timeout interval) IS 'Internal. The recordings in Pending, Recording or Uploading whose session ended more than p_sla_timeout ago and that have no finalize row: what discover_stuck opens rows for, what audit counts (orphaned_recordings), audit_repair repairs and explain describes. Reads the active recordings through ix_recording_active; a recording whose session is missing is not an orphan (its session never ended). No LIMIT inside: the caller''s limit and filters are applied to the inlined query (explain''s recording id reaches the primary key).';
 
 --
+-- Name: outcome_decision(text, text, text, integer, integer, timestamp with time zone, interval, interval, timestamp with time zone); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
+--
+
+CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone) RETURNS TABLE(result text, finalize_status text, attempts integer, next_attempt_at timestamp with time zone, last_error text, quarantine_reason text)
+    LANGUAGE sql STABLE
+    AS $$
+    select d.*
+    from recording_finalize_internal.outcome_decision(
+        p_outcome, p_metadata_problem, p_error, p_attempts, p_max_attempts, p_window_start,
+        p_upload_grace, p_upload_grace_max, p_now, null::boolean
+    ) as d
+$$;
+
+--
+-- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
+--
+
+COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone) IS 'Internal. outcome_decision with the storage incidents as recorded (p_bucket_confirmed NULL): what apply_outcome carries out. See the ten-argument signature for the rule.';
+
+--
 -- Name: outcome_decision(text, text, text, integer, integer, timestamp with time zone, interval, interval, timestamp with time zone, boolean); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
 --
 
-CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean DEFAULT NULL::boolean) RETURNS TABLE(result text, finalize_status text, attempts integer, next_attempt_at timestamp with time zone, last_error text, quarantine_reason text)
+CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean) RETURNS TABLE(result text, finalize_status text, attempts integer, next_attempt_at timestamp with time zone, last_error text, quarantine_reason text)
     LANGUAGE sql STABLE
     AS $$
     select
@@ -2851,6 +2871,11 @@ CREATE FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_m
         ) as e
         where p_outcome = 'missing'
             and i.started_at <= p_now
+            -- The incidents as recorded (what the indexes on ended_at serve), then as this
+            -- verdict sees them.
+            and (i.ended_at is null
+                or (i.ended_at >= coalesce(p_window_start, '-infinity')
+                    and i.ended_at + p_upload_grace > p_now))
             and (e.ended_at is null
                 or (e.ended_at >= coalesce(p_window_start, '-infinity')
                     and e.ended_at + p_upload_grace > p_now))
@@ -2880,7 +2905,7 @@ $$;
 -- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean); Type: COMMENT; Schema: recording_finalize_internal; Owner: -
 --
 
-COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean) IS 'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). p_attempts counts the claim. found: reconciled (row Done; the caller moves the recording to Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is unusable; invalid_metadata: quarantined; missing: failed (row Done; the caller fails the recording, Timeout), unless a storage incident overlapping the upload window (from p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of source worker is open; config_error: config_error_released, attempt given back, due now. next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed (default NULL: the incidents as recorded, apply_outcome''s case) is for the previews, which decide before the cycle has acted on its HeadBucket: true takes an open incident of source worker as ended at p_now (the cycle closes it first when HeadBucket answers), false as open (the cycle opens one). STABLE: reads storage_incidents.';
+COMMENT ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean) IS 'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). p_attempts counts the claim. found: reconciled (row Done; the caller moves the recording to Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is unusable; invalid_metadata: quarantined; missing: failed (row Done; the caller fails the recording, Timeout), unless a storage incident overlapping the upload window (from p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of source worker is open; config_error: config_error_released, attempt given back, due now. next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed is for the previews, which decide before the cycle has acted on its HeadBucket: NULL takes the incidents as recorded (the nine-argument signature, apply_outcome''s), true an open incident of source worker as ended at p_now (the cycle closes it when HeadBucket answers), false as open (the cycle opens one). STABLE: reads storage_incidents.';
 
 --
 -- Name: policy(jsonb); Type: FUNCTION; Schema: recording_finalize_internal; Owner: -
@@ -4226,6 +4251,12 @@ REVOKE ALL ON FUNCTION recording_finalize_internal.metadata_problem(p_file_id te
 --
 
 REVOKE ALL ON FUNCTION recording_finalize_internal.orphans(p_sla_timeout interval) FROM PUBLIC;
+
+--
+-- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone); Type: ACL; Schema: recording_finalize_internal; Owner: -
+--
+
+REVOKE ALL ON FUNCTION recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION outcome_decision(p_outcome text, p_metadata_problem text, p_error text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone, p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone, p_bucket_confirmed boolean); Type: ACL; Schema: recording_finalize_internal; Owner: -

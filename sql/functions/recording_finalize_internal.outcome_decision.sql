@@ -1,10 +1,9 @@
 -- The verdict's state machine, stated once: what a file-storage verdict does to a claimed row.
 
--- The signature without p_bucket_confirmed (0.2.0's) goes first: CREATE OR REPLACE would keep it
--- beside this one, and every call with nine arguments would be ambiguous.
-drop function if exists recording_finalize_internal.outcome_decision(
-    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
-);
+-- Two signatures, one rule: the full one (with p_bucket_confirmed, for the previews) and the
+-- nine-argument one that apply_outcome calls, which is the full one with the incidents as recorded.
+-- Both stay: dropping a function that running sessions call makes their next call fail (the
+-- upgrade from 0.2.0, which had only the nine-argument one, must not).
 
 create or replace function recording_finalize_internal.outcome_decision(
     p_outcome text,
@@ -17,9 +16,11 @@ create or replace function recording_finalize_internal.outcome_decision(
     p_upload_grace_max interval,
     p_now timestamptz,
     -- The previews' word for the worker's own incident as the next cycle will leave it before it
-    -- claims (NULL: as recorded, the real path's case): its HeadBucket answered (true: an open
-    -- incident of source worker ends then), or did not (false: one is open).
-    p_bucket_confirmed boolean default null
+    -- claims (NULL: as recorded, the real path's case): true, an open incident of source worker
+    -- ends at p_now (its HeadBucket answers and the cycle closes the incident: the driver says
+    -- true only then, see next_cycle_bucket_word in driver/incidents.py); false, one is open (it
+    -- does not answer, and the cycle opens one).
+    p_bucket_confirmed boolean
 )
 returns table (
     result text,
@@ -117,6 +118,11 @@ as $$
         ) as e
         where p_outcome = 'missing'
             and i.started_at <= p_now
+            -- The incidents as recorded (what the indexes on ended_at serve), then as this
+            -- verdict sees them.
+            and (i.ended_at is null
+                or (i.ended_at >= coalesce(p_window_start, '-infinity')
+                    and i.ended_at + p_upload_grace > p_now))
             and (e.ended_at is null
                 or (e.ended_at >= coalesce(p_window_start, '-infinity')
                     and e.ended_at + p_upload_grace > p_now))
@@ -156,12 +162,52 @@ comment on function recording_finalize_internal.outcome_decision(
 'the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once '
 'p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of '
 'source worker is open; config_error: config_error_released, attempt given back, due now. '
-'next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed (default NULL: '
-'the incidents as recorded, apply_outcome''s case) is for the previews, which decide before the '
-'cycle has acted on its HeadBucket: true takes an open incident of source worker as ended at '
-'p_now (the cycle closes it first when HeadBucket answers), false as open (the cycle opens '
-'one). STABLE: reads storage_incidents.';
+'next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed is for the '
+'previews, which decide before the cycle has acted on its HeadBucket: NULL takes the incidents '
+'as recorded (the nine-argument signature, apply_outcome''s), true an open incident of source '
+'worker as ended at p_now (the cycle closes it when HeadBucket answers), false as open (the '
+'cycle opens one). STABLE: reads storage_incidents.';
 
 revoke all on function recording_finalize_internal.outcome_decision(
     text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean
+) from public;
+
+create or replace function recording_finalize_internal.outcome_decision(
+    p_outcome text,
+    p_metadata_problem text,
+    p_error text,
+    p_attempts integer,
+    p_max_attempts integer,
+    p_window_start timestamptz,
+    p_upload_grace interval,
+    p_upload_grace_max interval,
+    p_now timestamptz
+)
+returns table (
+    result text,
+    finalize_status text,
+    attempts integer,
+    next_attempt_at timestamptz,
+    last_error text,
+    quarantine_reason text
+)
+language sql
+stable
+-- No SET clause, so that it is inlined, and the full one inside it (see claim_decision).
+as $$
+    select d.*
+    from recording_finalize_internal.outcome_decision(
+        p_outcome, p_metadata_problem, p_error, p_attempts, p_max_attempts, p_window_start,
+        p_upload_grace, p_upload_grace_max, p_now, null::boolean
+    ) as d
+$$;
+
+comment on function recording_finalize_internal.outcome_decision(
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
+) is
+'Internal. outcome_decision with the storage incidents as recorded (p_bucket_confirmed NULL): '
+'what apply_outcome carries out. See the ten-argument signature for the rule.';
+
+revoke all on function recording_finalize_internal.outcome_decision(
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
 ) from public;

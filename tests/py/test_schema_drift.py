@@ -36,6 +36,7 @@ from conftest import (
     put_binary,
     seed_stuck,
 )
+from kube import load_release
 
 META = "recording_finalize_migrations"
 
@@ -257,62 +258,76 @@ def test_migrate_keeps_its_bookkeeping_apart_from_the_services_own_yoyo_tables(
     assert worker.run_once()["error"] is None
 
 
-def released_sql(version: str, into: Path) -> Path:
-    """The ``sql/`` tree of ``version`` as it shipped: the newest first-parent commit whose
-    pyproject.toml names it (this clone's history; the walk stops at the first one)."""
-    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+def released_sql(fingerprint: str, into: Path) -> Path:
+    """The ``sql/`` tree a release shipped: the newest first-parent commit of this clone's
+    history whose ``sql/`` has the fingerprint CHANGELOG.md records for that release."""
+    release = load_release()
+
+    def git(*args: str) -> bytes:
         proc = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True)
         assert proc.returncode == 0, proc.stderr
-        return proc
+        return proc.stdout
 
-    for commit in git("log", "--first-parent", "--format=%H").stdout.decode().split():
-        pyproject = git("show", f"{commit}:pyproject.toml").stdout.decode()
-        if f'\nversion = "{version}"\n' in pyproject:
-            with tarfile.open(fileobj=io.BytesIO(git("archive", "--format=tar", commit,
-                                                     "sql").stdout)) as tar:
-                tar.extractall(into, filter="data")
-            return into / "sql"
-    raise AssertionError(f"no commit of this history ships version {version}")
+    for commit in git("log", "--first-parent", "--format=%H").decode().split():
+        root = into / commit[:12]
+        with tarfile.open(fileobj=io.BytesIO(git("archive", "--format=tar", commit, "sql"))) as t:
+            t.extractall(root, filter="data")
+        if release.sql_fingerprint(root) == fingerprint:
+            return root / "sql"
+        shutil.rmtree(root)
+    raise AssertionError(f"no commit of this history has the SQL fingerprint {fingerprint}")
+
+
+def product_functions(db: Db) -> dict[str, str]:
+    """Every function of the product's schemas: signature -> its definition, grants, comment."""
+    rows = db.all("""
+        select p.oid::regprocedure::text, md5(pg_catalog.pg_get_functiondef(p.oid)
+            || coalesce(p.proacl::text, '') || coalesce(obj_description(p.oid, 'pg_proc'), ''))
+        from pg_catalog.pg_proc as p
+        where p.pronamespace in ('recording_finalize'::regnamespace,
+                                 'recording_finalize_internal'::regnamespace)""")
+    return dict(rows)
 
 
 def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
-    stack: Stack, template_db: Template, bucket: str, topic: str, tmp_path: Path
+    stack: Stack, template_db: Template, db: Db, bucket: str, topic: str, tmp_path: Path
 ) -> None:
-    """A database installed by the previous release's SQL (CHANGELOG.md's second entry), then
-    this package's ``migrate``, as the deploy's migrate Job runs it: it applies, only the
-    current signature of every function is left (0.2.1 gave outcome_decision an argument), and
-    the worker finalizes a recording on it."""
-    versions = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", (REPO / "CHANGELOG.md").read_text(), re.M)
-    previous = released_sql(versions[1], tmp_path)
+    """A database installed by the previous release's SQL (CHANGELOG.md's second entry, found by
+    its schema fingerprint), then this package's ``migrate``, as the deploy's migrate Job runs
+    it: it applies, and the database then has exactly the functions a new install has (``db``,
+    migrated by this package: none left over, none missing, every body, grant and comment the
+    same); the worker finalizes a recording on it. (The previous SQL is installed by this
+    package's migrate code, which records this package's version: the SQL is what is tested.)"""
+    release = load_release()
+    previous = release.changelog_entries((REPO / "CHANGELOG.md").read_text())[1]
+    assert previous.fingerprint, previous
+    old_sql = released_sql(previous.fingerprint, tmp_path)
     name = f"rfr_t_{uuid.uuid4().hex[:12]}"
     with _admin(stack) as conn:
         conn.execute(f'create database "{name}" owner {template_db.owner_user}')
     try:
-        db = Db(stack, name,
-                stack.url_for(name, template_db.worker_user, template_db.worker_password),
-                stack.url_for(name, template_db.operator_user, template_db.operator_password),
-                stack.url_for(name, template_db.owner_user, template_db.owner_password))
-        env = _base_env() | {"DATABASE_URL": db.schema_owner_url, "RFR_SQL_DIR": str(previous)}
+        upgraded = Db(stack, name,
+                      stack.url_for(name, template_db.worker_user, template_db.worker_password),
+                      stack.url_for(name, template_db.operator_user,
+                                    template_db.operator_password),
+                      stack.url_for(name, template_db.owner_user, template_db.owner_password))
+        env = _base_env() | {"DATABASE_URL": upgraded.schema_owner_url,
+                             "RFR_SQL_DIR": str(old_sql)}
         installed = subprocess.run([CLI, "migrate", "--create-service-tables"], env=env,
                                    capture_output=True, text=True, timeout=120)
         assert installed.returncode == 0, installed.stderr
-        upgraded = migrate(db)
-        assert upgraded.returncode == 0, upgraded.stderr
-        # Every product function has exactly the signature its file now declares.
-        rows = db.all("""
-            select p.oid::regprocedure::text from pg_catalog.pg_proc as p
-            where p.pronamespace in ('recording_finalize'::regnamespace,
-                                     'recording_finalize_internal'::regnamespace)""")
-        names = [r[0].split("(")[0] for r in rows]
-        assert sorted(n for n in set(names) if names.count(n) > 1) == [], rows
-        assert db.one("select pg_get_function_identity_arguments("
-                      "'recording_finalize_internal.outcome_decision'::regproc)")[0].endswith(
-                          "p_bucket_confirmed boolean")
-        db.set_server_topic(topic)
-        worker = Worker(stack, db, bucket, topic)
-        rid = seed_stuck(db).recording_id
+        fresh = product_functions(db)
+        before = product_functions(upgraded)
+        assert before != fresh, "the previous release's SQL is this one's: nothing to upgrade"
+        done = migrate(upgraded)
+        assert done.returncode == 0, done.stderr
+        after = product_functions(upgraded)
+        assert sorted(set(after) ^ set(fresh)) == [], "functions left over or missing"
+        assert sorted(f for f in fresh if after[f] != fresh[f]) == [], "functions that differ"
+        upgraded.set_server_topic(topic)
+        rid = seed_stuck(upgraded).recording_id
         put_binary(stack, bucket, rid)
-        assert worker.run_once()["reconciled"] == 1
+        assert Worker(stack, upgraded, bucket, topic).run_once()["reconciled"] == 1
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')

@@ -5,7 +5,7 @@
 -- with no incident recorded; NULL is the incidents as recorded (apply_outcome's case). Other
 -- sources are never affected.
 begin;
-select plan(11);
+select plan(16);
 
 select tests.clean_slate();
 create function pg_temp.decide(p_outcome text, p_attempts integer, p_bucket boolean)
@@ -25,12 +25,27 @@ select results_eq('select result, attempts from pg_temp.decide(''transient'', 3,
     'no incident, HeadBucket unanswered: held, as the cycle opens the worker''s incident first');
 select matches((select last_error from pg_temp.decide('transient', 3, false)),
     'opened as HeadBucket did not answer', 'and last_error says which incident');
+select results_eq(
+    'select result, finalize_status, attempts, quarantine_reason '
+    'from pg_temp.decide(''transient'', 8, false)',
+    $$values ('held_by_incident', 'Pending', 7, null::text)$$,
+    'HeadBucket unanswered at the last attempt: held, not quarantined');
+select results_eq('select result, finalize_status from pg_temp.decide(''missing'', 3, false)',
+    $$values ('failed', 'Done')$$,
+    'false changes nothing for a 404 (the cycle never trusts one without a confirmed bucket)');
 
 -- The worker's own incident, left open.
 insert into recording_finalize.storage_incidents (source, started_at)
 values ('worker', now() - interval '10 minutes');
 select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, null)',
     $$values ('held_by_incident', 2)$$, 'open worker incident, NULL: held (as recorded)');
+select is(
+    (select result from recording_finalize_internal.outcome_decision('transient', null, 'x', 3, 8,
+        now() - interval '2 hours', '30 minutes', '24 hours', now())),
+    'held_by_incident', 'the nine-argument signature (apply_outcome''s) is NULL''s');
+select matches((select last_error from pg_temp.decide('transient', 3, false)),
+    format('storage incident %s is open', (select id from recording_finalize.storage_incidents)),
+    'false with the worker''s incident open: last_error names it');
 select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, true)',
     $$values ('backoff', 3)$$,
     'open worker incident, HeadBucket answered: backoff, as the cycle closes it first');
@@ -46,6 +61,13 @@ select matches((select last_error from pg_temp.decide('missing', 3, true)),
     '^StorageIncident: worker incident \d+ ended ', 'and last_error says it ended');
 select is((select result from pg_temp.decide('found', 3, true)), 'reconciled',
     'a found verdict is reconciled whatever the bucket said');
+
+-- A worker incident that starts after the moment judged is no incident at that moment.
+delete from recording_finalize.storage_incidents;
+insert into recording_finalize.storage_incidents (source, started_at)
+values ('worker', now() + interval '1 minute');
+select results_eq('select result, finalize_status from pg_temp.decide(''missing'', 3, true)',
+    $$values ('failed', 'Done')$$, 'true: a worker incident starting later defers no 404');
 
 -- Another source's open incident is what it is.
 delete from recording_finalize.storage_incidents;
