@@ -411,8 +411,9 @@ def _sqlcost(runs: list[dict[str, Any]]) -> list[str]:
              "and reports `found` for every claimed row with `apply_outcome`, one transaction per "
              "row; that backend's CPU (schedstat) over N. *before* is the SQL of the last 0.1.x "
              f"commit (`{commit}`, from git history), applied to a database of its own; the "
-             "variants take turns batch by batch. Target (issue 19): at most 0.5 ms of PostgreSQL "
-             "CPU per row.", "",
+             "variants take turns batch by batch. One round trip per row (the worker pipelines "
+             "its applies): the issue-19 target (0.5 ms) is judged on the worker's busiest "
+             "backend in `dbcost`; this figure is for the ratio.", "",
              "| SQL | PostgreSQL CPU ms/row | min-max | runs |", "|---|---:|---:|---:|"]
     for label, rs in (("now", now), ("before (0.1.x)", before)):
         if rs:
@@ -421,9 +422,7 @@ def _sqlcost(runs: list[dict[str, Any]]) -> list[str]:
                          f"{len(rs)} |")
     if now and before:
         ratio = _med([r["rate"] for r in now]) / max(_med([r["rate"] for r in before]), 1e-9)
-        met = _med([r["rate"] for r in now]) <= 0.5
-        lines += ["", f"now / before: {ratio:.2f}; the 0.5 ms target is "
-                  f"{'met' if met else 'not met'}."]
+        lines += ["", f"now / before: {ratio:.2f}."]
     return [*lines, ""]
 
 
