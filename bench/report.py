@@ -38,9 +38,11 @@ def _per_row_ms(run: dict[str, Any], key: str) -> float:
     return run["usage"]["cpu_s"].get(key, 0.0) / run["n"] * 1000
 
 
-def _busiest_backend_ms(run: dict[str, Any]) -> float:
-    """The CPU of the contender's busiest backend (the one that claims and applies) per row."""
-    return run["detail"]["backend_cpu_s"][0] / run["n"] * 1000
+def _busiest_backend_ms(runs: list[dict[str, Any]]) -> list[float]:
+    """Per run that measured it, the CPU of the contender's busiest backend (the one that claims
+    and applies) per row."""
+    return [r["detail"]["backend_cpu_s"][0] / r["n"] * 1000 for r in runs
+            if r["detail"].get("backend_cpu_s")]
 
 
 def _statements_per_row(run: dict[str, Any]) -> float:
@@ -87,7 +89,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     if now:
         out["dbcost_pg_ms"] = _med([_per_row_ms(r, "postgres") for r in now])
         out["dbcost_worker_ms"] = _med([_per_row_ms(r, "worker") for r in now])
-        busiest = [_busiest_backend_ms(r) for r in now if r["detail"].get("backend_cpu_s")]
+        busiest = _busiest_backend_ms(now)
         if busiest:
             out["dbcost_backend_ms"] = _med(busiest)
     unthrottled = _by(runs, "drain").get("unthrottled")
@@ -384,7 +386,7 @@ def _dbcost(runs: list[dict[str, Any]]) -> list[str]:
         if not rs:
             continue
         pg = [_per_row_ms(r, "postgres") for r in rs]
-        busiest = [_busiest_backend_ms(r) for r in rs if r["detail"].get("backend_cpu_s")]
+        busiest = _busiest_backend_ms(rs)
         lines.append(
             f"| {label} | {_med(pg):.2f} | {_span(pg, '.2f')} | "
             f"{f'{_med(busiest):.2f}' if busiest else '-'} | "

@@ -17,7 +17,7 @@ from uuid import UUID
 
 from ..cliutil import EXIT_FAILURE, EXIT_OK, connect, iso, print_json
 from ..config import Settings
-from ..queries import operator_state, storage_incident_list
+from ..queries import operator_state
 from . import queries, s3
 
 if TYPE_CHECKING:
@@ -57,15 +57,12 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
                     verdicts[row.recording_id] = verdict
         finally:
             storage.close()
-        from ..incidents import next_cycle_bucket_word
-
         with connect(settings) as conn:
             previews = {p.recording_id: p for p in queries.preview_outcomes(
                 conn, settings, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
                                                                 config_error))
                                  for r in reconcile],
-                bucket_confirmed=None if config_error else next_cycle_bucket_word(
-                    storage_incident_list(conn), confirmed))}
+                bucket_confirmed=None if config_error else confirmed)}
     out_rows = []
     results: Counter[str] = Counter()
     for r in rows:

@@ -28,7 +28,7 @@ from ..cliutil import (
 from ..config import Settings
 from ..errors import SqlState, sqlstate
 from ..model import Verdict
-from ..queries import operator_state, storage_incident_list
+from ..queries import operator_state
 from . import queries, s3
 
 
@@ -87,14 +87,9 @@ def _outcome(recording_id: UUID, seen: dict[str, Any], settings: Settings) -> di
                       size_bytes=seen.get("sizeBytes"),
                       duration_seconds=seen.get("durationSeconds"), format=seen.get("format"),
                       error=seen.get("error"))
-    from ..incidents import next_cycle_bucket_word
-
     with connect(settings) as conn:
-        confirmed = seen.get("bucketConfirmed")
-        word = None if confirmed is None else next_cycle_bucket_word(
-            storage_incident_list(conn), bool(confirmed))
         preview = queries.preview_outcomes(conn, settings, [(recording_id, verdict)],
-                                           bucket_confirmed=word)[0]
+                                           bucket_confirmed=seen.get("bucketConfirmed"))[0]
     return {"result": preview.result, "finalizeStatus": preview.finalize_status,
             "attempts": preview.attempts,
             "nextAttemptAt": iso(preview.next_attempt_at) if preview.next_attempt_at else None,
