@@ -133,6 +133,12 @@ class Template:
     owner_user: str = SCHEMA_OWNER_ROLE
     owner_password: str = ""
 
+    def db(self, stack: Stack, name: str) -> Db:
+        """Database ``name`` reached as this template's logins."""
+        return Db(stack, name, stack.url_for(name, self.worker_user, self.worker_password),
+                  stack.url_for(name, self.operator_user, self.operator_password),
+                  stack.url_for(name, self.owner_user, self.owner_password))
+
 
 def ensure_login(conn: psycopg.Connection[Any], role: str, password: str,
                  options: str = "") -> None:
@@ -222,10 +228,7 @@ def db(stack: Stack, template_db: Template) -> Iterator[Db]:
         conn.execute(f'create database "{name}" template "{template_db.name}" '
                      f"owner {template_db.owner_user}")
     try:
-        yield Db(stack, name,
-                 stack.url_for(name, template_db.worker_user, template_db.worker_password),
-                 stack.url_for(name, template_db.operator_user, template_db.operator_password),
-                 stack.url_for(name, template_db.owner_user, template_db.owner_password))
+        yield template_db.db(stack, name)
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')

@@ -306,11 +306,7 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
     with _admin(stack) as conn:
         conn.execute(f'create database "{name}" owner {template_db.owner_user}')
     try:
-        upgraded = Db(stack, name,
-                      stack.url_for(name, template_db.worker_user, template_db.worker_password),
-                      stack.url_for(name, template_db.operator_user,
-                                    template_db.operator_password),
-                      stack.url_for(name, template_db.owner_user, template_db.owner_password))
+        upgraded = template_db.db(stack, name)
         env = _base_env() | {"DATABASE_URL": upgraded.schema_owner_url,
                              "RFR_SQL_DIR": str(old_sql)}
         installed = subprocess.run([CLI, "migrate", "--create-service-tables"], env=env,
