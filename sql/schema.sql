@@ -1089,8 +1089,7 @@ begin
                 message = format('invalid_parameter: preview_outcomes: bucket_confirmed must be '
                     'true, false or null, got %s', v_verdict -> 'bucket_confirmed');
         end if;
-        v_bucket_confirmed := case when jsonb_typeof(v_verdict -> 'bucket_confirmed') = 'boolean'
-            then (v_verdict -> 'bucket_confirmed')::boolean end;
+        v_bucket_confirmed := nullif(v_verdict -> 'bucket_confirmed', 'null')::boolean;
         select f.* into v_row from messenger.recording_finalize_attempts as f
         where f.recording_id = v_id;
         select x.* into v_rec from recording_finalize_internal.recording_row(v_id) as x;
