@@ -31,7 +31,7 @@ SCHEMA = "messenger"
 PRODUCT_TABLE = "recording_finalize_attempts"
 #: The schemas the product owns (created by migrate, dropped by uninstall).
 PRODUCT_SCHEMAS = ("recording_finalize", "recording_finalize_internal",
-                   "recording_finalize_migrations")
+                   "recording_finalize_migrations", "recording_finalize_adapter")
 GROUP_ROLES = {
     "recording_finalize_worker": "the sidecar's login is granted it: EXECUTE on the worker API",
     "recording_finalize_operator": "operators' logins: EXECUTE on the runbook functions",
@@ -79,13 +79,12 @@ _SESSION_COLUMNS = (
 TABLES: tuple[Table, ...] = (
     Table(
         "call_sessions", _SESSION_COLUMNS,
-        select=tuple(c.name for c in _SESSION_COLUMNS), update=("ended_at",),
-        why="a Direct recording's session: its end starts the SLA; session_ended sets ended_at "
-            "(UPDATE also lets recording_started hold the session FOR SHARE)",
+        select=tuple(c.name for c in _SESSION_COLUMNS),
+        why="a Direct recording's session (the adapter's sessions view): its end starts the SLA",
     ),
     Table(
         "conference_sessions", _SESSION_COLUMNS,
-        select=tuple(c.name for c in _SESSION_COLUMNS), update=("ended_at",),
+        select=tuple(c.name for c in _SESSION_COLUMNS),
         why="a Conference recording's session, as call_sessions",
     ),
     Table(
@@ -103,30 +102,23 @@ TABLES: tuple[Table, ...] = (
         ),
         select=("id", "session_kind", "session_id", "media_type", "trigger", "status",
                 "file_id", "size_bytes", "duration_seconds", "format", "failure_reason",
-                "started_at", "ended_at", "available_at", "failed_at", "version", "created_at",
-                "updated_at"),
-        insert=("id", "session_kind", "session_id", "media_type", "trigger", "status",
-                "started_at"),
+                "started_at", "ended_at", "available_at", "version"),
         update=("status", "file_id", "size_bytes", "duration_seconds", "format",
                 "failure_reason", "started_at", "ended_at", "available_at", "failed_at",
                 "version", "updated_at"),
-        why="the recording: the worker moves a stuck one to Available or Failed under a status "
-            "guard; recording_started inserts one",
+        why="the recording (the adapter's recordings view): make_available and make_failed move "
+            "a stuck one to Available or Failed under a status guard",
     ),
     Table(
         "integration_outbox",
         (
-            Column("id", INTEGER), Column("topic", TEXT, 249), Column("message_key", TEXT, 36),
-            Column("event_type", TEXT, 24), Column("dedupe_key", TEXT, 36),
-            Column("payload", JSONB), Column("headers", JSONB),
+            Column("topic", TEXT), Column("dedupe_key", TEXT),
             Column("created_at", TIMESTAMPTZ), Column("published_at", TIMESTAMPTZ),
         ),
-        select=("id", "topic", "message_key", "event_type", "dedupe_key", "payload", "headers",
-                "created_at", "published_at"),
-        insert=("topic", "message_key", "event_type", "dedupe_key", "payload", "headers"),
-        update=("published_at",),
-        why="the events of the product's topic only: enqueued once per recording, published by "
-            "the relay (published_at)",
+        select=("topic", "dedupe_key", "created_at", "published_at"),
+        why="only read (the adapter's service_events view): a recording whose event the "
+            "service enqueued itself gets none from the product; the product never writes, "
+            "marks or deletes a row here (its events are in recording_finalize.outbox)",
     ),
     Table(
         "realtime_outbox",
@@ -135,9 +127,10 @@ TABLES: tuple[Table, ...] = (
             Column("session_id", UUID), Column("reference_id", UUID), Column("payload", JSONB),
             Column("created_at", TIMESTAMPTZ), Column("dispatched_at", TIMESTAMPTZ),
         ),
-        select=("id", "kind", "reference_id", "created_at", "dispatched_at"),
+        select=(),
         insert=("kind", "session_kind", "session_id", "reference_id", "payload"),
-        why="the RecordingAvailable / RecordingFailed pushes, written with the transition",
+        why="the RecordingAvailable / RecordingFailed pushes, written with the transition (the "
+            "adapter's enqueue_realtime)",
     ),
 )
 TABLE_BY_NAME = {t.name: t for t in TABLES}
@@ -153,9 +146,6 @@ class UniqueKey:
 
 
 UNIQUE_KEYS: tuple[UniqueKey, ...] = (
-    UniqueKey("integration_outbox", ("topic", "dedupe_key"), None,
-              "enqueue once per recording: INSERT ... ON CONFLICT (topic, dedupe_key) DO "
-              "NOTHING (a non-partial unique index or constraint on exactly these columns)"),
     UniqueKey("call_recordings", ("session_kind", "session_id"), "ix_recording_active",
               "at most one non-terminal recording per session; discovery reads the active "
               "recordings through it (a unique index, partial on the non-terminal statuses)"),
@@ -266,16 +256,22 @@ def product_owner(conn: psycopg.Connection[Any]) -> str | None:
 
 
 def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
-          create_service_tables: bool = False) -> Problems:
+          create_service_tables: bool = False, as_owner: bool = False) -> Problems:
     """Every way the database falls short of the contract for ``role`` (the product's owner).
 
+    With no adapter yet, or the reference adapter migrate installed, the contract is the
+    reference schema's tables (the reference adapter reads and writes them); with a DBA's
+    adapter it is the adapter's ports (``adapter.port_problems``), whatever lies beneath them.
     ``installing`` (migrate): also the privileges to create what the product owns and the group
     roles. ``create_service_tables``: a missing service table is not a problem (it will be
     created from the reference schema), but an existing one must still satisfy the contract.
-    Read-only.
+    ``as_owner``: the connection is the owner's (migrate). Read-only.
     """
+    from . import adapter
+
     problems = Problems()
-    names = [t.name for t in TABLES]
+    dbas_adapter = adapter.state(conn, as_owner=as_owner) is adapter.State.DBAS
+    names = [] if dbas_adapter else [t.name for t in TABLES]
     role_row = conn.execute(_ROLE, (SCHEMA, role)).fetchone()
     if role_row is None:
         problems.items.append(f"role {role} does not exist")
@@ -311,6 +307,8 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
                                   f"to create {', '.join(missing)})")
     else:
         problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
+    if dbas_adapter:
+        problems.items += adapter.port_problems(conn)
     present = [name for name in names if name in tables]
     existing = _columns(problems, conn, present)
     _unique_keys(problems, conn, present)

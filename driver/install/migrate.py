@@ -35,7 +35,7 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from .. import contract, drift, logs
+from .. import adapter, contract, drift, logs
 from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 from ..db import conninfo
@@ -69,6 +69,10 @@ class MigrateResult:
     lock_retries: int = 0
     schema_version: str = ""
     version: str = ""
+    #: What became of the adapter: installed, upgraded, unchanged, or kept (a DBA's).
+    adapter: str = ""
+    #: Warnings of check_adapter (e.g. a discovery scan without an index).
+    warnings: list[str] = field(default_factory=list)
 
 
 class MissingSqlError(RuntimeError):
@@ -82,6 +86,11 @@ class MigrateRefused(RuntimeError):
     def __init__(self, message: str, create_roles: list[str] | None = None) -> None:
         super().__init__(message)
         self.create_roles = create_roles or []
+
+
+class AdapterFails(RuntimeError):
+    """Everything was applied, but the worker would fail at run time beneath the adapter
+    (check_adapter's errors, each with its fix). The worker refuses to start until it is fixed."""
 
 
 class MigrateLockBusy(RuntimeError):
@@ -105,7 +114,8 @@ def migrate(settings: Settings, *, create_service_tables: bool = False,
         _lock(conn)
         try:
             role = bookkeeping.current_role(conn)
-            problems = contract.check(conn, role, installing=True,
+            adapter_state = adapter.state(conn)
+            problems = contract.check(conn, role, installing=True, as_owner=True,
                                       create_service_tables=create_service_tables)
             state = _state(conn)
             refusal = _refusal(package, state)
@@ -122,16 +132,25 @@ def migrate(settings: Settings, *, create_service_tables: bool = False,
                 if migration_id in package.migrations:
                     bookkeeping.record_migration(conn, migration_id,
                                                  package.migrations[migration_id], package.version)
+            adapter_sha = drift.sha256_file(package.sql_dir / adapter.REFERENCE_FILE)
+            adapter_done = _apply_adapter(conn, package, adapter_state, adapter_sha, say,
+                                          retries)
             functions, unchanged = _apply_functions(conn, package, say, retries)
             with conn.transaction():
                 for file, sha in package.functions.items():
                     bookkeeping.record_function(conn, file, sha, package.version)
                 bookkeeping.forget_functions(conn, list(package.functions))
                 bookkeeping.record_migrate_state(conn, package.schema_version, package.version)
+                bookkeeping.record_adapter(
+                    conn, None if adapter_state is adapter.State.DBAS else adapter_sha)
+            findings = adapter.beneath(conn, rehearse=True)
         finally:
             bookkeeping.migrate_unlock(conn, MIGRATE_LOCK_KEY)
+    if errors := adapter.errors(findings):
+        raise AdapterFails("\n".join(f"  - {line}" for line in errors))
     return MigrateResult(applied, functions, unchanged, created_roles, created_tables,
-                         retries[0], package.schema_version, package.version)
+                         retries[0], package.schema_version, package.version, adapter_done,
+                         [f.line() for f in findings if f.severity == "warning"])
 
 
 def _lock(conn: psycopg.Connection[Any]) -> None:
@@ -272,6 +291,29 @@ def _apply_migrations(settings: Settings, package: drift.Shipped,
     return applied
 
 
+def _apply_adapter(conn: psycopg.Connection[Any], package: drift.Shipped,
+                   state: adapter.State, sha: str, say: Callable[[str], None],
+                   retries: list[int]) -> str:
+    """The reference adapter where there is none, or where it is still what an earlier migrate
+    installed and the file changed; a DBA's adapter is never touched (its ports were checked
+    before anything was written)."""
+    if state is adapter.State.DBAS:
+        return "kept (a DBA's)"
+    if state is adapter.State.REFERENCE and bookkeeping.recorded_adapter_sha(conn) == sha:
+        return "unchanged"
+    text = (package.sql_dir / adapter.REFERENCE_FILE).read_text(encoding="utf-8")
+
+    def one() -> None:
+        with conn.transaction():
+            bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
+            conn.execute(sql.SQL("create schema if not exists {}").format(
+                sql.Identifier(adapter.SCHEMA)))
+            bookkeeping.apply_sql_file(conn, text)
+
+    _retrying(f"the adapter {adapter.REFERENCE_FILE}", one, say, retries)
+    return "installed" if state is adapter.State.ABSENT else "upgraded"
+
+
 def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
                      say: Callable[[str], None], retries: list[int]
                      ) -> tuple[list[str], list[str]]:
@@ -310,6 +352,10 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
         return fail(str(err), EXIT_USAGE)
     except MigrateRefused as err:
         return fail(f"migrate refused, nothing was written:\n{err}", EXIT_USAGE, redact=False)
+    except AdapterFails as err:
+        return fail("migrate applied the product's objects, but the worker would fail beneath "
+                    f"the adapter (it refuses to start until these are fixed):\n{err}",
+                    EXIT_USAGE, redact=False)
     except MigrateLockBusy as err:
         return fail(f"migrate stopped: {err}")
     except LockTimeout:
@@ -326,6 +372,9 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
           + (f" ({', '.join(result.applied)})" if result.applied else " (up to date)"))
     print(f"function files applied: {len(result.functions)}"
           + (f", unchanged: {len(result.unchanged)}" if result.unchanged else ""))
+    print(f"adapter ({adapter.SCHEMA}): {result.adapter}")
+    for warning in result.warnings:
+        print(f"warning: {warning}")
     print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
     return EXIT_OK
 

@@ -86,6 +86,26 @@ on conflict (singleton) do update set
 """
 
 
+RECORD_ADAPTER = """
+update recording_finalize_migrations.migrate_state
+set adapter_sha256 = %(sha256)s::text,
+    adapter_md5 = case when %(sha256)s::text is not null
+        then recording_finalize_internal.adapter_fingerprint() end
+"""
+
+RECORDED_ADAPTER_SHA = "select adapter_sha256 from recording_finalize_migrations.migrate_state"
+
+
+def record_adapter(conn: Connection, sha256: str | None) -> None:
+    """The reference adapter's file and fingerprint as migrate leaves it (NULL: a DBA's)."""
+    conn.execute(RECORD_ADAPTER, {"sha256": sha256})
+
+
+def recorded_adapter_sha(conn: Connection) -> str | None:
+    row = conn.execute(RECORDED_ADAPTER_SHA).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
 def current_role(conn: Connection) -> str:
     row = conn.execute(CURRENT_ROLE).fetchone()
     return str(row[0]) if row else ""

@@ -32,8 +32,11 @@ declare
     v_session recording_finalize_internal.session;
     v_decision record;
     v_busy boolean := false;
+    -- True while the found metadata is being written: a CHECK it breaks is the recording's.
+    v_adopting boolean := false;
     v_constraint text;
     v_table text;
+    v_schema text;
 begin
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error')
@@ -61,7 +64,8 @@ begin
     -- Everything that touches the service's rows, in one subtransaction: a lock that cannot be
     -- had quickly undoes it whole and the attempt is given back.
     begin
-        perform from messenger.call_recordings as r
+        -- Through the adapter: a locking clause on its recordings view locks the service's row.
+        perform from recording_finalize_adapter.recordings as r
         where r.id = p_recording_id
         for no key update skip locked;
         v_busy := not found;
@@ -70,7 +74,8 @@ begin
             v_busy := false;
             select 'quarantined' as result, 'Quarantined' as finalize_status,
                 v_row.attempts as attempts, null::timestamptz as next_attempt_at,
-                'RecordingNotFound: no messenger.call_recordings row with this id' as last_error,
+                'RecordingNotFound: recording_finalize_adapter.recordings shows no recording '
+                    'with this id' as last_error,
                 'recording_not_found' as quarantine_reason
             into v_decision;
         elsif v_busy then
@@ -106,38 +111,44 @@ begin
                 now()
             ) as d;
             if v_decision.result = 'reconciled' then
+                v_adopting := true;
                 perform recording_finalize_internal.transition_available(
                     p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format,
                     v_session, v_policy.topic);
+                v_adopting := false;
             elsif v_decision.result = 'failed' then
-                update messenger.call_recordings as r
-                set status = 'Failed',
-                    failure_reason = 'Timeout',
-                    failed_at = now(),
-                    ended_at = coalesce(r.ended_at, now()),
-                    version = r.version + 1,
-                    updated_at = now()
-                where r.id = p_recording_id;
-                insert into messenger.realtime_outbox (
-                    kind, session_kind, session_id, reference_id, payload
-                )
-                values (
+                -- The recording is locked: only a port that does not move it fails here.
+                if not recording_finalize_adapter.make_failed(
+                    p_recording_id, v_rec.status, 'Timeout', now())
+                then
+                    raise exception using
+                        errcode = 'RF007',
+                        message = format('recording_conflict: recording_finalize_adapter.'
+                            'make_failed did not move recording %s from %s', p_recording_id,
+                            v_rec.status);
+                end if;
+                perform recording_finalize_adapter.enqueue_realtime(
                     'RecordingFailed', v_rec.session_kind, v_rec.session_id, v_rec.id,
                     jsonb_build_object('recordingId', v_rec.id, 'status', 'Failed',
-                        'reason', 'Timeout')
-                );
+                        'reason', 'Timeout'));
             end if;
         end if;
     exception
         when lock_not_available or deadlock_detected then
             v_busy := true;
         when check_violation or string_data_right_truncation then
-            -- The service's table refused metadata the product found usable: its own rule.
-            get stacked diagnostics v_constraint = constraint_name, v_table = table_name;
+            -- The service's table refused metadata the product found usable: its own rule, and
+            -- this recording's. Any other write it refuses refuses every row: raised, so the
+            -- worker stops the cycle and gives the attempts back (SPEC section 9).
+            if not v_adopting then
+                raise;
+            end if;
+            get stacked diagnostics v_constraint = constraint_name, v_table = table_name,
+                v_schema = schema_name;
             select 'quarantined' as result, 'Quarantined' as finalize_status,
                 v_row.attempts as attempts, null::timestamptz as next_attempt_at,
-                format('InvalidMetadata: refused by messenger.%s (%s)',
-                    coalesce(nullif(v_table, ''), 'call_recordings'),
+                format('InvalidMetadata: refused by %s (%s)',
+                    coalesce(nullif(v_schema || '.' || v_table, '.'), 'the recordings table'),
                     coalesce(nullif(v_constraint, ''), 'a column length')) as last_error,
                 'invalid_metadata' as quarantine_reason
             into v_decision;

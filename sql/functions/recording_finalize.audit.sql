@@ -30,10 +30,9 @@ begin
     -- enqueue it. (Older events are the service's retention to remove: not findings.)
     return query
     with hits as (
-        select r.id::text as id from messenger.call_recordings as r
+        select r.id::text as id from recording_finalize_adapter.recordings as r
         where r.status = 'Available' and r.available_at > now() - p_lookback
-            and not exists (select from messenger.integration_outbox as o
-                where o.topic = v_policy.topic and o.dedupe_key = r.id::text)
+            and not recording_finalize_internal.has_event(r.id)
             and not exists (select from messenger.recording_finalize_attempts as f
                 where f.recording_id = r.id and f.status = 'Pending')
     )
@@ -51,7 +50,7 @@ begin
     return query
     with hits as (
         select f.recording_id::text as id from messenger.recording_finalize_attempts as f
-        left join messenger.call_recordings as r on r.id = f.recording_id
+        left join recording_finalize_adapter.recordings as r on r.id = f.recording_id
         where f.status = 'Done' and f.updated_at > now() - p_lookback
             and r.status is distinct from 'Available' and r.status is distinct from 'Failed'
     )
@@ -62,8 +61,8 @@ begin
     -- The relay publishes within one polling interval.
     return query
     with hits as (
-        select o.dedupe_key as id from messenger.integration_outbox as o
-        where o.topic = v_policy.topic and o.published_at is null
+        select o.recording_id::text as id from recording_finalize.outbox as o
+        where o.published_at is null
             and o.created_at < now() - p_polling_interval
     )
     select 'unpublished_overdue', null::text, count(*),

@@ -87,9 +87,7 @@ begin
         -- LIMIT keeps it a sub-plan of its own, so the status test gates the lookup.)
         left join lateral (
             select true as found
-            from messenger.integration_outbox as o
-            where x.status = 'Available' and o.topic = v_policy.topic
-                and o.dedupe_key = x.id::text
+            where x.status = 'Available' and recording_finalize_internal.has_event(x.id)
             limit 1
         ) as event on true
         cross join lateral recording_finalize_internal.claim_decision(
@@ -130,7 +128,7 @@ begin
                         v_row.attempts, coalesce(v_row.last_error, 'none recorded'))
                     when 'SessionNotFound' then format('SessionNotFound: no %s session %s',
                         v_rec.session_kind, v_rec.session_id)
-                    else 'RecordingNotFound: no messenger.call_recordings row with this id'
+                    else 'RecordingNotFound: recording_finalize_adapter.recordings shows no such recording'
                 end, 512),
                 claim_token = null,
                 updated_at = now()

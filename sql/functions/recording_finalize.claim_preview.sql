@@ -46,20 +46,12 @@ begin
         order by x.next_attempt_at
         limit p_limit
     ) as f
-    left join messenger.call_recordings as r on r.id = f.recording_id
-    left join lateral (
-        select s.id, s.ended_at from messenger.call_sessions as s
-        where r.session_kind = 'Direct' and s.id = r.session_id
-        union all
-        select s.id, s.ended_at from messenger.conference_sessions as s
-        where r.session_kind = 'Conference' and s.id = r.session_id
-    ) as s on true
+    left join lateral recording_finalize_internal.recording_row(f.recording_id) as r on true
+    left join lateral recording_finalize_internal.session_row(r.session_kind, r.session_id) as s
+        on true
     cross join lateral recording_finalize_internal.claim_decision(
         r.status,
-        r.status = 'Available' and exists (
-            select from messenger.integration_outbox as o
-            where o.topic = v_policy.topic and o.dedupe_key = r.id::text
-        ),
+        r.status = 'Available' and recording_finalize_internal.has_event(r.id),
         s.id is not null,
         s.ended_at,
         f.attempts,

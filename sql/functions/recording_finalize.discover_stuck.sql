@@ -50,8 +50,9 @@ begin
         return 0;
     end if;
 
-    -- The next p_scan active recordings in ix_recording_active order (the index the contract
-    -- requires): the call reads a slice, never every active recording. Of those, the orphans
+    -- The next p_scan active recordings of the adapter's recordings view in (session_kind,
+    -- session_id) order (ix_recording_active beneath the reference adapter; the check names
+    -- a missing index): the call reads a slice, never every active recording. Of those, the orphans
     -- (recording_finalize_internal.orphans) get a row, due at session end + SLA, which has
     -- passed: the next claim takes them. A lifecycle call that opens the row meanwhile wins: it
     -- holds the recording (FOR NO KEY UPDATE) before it inserts, so FOR SHARE SKIP LOCKED passes
@@ -59,10 +60,10 @@ begin
     -- uncommitted row and the lock timeout would fail the whole batch); one that committed since
     -- the snapshot is ON CONFLICT's.
     with slice as (
-        select r.id, r.session_kind::text as session_kind, r.session_id
-        from messenger.call_recordings as r
-        where r.status in ('Pending', 'Recording', 'Uploading')
-            and (r.session_kind::text, r.session_id)
+        select r.id, r.session_kind, r.session_id
+        from recording_finalize_adapter.recordings as r
+        where r.status = any('{Pending,Recording,Uploading}'::text[])
+            and (r.session_kind, r.session_id)
                 > (coalesce(v_after_kind, ''),
                     coalesce(v_after_id, '00000000-0000-0000-0000-000000000000'))
         order by r.session_kind, r.session_id
@@ -77,7 +78,7 @@ begin
         from slice
         join recording_finalize_internal.orphans(v_policy.sla_timeout) as o
             on o.recording_id = slice.id
-        join messenger.call_recordings as r on r.id = o.recording_id
+        join recording_finalize_adapter.recordings as r on r.id = o.recording_id
         limit p_limit
         for share of r skip locked
         on conflict (recording_id) do nothing

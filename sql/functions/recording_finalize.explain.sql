@@ -63,10 +63,7 @@ begin
         select d.* into v_claim
         from recording_finalize_internal.claim_decision(
             v_rec.status,
-            v_rec.status = 'Available' and exists (
-                select from messenger.integration_outbox as o
-                where o.topic = v_policy.topic and o.dedupe_key = p_recording_id::text
-            ),
+            v_rec.status = 'Available' and recording_finalize_internal.has_event(p_recording_id),
             v_session.id is not null, v_session.ended_at, v_row.attempts, v_row.last_outcome,
             v_policy.max_attempts, v_policy.sla_timeout, v_at
         ) as d;
@@ -121,14 +118,15 @@ begin
             select jsonb_build_object('id', o.id, 'createdAt', o.created_at,
                 'publishedAt', o.published_at, 'eventId', o.headers ->> 'event-id',
                 'leasedUntil', l.leased_until)
-            from messenger.integration_outbox as o
+            from recording_finalize.outbox as o
             left join recording_finalize.relay_leases as l on l.outbox_id = o.id
-            where o.topic = v_policy.topic and o.dedupe_key = p_recording_id::text
+            where o.recording_id = p_recording_id
         ),
-        'realtime', (
-            select coalesce(jsonb_agg(jsonb_build_object('kind', t.kind,
-                'createdAt', t.created_at, 'dispatchedAt', t.dispatched_at) order by t.id), '[]')
-            from messenger.realtime_outbox as t where t.reference_id = p_recording_id
+        'serviceEvent', (
+            select jsonb_build_object('enqueuedAt', e.enqueued_at, 'publishedAt', e.published_at)
+            from recording_finalize_adapter.service_events as e
+            where e.recording_id = p_recording_id
+            limit 1
         ),
         'operatorActions', (
             select coalesce(jsonb_agg(jsonb_build_object('action', a.action_kind,
@@ -142,8 +140,9 @@ end
 $$;
 
 comment on function recording_finalize.explain(uuid, jsonb) is
-'Read-only: the recording, its session (with the SLA due time), its finalize row, its integration '
-'event (enqueued, published, event-id, lease) and realtime rows, the operators'' actions on it, '
+'Read-only: the recording and its session as the adapter shows them (with the SLA due time), its '
+'finalize row, the product''s event (enqueued, published, event-id, lease) or the service''s '
+'(service_events), the operators'' actions on it, '
 'and next: what the worker will do and when, decided by recording_finalize_internal.claim_decision '
 '(action reconcile, republished, closed, deferred_by_sla, quarantined; discover for an orphan the '
 'next cycle''s discovery opens a row for; none). For a reconcile row the driver adds what the '

@@ -21,10 +21,14 @@ begin
                 'got %s', p_limit);
     end if;
     return query
-    select r.id, r.session_kind::text, r.session_id, r.failure_reason::text, r.failed_at
-    from messenger.call_recordings as r
+    -- failed_at is not a port: the time the product's own row settled stands for it (NULL for a
+    -- recording the service failed itself).
+    select r.id, r.session_kind, r.session_id, r.failure_reason,
+        case when f.status = 'Done' then f.updated_at end
+    from recording_finalize_adapter.recordings as r
+    left join messenger.recording_finalize_attempts as f on f.recording_id = r.id
     where r.status = 'Failed'
-    order by r.failed_at desc, r.id
+    order by f.updated_at desc nulls last, r.id
     limit p_limit;
 end
 $$;

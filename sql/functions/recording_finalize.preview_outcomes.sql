@@ -84,10 +84,7 @@ begin
         select d.* into v_claim
         from recording_finalize_internal.claim_decision(
             v_rec.status,
-            v_rec.status = 'Available' and exists (
-                select from messenger.integration_outbox as o
-                where o.topic = v_policy.topic and o.dedupe_key = v_rec.id::text
-            ),
+            v_rec.status = 'Available' and recording_finalize_internal.has_event(v_rec.id),
             v_session.id is not null, v_session.ended_at, v_row.attempts, v_row.last_outcome,
             v_policy.max_attempts, v_policy.sla_timeout, now()
         ) as d;

@@ -41,7 +41,7 @@ begin
         return query select
             (select count(*) from messenger.recording_finalize_attempts as f
                 where f.status = 'Done' and f.updated_at < v_cutoff
-                    and not exists (select from messenger.call_recordings as r
+                    and not exists (select from recording_finalize_adapter.recordings as r
                         where r.id = f.recording_id and r.status not in ('Available', 'Failed'))),
             (select count(*) from recording_finalize.relay_leases as l
                 where l.leased_until < now()),
@@ -59,7 +59,7 @@ begin
         where f.id in (
             select x.id from messenger.recording_finalize_attempts as x
             where x.status = 'Done' and x.updated_at < v_cutoff
-                and not exists (select from messenger.call_recordings as r
+                and not exists (select from recording_finalize_adapter.recordings as r
                     where r.id = x.recording_id and r.status not in ('Available', 'Failed'))
             order by x.updated_at
             limit p_batch_size

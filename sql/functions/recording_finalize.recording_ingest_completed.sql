@@ -24,7 +24,7 @@ begin
     -- is the service's transaction: the worker holds no recording it would wait for (the claim
     -- locks none; apply_outcome takes it SKIP LOCKED and gives up what it cannot have at once);
     -- it may wait for a claim that holds the finalize row, for that claim's call (a batch).
-    perform from messenger.call_recordings as r
+    perform from recording_finalize_adapter.recordings as r
     where r.id = p_recording_id
     for no key update;
     if not found then

@@ -15,13 +15,14 @@ set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column
 declare
-    v_topic text := recording_finalize_internal.topic(p_topic);
     v_s recording_finalize.settings%rowtype;
     v_token uuid := gen_random_uuid();
     v_holder integer;
     v_live integer[];
     v_ids bigint[];
 begin
+    -- A caller's topic other than the server's is RF009 (every row of the outbox is of it).
+    perform recording_finalize_internal.topic(p_topic);
     perform recording_finalize_internal.check_relay_batch(p_limit);
     if p_lease is null or p_lease <= interval '0' then
         raise exception using
@@ -57,16 +58,15 @@ begin
             );
     end if;
 
-    -- The lease lives in the product's table: the service's outbox is only read here. A lease
+    -- The lease lives in its own table, beside the product's outbox. A lease
     -- never lasts longer than the server allows. Two relays at once: the second's INSERT waits
     -- for the lease rows the first has not committed yet (a unique-key wait), at most
     -- lock_timeout; past it, this call leases nothing (below) rather than fail the cycle.
     begin
         with candidates as (
             select o.id
-            from messenger.integration_outbox as o
-            where o.topic = v_topic
-                and o.published_at is null
+            from recording_finalize.outbox as o
+            where o.published_at is null
                 and not exists (
                     select from recording_finalize.relay_leases as l
                     where l.outbox_id = o.id and l.leased_until > now()
@@ -101,8 +101,8 @@ begin
 
     -- Returned only once every lease is in: a row is never handed out unleased.
     return query
-    select o.id, o.message_key, o.payload::text, o.headers, v_token
-    from messenger.integration_outbox as o
+    select o.id, o.message_key::text, o.payload::text, o.headers, v_token
+    from recording_finalize.outbox as o
     where o.id = any(v_ids)
     order by o.id;
 end
@@ -110,10 +110,11 @@ $$;
 
 comment on function recording_finalize.relay_claim(integer, interval, bigint, text) is
 'Outbox relay, call 1 of 2: leases up to p_limit (1..10000, and at most settings.relay_batch_max: '
-'RF010) unpublished integration-outbox rows of the server''s topic for p_lease (capped at '
+'RF010) unpublished rows of the product''s own outbox (recording_finalize.outbox; never a '
+'service outbox) for p_lease (capped at '
 'settings.relay_lease_max), oldest first, and returns them with payload as the exact text to '
-'publish and one lease_token for the batch. The lease is a row of recording_finalize.relay_leases '
-'(nothing is written in the service''s outbox). Live leases are skipped; an expired lease is '
+'publish and one lease_token for the batch. The lease is a row of recording_finalize.relay_leases. '
+'Live leases are skipped; an expired lease is '
 'taken over; with p_lock_key (the single-runner lock the caller''s cycle holds) so is every '
 'lease whose holder no longer holds a session advisory lock of this database (it lost the runner '
 'lock: killed, its session ended, unlocked), so events leased by a killed relay are published '

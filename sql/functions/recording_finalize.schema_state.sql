@@ -32,6 +32,13 @@ as $$
     -- The last successful migrate: name is the schema version it left.
     select 'migrate', s.schema_version, null, null, null, s.package_version, s.migrated_at
     from recording_finalize_migrations.migrate_state as s
+    union all
+    -- The adapter: the reference file's sha256 and fingerprint migrate recorded when it
+    -- installed it (NULL: it never did, the adapter is a DBA's), and the fingerprint now (NULL:
+    -- no adapter schema).
+    select 'adapter', 'recording_finalize_adapter', s.adapter_sha256::text, s.adapter_md5::text,
+        recording_finalize_internal.adapter_fingerprint(), s.package_version, s.migrated_at
+    from recording_finalize_migrations.migrate_state as s
 $$;
 
 comment on function recording_finalize.schema_state() is

@@ -16,21 +16,22 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_topic text := recording_finalize_internal.topic(p_topic);
     v_unpublished bigint;
     v_oldest_id bigint;
 begin
+    -- A caller's topic other than the server's is RF009.
+    perform recording_finalize_internal.topic(p_topic);
     -- The unpublished events counted and the lowest id found in one pass. Not an ORDER BY id
     -- LIMIT 1 of its own: the planner takes the primary key for it (it expects an unpublished
     -- row every few ids) and walks every published row before the first unpublished one, even
     -- with the recommended partial index, which this pass reads index-only.
     select count(*), min(o.id) into v_unpublished, v_oldest_id
-    from messenger.integration_outbox as o
-    where o.topic = v_topic and o.published_at is null;
+    from recording_finalize.outbox as o
+    where o.published_at is null;
     -- Each count of the product's table is an index-only scan of the rows it counts (partial
     -- indexes of the baseline): finished rows cost nothing, however many there are. The
-    -- publish backlog (above) reads the service's outbox: cheap with the service-side index on
-    -- its unpublished rows (service-sql recommended), one scan of the outbox without it.
+    -- publish backlog (above) is the product's own outbox, read through its partial index on
+    -- unpublished rows.
     return query select
         (select count(*) from messenger.recording_finalize_attempts as f
             where f.status = 'Pending'),
@@ -48,7 +49,7 @@ begin
         -- The lowest id stands for the oldest: ids are handed out in insertion order.
         coalesce(
             (select extract(epoch from now() - o.created_at)::double precision
-                from messenger.integration_outbox as o
+                from recording_finalize.outbox as o
                 where o.id = v_oldest_id),
             0
         );
@@ -58,8 +59,8 @@ $$;
 comment on function recording_finalize.stats(text) is
 'The gauges: backlog (Pending finalize rows), due (of those, next_attempt_at <= now()), age of '
 'the oldest Pending row in seconds (0 when none), Quarantined rows, publish backlog '
-'(unpublished events of the server''s topic) and the age of the oldest (lowest id) of them, '
-'found in one pass over them (index-only with the recommended index on unpublished rows). '
+'(unpublished events of the product''s own outbox) and the age of the oldest (lowest id) of '
+'them, found in one pass over its partial index on unpublished rows. Reads no service table. '
 'p_topic NULL is the server''s topic; any other raises RF009. Read-only. Worker and operator '
 'API (SECURITY DEFINER).';
 

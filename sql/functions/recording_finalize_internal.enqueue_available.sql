@@ -1,4 +1,5 @@
--- Writes the call-recording-available event and the realtime RecordingAvailable row, once.
+-- Writes the product's call-recording-available event and the realtime RecordingAvailable row,
+-- once, unless the service has its own event for the recording.
 
 create or replace function recording_finalize_internal.enqueue_available(
     p_recording recording_finalize_internal.recording,
@@ -20,17 +21,21 @@ begin
                 p_recording.id, coalesce(p_recording.status, 'missing'));
     end if;
 
+    -- The service's own event (its happy path) is the recording's event: none of ours then.
+    if exists (
+        select from recording_finalize_adapter.service_events as e
+        where e.recording_id = p_recording.id
+    ) then
+        return false;
+    end if;
+
     -- The only place the payload is built, so the happy path and the safety net emit the same
-    -- bytes. Once per recording: (topic, dedupe_key) is unique, a second enqueue is a no-op
-    -- whoever wrote the first (the service's own event under dedupe key = recording id too).
-    insert into messenger.integration_outbox (
-        topic, message_key, event_type, dedupe_key, payload, headers
-    )
+    -- bytes. Once per recording: recording_id is unique in the product's own outbox.
+    insert into recording_finalize.outbox (recording_id, topic, message_key, payload, headers)
     values (
+        p_recording.id,
         p_topic,
         p_recording.session_id::text,
-        'call-recording-available',
-        p_recording.id::text,
         jsonb_build_object(
             'recordingId', p_recording.id,
             'sessionKind', p_recording.session_kind,
@@ -60,16 +65,15 @@ begin
             'event-id', gen_random_uuid()::text
         )
     )
-    on conflict (topic, dedupe_key) do nothing;
+    on conflict (recording_id) do nothing;
     get diagnostics v_inserted = row_count;
-    -- An event that existed already came with its push (or was the service's own).
+    -- An event that existed already came with its push.
     if v_inserted = 0 then
         return false;
     end if;
 
     -- The push carries no URL and no secret: the client fetches by FileId through the API.
-    insert into messenger.realtime_outbox (kind, session_kind, session_id, reference_id, payload)
-    values (
+    perform recording_finalize_adapter.enqueue_realtime(
         'RecordingAvailable',
         p_recording.session_kind,
         p_recording.session_id,
@@ -83,14 +87,15 @@ $$;
 comment on function recording_finalize_internal.enqueue_available(
     recording_finalize_internal.recording, recording_finalize_internal.session, text
 ) is
-'Internal. For an Available recording and its session: the '
-'integration event (topic p_topic, key = SessionId, dedupe_key = RecordingId, headers event-type '
-'and a fresh event-id) and, only with a new event, the realtime RecordingAvailable row. The only '
-'place the payload is built. Idempotent by (topic, dedupe_key): returns true only when the '
-'event is new; an event the service enqueued itself under dedupe key = recording id is never '
-'doubled. A missing ended_at is taken as available_at, a missing started_at as ended_at - '
-'duration. RF007 when the recording is not Available. Runs in the caller''s transaction; may '
-'wait on a concurrent writer of the same dedupe key (the caller bounds it with lock_timeout).';
+'Internal. For an Available recording and its session: the product''s event in '
+'recording_finalize.outbox (topic p_topic, key = SessionId, headers event-type and a fresh '
+'event-id) and, only with a new event, the realtime RecordingAvailable row (the adapter''s '
+'enqueue_realtime port). The only place the payload is built. Nothing when the adapter''s '
+'service_events lists the service''s own event for the recording, or the product has one '
+'already: returns true only when the event is new. A missing ended_at is taken as '
+'available_at, a missing started_at as ended_at - duration. RF007 when the recording is not '
+'Available. Runs in the caller''s transaction; may wait on a concurrent enqueue of the same '
+'recording (the caller bounds it with lock_timeout).';
 
 revoke all on function recording_finalize_internal.enqueue_available(
     recording_finalize_internal.recording, recording_finalize_internal.session, text

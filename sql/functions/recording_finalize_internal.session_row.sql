@@ -10,18 +10,13 @@ stable
 -- No SET clause, so that it is inlined where it is called (see claim_decision).
 as $$
     select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at
-    from messenger.call_sessions as s
-    where p_session_kind = 'Direct' and s.id = p_session_id
-    union all
-    select s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at
-    from messenger.conference_sessions as s
-    where p_session_kind = 'Conference' and s.id = p_session_id
+    from recording_finalize_adapter.sessions as s
+    where s.kind = p_session_kind and s.id = p_session_id
 $$;
 
 comment on function recording_finalize_internal.session_row(text, uuid) is
-'Internal. The session a recording belongs to, as recording_finalize_internal.session: Direct -> '
-'messenger.call_sessions, Conference -> messenger.conference_sessions; no row when there is no '
-'such session (or the kind is neither). Inlined into the caller''s statement. Read-only: '
-'session_of, which reads through it, takes the FOR SHARE lock recording_started needs first.';
+'Internal. The session of kind p_session_kind (Direct / Conference) and id p_session_id as '
+'recording_finalize_adapter.sessions shows it, as recording_finalize_internal.session; no row '
+'when there is none. Inlined into the caller''s statement. Read-only.';
 
 revoke all on function recording_finalize_internal.session_row(text, uuid) from public;

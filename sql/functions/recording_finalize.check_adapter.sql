@@ -1,0 +1,198 @@
+-- What would make the worker fail at run time, found beneath the adapter before any row is
+-- touched: reads, row-level security, indexes, and a rehearsal of the writes in a subtransaction
+-- that is always rolled back.
+
+create or replace function recording_finalize.check_adapter(p_rehearse boolean default true)
+returns table (severity text, port text, problem text, fix text)
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+-- The rehearsal locks one recording without waiting (SKIP LOCKED) and waits on nothing else for
+-- long: the service's transactions come first.
+set lock_timeout = '50ms'
+set statement_timeout = '10s'
+set enable_seqscan = off
+as $$
+#variable_conflict use_column
+declare
+    v_view text;
+    v_rel record;
+    v_rec record;
+    v_plan text;
+    v_state text;
+    v_message text;
+    v_detail text;
+    v_moved boolean;
+    v_step text;
+begin
+    -- 1. Each view reads (a privilege it lacks beneath it is 42501 here, not at run time).
+    foreach v_view in array array['recordings', 'sessions', 'service_events'] loop
+        begin
+            execute format('select from recording_finalize_adapter.%I limit 1', v_view);
+        exception when others then
+            get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
+            severity := 'error';
+            port := 'recording_finalize_adapter.' || v_view;
+            problem := format('reading it fails: %s %s', v_state, v_message);
+            fix := 'grant the product''s owner role what the message names '
+                '(recording-finalize service-sql grants --to ROLE)';
+            return next;
+        end;
+    end loop;
+
+    -- 2. Row-level security on a table beneath a view: the view reads it as the product's owner,
+    -- so a policy that does not show that role every row hides recordings from the worker.
+    for v_rel in
+        select distinct v.relname as view_name, t.oid, n.nspname, t.relname
+        from pg_catalog.pg_class as v
+        join pg_catalog.pg_rewrite as w on w.ev_class = v.oid
+        join pg_catalog.pg_depend as d on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+            and d.objid = w.oid and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+        join pg_catalog.pg_class as t on t.oid = d.refobjid and t.oid <> v.oid
+        join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
+        where v.relnamespace = 'recording_finalize_adapter'::pg_catalog.regnamespace
+            and v.relkind = 'v'
+            and t.relrowsecurity
+            and not (t.relowner = (select r.oid from pg_catalog.pg_roles as r
+                    where r.rolname = current_user) and not t.relforcerowsecurity)
+            and not (select r.rolbypassrls from pg_catalog.pg_roles as r
+                where r.rolname = current_user)
+            and not exists (
+                select from pg_catalog.pg_policy as p
+                where p.polrelid = t.oid and p.polpermissive and p.polcmd in ('r', '*')
+                    and pg_catalog.pg_get_expr(p.polqual, p.polrelid) = 'true'
+                    and (p.polroles = '{0}' or exists (
+                        select from pg_catalog.unnest(p.polroles) as g (role)
+                        where pg_catalog.pg_has_role(current_user, g.role, 'MEMBER')))
+            )
+    loop
+        severity := 'error';
+        port := 'recording_finalize_adapter.' || v_rel.view_name;
+        problem := format('row-level security on %I.%I hides rows from %s: the worker would '
+            'find nothing there', v_rel.nspname, v_rel.relname, current_user);
+        fix := format('create policy recording_finalize_reads on %I.%I for all to %I using (true) '
+            '(and leave out in the view what the product must not see)', v_rel.nspname,
+            v_rel.relname, current_user);
+        return next;
+    end loop;
+
+    -- 3. The two discovery scans read a slice through an index, never the whole table.
+    foreach v_step in array array[
+        'select r.id from recording_finalize_adapter.recordings as r where r.status = '
+            'any(''{Pending,Recording,Uploading}''::text[]) and (r.session_kind, r.session_id) '
+            '> ('''', ''00000000-0000-0000-0000-000000000000''::uuid) '
+            'order by r.session_kind, r.session_id limit 1000',
+        'select r.id from recording_finalize_adapter.recordings as r where r.status = '
+            '''Available'' and r.available_at > now() - interval ''2 days'' '
+            'order by r.available_at, r.id limit 1000'
+    ] loop
+        begin
+            -- With enable_seqscan off (above), a Seq Scan in the plan means no index serves it.
+            for v_plan in execute 'explain (format text) ' || v_step loop
+                if v_plan like '%Seq Scan%' then
+                    severity := 'warning';
+                    port := 'recording_finalize_adapter.recordings';
+                    problem := format('discovery reads the whole table (%s) for: %s',
+                        pg_catalog.btrim(v_plan), v_step);
+                    fix := case when v_step like '%available_at%'
+                        then 'an index on available_at of the Available recordings beneath the '
+                            'view (service-sql recommended)'
+                        else 'a (unique) index on (session_kind, session_id) of the active '
+                            'recordings beneath the view, with the same WHERE as the view'
+                        end;
+                    return next;
+                end if;
+            end loop;
+        exception when others then
+            null;  -- a view that does not read is step 1's finding
+        end;
+    end loop;
+
+    if not p_rehearse then
+        return;
+    end if;
+
+    -- 4. The rehearsal: each write the worker makes, on one real active recording, in a
+    -- subtransaction that ends by raising, so that whatever it did is rolled back (the row lock
+    -- included). What the catalog cannot show shows here: a NOT NULL column without a default,
+    -- a CHECK, a trigger whose own writes need a privilege, a policy that hides the row.
+    foreach v_step in array array['make_failed', 'make_available', 'enqueue_realtime'] loop
+        begin
+            select r.id, r.status, r.session_kind, r.session_id into v_rec
+            from recording_finalize_adapter.recordings as r
+            where r.status = any('{Pending,Recording,Uploading}'::text[])
+            limit 1
+            for no key update skip locked;
+            if not found then
+                severity := 'notice';
+                port := 'recording_finalize_adapter.' || v_step;
+                problem := 'not rehearsed: no active recording to rehearse on';
+                fix := null;
+                return next;
+                continue;
+            end if;
+            v_moved := case v_step
+                when 'make_failed' then recording_finalize_adapter.make_failed(
+                    v_rec.id, v_rec.status, 'Timeout', now())
+                when 'make_available' then recording_finalize_adapter.make_available(
+                    v_rec.id, v_rec.status, 'recordings/' || v_rec.id, 1, 1, 'Webm', now())
+                else true
+            end;
+            if v_step = 'enqueue_realtime' then
+                perform recording_finalize_adapter.enqueue_realtime('RecordingFailed',
+                    v_rec.session_kind, v_rec.session_id, v_rec.id,
+                    jsonb_build_object('recordingId', v_rec.id, 'status', 'Failed',
+                        'reason', 'Timeout'));
+            end if;
+            if not v_moved then
+                severity := 'error';
+                port := 'recording_finalize_adapter.' || v_step;
+                problem := format('did not move recording %s from %s although the recordings '
+                    'view shows it so (row-level security on UPDATE, a rule, or a WHERE that '
+                    'differs from the view)', v_rec.id, v_rec.status);
+                fix := 'let the port write every row the recordings view shows';
+                return next;
+            end if;
+            raise exception using errcode = 'RF0R0', message = 'rehearsal rolled back';
+        exception
+            when sqlstate 'RF0R0' then
+                null;
+            when others then
+                get stacked diagnostics v_state = returned_sqlstate, v_message = message_text,
+                    v_detail = pg_exception_context;
+                severity := 'error';
+                port := 'recording_finalize_adapter.' || v_step;
+                problem := format('a rehearsed write fails: %s %s', v_state, v_message);
+                fix := case
+                    when v_state = '42501' then 'grant the privilege the message names to '
+                        || current_user || ' (recording-finalize service-sql grants --to '
+                        || current_user || '); a trigger''s own writes need it too'
+                    when v_state = '23502' then 'give the column a default, or set it in the port'
+                    when v_state like '23%' then 'make the port write values the constraint takes'
+                    when v_state = '55P03' then 'the service held the rows: run the check again'
+                    else 'fix the port or what lies beneath it (context: '
+                        || pg_catalog.left(v_detail, 200) || ')'
+                end;
+                return next;
+        end;
+    end loop;
+end
+$$;
+
+comment on function recording_finalize.check_adapter(boolean) is
+'Finds what would make the worker fail at run time beneath the adapter (schema '
+'recording_finalize_adapter), before any row is touched: a view that cannot be read (42501), '
+'row-level security that hides rows from the product''s owner, a discovery scan without an '
+'index (warning), and, with p_rehearse, each write port (make_failed, make_available, '
+'enqueue_realtime) rehearsed on one active recording in a subtransaction that is always rolled '
+'back: a missing privilege (the port''s or a trigger''s), a NOT NULL column without a default, '
+'a CHECK, a port that does not move a row the view shows. One row per finding: severity error, '
+'warning or notice, the port, the problem and its fix. Locks: one active recording FOR NO KEY '
+'UPDATE SKIP LOCKED for the few milliseconds of the rehearsal (never waits for it; lock_timeout '
+'50 ms for anything else); triggers of the service fire and are rolled back; a sequence a write '
+'draws from advances. Worker and operator API (SECURITY DEFINER); migrate calls it too.';
+
+revoke all on function recording_finalize.check_adapter(boolean) from public;
+grant execute on function recording_finalize.check_adapter(boolean)
+to recording_finalize_worker, recording_finalize_operator;

@@ -1,0 +1,24 @@
+-- Whether a recording has its call-recording-available event: the product's or the service's.
+
+create or replace function recording_finalize_internal.has_event(p_recording_id uuid)
+returns boolean
+language sql
+stable
+-- No SET clause, so that it is inlined where it is called (see claim_decision).
+as $$
+    select exists (
+        select from recording_finalize.outbox as o where o.recording_id = p_recording_id
+    )
+    or exists (
+        select from recording_finalize_adapter.service_events as e
+        where e.recording_id = p_recording_id
+    )
+$$;
+
+comment on function recording_finalize_internal.has_event(uuid) is
+'Internal. True when the recording has an event in the product''s own outbox '
+'(recording_finalize.outbox) or the service''s own (recording_finalize_adapter.service_events), '
+'in any state. The one answer to "has it its event?" for the claim, the previews, explain and '
+'audit. Inlined into the caller''s statement.';
+
+revoke all on function recording_finalize_internal.has_event(uuid) from public;

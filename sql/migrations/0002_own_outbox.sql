@@ -1,0 +1,100 @@
+-- The product's own outbox (SPEC section 9): its call-recording-available events are written to
+-- recording_finalize.outbox and relayed and marked by the sidecar alone. The service's outboxes
+-- are only read, through the adapter's service_events view. Forward-only; never edit once landed.
+
+set local lock_timeout = '1s';
+set local statement_timeout = '1min';
+
+create table recording_finalize.outbox (
+    id bigint generated always as identity primary key,
+    recording_id uuid not null,
+    topic text not null,
+    message_key text not null,
+    headers jsonb not null,
+    payload jsonb not null,
+    created_at timestamptz not null default now(),
+    published_at timestamptz null,
+    -- The relay publishes headers as Kafka headers (name -> text) and the payload as an object.
+    constraint outbox_headers_ck check (jsonb_typeof(headers) = 'object'),
+    constraint outbox_payload_ck check (jsonb_typeof(payload) = 'object')
+);
+
+-- INV: at most one event per recording from the product (enqueueing it again is a no-op).
+create unique index outbox_recording_uq on recording_finalize.outbox (recording_id);
+
+-- The relay's scan: unpublished rows only, oldest first, whatever the history.
+create index outbox_unpublished_idx on recording_finalize.outbox (id) where published_at is null;
+
+-- prune(): published rows, oldest first.
+create index outbox_published_idx on recording_finalize.outbox (published_at)
+where published_at is not null;
+
+comment on table recording_finalize.outbox is
+'The product''s own call-recording-available events: one per recording at most, written in the '
+'transaction that made the recording Available (or found it Available without an event), '
+'published to Kafka and marked by the sidecar''s relay only. The service''s outboxes are never '
+'written, marked or deleted by the product.';
+comment on column recording_finalize.outbox.recording_id is 'The RecordingId (at most one event).';
+comment on column recording_finalize.outbox.topic is 'The Kafka topic (the server''s).';
+comment on column recording_finalize.outbox.message_key is 'The Kafka key: the SessionId.';
+comment on column recording_finalize.outbox.headers is
+'The Kafka headers: event-type and event-id (unique per row).';
+comment on column recording_finalize.outbox.payload is 'The event (docs/contract/).';
+comment on column recording_finalize.outbox.published_at is
+'When the broker acknowledged it (NULL: not yet).';
+
+-- Leases named rows of the service's outbox until now: none of them is the relay's any more.
+delete from recording_finalize.relay_leases;
+comment on table recording_finalize.relay_leases is
+'One row per event of recording_finalize.outbox a relay has leased and not yet marked published. '
+'relay_claim skips a live lease, takes over an expired one or one whose holder no longer holds '
+'the runner lock; relay_mark_published deletes the leases it marks.';
+comment on column recording_finalize.relay_leases.outbox_id is
+'The leased recording_finalize.outbox row (its id).';
+
+-- Where republish discovery goes on: the Available recordings of the window, a slice per call.
+alter table recording_finalize.discovery_sweep
+    add column republish_after_at timestamptz null,
+    add column republish_after_id uuid null;
+comment on column recording_finalize.discovery_sweep.republish_after_at is
+'available_at of the last Available recording discover_unpublished read (NULL: start over).';
+comment on column recording_finalize.discovery_sweep.republish_after_id is
+'Its id (ties on available_at).';
+
+-- An upgrade from 0.2.x: the events the product enqueued into the service's outbox and that were
+-- not published yet move to its own outbox (the relay reads only that now). Read only, and only
+-- where this role may read the table; the service's rows stay as they are.
+do $$
+begin
+    if pg_catalog.to_regclass('messenger.integration_outbox') is not null
+        and (select pg_catalog.bool_and(pg_catalog.has_column_privilege(
+                'messenger.integration_outbox', c, 'SELECT'))
+            from pg_catalog.unnest('{dedupe_key,topic,message_key,event_type,headers,payload,'
+                'created_at,published_at}'::text[]) as c)
+    then
+        insert into recording_finalize.outbox (
+            recording_id, topic, message_key, headers, payload, created_at
+        )
+        select o.dedupe_key::uuid, o.topic, o.message_key::text, o.headers, o.payload,
+            o.created_at
+        from messenger.integration_outbox as o
+        where o.published_at is null
+            and o.topic = (select s.topic from recording_finalize.settings as s)
+            and o.event_type = 'call-recording-available'
+            and o.headers ? 'event-id'
+            and o.dedupe_key ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+        on conflict (recording_id) do nothing;
+    end if;
+end
+$$;
+
+-- The adapter (schema recording_finalize_adapter): what migrate installed, so that it upgrades
+-- the reference adapter while nobody edited it, and keeps one a DBA edited.
+alter table recording_finalize_migrations.migrate_state
+    add column adapter_sha256 varchar(64) null,
+    add column adapter_md5 varchar(32) null;
+comment on column recording_finalize_migrations.migrate_state.adapter_sha256 is
+'sha256 of sql/adapter/reference.sql when migrate last installed it (NULL: the adapter is a '
+'DBA''s, or none).';
+comment on column recording_finalize_migrations.migrate_state.adapter_md5 is
+'recording_finalize_internal.adapter_fingerprint() right after migrate installed it.';
