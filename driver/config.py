@@ -104,6 +104,9 @@ VARIABLES: tuple[Variable, ...] = (
              f"{DURATION_DAYS_RULE}, > 0 (unset: RFR_FINALIZE_SLA_TIMEOUT)",
              "after a storage incident ends, how long a 404 is not trusted for recordings "
              "whose upload window overlapped it", "--upload-grace"),
+    Variable("RFR_REPUBLISH_WINDOW", "1d", f"{DURATION_DAYS_RULE}, > 0, at most 30d",
+             "how far back (before the SLA) discovery looks for Available recordings that "
+             "never got their event", "--republish-window"),
     Variable("RFR_BACKOFF_BASE", "1m", f"{DURATION_RULE}, > 0", "first retry delay",
              "--backoff-base"),
     Variable("RFR_BACKOFF_FACTOR", "2.0", "a finite number >= 1", "retry delay growth",
@@ -227,6 +230,7 @@ class Settings:
     max_attempts: int
     finalize_sla_timeout: float
     upload_grace: float
+    republish_window: float
     backoff_base: float
     backoff_factor: float
     backoff_cap: float
@@ -575,6 +579,7 @@ def load_settings(
         max_attempts=r.integer("RFR_MAX_ATTEMPTS", 1, _INT32_MAX),
         finalize_sla_timeout=sla,
         upload_grace=grace,
+        republish_window=r.duration("RFR_REPUBLISH_WINDOW", high=30 * 86400, days=True),
         backoff_base=backoff_base,
         backoff_factor=r.number("RFR_BACKOFF_FACTOR", 1.0, math.inf, high_open=True),
         backoff_cap=backoff_cap,

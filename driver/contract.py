@@ -465,7 +465,18 @@ def _sequence_grants(role: str) -> list[str]:
     return lines
 
 
-def grants_sql(role: str) -> str:
+#: What the optional lifecycle functions (recording_started, recording_stopped, session_ended)
+#: write on the reference schema, beyond what the reference adapter needs.
+LIFECYCLE_GRANTS = (
+    ("insert", ("id", "session_kind", "session_id", "media_type", "trigger", "status",
+                "started_at"), "call_recordings"),
+    ("select", ("created_at", "updated_at", "failed_at"), "call_recordings"),
+    ("update", ("ended_at",), "call_sessions"),
+    ("update", ("ended_at",), "conference_sessions"),
+)
+
+
+def grants_sql(role: str, *, lifecycle: bool = False) -> str:
     """The GRANTs the service's owner runs so that ``role`` (the product's owner) can install
     and run: only statements the owner of the service's objects can run on them."""
     ident = _ident(role)
@@ -486,6 +497,15 @@ def grants_sql(role: str) -> str:
                 lines += textwrap.wrap(
                     f"grant {privilege} ({', '.join(columns)}) on {table.qualified} to {ident};",
                     width=100, subsequent_indent="    ", break_on_hyphens=False)
+    if lifecycle:
+        lines += ["", *_comment(
+            "The optional lifecycle functions: recording_started inserts a recording, "
+            "session_ended sets a session's end (UPDATE also lets recording_started hold the "
+            "session FOR SHARE).")]
+        for privilege, columns, name in LIFECYCLE_GRANTS:
+            lines += textwrap.wrap(
+                f"grant {privilege} ({', '.join(columns)}) on {SCHEMA}.{name} to {ident};",
+                width=100, subsequent_indent="    ", break_on_hyphens=False)
     lines += ["", *_comment(
         "The sequences behind the defaults of the columns the product's INSERTs leave to the "
         "table (a serial or bigserial key): USAGE, so that their nextval() works. An identity "
@@ -509,6 +529,12 @@ def grants_sql(role: str) -> str:
         "    end if;",
         "end",
         "$$;",
+        "",
+        *_comment(
+            "CREATE is needed only while installing. Once migrate has run, take it back (a later "
+            "release that adds a schema asks for it again):"),
+        f"-- revoke create on database <this database> from {ident};",
+        f"-- revoke create on schema {SCHEMA} from {ident};",
     ]
     return "\n".join(lines) + "\n"
 

@@ -138,6 +138,8 @@ class CycleSummary:
     #: claimed rows a stop (SIGTERM) left unchecked: their attempt given back.
     released_on_stop: int = 0
     config_error: bool = False
+    #: Set when the cycle stopped on a fault every row met (``ServiceFault``).
+    service_fault: str | None = None
     published: int = 0
     duration_ms: int = 0
     skipped: bool = False
@@ -166,7 +168,7 @@ class CycleSummary:
             return "disabled"
         if self.skipped:
             return "skipped"
-        if self.error is not None:
+        if self.error is not None or self.service_fault is not None:
             return "error"
         if self.config_error:
             return "config_error"
@@ -206,6 +208,7 @@ class CycleSummary:
             "asOf": self.as_of.isoformat().replace("+00:00", "Z"),
             **self.counts(),
             "configError": self.config_error,
+            **({"serviceFault": self.service_fault} if self.service_fault else {}),
             "published": self.published,
             "durationMs": self.duration_ms,
             "skipped": self.skipped,
@@ -352,6 +355,8 @@ def _discover(ctx: Context, conn: queries.Connection, summary: CycleSummary) -> 
     """Opens finalize rows for recordings stuck past the SLA without one (the service opened
     none): the claim that follows takes them. Bounded per cycle; the rest is the next cycle's."""
     summary.discovered = queries.discover_stuck(conn, ctx.settings, DISCOVER_LIMIT)
+    # The republish phase for a service that never opens a row: Available, no event anywhere.
+    summary.discovered += queries.discover_unpublished(conn, ctx.settings, DISCOVER_LIMIT)
     if summary.discovered:
         ctx.metrics.discovered_total.inc(summary.discovered)
         log("recordings discovered", jobRunId=summary.job_run_id, rows=summary.discovered,
@@ -514,7 +519,12 @@ def _check_and_apply(
             if config_error is not None:
                 checks.config_failed.set()  # the checks not yet begun make no storage call
             # The verdicts that came in before a configuration error are recorded.
-            _apply_many(ctx, conn, batch, summary, lock_deadline)
+            try:
+                _apply_many(ctx, conn, batch, summary, lock_deadline)
+            except ServiceFault as fault:
+                checks.config_failed.set()  # stop the checks: nothing can be applied
+                _service_fault(ctx, conn, fault, [r for r in rows if unapplied.get(r)], summary)
+                return False
             for row, _, _ in batch:
                 unapplied.pop(row, None)
             if config_error is not None:
@@ -530,6 +540,20 @@ def _check_and_apply(
         return not stop.is_set()
     finally:
         checks.close()
+
+
+def _service_fault(ctx: Context, conn: queries.Connection, fault: ServiceFault,
+                   rows: list[ClaimedRow], summary: CycleSummary) -> None:
+    """Every row of a batch failed for one reason of the service's schema: each claimed row not
+    applied keeps the reason as its last_error and gets its attempt back; the cycle stops."""
+    given_back = queries.record_apply_failure(conn, rows, fault.text, give_back=True)
+    summary.service_fault = summary.error = fault.text
+    ctx.metrics.service_fault.set(1)
+    log("cycle stopped by a service fault", level="error", jobRunId=summary.job_run_id,
+        error=fault.text, rows=len(rows), givenBack=given_back,
+        message="applying fails for every row for one reason the database gives: no row is "
+                "quarantined for it; fix it (the error names the object) and the next cycle "
+                "goes on")
 
 
 def _release_on_stop(ctx: Context, conn: queries.Connection, rows: list[ClaimedRow],
@@ -667,10 +691,10 @@ def _apply_many(
         conn, [(row, verdict) for row, verdict, _ in batch], ctx.settings,
         timeout_s=max(0.0, lock_deadline - time.monotonic()),
     )
-    failure: psycopg.Error | None = None
+    failures: list[tuple[ClaimedRow, psycopg.Error]] = []
     for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
         if isinstance(answer, psycopg.Error):
-            failure = failure or answer
+            failures.append((row, answer))
             continue
         with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
             span.set_attribute("outcome", verdict.outcome)
@@ -678,8 +702,51 @@ def _apply_many(
             span.set_attribute("check_ms", round(check_s * 1000))
             span.set_attribute("pipelined", len(batch))
         _record(ctx, row, verdict, answer, summary)
-    if failure is not None:
-        raise failure
+    if not failures:
+        ctx.metrics.service_fault.set(0)
+        return
+    if failures:
+        fault = ServiceFault.of(failures, len(batch))
+        if fault is not None:
+            raise fault
+        # One row's own failure: its attempt stands, its error is kept for the quarantine.
+        first = failures[0][1]
+        queries.record_apply_failure(conn, [row for row, _ in failures], describe(first),
+                                     give_back=False)
+        raise first
+
+
+#: SQLSTATE classes of a fault that is the service schema's, not a row's: a privilege (42), a
+#: constraint (23), a value's type or form (22).
+FAULT_CLASSES = ("42", "23", "22")
+
+
+class ServiceFault(Exception):
+    """apply_outcome failed for every row of a batch for one reason the service's schema gives
+    (SPEC section 9): not poison. The cycle stops and the attempts are given back."""
+
+    def __init__(self, text: str, rows: list[ClaimedRow]) -> None:
+        super().__init__(text)
+        self.text = text
+        self.rows = rows
+
+    @classmethod
+    def of(cls, failures: list[tuple[ClaimedRow, psycopg.Error]], batch_size: int
+           ) -> ServiceFault | None:
+        states = {err.sqlstate for _, err in failures}
+        state = next(iter(states)) if len(states) == 1 else None
+        if state is None or state[:2] not in FAULT_CLASSES:
+            return None
+        # A privilege is never one row's; a constraint or a value is the schema's when it
+        # refuses every row of a batch of more than one.
+        if state[:2] != "42" and not (len(failures) == batch_size and batch_size > 1):
+            return None
+        diag = failures[0][1].diag
+        where = ", ".join(f"{k} {v}" for k, v in (
+            ("table", diag.table_name), ("column", diag.column_name),
+            ("constraint", diag.constraint_name)) if v)
+        return cls(f"ServiceFault: {state} {diag.message_primary or ''}"
+                   + (f" ({where})" if where else ""), [row for row, _ in failures])
 
 
 def _apply(

@@ -202,6 +202,13 @@ class Metrics:
             "Cycles stopped by a configuration failure (missing bucket, access denied).",
             registry=r,
         )
+        self.service_fault = Gauge(
+            f"{PREFIX}_service_fault",
+            "1 while the last cycle that applied verdicts stopped because applying failed for "
+            "every row for one reason of the service's schema (a privilege, a constraint, a "
+            "type): attempts given back, the reason in the rows' last_error and the log.",
+            registry=r,
+        )
         self.cycles_total = Counter(
             f"{PREFIX}_cycles",
             "Cycles by result: ok, degraded (storage unreachable or deliveries failed), skipped "

@@ -160,6 +160,16 @@ select recording_finalize.release_claims(p_recording_ids => %s::uuid[],
     p_claim_tokens => %s::uuid[])
 """
 
+RECORD_APPLY_FAILURE = """
+select recording_finalize.record_apply_failure(p_recording_ids => %s::uuid[],
+    p_claim_tokens => %s::uuid[], p_error => %s, p_give_back => %s)
+"""
+
+DISCOVER_UNPUBLISHED = """
+select recording_finalize.discover_unpublished(p_window => %(window)s * interval '1 second',
+    p_limit => %(limit)s, p_policy => %(policy)s)
+"""
+
 DISCOVER_STUCK = """
 select recording_finalize.discover_stuck(p_limit => %(limit)s, p_policy => %(policy)s)
 """
@@ -307,6 +317,25 @@ def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
         return 0
     row = conn.execute(RELEASE_CLAIMS, ([r.recording_id for r in claimed],
                                         [r.claim_token for r in claimed])).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error: str,
+                         give_back: bool) -> int:
+    """The rows apply_outcome failed for: their error kept, attempts given back on request."""
+    if not claimed:
+        return 0
+    row = conn.execute(RECORD_APPLY_FAILURE, ([r.recording_id for r in claimed],
+                                              [r.claim_token for r in claimed], error,
+                                              give_back)).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> int:
+    """Opens finalize rows for Available recordings of the republish window with no event."""
+    row = conn.execute(DISCOVER_UNPUBLISHED, {"window": settings.republish_window,
+                                              "limit": limit,
+                                              "policy": policy(settings)}).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 

@@ -362,6 +362,12 @@ class Relay:
         batch = _Batch()
         topic = self._settings.topic
         for index, row in enumerate(rows):
+            if (problem := _malformed(row)) is not None:
+                # One bad row is that row's problem: reported, left unpublished, never a stop
+                # for the rows behind it.
+                self._log("outbox row malformed", level="error", id=row.id, problem=problem,
+                          message="skipped; fix or delete the row in recording_finalize.outbox")
+                continue
             try:
                 self._produce(producer, topic, row, batch)
             except KafkaException as exc:
@@ -451,6 +457,15 @@ class Relay:
             ids=ids[:LOGGED_IDS],
             message="not marked published; retried when the lease runs out",
         )
+
+
+def _malformed(row: queries.OutboxRow) -> str | None:
+    """What makes an outbox row unpublishable, or None."""
+    if not isinstance(row.headers, dict):
+        return f"headers is {type(row.headers).__name__}, not a JSON object"
+    if row.payload is None or row.message_key is None:
+        return "payload or message_key is NULL"
+    return None
 
 
 def _on_delivery(batch: _Batch, row_id: int, err: KafkaError | None, msg: Message) -> None:

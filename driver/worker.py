@@ -209,6 +209,7 @@ def database_target(settings: Settings) -> str:
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
     """Exit 2 when the database's schema differs from the package's, or the contract with the
     service's tables does not hold (a grant revoked, a column changed), else None."""
+    from .adapter import beneath, errors
     from .contract import check, product_owner
     from .drift import schema_drift
 
@@ -216,6 +217,9 @@ def _check_schema(settings: Settings, package: Shipped) -> int | None:
         drift = schema_drift(conn, package)
         owner = product_owner(conn) if drift.matches else None
         problems = check(conn, owner) if owner is not None else None
+        # Beneath the adapter, with the writes rehearsed (rolled back): before any row is touched.
+        failing = errors(beneath(conn, rehearse=True)) if owner is not None and not problems \
+            else []
     if not drift.matches:
         logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
                  differences=drift.differences)
@@ -225,6 +229,11 @@ def _check_schema(settings: Settings, package: Shipped) -> int | None:
         return fail("start-up check failed: the contract with the messenger service's tables "
                     f"does not hold for the product's owner {owner}:\n{problems.message()}",
                     EXIT_USAGE, redact=False)
+    if failing:
+        logs.log("adapter fails", level="error", problems=failing)
+        return fail("start-up check failed: the worker would fail beneath the adapter "
+                    "(recording_finalize.check_adapter):\n"
+                    + "\n".join(f"  - {line}" for line in failing), EXIT_USAGE, redact=False)
     return None
 
 
@@ -382,7 +391,7 @@ def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Ship
                    target: str) -> Check:
     """A new connection every time (a password rotated under the running worker shows here,
     while the pool's open connections still work), then the drift check and the contract."""
-    from . import contract
+    from . import adapter, contract
     from .db import refusal, server_message
     from .drift import schema_drift
     from .probes import Answer
@@ -395,6 +404,8 @@ def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Ship
                     return Answer(False, f"schema mismatch: {drift.message(limit=2)}")
                 owner = contract.product_owner(conn)
                 problems = contract.check(conn, owner) if owner is not None else None
+                failing = (adapter.errors(adapter.beneath(conn, rehearse=False))
+                           if owner is not None and not problems else [])
         except psycopg.Error as err:
             said = server_message(err)
             if (meaning := refusal(err)) is not None:
@@ -407,6 +418,8 @@ def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Ship
         if problems:
             return Answer(False, "the contract with the messenger service's tables does not "
                           f"hold: {' '.join(problems.message().split())}")
+        if failing:
+            return Answer(False, f"beneath the adapter: {'; '.join(failing)}")
         return Answer(True, drift.message())
 
     return check

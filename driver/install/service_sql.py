@@ -1,12 +1,15 @@
-"""``recording-finalize service-sql schema|grants --to ROLE|recommended``: SQL for the DBA.
+"""``recording-finalize service-sql schema|adapter|grants --to ROLE|recommended``: SQL for the DBA.
 
 Nothing here connects to a database: it prints what the package ships, so a DBA can read it,
 review it and run it as the owner of the service's objects.
 
 - ``schema``: the reference DDL of the contract tables (sql/service/schema.sql), what
   ``migrate --create-service-tables`` creates in a new database;
-- ``grants --to ROLE``: the GRANTs that let ROLE (the product's owner) install and run, column by
-  column (driver/install/contract.py);
+- ``adapter``: the reference adapter (sql/adapter/reference.sql), the starting point of a DBA
+  whose schema differs from the reference one;
+- ``grants --to ROLE``: the GRANTs that let ROLE (the product's owner) install and run the
+  reference adapter, column by column (driver/contract.py); ``--lifecycle`` adds what the
+  optional lifecycle functions write;
 - ``recommended``: optional service-side objects, each with what it buys and what it costs
   (sql/service/recommended.sql); migrate never applies them.
 """
@@ -21,48 +24,60 @@ from .. import contract
 from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 
-PARTS = ("schema", "grants", "recommended")
+PARTS = ("schema", "adapter", "grants", "recommended")
 
 
-def text(part: str, sql_dir: Path, role: str | None = None) -> str:
+def text(part: str, sql_dir: Path, role: str | None = None, lifecycle: bool = False) -> str:
     """The SQL of ``part``; ``grants`` needs ``role``. ValueError names what is wrong."""
     if part == "schema":
         return (sql_dir / "service" / "schema.sql").read_text(encoding="utf-8")
+    if part == "adapter":
+        return (sql_dir / "adapter" / "reference.sql").read_text(encoding="utf-8")
     if part == "recommended":
         return (sql_dir / "service" / "recommended.sql").read_text(encoding="utf-8")
     if part == "grants":
         if not role or not role.strip():
             raise ValueError("service-sql grants needs --to ROLE: the role that will own the "
                              "product (the one that runs recording-finalize migrate)")
-        return contract.grants_sql(role.strip())
+        return contract.grants_sql(role.strip(), lifecycle=lifecycle)
     raise ValueError(f"the part must be one of {', '.join(PARTS)}; got {part!r}")
 
 
 def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
-        sys.stdout.write(text(args.part, settings.sql_dir, args.to))
+        sys.stdout.write(text(args.part, settings.sql_dir, args.to, args.lifecycle))
     except ValueError as err:
         return fail(str(err), EXIT_USAGE)
     return EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("part", metavar="PART", help="schema, grants or recommended")
+    cmd.add_argument("part", metavar="PART", help="schema, adapter, grants or recommended")
+    cmd.add_argument("--lifecycle", action="store_true",
+                     help="grants: also what the optional lifecycle functions (recording_started, "
+                     "recording_stopped, session_ended) write on the reference schema")
     cmd.add_argument("--to", metavar="ROLE", default=None,
                      help="grants: the role that owns the product (the one that runs migrate)")
 
 
 COMMAND = Command(
     name="service-sql",
-    summary="print SQL for the messenger service's DBA: schema, grants --to ROLE, recommended",
+    summary="print SQL for the messenger service's DBA: schema, adapter, grants --to ROLE, "
+            "recommended",
     description=(
         "Prints, without connecting anywhere:\n"
         "  schema       the reference DDL of the service tables the product works on (what\n"
         "               migrate --create-service-tables creates in a new database)\n"
+        "  adapter      the reference adapter: the views and functions of schema\n"
+        "               recording_finalize_adapter through which the product reads and writes\n"
+        "               the service's data; a DBA whose schema differs edits it and creates it\n"
+        "               as the product's owner before migrate, which then keeps it\n"
         "  grants       the GRANTs that let --to ROLE (the product's owner, the role that runs\n"
         "               migrate) install and run, column by column, to be run as the owner of\n"
         "               the service's schema and tables; the database-level CONNECT/CREATE come\n"
-        "               last, granted when run by the database's owner, else named\n"
+        "               last, granted when run by the database's owner, else named, with the\n"
+        "               statement that takes CREATE back once migrate has run; --lifecycle\n"
+        "               adds what the optional lifecycle functions write\n"
         "  recommended  optional objects on the service's tables (an index on unpublished\n"
         "               events, a terminal-status guard, cheaper CHECKs), each with what it\n"
         "               buys and what it costs the service; migrate never applies them"
