@@ -33,6 +33,7 @@ from .config import (
     Settings,
     load_settings,
 )
+from .db import refusal, server_message
 from .errors import describe
 from .install import migrate, service_sql, uninstall, wait
 from .ops import audit, explain, incidents, pause, prune, requeue, status
@@ -206,6 +207,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     try:
         return command.handler(args, settings)
     except psycopg.Error as err:
+        if err.sqlstate is None and (meaning := refusal(err)) is not None:
+            # The server refused the connection itself (password, CONNECT, no such database):
+            # a configuration error, which waiting does not fix.
+            return fail(f"the database refused the connection: {meaning}. The server said: "
+                        f"{server_message(err)}", EXIT_USAGE)
         hint = ""
         if err.sqlstate == "42501" and command.for_operators:
             hint = (f"; `{command.name}` is an operator's command: log in as a role granted "

@@ -111,8 +111,9 @@ def prune_batches(conn: queries.Connection, older_than_s: float,
     while stop is None or not stop.is_set():
         counts = queries.prune(conn, older_than_s, batch_size, False)
         calls += 1
-        totals.update(finalize=counts.finalize, leases=counts.leases, incidents=counts.incidents)
-        if max(counts.finalize, counts.leases, counts.incidents) < batch_size:
+        totals.update(finalize=counts.finalize, events=counts.events, leases=counts.leases,
+                      incidents=counts.incidents)
+        if max(counts.finalize, counts.events, counts.leases, counts.incidents) < batch_size:
             break
         if pause_s and stop is not None and stop.wait(pause_s):
             break

@@ -100,6 +100,7 @@ class PruneCounts:
     """What one ``prune`` batch deleted: only the product's own rows."""
 
     finalize: int
+    events: int
     leases: int
     incidents: int
 
@@ -241,8 +242,11 @@ from recording_finalize.operator_state()
 
 # Retention of the product's own rows: run's pruner (maintenance.py) and the prune command.
 PRUNE = """
-select finalize, leases, incidents
-from recording_finalize.prune(p_older_than => %s, p_batch_size => %s, p_dry_run => %s)
+select p.finalize, e.events, p.leases, p.incidents
+from recording_finalize.prune(p_older_than => %(older)s, p_batch_size => %(batch)s,
+    p_dry_run => %(dry)s) as p
+cross join recording_finalize.prune_events(p_older_than => %(older)s,
+    p_batch_size => %(batch)s, p_dry_run => %(dry)s) as e (events)
 """
 
 # The schema check of start-up and /readyz (drift.py); the worker may not look into
@@ -428,7 +432,8 @@ def operator_state(conn: Connection) -> OperatorState:
 def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool) -> PruneCounts:
     """One prune batch (or, dry, the counts of everything that would go)."""
     with conn.cursor(row_factory=class_row(PruneCounts)) as cur:
-        result = cur.execute(PRUNE, (interval(older_than_s), batch_size, dry_run)).fetchone()
+        result = cur.execute(PRUNE, {"older": interval(older_than_s), "batch": batch_size,
+                                     "dry": dry_run}).fetchone()
     if result is None:
         raise RuntimeError("prune returned no row")
     return result

@@ -46,13 +46,14 @@ def prune_command(args: argparse.Namespace, settings: Settings) -> int:
     with connect(settings) as conn:
         if args.dry_run:
             counts = prune(conn, older, args.batch_size, True)
-            totals = Counter(finalize=counts.finalize, leases=counts.leases,
-                             incidents=counts.incidents)
+            totals = Counter(finalize=counts.finalize, events=counts.events,
+                             leases=counts.leases, incidents=counts.incidents)
             calls = 0
         else:
             totals, calls = prune_batches(conn, older, args.batch_size)
     result = {"dryRun": bool(args.dry_run), "olderThanSeconds": older,
-              "finalize": totals["finalize"], "leases": totals["leases"],
+              "finalize": totals["finalize"], "events": totals["events"],
+              "leases": totals["leases"],
               "incidents": totals["incidents"], "statements": calls}
     if not args.dry_run:
         fields: dict[str, Any] = {k: v for k, v in result.items() if k != "dryRun"}
@@ -61,8 +62,9 @@ def prune_command(args: argparse.Namespace, settings: Settings) -> int:
         print_json(result)
     else:
         verb = "would delete" if args.dry_run else "deleted"
-        print(f"{verb}: {totals['finalize']} Done finalize rows, {totals['leases']} expired relay "
-              f"leases, {totals['incidents']} ended storage incidents"
+        print(f"{verb}: {totals['finalize']} Done finalize rows, {totals['events']} published "
+              f"events of the product's outbox, {totals['leases']} expired relay leases, "
+              f"{totals['incidents']} ended storage incidents"
               + ("" if args.dry_run else f" ({calls} batch(es))"))
         print("(the messenger service's outboxes are its own to prune)")
     return EXIT_OK
@@ -73,12 +75,14 @@ COMMAND = Command(
     summary="delete finished rows older than --older-than, in bounded batches",
     description=(
         "Deletes the product's own finished rows older than --older-than: Done finalize rows\n"
-        "(of terminal recordings), expired relay leases and ended storage incidents, at most\n"
+        "(of terminal recordings), published events of its own outbox, expired relay leases\n"
+        "and ended storage incidents, at most\n"
         "--batch-size of each per statement, each statement its own transaction, skipping rows\n"
         "that are locked (it never waits). The messenger service's integration_outbox and\n"
         "realtime_outbox are never touched: their retention is the service's. `run` does this\n"
         "by itself every hour with RFR_RETENTION. --dry-run counts and deletes nothing. With\n"
-        "--json one object: dryRun, olderThanSeconds, finalize, leases, incidents, statements."
+        "--json one object: dryRun, olderThanSeconds, finalize, events, leases, incidents,\n"
+        "statements."
     ),
     exits=(
         "exit 2: --older-than is not a duration of at least 1 minute."

@@ -5,19 +5,18 @@
 -- as the owner of the tables, each on its own (they are independent).
 
 -- ---------------------------------------------------------------------------------------------
--- 1. An index on the unpublished events of the integration outbox.
+-- 1. An index on when recordings became Available.
 --
--- Buys: the relay's claim (recording_finalize.relay_claim: the unpublished events of one topic,
--- oldest first) and the publish-backlog gauge (recording_finalize.stats) read only the
--- unpublished rows. Without it both scan the whole outbox, every relay batch and every cycle:
--- the cost grows with the service's retention, not with the backlog.
--- Costs: one index entry per event while it is unpublished; the relay's UPDATE of published_at
--- removes the row from the index's predicate (the update cannot be HOT: it writes the other
--- indexes too). CREATE INDEX CONCURRENTLY takes no lock that blocks writers; it waits for the
--- transactions open when it starts.
-create index concurrently if not exists integration_outbox_unpublished_idx
-on messenger.integration_outbox (topic, id)
-where published_at is null;
+-- Buys: the worker's republish discovery (recording_finalize.discover_unpublished: the
+-- recordings that became Available within RFR_REPUBLISH_WINDOW and never got their event) reads
+-- only the window, a slice per cycle. Without it each cycle reads the Available recordings from
+-- the oldest on (the check beneath the adapter warns: "discovery reads the whole table").
+-- Costs: one index entry per Available recording, written once when it becomes Available.
+-- CREATE INDEX CONCURRENTLY takes no lock that blocks writers; it waits for the transactions
+-- open when it starts.
+create index concurrently if not exists call_recordings_available_at_idx
+on messenger.call_recordings (available_at, id)
+where status::text = 'Available';
 
 -- ---------------------------------------------------------------------------------------------
 -- 2. A guard that Available and Failed are terminal, for every writer.

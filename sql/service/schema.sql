@@ -100,6 +100,11 @@ create unique index ix_recording_active
 on messenger.call_recordings (session_kind, session_id)
 where status::text = any('{Pending,Recording,Uploading}'::text[]);
 
+-- When recordings became Available: the republish discovery reads a window of them.
+create index call_recordings_available_at_idx
+on messenger.call_recordings (available_at, id)
+where status::text = 'Available';
+
 -- table: messenger.integration_outbox
 -- Transactional outbox shared by the messenger service: one row per integration event.
 create table messenger.integration_outbox (
