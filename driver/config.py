@@ -127,7 +127,7 @@ VARIABLES: tuple[Variable, ...] = (
              "the SQL tree for migrate (default: the package's sql/)"),
     Variable("RFR_MAX_APPLY_RATE", "0", "a number in 0..100000 (0 = no limit)",
              "at most this many verdicts applied per second: with RFR_PACING=adaptive the "
-             "ceiling of the adaptive pace, with off a fixed pace (docs/benchmarks.md)",
+             "ceiling of the adaptive pace, with off a fixed pace (docs/pacing.md)",
              "--max-apply-rate"),
     Variable("RFR_PACING", "adaptive", "adaptive or off",
              "adaptive: a drain runs unlimited while no other login's sessions are at work in "
