@@ -86,7 +86,7 @@ from psycopg_pool import ConnectionPool
 
 from . import queries
 from .config import Settings
-from .logs import log
+from .logs import LogFn, log
 
 MODES = ("adaptive", "off")
 
@@ -483,9 +483,6 @@ class PaceMetrics(Protocol):
 
     @property
     def pace_slowdowns_total(self) -> Any: ...
-
-
-LogFn = Callable[..., None]
 
 
 @dataclass

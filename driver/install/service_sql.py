@@ -6,7 +6,7 @@ review it and run it as the owner of the service's objects.
 - ``schema``: the reference DDL of the contract tables (sql/service/schema.sql), what
   ``migrate --create-service-tables`` creates in a new database;
 - ``grants --to ROLE``: the GRANTs that let ROLE (the product's owner) install and run, column by
-  column (driver/install/contract.py);
+  column (driver/contract.py);
 - ``recommended``: optional service-side objects, each with what it buys and what it costs
   (sql/service/recommended.sql); migrate never applies them.
 """
