@@ -809,13 +809,23 @@ class Bench:
                 self.run_e2e("ours", rep, figure="levers", levers_off=off, head=head)
 
 
+def write_report(results: dict[str, Any], out: Path) -> str:
+    """The report of ``results`` as ``out``/report.md and its chart as ``out``/benchmarks.png;
+    returns the report's text."""
+    text = report.render(results)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(text)
+    report.chart(results, out / "benchmarks.png")
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--stack-dir", default=str(REPO / ".stack" / "bench"))
-    ap.add_argument("--out", default=str(REPO / "out" / "bench"))
-    ap.add_argument("--docs", default=str(REPO / "docs" / "benchmarks.md"),
-                    help="the page whose generated section gets the table, its chart beside "
-                    "it and the raw figures in bench-results/ ('' = leave it)")
+    ap.add_argument("--out", default=str(REPO / "out" / "bench"),
+                    help="where the raw figures (results.json and <label>.json), the report "
+                    "(report.md), its chart (benchmarks.png) and the contenders' logs go; "
+                    "out/ is not in git: docs/benchmarks.md quotes the current figures")
     ap.add_argument("--n", type=int, default=5000,
                     help="stuck recordings end to end (the issue's figure is 20000: with "
                     "Procrastinate at ~100/s here, 3 runs of it take ~30 min; 5000 keeps make "
@@ -867,20 +877,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="small and once: --n 2000 --repeat 1, 100k Done, 10k relay/backlog")
     ap.add_argument("--label", default="",
-                    help="the name of the generated section of --docs and of its raw figures "
+                    help="the name of the run's raw figures, <out>/<label>.json "
                     "(default: n<N>[-quick][-<figures>])")
     ap.add_argument("--render", metavar="RESULTS_JSON",
                     help="only rebuild the report (and --docs) from a results.json")
     args = ap.parse_args(argv)
     if args.render:
         results = json.loads(Path(args.render).read_text())
-        text = report.render(results)
-        print(text)
-        if args.docs:
-            facts = results["facts"]
-            chart = report.chart(results, Path(args.out) / "benchmarks.png")
-            label = facts.get("label") or f"n{facts['n']}"
-            report.update_docs(Path(args.docs), text, chart, label)
+        print(write_report(results, Path(args.out)))
         return 0
     if args.quick:
         args.n, args.repeat = min(args.n, 2000), 1
@@ -940,16 +944,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rss_method": "VmHWM",
     })
     results = {"facts": bench.facts, "runs": [r.to_dict() for r in bench.runs]}
-    (Path(args.out) / "results.json").write_text(json.dumps(results, indent=1, default=str))
-    text = report.render(results)
-    print(text)
-    chart = report.chart(results, Path(args.out) / "benchmarks.png")
-    if args.docs:
-        report.update_docs(Path(args.docs), text, chart, bench.facts["label"])
-        raw = Path(args.docs).parent / "bench-results" / f"{bench.facts['label']}.json"
-        raw.parent.mkdir(exist_ok=True)
-        raw.write_text(json.dumps(results, indent=1, default=str))
-        say(f"wrote {args.docs}")
+    raw = json.dumps(results, indent=1, default=str)
+    for name in ("results.json", f"{bench.facts['label']}.json"):
+        (Path(args.out) / name).write_text(raw)
+    print(write_report(results, Path(args.out)))
+    say(f"wrote {args.out}/: results.json, {bench.facts['label']}.json, report.md, "
+        "benchmarks.png (docs/benchmarks.md says how its figures are refreshed)")
     problems = [f"{r.figure} #{r.rep} {r.contender}: {p}" for r in bench.runs for p in r.problems]
     problems += failures
     for p in problems:

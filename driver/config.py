@@ -20,6 +20,8 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 DEFAULT_TOPIC = "pin.messenger.call-recording-available.v1"
+# The single-runner advisory lock's key: fixed, like migrate's (a random 64-bit number no other
+# tool picks by chance). Every runner of one database must use the same key, so it is no choice.
 DEFAULT_LOCK_KEY = 5928001741300501
 
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -39,7 +41,6 @@ _FALSE = ("false", "0", "no", "off")
 _SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _INT32_MAX = 2**31 - 1
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,6 @@ VARIABLES: tuple[Variable, ...] = (
              "the single-runner lock's lifetime; a cycle never runs past it", "--lock-ttl"),
     Variable("RFR_MAX_RUN_DURATION", "3m", f"{DURATION_RULE}, > 0 and < RFR_LOCK_TTL",
              "claiming stops after this long in a cycle", "--max-run-duration"),
-    Variable("RFR_LOCK_KEY", str(DEFAULT_LOCK_KEY), "a 64-bit signed integer",
-             "the advisory lock key of the single-runner lock", "--lock-key"),
     Variable("RFR_METRICS_PORT", "9464", "an integer in 0..65535 (0 disables /metrics)",
              "the port of /metrics, /livez and /readyz (run)", "--metrics-port"),
     Variable("RFR_RETENTION", "30d", f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)",
@@ -130,7 +129,7 @@ VARIABLES: tuple[Variable, ...] = (
              "the SQL tree for migrate (default: the package's sql/)"),
     Variable("RFR_MAX_APPLY_RATE", "0", "a number in 0..100000 (0 = no limit)",
              "at most this many verdicts applied per second: with RFR_PACING=adaptive the "
-             "ceiling of the adaptive pace, with off a fixed pace (docs/benchmarks.md)",
+             "ceiling of the adaptive pace, with off a fixed pace (docs/pacing.md)",
              "--max-apply-rate"),
     Variable("RFR_PACING", "adaptive", "adaptive or off",
              "adaptive: a drain runs unlimited while no other login's sessions are at work in "
@@ -586,7 +585,7 @@ def load_settings(
         backoff_jitter=r.number("RFR_BACKOFF_JITTER", 0.0, 1.0, high_open=True),
         lock_ttl=lock_ttl,
         max_run_duration=max_run,
-        lock_key=r.integer("RFR_LOCK_KEY", *_INT64),
+        lock_key=DEFAULT_LOCK_KEY,
         metrics_port=r.integer("RFR_METRICS_PORT", 0, 65535),
         sql_dir=_check_sql_dir(r),
         retention=_check_retention(r),

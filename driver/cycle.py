@@ -151,7 +151,7 @@ class CycleSummary:
     checked: int = 0
     transient: int = 0
     #: apply time: missing verdicts a storage incident held back (apply_outcome's ``deferred``,
-    #: recording_finalize.upload_deferral).
+    #: recording_finalize_internal.outcome_decision).
     deferred_by_incident: int = 0
     storage_unreachable: bool = False
     publish_failed: int = 0

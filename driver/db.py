@@ -9,8 +9,9 @@ paused or hung holder loses the lock on the server's side instead of holding it 
 from __future__ import annotations
 
 import secrets
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -28,6 +29,14 @@ POOL_MAX_SIZE = 4
 # How long a caller waits for a pooled connection (or for the server to accept one).
 POOL_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 10
+
+
+class PoolLike(Protocol):
+    """The part of ``psycopg_pool.ConnectionPool`` its users need: autocommit connections."""
+
+    def connection(
+        self, timeout: float | None = None
+    ) -> AbstractContextManager[queries.Connection]: ...
 
 
 def _ms(seconds: float) -> int:

@@ -1,10 +1,10 @@
 """Storage incidents as the worker sees them: opened when the file storage is out, closed when
-it answers again (source ``worker`` of ``messenger.storage_incidents``).
+it answers again (source ``worker`` of ``recording_finalize.storage_incidents``).
 
 Why it matters: while an incident is open, and for ``RFR_UPLOAD_GRACE`` after it ended, a 404
-fails no recording whose upload window overlapped it (``recording_finalize.upload_deferral``):
-the outage held the recorder's upload back, and its retried upload may land a moment after the
-worker's HEAD.
+fails no recording whose upload window overlapped it (the incident rule of
+``recording_finalize_internal.outcome_decision``): the outage held the recorder's upload back,
+and its retried upload may land a moment after the worker's HEAD.
 
 When the worker opens one (the cycle calls ``StorageWatch`` at these points):
 
@@ -24,9 +24,8 @@ The open/close calls are idempotent on the server, so a lost answer costs nothin
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from . import queries
+from .logs import LogFn
 from .metrics import Metrics
 
 SOURCE = "worker"
@@ -36,10 +35,6 @@ UNREACHABLE_PREFIX = "HeadBucket:"
 TRANSIENT_MIN = 5
 #: ... and they are at least this share of the HEADs the cycle made.
 TRANSIENT_SHARE = 0.5
-
-
-class LogFn(Protocol):
-    def __call__(self, event: str, /, *, level: str = ..., **fields: object) -> None: ...
 
 
 class StorageWatch:

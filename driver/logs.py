@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 from uuid import UUID
 
 # scheme://anything-up-to-whitespace-or-quote; the scheme is kept so a reader sees what it was.
@@ -87,6 +87,12 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         return [_plain(v) for v in value]
     return redact(str(value))
+
+
+class LogFn(Protocol):
+    """What takes a log line: ``log`` itself, or a test's stand-in with its signature."""
+
+    def __call__(self, event: str, /, *, level: str = ..., **fields: Any) -> None: ...
 
 
 def log(event: str, /, *, level: str = "info", **fields: Any) -> None:

@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
 from . import logs, queries
 from .config import Settings
-from .db import connect
+from .db import PoolLike, connect
 from .errors import describe
+from .logs import LogFn
 
 if TYPE_CHECKING:
     from .metrics import Metrics
@@ -40,8 +39,6 @@ PRUNE_INTERVAL_S = 3600.0
 #: ... pausing this long between its batches (at most ~1,000 rows per table per pause).
 RUN_PRUNE_PAUSE_S = 0.1
 
-LogFn = Callable[..., None]
-
 
 class CycleMaintenance(Protocol):
     """What the cycle asks of maintenance."""
@@ -49,14 +46,6 @@ class CycleMaintenance(Protocol):
     def read_pauses(self, job_run_id: str) -> frozenset[str]: ...
 
     def refresh_gauges(self) -> None: ...
-
-
-class PoolLike(Protocol):
-    """The part of ``psycopg_pool.ConnectionPool`` maintenance uses."""
-
-    def connection(
-        self, timeout: float | None = None
-    ) -> AbstractContextManager[queries.Connection]: ...
 
 
 class Maintenance:

@@ -243,10 +243,10 @@ class Metrics:
         )
         for reason in QUARANTINE_REASONS:
             self.quarantined_rows_by_reason.labels(reason=reason)
-        # Storage incidents (driver/incidents.py, recording_finalize.upload_deferral).
+        # Storage incidents (driver/incidents.py, recording_finalize_internal.outcome_decision).
         self.storage_incidents_open = Gauge(
             f"{PREFIX}_storage_incidents_open",
-            "Open file-storage incidents of any source (messenger.storage_incidents).",
+            "Open file-storage incidents of any source (recording_finalize.storage_incidents).",
             registry=r,
         )
         self.storage_incidents_opened_total = Counter(

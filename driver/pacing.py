@@ -2,7 +2,7 @@
 
 A drain shares PostgreSQL with the messenger's happy path. On the bench's two cores an
 unthrottled drain multiplies the service's p99 by about five, a fixed ``RFR_MAX_APPLY_RATE`` is
-too slow on an idle database (docs/benchmarks.md, *Adaptive pacing*). So while it drains, the
+too slow on an idle database (docs/pacing.md). So while it drains, the
 worker looks at two things it can see cheaply and honestly with its least-privileged login:
 
 1. **Is anybody else here?** ``pg_stat_activity`` hides the ``state``, ``wait_event`` and
@@ -23,7 +23,7 @@ worker looks at two things it can see cheaply and honestly with its least-privil
    ProbeRTT also stops to see the path without its own queue). Only if the tail with us is
    above the limit and half again the tail without us is the contention ours.
 
-The other candidates were measured and set aside (docs/benchmarks.md): ``pg_stat_database``
+The other candidates were measured and set aside (docs/pacing.md): ``pg_stat_database``
 counters (``xact_commit``, ``active_time``) are visible but each backend flushes them at most
 once a second, so the drain's own ~1,000 transactions a second cannot be subtracted from a
 service's 200 at that resolution; the worker's own ``apply_outcome`` round trips move with its
@@ -86,7 +86,7 @@ from psycopg_pool import ConnectionPool
 
 from . import queries
 from .config import Settings
-from .logs import log
+from .logs import LogFn, log
 
 MODES = ("adaptive", "off")
 
@@ -483,9 +483,6 @@ class PaceMetrics(Protocol):
 
     @property
     def pace_slowdowns_total(self) -> Any: ...
-
-
-LogFn = Callable[..., None]
 
 
 @dataclass

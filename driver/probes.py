@@ -37,14 +37,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from .logs import redact
+from .logs import LogFn, redact
 
 READINESS_PERIOD_S = 5.0
 #: A running cycle is wedged once it is past the lock TTL by this much (at most half the TTL):
 #: by then it has stopped writing (its client-side deadline is the TTL less a second).
 CYCLE_GRACE_S = 5.0
-
-LogFn = Callable[..., None]
 
 
 def _ago(seconds: float) -> str:

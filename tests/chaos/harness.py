@@ -46,13 +46,14 @@ import boto3
 import psycopg
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from recording_finalize.config import DEFAULT_LOCK_KEY
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "recording-finalize")
 OUT = REPO / "out" / "chaos"
 WORKER_ROLE = "rfr_chaos_worker"
 SERVICE_ROLE = "rfr_chaos_service"
-LOCK_KEY = 5928001741300501
+LOCK_KEY = DEFAULT_LOCK_KEY
 TERMINAL = ("Available", "Failed")
 
 #: The worker's settings in every scenario (compressed durations; a scenario overrides some).

@@ -42,6 +42,8 @@ from harness import (
     read_events,
 )
 
+from tests.lock_bypass import with_lock_key
+
 RECOVERY_S = 75.0
 KILLS = 100
 Make = Callable[[], World]
@@ -404,7 +406,7 @@ def test_two_runners_racing_the_callback(world: Make, record: Record, stack: Sta
     proxy = FaultProxy(stack.s3_port, "s3")
     proxy.latency_s = 0.1
     runners = [w.spawn("run", label=f"runner{i}", s3_url=proxy.url,
-                       RFR_LOCK_KEY=str(LOCK_KEY + i))
+                       wrapper=with_lock_key(LOCK_KEY + i))
                for i in (1, 2)]  # different lock keys: the single-runner lock keeps nobody apart
     both_cycling = w.wait_until(lambda: all(
         any(e["event"] == "cycle completed" for e in r.events()) for r in runners), 30,

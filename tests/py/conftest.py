@@ -29,7 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -473,8 +473,10 @@ class Worker:
         summary["_stderr"] = proc.stderr
         return summary
 
-    def spawn(self, *args: str, **env: str | None) -> subprocess.Popen[str]:
-        return subprocess.Popen([CLI, *args], env=self.environ(**env), text=True,
+    def spawn(self, *args: str, prefix: Sequence[str] = (), **env: str | None
+              ) -> subprocess.Popen[str]:
+        """The CLI as a process; ``prefix`` goes before it (tests/lock_bypass.py)."""
+        return subprocess.Popen([*prefix, CLI, *args], env=self.environ(**env), text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

@@ -1,5 +1,6 @@
 """deploy/alerts.yml beyond what promtool tests (issue 21 item 8): every rule links an absolute
-runbook URL whose section exists in README.md, every alert has a promtool test that makes it
+runbook URL whose section exists in README.md and leads on to the same section of
+docs/runbook.md (where the runbook lives), every alert has a promtool test that makes it
 fire and one that keeps it silent, the rules select the scrape job deploy/prometheus.yml
 defines, and `make alerts-render` swaps the runbook base and nothing else."""
 
@@ -22,25 +23,32 @@ def rules() -> list[dict[str, Any]]:
     return [r for g in yaml.safe_load(ALERTS.read_text())["groups"] for r in g["rules"]]
 
 
-def readme_sections() -> set[str]:
-    """GitHub-style anchors of README.md's headings."""
-    out = set()
-    for line in (REPO / "README.md").read_text().splitlines():
+def sections(path: Path) -> dict[str, str]:
+    """GitHub-style anchors of a Markdown file's headings, each with the text under it."""
+    out: dict[str, str] = {}
+    anchor = ""
+    for line in path.read_text().splitlines():
         if line.startswith("#"):
             title = line.lstrip("#").strip().lower()
-            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+            anchor = re.sub(r"[^\w\- ]", "", title).replace(" ", "-")
+            out[anchor] = ""
+        elif anchor:
+            out[anchor] += line + "\n"
     return out
 
 
 def test_every_rule_links_an_absolute_runbook_section_that_exists() -> None:
-    sections = readme_sections()
+    readme, runbook = sections(REPO / "README.md"), sections(REPO / "docs" / "runbook.md")
     for rule in rules():
         annotations = rule["annotations"]
         assert "runbook" not in annotations, rule["alert"]  # the old relative form
         url = annotations["runbook_url"]
         base, _, section = url.partition("#")
         assert base == PLACEHOLDER, (rule["alert"], url)
-        assert section in sections, f"{rule['alert']}: README.md has no section #{section}"
+        assert section in readme, f"{rule['alert']}: README.md has no section #{section}"
+        # The README's section is an index entry: it links the runbook's section of that name.
+        assert f"(docs/runbook.md#{section})" in readme[section], (rule["alert"], section)
+        assert section in runbook, f"{rule['alert']}: docs/runbook.md has no #{section}"
 
 
 def test_every_alert_has_a_firing_and_a_silent_promtool_case() -> None:

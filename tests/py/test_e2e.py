@@ -34,8 +34,10 @@ from conftest import (
     seed_available_unpublished,
     seed_stuck,
 )
+from recording_finalize.config import DEFAULT_LOCK_KEY as LOCK_KEY
 
-LOCK_KEY = 5928001741300501
+from tests.lock_bypass import with_lock_key
+
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 PAYLOAD_FIELDS = {
     "recordingId", "sessionKind", "sessionId", "chatId", "dealId", "tenantId", "mediaType",
@@ -355,7 +357,8 @@ def test_lock_bypassed_skip_locked_and_status_guard_prevent_double_finalization(
     versions = {s.recording_id: recording(db, s.recording_id)["version"] for s in seeded}
     env = {"S3_ENDPOINT_URL": slow_s3.url, "RFR_BATCH_SIZE": "3", "RFR_S3_CONCURRENCY": "2"}
     # Different lock keys: the single-runner lock no longer keeps them apart.
-    procs = [worker.spawn("run-once", RFR_LOCK_KEY=str(LOCK_KEY + i), **env) for i in range(2)]
+    procs = [worker.spawn("run-once", prefix=with_lock_key(LOCK_KEY + i), **env)
+             for i in range(2)]
     outputs = [p.communicate(timeout=90) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     summaries = [json.loads(out) for out, _ in outputs]

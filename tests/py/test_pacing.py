@@ -2,7 +2,7 @@
 
 The synthetic database answers the probe in ~0.3 ms, except a share of the probes that wait
 2 ms more for a core; that share grows once the drain applies faster than the database's
-``knee`` (what a shared two-core server does: docs/benchmarks.md, *Adaptive pacing*). Another
+``knee`` (what a shared two-core server does: docs/pacing.md). Another
 login's sessions show in a fifth of the samples while they are ``present``. The drain is
 simulated as the cycle runs it: round trips of ``burst()`` rows, each costing 0.7 ms per row,
 then the wait ``applied()`` asks for. Everything is seeded: the same run every time.

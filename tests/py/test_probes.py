@@ -791,20 +791,20 @@ def test_a_start_up_attempt_that_hangs_is_not_alive_until_it_ends(
         silent.close()
 
 
-def test_the_readmes_version_sample_is_what_the_cli_prints() -> None:
+def test_the_install_guides_version_sample_is_what_the_cli_prints() -> None:
     proc = subprocess.run([CLI, "--version"], capture_output=True, text=True, timeout=30,
                           env=_base_env())
     printed = proc.stdout.strip()
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "install.md").read_text()
     samples = [line.split("# ", 1)[1].strip() for line in readme.splitlines()
                if line.startswith("recording-finalize --version") and "# " in line]
     assert proc.returncode == 0 and samples == [printed], (samples, printed)
 
 
-def test_status_and_the_dry_run_are_operator_commands_as_the_readme_says(
+def test_status_and_the_dry_run_are_operator_commands_as_the_runbook_says(
     worker: Worker, operator: Worker
 ) -> None:
-    readme = " ".join((REPO / "README.md").read_text().split())
+    readme = " ".join((REPO / "docs" / "runbook.md").read_text().split())
     assert ("Operator commands run as a login granted `recording_finalize_operator`, and so do "
             "`status` and `run-once --dry-run`") in readme
     for args in (("status",), ("run-once", "--dry-run")):

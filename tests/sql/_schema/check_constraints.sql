@@ -1,65 +1,8 @@
--- The CHECK constraints of the product's tables: exactly these, and each probed on real rows
--- (each bad value refused by the named constraint, each valid value accepted; every probe is
--- rolled back). The service's CHECKs are the service's and are not the product's to test.
+-- The CHECK constraints of the product's tables, each probed on real rows (each bad value refused
+-- by the named constraint, each valid value accepted; every probe is rolled back). Which CHECKs
+-- exist, and their text, is pinned by sql/schema.sql. The service's CHECKs are the service's.
 begin;
-select plan(76);
-
--- 1: exactly these CHECKs on the product's tables (a dropped or added one fails here).
-select set_eq(
-    $$select c.conrelid::regclass::text || '.' || c.conname
-    from pg_catalog.pg_constraint as c
-    join pg_catalog.pg_class as t on t.oid = c.conrelid
-    join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
-    where c.contype = 'c'
-        and (n.nspname like 'recording\_finalize%'
-            or c.conrelid = 'messenger.recording_finalize_attempts'::regclass)
-        and t.relname not like '%yoyo%'$$,
-    $$values
-        ('messenger.recording_finalize_attempts.recording_finalize_attempts_session_kind_ck'),
-        ('messenger.recording_finalize_attempts.recording_finalize_attempts_status_ck'),
-        ('messenger.recording_finalize_attempts.recording_finalize_attempts_attempts_ck'),
-        ('messenger.recording_finalize_attempts.recording_finalize_attempts_last_outcome_ck'),
-        ('messenger.recording_finalize_attempts.'
-            || 'recording_finalize_attempts_quarantine_reason_ck'),
-        ('messenger.recording_finalize_attempts.'
-            || 'recording_finalize_attempts_quarantined_has_reason_ck'),
-        ('messenger.recording_finalize_attempts.recording_finalize_attempts_opened_by_ck'),
-        ('recording_finalize.settings.settings_singleton_ck'),
-        ('recording_finalize.settings.settings_topic_ck'),
-        ('recording_finalize.settings.settings_max_attempts_ck'),
-        ('recording_finalize.settings.settings_sla_timeout_ck'),
-        ('recording_finalize.settings.settings_backoff_base_ck'),
-        ('recording_finalize.settings.settings_backoff_factor_max_ck'),
-        ('recording_finalize.settings.settings_backoff_cap_max_ck'),
-        ('recording_finalize.settings.settings_backoff_jitter_max_ck'),
-        ('recording_finalize.settings.settings_upload_grace_ck'),
-        ('recording_finalize.settings.settings_relay_lease_max_ck'),
-        ('recording_finalize.settings.settings_relay_batch_max_ck'),
-        ('recording_finalize.settings.settings_retention_min_ck'),
-        ('recording_finalize.storage_incidents.storage_incidents_source_ck'),
-        ('recording_finalize.storage_incidents.storage_incidents_ended_after_start_ck'),
-        ('recording_finalize.operator_actions.operator_actions_action_kind_ck'),
-        ('recording_finalize.operator_actions.operator_actions_operator_name_ck'),
-        ('recording_finalize.operator_actions.operator_actions_reason_ck'),
-        ('recording_finalize.pause.pause_part_ck'),
-        ('recording_finalize.discovery_sweep.discovery_sweep_singleton_ck'),
-        ('recording_finalize.discovery_sweep.discovery_sweep_position_ck'),
-        ('recording_finalize_migrations.file_checksums.file_checksums_kind_ck'),
-        ('recording_finalize_migrations.file_checksums.file_checksums_sha256_ck'),
-        ('recording_finalize_migrations.file_checksums.file_checksums_definition_ck'),
-        ('recording_finalize_migrations.migrate_state.migrate_state_singleton_ck')$$,
-    'the product''s tables carry exactly these CHECK constraints'
-);
--- 1: and every one of them is validated (none NOT VALID).
-select is_empty(
-    $$select c.conname::text from pg_catalog.pg_constraint as c
-    join pg_catalog.pg_class as t on t.oid = c.conrelid
-    join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
-    where c.contype = 'c' and not c.convalidated
-        and (n.nspname like 'recording\_finalize%'
-            or c.conrelid = 'messenger.recording_finalize_attempts'::regclass)$$,
-    'every CHECK of the product is validated'
-);
+select plan(74);
 
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset

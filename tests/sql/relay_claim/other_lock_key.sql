@@ -1,5 +1,5 @@
 -- With p_lock_key, a lease is void only once its holder holds no runner lock any more: a live
--- runner that holds another lock key (two runner groups on one database, RFR_LOCK_KEY) keeps its
+-- runner that holds another lock key (a runner the single-runner lock does not hold back) keeps its
 -- leases, so the two relays do not publish each other's in-flight events a second time. Once it
 -- is gone, its leases are void for the other key's runner as well.
 -- The outbox rows are committed through dblink (prefix c0c0c0c7) and removed at the end.

@@ -15,7 +15,7 @@ select is(
 );
 select ok(
     recording_finalize.try_lock_runner(424243),
-    'another lock key is independent (RFR_LOCK_KEY is configurable)'
+    'another lock key is independent (the key is the caller''s: the driver passes its own)'
 );
 select ok(recording_finalize.unlock_runner(424242), 'the first runner releases the lock');
 select is(
