@@ -5,6 +5,7 @@
 -- The service's own tables are not here (sql/service/schema.sql is their reference DDL).
 
 CREATE SCHEMA recording_finalize;
+CREATE SCHEMA recording_finalize_adapter;
 CREATE SCHEMA recording_finalize_internal;
 CREATE SCHEMA recording_finalize_migrations;
 GRANT USAGE ON SCHEMA recording_finalize TO recording_finalize_worker;
@@ -57,6 +58,8 @@ CREATE TABLE recording_finalize.discovery_sweep (
     after_session_id uuid,
     sweeps bigint DEFAULT 0 NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    republish_after_at timestamp with time zone,
+    republish_after_id uuid,
     CONSTRAINT discovery_sweep_position_ck CHECK (((after_session_kind IS NULL) = (after_session_id IS NULL))),
     CONSTRAINT discovery_sweep_singleton_ck CHECK (singleton)
 );
@@ -87,6 +90,32 @@ ALTER TABLE recording_finalize.operator_actions ALTER COLUMN id ADD GENERATED AL
 ALTER TABLE ONLY recording_finalize.operator_actions
     ADD CONSTRAINT operator_actions_pkey PRIMARY KEY (id);
 CREATE INDEX operator_actions_recording_idx ON recording_finalize.operator_actions USING btree (recording_id, created_at) WHERE (recording_id IS NOT NULL);
+
+CREATE TABLE recording_finalize.outbox (
+    id bigint NOT NULL,
+    recording_id uuid NOT NULL,
+    topic text NOT NULL,
+    message_key text NOT NULL,
+    headers jsonb NOT NULL,
+    payload jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    published_at timestamp with time zone,
+    CONSTRAINT outbox_headers_ck CHECK ((jsonb_typeof(headers) = 'object'::text)),
+    CONSTRAINT outbox_payload_ck CHECK ((jsonb_typeof(payload) = 'object'::text))
+);
+ALTER TABLE recording_finalize.outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME recording_finalize.outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+ALTER TABLE ONLY recording_finalize.outbox
+    ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
+CREATE INDEX outbox_published_idx ON recording_finalize.outbox USING btree (published_at) WHERE (published_at IS NOT NULL);
+CREATE UNIQUE INDEX outbox_recording_uq ON recording_finalize.outbox USING btree (recording_id);
+CREATE INDEX outbox_unpublished_idx ON recording_finalize.outbox USING btree (id) WHERE (published_at IS NULL);
 
 CREATE TABLE recording_finalize.pause (
     part character varying(16) NOT NULL,
@@ -170,6 +199,50 @@ ALTER TABLE ONLY recording_finalize.storage_incidents
 CREATE INDEX storage_incidents_ended_idx ON recording_finalize.storage_incidents USING btree (ended_at);
 CREATE UNIQUE INDEX storage_incidents_one_open_uq ON recording_finalize.storage_incidents USING btree (source) WHERE (ended_at IS NULL);
 
+CREATE VIEW recording_finalize_adapter.recordings AS
+ SELECT r.id,
+    (r.session_kind)::text AS session_kind,
+    r.session_id,
+    (r.status)::text AS status,
+    r.file_id,
+    r.size_bytes,
+    r.duration_seconds,
+    (r.format)::text AS format,
+    (r.failure_reason)::text AS failure_reason,
+    (r.media_type)::text AS media_type,
+    (r.trigger)::text AS trigger,
+    r.started_at,
+    r.ended_at,
+    r.available_at
+   FROM messenger.call_recordings r;
+
+CREATE VIEW recording_finalize_adapter.service_events AS
+ SELECT r.id AS recording_id,
+    o.created_at AS enqueued_at,
+    o.published_at
+   FROM (messenger.call_recordings r
+     JOIN messenger.integration_outbox o ON (((o.topic = ( SELECT s.topic
+           FROM recording_finalize.settings s)) AND (o.dedupe_key = (r.id)::text))));
+
+CREATE VIEW recording_finalize_adapter.sessions AS
+ SELECT 'Direct'::text AS kind,
+    s.id,
+    s.chat_id,
+    s.deal_id,
+    s.tenant_id,
+    s.started_at,
+    s.ended_at
+   FROM messenger.call_sessions s
+UNION ALL
+ SELECT 'Conference'::text AS kind,
+    s.id,
+    s.chat_id,
+    s.deal_id,
+    s.tenant_id,
+    s.started_at,
+    s.ended_at
+   FROM messenger.conference_sessions s;
+
 CREATE TABLE recording_finalize_migrations.file_checksums (
     kind character varying(12) NOT NULL,
     file_name text NOT NULL,
@@ -189,6 +262,8 @@ CREATE TABLE recording_finalize_migrations.migrate_state (
     schema_version text NOT NULL,
     package_version text NOT NULL,
     migrated_at timestamp with time zone DEFAULT now() NOT NULL,
+    adapter_sha256 character varying(64),
+    adapter_md5 character varying(32),
     CONSTRAINT migrate_state_singleton_ck CHECK (singleton)
 );
 ALTER TABLE ONLY recording_finalize_migrations.migrate_state
@@ -235,19 +310,26 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize.audit(p_policy jsonb, p_polling_interval interval, p_examples integer,
 --     p_lookback interval) -> operator
 -- recording_finalize.audit_repair(p_operator text, p_policy jsonb, p_limit integer) -> operator
+-- recording_finalize.check_adapter(p_rehearse boolean) -> worker, operator
 -- recording_finalize.check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval)
 --     -> worker, operator
 -- recording_finalize.claim_due(p_batch_size integer, p_policy jsonb) -> worker
 -- recording_finalize.claim_preview(p_limit integer, p_policy jsonb) -> operator
 -- recording_finalize.discover_stuck(p_limit integer, p_policy jsonb, p_scan integer) -> worker
+-- recording_finalize.discover_unpublished(p_window interval, p_limit integer, p_policy jsonb,
+--     p_scan integer) -> worker
 -- recording_finalize.explain(p_recording_id uuid, p_policy jsonb) -> operator
 -- recording_finalize.failed_recordings(p_limit integer) -> operator
 -- recording_finalize.operator_state() -> worker, operator
 -- recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb) -> operator
 -- recording_finalize.prune(p_older_than interval, p_batch_size integer, p_dry_run boolean) ->
 --     worker, operator
+-- recording_finalize.prune_events(p_older_than interval, p_batch_size integer, p_dry_run boolean)
+--     -> worker, operator
 -- recording_finalize.quarantined_rows(p_limit integer, p_reason_code text, p_since timestamp with
 --     time zone) -> operator
+-- recording_finalize.record_apply_failure(p_recording_ids uuid[], p_claim_tokens uuid[], p_error
+--     text, p_give_back boolean) -> worker
 -- recording_finalize.recording_ingest_completed(p_recording_id uuid, p_file_id text, p_size_bytes
 --     bigint, p_duration_seconds integer, p_format text, p_topic text) -> service
 -- recording_finalize.recording_started(p_recording_id uuid, p_session_kind text, p_session_id uuid,
@@ -274,6 +356,14 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     zone) -> worker, operator, service
 -- recording_finalize.try_lock_runner(p_lock_key bigint) -> worker
 -- recording_finalize.unlock_runner(p_lock_key bigint) -> worker
+-- recording_finalize_adapter.enqueue_realtime(p_kind text, p_session_kind text, p_session_id uuid,
+--     p_reference_id uuid, p_payload jsonb) -> owner only
+-- recording_finalize_adapter.make_available(p_id uuid, p_from_status text, p_file_id text,
+--     p_size_bytes bigint, p_duration_seconds integer, p_format text, p_available_at timestamp with
+--     time zone) -> owner only
+-- recording_finalize_adapter.make_failed(p_id uuid, p_from_status text, p_failure_reason text,
+--     p_failed_at timestamp with time zone) -> owner only
+-- recording_finalize_internal.adapter_fingerprint() -> owner only
 -- recording_finalize_internal.backoff_delay(p_attempts integer, p_base interval, p_factor double
 --     precision, p_cap interval, p_jitter double precision) -> owner only
 -- recording_finalize_internal.check_incident_caller(p_source text, p_at timestamp with time zone,
@@ -289,6 +379,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.enqueue_available(p_recording recording_finalize_internal.recording,
 --     p_session recording_finalize_internal.session, p_topic text) -> owner only
 -- recording_finalize_internal.function_fingerprint(p_file_name text) -> owner only
+-- recording_finalize_internal.has_event(p_recording_id uuid) -> owner only
 -- recording_finalize_internal.iso_utc(p_at timestamp with time zone) -> owner only
 -- recording_finalize_internal.mask_urls(p_text text, p_max integer) -> owner only
 -- recording_finalize_internal.metadata_problem(p_file_id text, p_size_bytes bigint,
