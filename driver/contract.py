@@ -498,14 +498,7 @@ def grants_sql(role: str, *, lifecycle: bool = False) -> str:
                     f"grant {privilege} ({', '.join(columns)}) on {table.qualified} to {ident};",
                     width=100, subsequent_indent="    ", break_on_hyphens=False)
     if lifecycle:
-        lines += ["", *_comment(
-            "The optional lifecycle functions: recording_started inserts a recording, "
-            "session_ended sets a session's end (UPDATE also lets recording_started hold the "
-            "session FOR SHARE).")]
-        for privilege, columns, name in LIFECYCLE_GRANTS:
-            lines += textwrap.wrap(
-                f"grant {privilege} ({', '.join(columns)}) on {SCHEMA}.{name} to {ident};",
-                width=100, subsequent_indent="    ", break_on_hyphens=False)
+        lines += _lifecycle_grants(ident)
     lines += ["", *_comment(
         "The sequences behind the defaults of the columns the product's INSERTs leave to the "
         "table (a serial or bigserial key): USAGE, so that their nextval() works. An identity "
@@ -537,6 +530,18 @@ def grants_sql(role: str, *, lifecycle: bool = False) -> str:
         f"-- revoke create on schema {SCHEMA} from {ident};",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _lifecycle_grants(ident: str) -> list[str]:
+    lines = ["", *_comment(
+        "The optional lifecycle functions: recording_started inserts a recording, "
+        "session_ended sets a session's end (UPDATE also lets recording_started hold the "
+        "session FOR SHARE).")]
+    for privilege, columns, name in LIFECYCLE_GRANTS:
+        lines += textwrap.wrap(
+            f"grant {privilege} ({', '.join(columns)}) on {SCHEMA}.{name} to {ident};",
+            width=100, subsequent_indent="    ", break_on_hyphens=False)
+    return lines
 
 
 def _comment(text: str) -> list[str]:

@@ -37,6 +37,7 @@ EXPECTED_NAMES = {
     f"{P}_last_refresh_timestamp_seconds",
     f"{P}_ready",
     f"{P}_config_errors_total",
+    f"{P}_service_fault",
     f"{P}_cycles_total",
     f"{P}_cycle_duration_seconds_bucket",
     f"{P}_cycle_duration_seconds_count",
