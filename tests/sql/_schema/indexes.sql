@@ -20,7 +20,7 @@ select set_eq(
         'messenger.recording_finalize_attempts'::regclass,
         'recording_finalize.settings'::regclass, 'recording_finalize.storage_incidents'::regclass,
         'recording_finalize.operator_actions'::regclass, 'recording_finalize.pause'::regclass,
-        'recording_finalize.relay_leases'::regclass,
+        'recording_finalize.relay_leases'::regclass, 'recording_finalize.outbox'::regclass,
         'recording_finalize_migrations.file_checksums'::regclass,
         'recording_finalize_migrations.migrate_state'::regclass)$$,
     $$values
@@ -55,6 +55,13 @@ select set_eq(
         ('CREATE UNIQUE INDEX pause_pkey ON recording_finalize.pause USING btree (part)'),
         ('CREATE UNIQUE INDEX relay_leases_pkey ON recording_finalize.relay_leases '
             || 'USING btree (outbox_id)'),
+        ('CREATE UNIQUE INDEX outbox_pkey ON recording_finalize.outbox USING btree (id)'),
+        ('CREATE UNIQUE INDEX outbox_recording_uq ON recording_finalize.outbox '
+            || 'USING btree (recording_id)'),
+        ('CREATE INDEX outbox_unpublished_idx ON recording_finalize.outbox USING btree (id) '
+            || 'WHERE (published_at IS NULL)'),
+        ('CREATE INDEX outbox_published_idx ON recording_finalize.outbox '
+            || 'USING btree (published_at) WHERE (published_at IS NOT NULL)'),
         ('CREATE UNIQUE INDEX file_checksums_pk ON recording_finalize_migrations.file_checksums '
             || 'USING btree (kind, file_name)'),
         ('CREATE UNIQUE INDEX migrate_state_pkey ON recording_finalize_migrations.migrate_state '

@@ -3,7 +3,7 @@
 -- default, identity), keys, and no reference into the service's tables. The service's tables
 -- are the service's: their shape is the contract (driver/install/contract.py), not checked here.
 begin;
-select plan(16);
+select plan(17);
 
 -- One line per column: 'type[ not null][ default ...][ identity]'.
 create temp table contract (tbl text, col text, spec text);
@@ -102,6 +102,17 @@ insert into contract values
     ('recording_finalize.discovery_sweep', 'sweeps', 'bigint not null default 0'),
     ('recording_finalize.discovery_sweep', 'updated_at',
         'timestamp with time zone not null default now()'),
+    ('recording_finalize.discovery_sweep', 'republish_after_at', 'timestamp with time zone'),
+    ('recording_finalize.discovery_sweep', 'republish_after_id', 'uuid'),
+
+    ('recording_finalize.outbox', 'id', 'bigint not null identity always'),
+    ('recording_finalize.outbox', 'recording_id', 'uuid not null'),
+    ('recording_finalize.outbox', 'topic', 'text not null'),
+    ('recording_finalize.outbox', 'message_key', 'text not null'),
+    ('recording_finalize.outbox', 'headers', 'jsonb not null'),
+    ('recording_finalize.outbox', 'payload', 'jsonb not null'),
+    ('recording_finalize.outbox', 'created_at', 'timestamp with time zone not null default now()'),
+    ('recording_finalize.outbox', 'published_at', 'timestamp with time zone'),
 
     ('recording_finalize_migrations.file_checksums', 'kind', 'character varying(12) not null'),
     ('recording_finalize_migrations.file_checksums', 'file_name', 'text not null'),
@@ -115,7 +126,9 @@ insert into contract values
     ('recording_finalize_migrations.migrate_state', 'schema_version', 'text not null'),
     ('recording_finalize_migrations.migrate_state', 'package_version', 'text not null'),
     ('recording_finalize_migrations.migrate_state', 'migrated_at',
-        'timestamp with time zone not null default now()');
+        'timestamp with time zone not null default now()'),
+    ('recording_finalize_migrations.migrate_state', 'adapter_sha256', 'character varying(64)'),
+    ('recording_finalize_migrations.migrate_state', 'adapter_md5', 'character varying(32)');
 
 -- What the catalog says, in the same form.
 create temp table actual as
@@ -167,12 +180,14 @@ select results_eq(
         'recording_finalize.settings'::regclass, 'recording_finalize.storage_incidents'::regclass,
         'recording_finalize.operator_actions'::regclass, 'recording_finalize.pause'::regclass,
         'recording_finalize.relay_leases'::regclass,
-        'recording_finalize.discovery_sweep'::regclass)
+        'recording_finalize.discovery_sweep'::regclass,
+        'recording_finalize.outbox'::regclass)
     group by c.conrelid
     order by 1$$,
     $$values ('messenger.recording_finalize_attempts', array['id']),
         ('recording_finalize.discovery_sweep', array['singleton']),
         ('recording_finalize.operator_actions', array['id']),
+        ('recording_finalize.outbox', array['id']),
         ('recording_finalize.pause', array['part']),
         ('recording_finalize.relay_leases', array['outbox_id']),
         ('recording_finalize.settings', array['singleton']),
