@@ -34,8 +34,8 @@ select ok(
 );
 select is(
     (select leased_until - now() from recording_finalize.relay_leases as l
-        join messenger.integration_outbox as o on o.id = l.outbox_id
-        where o.dedupe_key = :'rec'),
+        join recording_finalize.outbox as o on o.id = l.outbox_id
+        where o.recording_id = :'rec'),
     interval '15 minutes',
     'a 1-year lease is capped at the server''s relay_lease_max'
 );
