@@ -37,6 +37,7 @@ declare
     v_constraint text;
     v_table text;
     v_schema text;
+    v_context text;
 begin
     if p_outcome is null
         or p_outcome not in ('found', 'missing', 'transient', 'invalid_metadata', 'config_error')
@@ -138,13 +139,15 @@ begin
             v_busy := true;
         when check_violation or string_data_right_truncation then
             -- The service's table refused metadata the product found usable: its own rule, and
-            -- this recording's. Any other write it refuses refuses every row: raised, so the
-            -- worker stops the cycle and gives the attempts back (SPEC section 9).
-            if not v_adopting then
+            -- this recording's - but only when the make_available port (or what fires beneath
+            -- it) refused it. Any other write it refuses (make_failed, the realtime push, the
+            -- event) refuses every row: raised, so the worker stops the cycle and gives the
+            -- attempts back (SPEC section 9).
+            get stacked diagnostics v_constraint = constraint_name, v_table = table_name,
+                v_schema = schema_name, v_context = pg_exception_context;
+            if not v_adopting or v_context not like '%make_available%' then
                 raise;
             end if;
-            get stacked diagnostics v_constraint = constraint_name, v_table = table_name,
-                v_schema = schema_name;
             select 'quarantined' as result, 'Quarantined' as finalize_status,
                 v_row.attempts as attempts, null::timestamptz as next_attempt_at,
                 format('InvalidMetadata: refused by %s (%s)',
@@ -199,11 +202,14 @@ comment on function recording_finalize.apply_outcome(
 'Timeout, realtime row, row Done), deferred_by_incident (a 404 while storage is not trusted: '
 'attempt given back, due at incident end + grace), backoff, held_by_incident (transient while '
 'the worker''s own incident is open: attempt given back), quarantined (quarantine_reason set; '
-'found metadata that metadata_problem or the service''s own constraints refuse is quarantined '
-'invalid_metadata, never raised), config_error_released (attempt given back, due now); and the '
+'found metadata that metadata_problem refuses, or that the service''s own constraints refuse '
+'while the make_available port writes it, is quarantined invalid_metadata, never raised; a CHECK '
+'or column length that refuses any other write - make_failed, the realtime push - refuses every '
+'row and is raised, SPEC section 9), config_error_released (attempt given back, due now); and the '
 'no-ops: stale (the claim token no longer matches: re-claimed or settled meanwhile), terminal '
 '(the recording is already Available/Failed: never rewritten, row closed), busy (another '
-'transaction held the recording, or the event''s key for longer than 100 ms: nothing written '
+'transaction held the recording, or the product''s event key for longer than 100 ms: nothing '
+'written '
 'but the give-back; due again after the backoff base). detail is the last_error written. Locks: '
 'the finalize row SKIP LOCKED, then the recording SKIP LOCKED; a unique-key wait is cut at '
 'lock_timeout 100 ms, so a service transaction is never the one that fails. p_policy: see '

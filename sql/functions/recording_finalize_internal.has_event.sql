@@ -4,7 +4,9 @@ create or replace function recording_finalize_internal.has_event(p_recording_id 
 returns boolean
 language sql
 stable
--- No SET clause, so that it is inlined where it is called (see claim_decision).
+-- A scalar function whose body holds a sub-select is never inlined by PostgreSQL, so it pins
+-- its search_path like every other function that is not inlined.
+set search_path = pg_catalog, pg_temp
 as $$
     select exists (
         select from recording_finalize.outbox as o where o.recording_id = p_recording_id
@@ -19,6 +21,7 @@ comment on function recording_finalize_internal.has_event(uuid) is
 'Internal. True when the recording has an event in the product''s own outbox '
 '(recording_finalize.outbox) or the service''s own (recording_finalize_adapter.service_events), '
 'in any state. The one answer to "has it its event?" for the claim, the previews, explain and '
-'audit. Inlined into the caller''s statement.';
+'audit. Called per row (PostgreSQL does not inline a scalar function with a sub-select): each '
+'call is two lookups by recording id.';
 
 revoke all on function recording_finalize_internal.has_event(uuid) from public;

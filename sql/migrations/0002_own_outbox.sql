@@ -34,12 +34,16 @@ comment on table recording_finalize.outbox is
 'transaction that made the recording Available (or found it Available without an event), '
 'published to Kafka and marked by the sidecar''s relay only. The service''s outboxes are never '
 'written, marked or deleted by the product.';
+comment on column recording_finalize.outbox.id is
+'The relay''s order (oldest first) and the key of its lease (relay_leases.outbox_id).';
 comment on column recording_finalize.outbox.recording_id is 'The RecordingId (at most one event).';
 comment on column recording_finalize.outbox.topic is 'The Kafka topic (the server''s).';
 comment on column recording_finalize.outbox.message_key is 'The Kafka key: the SessionId.';
 comment on column recording_finalize.outbox.headers is
 'The Kafka headers: event-type and event-id (unique per row).';
 comment on column recording_finalize.outbox.payload is 'The event (docs/contract/).';
+comment on column recording_finalize.outbox.created_at is
+'When the product enqueued it (the age stats() and audit''s unpublished_overdue read).';
 comment on column recording_finalize.outbox.published_at is
 'When the broker acknowledged it (NULL: not yet).';
 

@@ -11,6 +11,8 @@ values ('worker', now() - interval '1 hour');
 insert into recording_finalize.operator_actions (action_kind, operator_name, reason)
 values ('pause', 'ann', 'why');
 insert into recording_finalize.pause (part, paused_by, reason) values ('relay', 'ann', 'why');
+insert into recording_finalize.outbox (recording_id, topic, message_key, headers, payload)
+values (:'rec', 't', 'k', '{"event-id": "e"}', '{"recordingId": "r"}');
 
 create temp table probes (sql text, expected text, description text);
 insert into probes values
@@ -127,6 +129,18 @@ insert into probes values
     ($$update recording_finalize.operator_actions set operator_name = repeat('n', 128),
         reason = repeat('r', 512)$$,
         null, 'an operator name of 128 and a reason of 512 characters'),
+    -- The product's own outbox.
+    ($$update recording_finalize.outbox set headers = '[]'$$,
+        'outbox_headers_ck', 'event headers that are not an object'),
+    ($$update recording_finalize.outbox set payload = '"text"'$$,
+        'outbox_payload_ck', 'an event payload that is not an object'),
+    ($$update recording_finalize.outbox set headers = '{}', payload = '{}'$$,
+        null, 'empty objects as headers and payload'),
+    ($$insert into recording_finalize.outbox (recording_id, topic, message_key, headers, payload)
+        select recording_id, topic, message_key, headers, payload from recording_finalize.outbox$$,
+        'outbox_recording_uq', 'a second event of the product for one recording'),
+    ($$update recording_finalize.outbox set headers = null$$,
+        '23502', 'an event without headers'),
     -- The pause switch.
     ($$update recording_finalize.pause set part = 'all'$$,
         'pause_part_ck', 'pause part all (a request, not a part)'),

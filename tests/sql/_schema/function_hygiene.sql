@@ -44,10 +44,13 @@ select set_eq(
             'v', 'definer'),
         ('recording_finalize.audit(jsonb,interval,integer,interval)', 's', 'definer'),
         ('recording_finalize.audit_repair(text,jsonb,integer)', 'v', 'definer'),
+        ('recording_finalize.check_adapter(boolean)', 'v', 'definer'),
         ('recording_finalize.check_policy(jsonb,integer,interval)', 's', 'definer'),
         ('recording_finalize.claim_due(integer,jsonb)', 'v', 'definer'),
         ('recording_finalize.claim_preview(integer,jsonb)', 's', 'definer'),
         ('recording_finalize.discover_stuck(integer,jsonb,integer)', 'v', 'definer'),
+        ('recording_finalize.discover_unpublished(interval,integer,jsonb,integer)', 'v',
+            'definer'),
         ('recording_finalize.explain(uuid,jsonb)', 's', 'definer'),
         ('recording_finalize.failed_recordings(integer)', 's', 'definer'),
         ('recording_finalize.operator_state()', 's', 'definer'),
@@ -76,6 +79,7 @@ select set_eq(
             'definer'),
         ('recording_finalize.try_lock_runner(bigint)', 'v', 'definer'),
         ('recording_finalize.unlock_runner(bigint)', 'v', 'definer'),
+        ('recording_finalize_internal.adapter_fingerprint()', 's', 'invoker'),
         ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
             || 'double precision)', 'v', 'invoker'),
         ('recording_finalize_internal.check_incident_caller(text,timestamp with time zone,text)',
@@ -89,6 +93,7 @@ select set_eq(
         ('recording_finalize_internal.enqueue_available(recording_finalize_internal.recording,'
             || 'recording_finalize_internal.session,text)', 'v', 'invoker'),
         ('recording_finalize_internal.function_fingerprint(text)', 's', 'invoker'),
+        ('recording_finalize_internal.has_event(uuid)', 's', 'invoker'),
         ('recording_finalize_internal.iso_utc(timestamp with time zone)', 's', 'invoker'),
         ('recording_finalize_internal.mask_urls(text,integer)', 'i', 'invoker'),
         ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)', 'i',
@@ -141,9 +146,11 @@ select is_empty(
 select is_empty(
     $$select fn || ': ' || c from product_functions, unnest(proconfig) as c
     where c !~ ('^(search_path=pg_catalog, pg_temp|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort|hashjoin|mergejoin)=off|jit=off'
-        || '|IntervalStyle=postgres|extra_float_digits=1)$')$$,
+        || '|IntervalStyle=postgres|extra_float_digits=1)$')
+        and not (fn = 'recording_finalize.check_adapter(boolean)'
+            and c = 'statement_timeout=10s')$$,
     'no function sets anything but search_path, lock_timeout, the claim''s planner switches '
-        || 'and the output forms of the kept policy'
+        || 'and the output forms of the kept policy (and check_adapter its statement_timeout)'
 );
 -- 2: the inlinable helpers: SQL, invoker, no SET clause, granted to nobody.
 select set_eq(

@@ -4,7 +4,7 @@
 -- the inlined helpers without a SET clause included (they are planned inside callers whose
 -- search_path is pinned).
 begin;
-select plan(44);
+select plan(48);
 
 select tests.clean_slate();
 select tests.make_stuck() as found_rec \gset
@@ -18,6 +18,7 @@ select tests.make_stuck(p_attempts => 2, p_next_attempt_at => now() + interval '
     as backoff_rec \gset
 select tests.make_recording('Direct', tests.make_session(), 'Uploading') as ingest_rec \gset
 select tests.make_recording('Direct', tests.make_session(), 'Recording') as orphan_rec \gset
+select tests.make_recording('Direct', tests.make_session(), 'Available') as unpublished_rec \gset
 select tests.make_session('Conference', null) as live \gset
 select gen_random_uuid() as started_rec \gset
 
@@ -33,6 +34,11 @@ create table rfr_evil.call_sessions (like messenger.call_sessions);
 create table rfr_evil.settings (like recording_finalize.settings);
 create table rfr_evil.operator_actions (like recording_finalize.operator_actions);
 create table rfr_evil.relay_leases (like recording_finalize.relay_leases);
+create table rfr_evil.outbox (like recording_finalize.outbox);
+create table rfr_evil.recordings as select * from recording_finalize_adapter.recordings limit 0;
+create table rfr_evil.service_events as
+select * from recording_finalize_adapter.service_events limit 0;
+create temp table outbox (like recording_finalize.outbox);
 create temp table call_recordings (like messenger.call_recordings);
 create temp table recording_finalize_attempts (like messenger.recording_finalize_attempts);
 create temp table settings (like recording_finalize.settings);
@@ -240,6 +246,18 @@ select is(
     'discover_stuck ignores it'
 );
 select is(
+    tests.call_with_search_path(:'hostile', $$create temp table hostile_republish as
+        select recording_finalize.discover_unpublished('1 day', 10, '{}') as n$$),
+    null,
+    'discover_unpublished ignores it'
+);
+select is(
+    tests.call_with_search_path(:'hostile', $$create temp table hostile_check as
+        select * from recording_finalize.check_adapter()$$),
+    null,
+    'check_adapter ignores it'
+);
+select is(
     tests.call_with_search_path(:'hostile', format(
         $$create temp table hostile_explain as select recording_finalize.explain(%L) as doc$$,
         :'backoff_rec'
@@ -342,8 +360,19 @@ select is(
     'with the real now()'
 );
 select is(
-    (select count(*) from messenger.integration_outbox where published_at = now()), 3::bigint,
-    'three real events (found, ingest, republish) were enqueued and marked published'
+    (select count(*) from recording_finalize.outbox where published_at = now()), 3::bigint,
+    'three real events (found, ingest, republish) were enqueued in the product''s outbox and '
+        || 'marked published'
+);
+select results_eq(
+    format($$select opened_by from messenger.recording_finalize_attempts
+        where recording_id = %L$$, :'unpublished_rec'),
+    $$values ('discovery'::varchar)$$,
+    'discover_unpublished opened the real row of the Available recording without an event'
+);
+select is_empty(
+    $$select port || ': ' || problem from hostile_check where severity = 'error'$$,
+    'check_adapter found nothing wrong (a hijacked call inside it would be an error row)'
 );
 select is(
     (select last_error from messenger.recording_finalize_attempts
@@ -400,14 +429,18 @@ select is(
         + (select count(*) from rfr_evil.call_sessions)
         + (select count(*) from rfr_evil.settings)
         + (select count(*) from rfr_evil.operator_actions)
-        + (select count(*) from rfr_evil.relay_leases)),
+        + (select count(*) from rfr_evil.relay_leases)
+        + (select count(*) from rfr_evil.outbox)
+        + (select count(*) from rfr_evil.recordings)
+        + (select count(*) from rfr_evil.service_events)),
     0::bigint,
     'the attacker''s shadow tables were never written'
 );
 select is(
     (select (select count(*) from pg_temp.call_recordings)
         + (select count(*) from pg_temp.recording_finalize_attempts)
-        + (select count(*) from pg_temp.settings)),
+        + (select count(*) from pg_temp.settings)
+        + (select count(*) from pg_temp.outbox)),
     0::bigint,
     'the temp shadow tables were never written'
 );

@@ -4,7 +4,7 @@
 -- roles has any privilege on any table, view or sequence of the database, nor on the product's
 -- internal schemas; they are plain NOLOGIN group roles, apart from each other and the owner.
 begin;
-select plan(25);
+select plan(26);
 
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
 create role rfr_pgtap_operator_login login in role recording_finalize_operator;
@@ -15,7 +15,7 @@ select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn
 from pg_catalog.pg_proc as p
 join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
 where n.nspname in ('recording_finalize', 'recording_finalize_internal',
-        'recording_finalize_migrations', 'messenger')
+        'recording_finalize_migrations', 'recording_finalize_adapter', 'messenger')
     or p.proowner = (select s.nspowner from pg_catalog.pg_namespace as s
         where s.nspname = 'recording_finalize');
 
@@ -23,9 +23,11 @@ create temp table expected (role text, fn text);
 insert into expected
 select 'worker', fn from (values
     ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,jsonb)'),
+    ('recording_finalize.check_adapter(boolean)'),
     ('recording_finalize.check_policy(jsonb,integer,interval)'),
     ('recording_finalize.claim_due(integer,jsonb)'),
     ('recording_finalize.discover_stuck(integer,jsonb,integer)'),
+    ('recording_finalize.discover_unpublished(interval,integer,jsonb,integer)'),
     ('recording_finalize.operator_state()'),
     ('recording_finalize.prune(interval,integer,boolean)'),
     ('recording_finalize.relay_claim(integer,interval,bigint,text)'),
@@ -44,6 +46,7 @@ union all
 select 'operator', fn from (values
     ('recording_finalize.audit(jsonb,interval,integer,interval)'),
     ('recording_finalize.audit_repair(text,jsonb,integer)'),
+    ('recording_finalize.check_adapter(boolean)'),
     ('recording_finalize.check_policy(jsonb,integer,interval)'),
     ('recording_finalize.claim_preview(integer,jsonb)'),
     ('recording_finalize.explain(uuid,jsonb)'),
@@ -131,14 +134,14 @@ select is(
     array(
         select s || ' ' || p
         from unnest(array['recording_finalize', 'recording_finalize_internal',
-                'recording_finalize_migrations', 'messenger']) as s,
+                'recording_finalize_migrations', 'recording_finalize_adapter', 'messenger']) as s,
             unnest(array['USAGE', 'CREATE']) as p
         where has_schema_privilege('rfr_pgtap_' || r || '_login', s, p)
         order by 1
     ),
     array['recording_finalize USAGE'],
     format('the %s login may only use schema recording_finalize (no CREATE, not the '
-        || 'internals, not the bookkeeping, not messenger)', r)
+        || 'internals, not the bookkeeping, not the adapter, not messenger)', r)
 )
 from unnest(array['worker', 'operator', 'service']) as r;
 
@@ -181,6 +184,9 @@ select lives_ok('select * from recording_finalize.claim_due(1, ''{}'')',
     'the worker claims through claim_due');
 select throws_ok(format('select * from recording_finalize.requeue(%L)', :'rec'), '42501', null,
     'the worker cannot requeue');
+select throws_ok(format($$select recording_finalize_adapter.make_failed(%L, 'Uploading', 'x',
+    now())$$, :'rec'), '42501', null,
+    'the worker cannot call an adapter port itself (only the product''s functions do)');
 reset role;
 
 set local role rfr_pgtap_service_login;

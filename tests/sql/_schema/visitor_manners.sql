@@ -3,11 +3,14 @@
 -- sequence, view or rule; it adds nothing to the service's tables (no column, constraint,
 -- index, trigger, comment, grant, storage parameter or policy); and none of its objects depends
 -- on a service object in pg_depend (no function taking or returning a service table's row type,
--- no view, no foreign key), so the service can alter or drop its tables as it pleases.
+-- no view, no foreign key) but the views of the adapter (schema recording_finalize_adapter, SPEC
+-- section 9: the DBA's mapping, replaced when the service changes its tables), so the service
+-- can alter or drop its tables as it pleases. The worker's functions name no service table:
+-- they read and write the service's data only through the adapter's ports.
 -- The test database's service tables come from sql/service/schema.sql (migrate
 -- --create-service-tables): whatever differs from that reference here was added by the product.
 begin;
-select plan(18);
+select plan(19);
 
 create temp table service_tables (name text);
 insert into service_tables values ('call_sessions'), ('conference_sessions'),
@@ -175,8 +178,9 @@ select is_empty(
     'no GRANT or REVOKE on a relation of schema messenger, or on the schema'
 );
 
--- 4: dependencies. Nothing outside the service's own tables (their constraints, defaults,
--- indexes, toast, identity sequences, array types) depends on a service table or its row type.
+-- 5: dependencies. Nothing outside the service's own tables (their constraints, defaults,
+-- indexes, toast, identity sequences, array types) and the adapter's views depends on a service
+-- table or its row type.
 select is_empty(
     $$select pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' -> '
         || pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)
@@ -202,8 +206,14 @@ select is_empty(
             where c.oid in (select oid from svc)))
         and not (d.classid = 'pg_type'::regclass and d.objid in (
             select t.oid from pg_catalog.pg_type as t
-            where t.typelem in (select reltype from svc)))$$,
-    'no object of the product depends on a service table or its row type'
+            where t.typelem in (select reltype from svc)))
+        and not (d.classid = 'pg_rewrite'::regclass and d.objid in (
+            select w.oid from pg_catalog.pg_rewrite as w
+            join pg_catalog.pg_class as v on v.oid = w.ev_class
+            where v.relkind = 'v'
+                and v.relnamespace = 'recording_finalize_adapter'::regnamespace))$$,
+    'no object of the product but the adapter''s views depends on a service table or its row '
+        || 'type'
 );
 select is_empty(
     $$select p.oid::regprocedure::text from pg_catalog.pg_proc as p
@@ -230,6 +240,20 @@ select is_empty(
             || ')\s*%\s*rowtype')$$,
     'no PL/pgSQL variable of a service table''s %ROWTYPE (the product reads them as its own '
         || 'types: recording_finalize_internal.recording, .session)'
+);
+
+-- The worker's functions reach the service's data only through the adapter's ports: no body
+-- in the product's schemas names a service table, but the service-facing lifecycle functions
+-- (SPEC section 8, an option of the reference schema) and the session lock they take.
+select is_empty(
+    $$select p.oid::regprocedure::text from pg_catalog.pg_proc as p
+    where p.pronamespace in ('recording_finalize'::regnamespace,
+            'recording_finalize_internal'::regnamespace)
+        and p.proname not in ('recording_started', 'recording_stopped', 'session_ended',
+            'session_of')
+        and p.prosrc ~* ('messenger\.(' || (select string_agg(name, '|') from service_tables)
+            || ')\M')$$,
+    'no function of the worker''s path names a service table (only the adapter''s ports)'
 );
 
 select * from finish();

@@ -6,7 +6,7 @@
 -- each. The fixtures are committed through dblink so the other sessions see them; removed at
 -- the end.
 begin;
-select plan(15);
+select plan(16);
 
 select tests.delete_committed('c0c0c2a3');
 select tests.clean_slate();
@@ -146,6 +146,10 @@ select is_empty(
     $$select fx.n from fx join messenger.integration_outbox as o on o.dedupe_key = fx.rec::text
     where o.payload ->> 'by' is distinct from 'service'$$,
     'each is the service''s own'
+);
+select is_empty(
+    $$select fx.n from fx where tests.event_count(fx.rec) <> 0$$,
+    'and the product''s outbox holds none for them'
 );
 select is_empty(
     $$select r.id from fx join messenger.call_recordings as r on r.id = fx.rec

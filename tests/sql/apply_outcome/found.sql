@@ -1,6 +1,6 @@
 -- apply_outcome(found): the lost callback with the binary in S3 - adopt, Available, event, Done.
 begin;
-select plan(24);
+select plan(25);
 
 -- Payload timestamps must be UTC whatever the connection's TimeZone.
 set local timezone = 'Asia/Kathmandu';
@@ -56,36 +56,40 @@ select results_eq(
     'the finalize row is Done, its token spent, the verdict recorded as last_outcome'
 );
 
--- The integration event.
-select is(tests.event_count(:'rec'), 1::bigint, 'exactly one integration event');
+-- The integration event: the product's own (recording_finalize.outbox).
+select is(tests.event_count(:'rec'), 1::bigint, 'exactly one event in the product''s outbox');
+select is(
+    (select count(*) from messenger.integration_outbox), 0::bigint,
+    'and nothing written into the service''s outbox'
+);
 select results_eq(
-    $$select topic, message_key, event_type, dedupe_key, published_at
-    from messenger.integration_outbox$$,
+    $$select topic, message_key, recording_id, published_at
+    from recording_finalize.outbox$$,
     format(
-        $$values ('pin.messenger.call-recording-available.v1', %L, 'call-recording-available',
-            %L, null::timestamptz)$$,
+        $$values ('pin.messenger.call-recording-available.v1', %L, %L::uuid,
+            null::timestamptz)$$,
         :'session', :'rec'
     ),
-    'topic of the card, key = SessionId, dedupe_key = RecordingId, not yet published'
+    'topic of the card, key = SessionId, recording_id = RecordingId, not yet published'
 );
 select is(
-    (select array_agg(k order by k) from messenger.integration_outbox,
+    (select array_agg(k order by k) from recording_finalize.outbox,
         jsonb_object_keys(headers) as k),
     array['event-id', 'event-type'],
     'headers are exactly event-type and event-id'
 );
 select is(
-    (select headers ->> 'event-type' from messenger.integration_outbox),
+    (select headers ->> 'event-type' from recording_finalize.outbox),
     'call-recording-available',
     'header event-type = call-recording-available'
 );
 select matches(
-    (select headers ->> 'event-id' from messenger.integration_outbox),
+    (select headers ->> 'event-id' from recording_finalize.outbox),
     '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
     'header event-id is a UUID'
 );
 select is(
-    (select array_agg(k order by k) from messenger.integration_outbox,
+    (select array_agg(k order by k) from recording_finalize.outbox,
         jsonb_object_keys(payload) as k),
     array[
         'availableAt', 'chatId', 'dealId', 'durationSeconds', 'endedAt', 'fileId', 'format',
@@ -97,7 +101,7 @@ select is(
 select results_eq(
     $$select payload ->> 'recordingId', payload ->> 'sessionKind', payload ->> 'sessionId',
         payload ->> 'chatId', payload ->> 'dealId', payload ->> 'tenantId'
-    from messenger.integration_outbox$$,
+    from recording_finalize.outbox$$,
     format($$values (%L, 'Direct', %L, %L, %L, %L)$$,
         :'rec', :'session', :'chat', :'deal', :'tenant'),
     'payload ids: recording, session kind and id, chat, deal, tenant'
@@ -105,28 +109,28 @@ select results_eq(
 select results_eq(
     $$select payload ->> 'mediaType', payload ->> 'fileId', payload ->> 'format',
         payload ->> 'trigger'
-    from messenger.integration_outbox$$,
+    from recording_finalize.outbox$$,
     format($$values ('Video', %L, 'Mp4', 'Auto')$$, 'recordings/' || :'rec'),
     'payload media type, file id, format and trigger'
 );
 select results_eq(
     $$select payload -> 'durationSeconds', payload -> 'sizeBytes',
         jsonb_typeof(payload -> 'durationSeconds'), jsonb_typeof(payload -> 'sizeBytes')
-    from messenger.integration_outbox$$,
+    from recording_finalize.outbox$$,
     $$values ('95'::jsonb, '123456'::jsonb, 'number', 'number')$$,
     'durationSeconds and sizeBytes are JSON numbers'
 );
 select ok(
     (select bool_and(
         payload ->> k ~ '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$'
-    ) from messenger.integration_outbox, unnest(array['startedAt', 'endedAt', 'availableAt']) as k),
+    ) from recording_finalize.outbox, unnest(array['startedAt', 'endedAt', 'availableAt']) as k),
     'startedAt, endedAt, availableAt are ISO-8601 UTC with a Z suffix'
 );
 select results_eq(
     format(
         $$select (o.payload ->> 'startedAt')::timestamptz, (o.payload ->> 'endedAt')::timestamptz,
             (o.payload ->> 'availableAt')::timestamptz
-        from messenger.integration_outbox as o, messenger.call_recordings as r
+        from recording_finalize.outbox as o, messenger.call_recordings as r
         where r.id = %L$$,
         :'rec'
     ),
@@ -138,12 +142,12 @@ select results_eq(
     'the payload timestamps are the recording''s own instants'
 );
 select is(
-    (select payload ->> 'availableAt' from messenger.integration_outbox),
+    (select payload ->> 'availableAt' from recording_finalize.outbox),
     to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'availableAt is rendered in UTC, not in the session''s Asia/Kathmandu time'
 );
 select doesnt_match(
-    (select payload::text from messenger.integration_outbox), '://',
+    (select payload::text from recording_finalize.outbox), '://',
     'the payload carries no URL'
 );
 
@@ -180,7 +184,7 @@ select results_eq(
     'Recording -> Uploading -> Available bumps the version twice and sets ended_at'
 );
 select is(
-    (select message_key from messenger.integration_outbox where dedupe_key = :'conf'),
+    (select message_key from recording_finalize.outbox where recording_id = :'conf'),
     (select session_id::text from messenger.call_recordings where id = :'conf'),
     'a conference event is keyed by the conference session id'
 );

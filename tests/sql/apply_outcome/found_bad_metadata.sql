@@ -59,7 +59,8 @@ select set_eq(
     'no recording moved: status, metadata and version unchanged'
 );
 select is(
-    (select count(*) from messenger.integration_outbox)
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox)
         + (select count(*) from messenger.realtime_outbox),
     0::bigint,
     'no outbox row'

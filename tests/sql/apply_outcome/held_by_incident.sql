@@ -54,7 +54,8 @@ select set_eq(
     'the recordings are untouched'
 );
 select is(
-    (select count(*) from messenger.integration_outbox)
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox)
         + (select count(*) from messenger.realtime_outbox),
     0::bigint,
     'no outbox row'

@@ -40,7 +40,8 @@ select set_eq(
     'the recording is untouched (status, metadata, version)'
 );
 select is(
-    (select count(*) from messenger.integration_outbox)
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox)
         + (select count(*) from messenger.realtime_outbox),
     0::bigint,
     'no outbox row'

@@ -52,7 +52,8 @@ select is(
     'the realtime payload carries the reason'
 );
 select is(
-    (select count(*) from messenger.integration_outbox), 0::bigint,
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox), 0::bigint,
     'a failure has no integration event'
 );
 select is(

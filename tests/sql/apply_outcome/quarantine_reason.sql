@@ -30,7 +30,7 @@ select results_eq(
     format($$select result, finalize_status, attempts, detail from tests.apply(%L, 'found', 'k',
         1, 1, 'Ogg')$$, :'vanished'),
     $$values ('quarantined', 'Quarantined', 1,
-        'RecordingNotFound: no messenger.call_recordings row with this id')$$,
+        'RecordingNotFound: recording_finalize_adapter.recordings shows no recording with this id')$$,
     'a recording gone since the claim: quarantined, whatever the verdict'
 );
 select results_eq(
@@ -49,7 +49,8 @@ select results_eq(
     'invalid_metadata twice, max_attempts, recording_not_found'
 );
 select is(
-    (select count(*) from messenger.integration_outbox)
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox)
         + (select count(*) from messenger.realtime_outbox),
     0::bigint, 'no quarantine wrote an outbox row'
 );

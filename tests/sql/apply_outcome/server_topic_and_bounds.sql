@@ -50,13 +50,14 @@ select is(
 );
 reset role;
 select is(
-    (select topic from messenger.integration_outbox where dedupe_key = :'rec'),
+    (select topic from recording_finalize.outbox where recording_id = :'rec'),
     'pin.messenger.call-recording-available.v1',
     'and the event is on the server''s topic'
 );
 select is(
-    (select count(*) from messenger.integration_outbox), 1::bigint,
-    'and nowhere else'
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox), 1::bigint,
+    'and nowhere else (nothing in the service''s outbox)'
 );
 
 select * from finish();

@@ -98,7 +98,7 @@ select is(
 );
 select results_eq(
     format($$select tests.event_count(%L), tests.realtime_count(%L, 'RecordingAvailable'),
-        (select payload ->> 'fileId' from messenger.integration_outbox where dedupe_key = %L)$$,
+        (select payload ->> 'fileId' from recording_finalize.outbox where recording_id = %L)$$,
         :'late', :'late', :'late'),
     $$values (1::bigint, 1::bigint, 'recordings/late')$$,
     'one event, one realtime row, built from the stored recording (not the late metadata)'

@@ -41,7 +41,8 @@ select set_eq(
     'the recording is untouched'
 );
 select is(
-    (select count(*) from messenger.integration_outbox)
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox)
         + (select count(*) from messenger.realtime_outbox),
     0::bigint,
     'no outbox row'

@@ -22,6 +22,12 @@ select throws_ok($$select * from recording_finalize.audit('{"sla_timeout_seconds
     'RF010', null, 'an SLA beyond the server''s bound');
 
 select tests.make_recording('Direct', tests.make_session(), 'Available') as rec \gset
+-- A second Available recording whose event is the service's own, unpublished for an hour: it
+-- has its event (no finding), and the service's backlog is not the product's to report.
+select tests.make_recording('Direct', tests.make_session(), 'Available') as svc \gset
+select tests.make_service_event(:'svc') as svc_event \gset
+update messenger.integration_outbox set created_at = now() - interval '1 hour'
+where id = :svc_event;
 insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload,
     created_at)
 values ('billing.invoice-issued.v1', 'k', 'e', :'rec', '{}', now() - interval '1 hour');
@@ -36,8 +42,8 @@ select recording_finalize_internal.enqueue_available(
     recording_finalize_internal.session_of('Direct',
         (select session_id from messenger.call_recordings where id = :'rec')),
     'pin.messenger.call-recording-available.v1') as enqueued \gset
-update messenger.integration_outbox set created_at = now() - interval '1 hour'
-where topic = 'pin.messenger.call-recording-available.v1';
+update recording_finalize.outbox set created_at = now() - interval '1 hour'
+where recording_id = :'rec';
 select results_eq(
     $$select check_name, found from recording_finalize.audit()
     where check_name in ('available_without_event', 'unpublished_overdue') order by 1$$,
@@ -48,8 +54,10 @@ update recording_finalize.settings set topic = 'pin.messenger.call-recording-ava
 select results_eq(
     $$select check_name, found from recording_finalize.audit()
     where check_name in ('available_without_event', 'unpublished_overdue') order by 1$$,
-    $$values ('available_without_event', 1::bigint), ('unpublished_overdue', 0::bigint)$$,
-    'after the owner changes the topic, the default follows it'
+    $$values ('available_without_event', 1::bigint), ('unpublished_overdue', 1::bigint)$$,
+    'after the owner changes the topic, the default follows it: the service''s event of the old '
+        || 'topic no longer counts, the product''s own event still does (it is relayed whatever '
+        || 'the topic)'
 );
 select lives_ok(
     $$select * from recording_finalize.audit(

@@ -25,8 +25,8 @@ where recording_id = :'done_active';
 select tests.make_recording('Direct', tests.make_session(), 'Uploading') as late \gset
 select recording_finalize.recording_ingest_completed(:'late', 'files/l', 1, 1, 'Ogg')
     as ingested \gset
-update messenger.integration_outbox set created_at = now() - interval '5 minutes'
-where dedupe_key = :'late';
+update recording_finalize.outbox set created_at = now() - interval '5 minutes'
+where recording_id = :'late';
 select tests.make_stuck(p_attempts => 8) as q1 \gset
 select tests.make_stuck(p_attempts => 8) as q2 \gset
 create temp table claimed as select * from tests.claim();

@@ -1,9 +1,13 @@
--- claim_due: busy - a republish whose event the service is writing at that moment. The service
--- (session S) has inserted the event under dedupe key = recording id, not committed, and waits
--- for the recording the claim (session W) holds: the claim's INSERT waits for S, S for the
--- claim. lock_timeout (100 ms) ends the claim's wait: the row comes back busy, is left Pending
--- for the backoff base, no attempt counted, and once the claim commits S gets the recording and
--- commits its own event - the service never loses. The next claim then only closes the row.
+-- claim_due: busy - a republish whose event a service transaction is writing at that moment.
+-- The product's events are its own (recording_finalize.outbox, unique by recording), so the one
+-- writer the claim can meet there is the service's duplicated callback,
+-- recording_ingest_completed, for the same Available recording: S has enqueued the event (not
+-- committed) and waits for the finalize row the worker's transaction W holds; the claim's INSERT
+-- waits for S's uncommitted key. lock_timeout (100 ms) ends the claim's wait: the row comes back
+-- busy, is left Pending for the backoff base, no attempt counted, and once W commits S closes
+-- the row and commits the one event - the service never loses.
+-- (The service writing its OWN outbox no longer makes anyone wait: apply_outcome and the claim
+-- never share a key with it; see apply_outcome/service_event_uncommitted.sql.)
 -- The fixture is committed through dblink so the other sessions see it; removed at the end.
 begin;
 select plan(13);
@@ -28,26 +32,21 @@ select pid as service_pid from dblink('rfr_service', 'select pg_backend_pid()')
 select pid as worker_pid from dblink('rfr_worker', 'select pg_backend_pid()')
     as t(pid integer) \gset
 
--- W's transaction holds the recording (a caller of claim_due may; the claim itself locks no
--- recording), so that S's wait is in place before the claim runs.
+-- W's transaction holds the finalize row (a caller of claim_due may; the claim takes it again
+-- in the same transaction), so that S's wait is in place before the claim runs.
 select dblink_exec('rfr_worker', 'begin') as w_begin \gset
 select count(*) as w_locked from dblink('rfr_worker', format(
-    'select 1 from messenger.call_recordings where id = %L for no key update', :'rec'
+    'select 1 from messenger.recording_finalize_attempts where recording_id = %L for update',
+    :'rec'
 )) as t(one integer) \gset
--- S writes its event first, then needs the recording.
-select dblink_exec('rfr_service', 'begin') as s_begin \gset
-select dblink_exec('rfr_service', format(
-    $$insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key,
-        payload)
-    values ('pin.messenger.call-recording-available.v1', %L, 'call-recording-available', %L,
-        '{"writtenBy": "service"}')$$,
-    :'ses', :'rec'
-)) as s_insert \gset
+-- S: the duplicated callback enqueues the event, then needs the finalize row to close it.
 select dblink_send_query('rfr_service', format(
-    $$update messenger.call_recordings set updated_at = now() where id = %L$$, :'rec'
+    $$select recording_finalize.recording_ingest_completed(%L, 'recordings/svc', 11, 7,
+        'Webm')$$,
+    :'rec'
 )) as s_sent \gset
 select ok(tests.wait_until_blocked('rfr_service', :service_pid),
-    'the service waits for the recording the worker holds');
+    'the service''s callback waits for the finalize row the worker holds');
 
 select clock_timestamp() as claim_started \gset
 create temp table claimed as
@@ -80,35 +79,35 @@ select is(
     'and the claim wrote no realtime row'
 );
 
--- The worker commits: the service gets the recording and commits its event.
+-- The worker commits: the service's callback gets the row, closes it and commits.
 select dblink_exec('rfr_worker', 'commit') as w_commit \gset
-select is((select count(*) from dblink_get_result('rfr_service') as t(r text)), 1::bigint,
-    'the service''s update goes through once the claim commits');
+select is(
+    (select r from dblink_get_result('rfr_service') as t(r text)),
+    'already_available',
+    'the service''s callback goes through once the claim commits'
+);
 select count(*) as s_done from dblink_get_result('rfr_service') as t(r text) \gset
-select dblink_exec('rfr_service', 'commit') as s_commit \gset
 
 select results_eq(
-    format($$select event_type, payload from messenger.integration_outbox
-        where dedupe_key = %L$$, :'rec'),
-    $$values ('call-recording-available', '{"writtenBy": "service"}'::jsonb)$$,
-    'one event, the service''s own'
+    format($$select tests.event_count(%L), tests.service_event_count(%L),
+        tests.realtime_count(%L, 'RecordingAvailable')$$, :'rec', :'rec', :'rec'),
+    $$values (1::bigint, 0::bigint, 1::bigint)$$,
+    'one event in the product''s outbox (the callback''s) and one realtime row, nothing doubled'
 );
 select results_eq(
     format($$select status, attempts from messenger.recording_finalize_attempts
         where recording_id = %L$$, :'rec'),
-    $$values ('Pending'::varchar, 2)$$,
-    'the finalize row is still Pending, attempts unchanged'
+    $$values ('Done'::varchar, 2)$$,
+    'the finalize row is Done, closed by the callback; the claim counted no attempt'
 );
 
--- Time passes: the next claim finds the event and only closes the row.
-select tests.exec_committed(format(
-    $$update messenger.recording_finalize_attempts set next_attempt_at = now()
-    where recording_id = %L$$, :'rec')) as made_due \gset
+-- Time passes: the next claim has nothing left to do for it.
 select is(
-    (select action from dblink('rfr_worker', 'select action from tests.claim()')
+    (select count(*) from dblink('rfr_worker', format(
+        'select action from tests.claim() where recording_id = %L', :'rec'))
         as t(action text)),
-    'closed',
-    'the next claim closes it: the event exists'
+    0::bigint,
+    'the next claim does not take the closed row'
 );
 
 select is(dblink_disconnect('rfr_service'), 'OK', 'service session disconnected');

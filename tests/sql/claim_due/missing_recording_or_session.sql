@@ -24,7 +24,7 @@ select results_eq(
 select is(
     (select last_error from messenger.recording_finalize_attempts
         where recording_id = :'no_recording'),
-    'RecordingNotFound: no messenger.call_recordings row with this id',
+    'RecordingNotFound: recording_finalize_adapter.recordings shows no such recording',
     'its last_error names the problem'
 );
 select results_eq(

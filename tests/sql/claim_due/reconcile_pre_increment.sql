@@ -15,8 +15,9 @@ select results_eq(
         $$select action, attempts, recording_version, detail, session_kind from claimed
         where recording_id = %L$$, :'rec'
     ),
-    $$values ('reconcile', 1, 1, 'Uploading', 'Direct')$$,
-    'an untried Uploading recording comes back as reconcile, attempt 1, with its version'
+    $$values ('reconcile', 1, null::integer, 'Uploading', 'Direct')$$,
+    'an untried Uploading recording comes back as reconcile, attempt 1 (no version: the '
+        || 'adapter''s recordings port has none)'
 );
 select isnt(
     (select claim_token from claimed where recording_id = :'rec'), null,

@@ -24,14 +24,13 @@ select is(
     'the republished row is closed Done in the same call'
 );
 select is(
-    (select count(*) from messenger.integration_outbox
-        where topic = 'pin.messenger.call-recording-available.v1'),
+    tests.event_count(:'rec'),
     1::bigint,
-    'exactly one integration event is enqueued (another topic''s row does not count as it)'
+    'exactly one event is enqueued in the product''s outbox (another topic''s service row does '
+        || 'not count as the recording''s event)'
 );
 select results_eq(
-    $$select topic, message_key, event_type from messenger.integration_outbox
-    where topic <> 'pin.billing.invoice-paid.v1'$$,
+    $$select topic, message_key, headers ->> 'event-type' from recording_finalize.outbox$$,
     format(
         $$values ('pin.messenger.call-recording-available.v1', %L, 'call-recording-available')$$,
         :'session'
@@ -39,14 +38,12 @@ select results_eq(
     'the event goes to the card''s topic, keyed by the session id'
 );
 select is(
-    (select payload ->> 'recordingId' from messenger.integration_outbox
-        where event_type <> 'invoice-paid'),
+    (select payload ->> 'recordingId' from recording_finalize.outbox),
     :'rec',
     'the event carries the recording id'
 );
 select is(
-    (select payload ->> 'fileId' from messenger.integration_outbox
-        where event_type <> 'invoice-paid'),
+    (select payload ->> 'fileId' from recording_finalize.outbox),
     'recordings/' || :'rec',
     'the event carries the stored file id'
 );
@@ -83,18 +80,19 @@ select results_eq(
     'a second claim finds the event already enqueued and only closes the row'
 );
 select is(
-    (select count(*) from messenger.integration_outbox
-        where topic = 'pin.messenger.call-recording-available.v1'),
+    tests.event_count(:'rec'),
     1::bigint,
-    'still exactly one integration event'
+    'still exactly one event'
 );
 select is(
     tests.realtime_count(:'rec', 'RecordingAvailable'), 1::bigint,
     'still exactly one realtime row'
 );
-select is(
-    (select count(*) from messenger.integration_outbox), 2::bigint,
-    'no other outbox row appeared'
+select results_eq(
+    $$select (select count(*) from recording_finalize.outbox),
+        (select count(*) from messenger.integration_outbox)$$,
+    $$values (1::bigint, 1::bigint)$$,
+    'no other outbox row appeared (the service''s other row untouched, none added beside it)'
 );
 select is(
     (select status from messenger.recording_finalize_attempts where recording_id = :'rec'),

@@ -49,7 +49,7 @@ select is(
 );
 reset role;
 select is(
-    (select array_agg(distinct topic) from messenger.integration_outbox),
+    (select array_agg(distinct topic) from recording_finalize.outbox),
     array['pin.messenger.call-recording-available.v1'],
     'no other topic got a row'
 );

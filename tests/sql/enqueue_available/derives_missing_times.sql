@@ -18,12 +18,12 @@ select is(
     'the event is enqueued'
 );
 select is(
-    (select payload ->> 'endedAt' from messenger.integration_outbox),
+    (select payload ->> 'endedAt' from recording_finalize.outbox),
     '2026-11-30T10:00:00.000000Z',
     'a missing ended_at is taken as available_at'
 );
 select is(
-    (select payload ->> 'startedAt' from messenger.integration_outbox),
+    (select payload ->> 'startedAt' from recording_finalize.outbox),
     '2026-11-30T09:58:30.000000Z',
     'a missing started_at is ended_at minus the duration'
 );

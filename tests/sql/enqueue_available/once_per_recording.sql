@@ -1,5 +1,5 @@
 -- enqueue_available (internal) writes the event and the realtime row once per recording,
--- idempotent by (topic, dedupe_key); RF007 for a recording that is not Available.
+-- idempotent by recording (recording_finalize.outbox's unique recording_id); RF007 for a recording that is not Available.
 begin;
 select plan(10);
 
@@ -36,12 +36,12 @@ select results_eq(
     'the realtime row: routed to the session, payload recordingId and status only (no URL)'
 );
 select results_eq(
-    format($$select topic, message_key, event_type, dedupe_key from messenger.integration_outbox
-        where dedupe_key = %L$$, :'rec'),
+    format($$select topic, message_key, headers ->> 'event-type', recording_id
+        from recording_finalize.outbox where recording_id = %L$$, :'rec'),
     format($$select 'pin.messenger.call-recording-available.v1', session_id::text,
-        'call-recording-available', id::text from messenger.call_recordings where id = %L$$,
+        'call-recording-available', id from messenger.call_recordings where id = %L$$,
         :'rec'),
-    'topic as given, key = SessionId, event type, dedupe_key = RecordingId'
+    'topic as given, key = SessionId, event type, recording_id = RecordingId'
 );
 select throws_ok(
     format($$select pg_temp.enqueue(%L)$$, :'uploading'),
@@ -56,7 +56,8 @@ select throws_ok(
     'RF007', null, 'a missing recording has no event'
 );
 select is(
-    (select count(*) from messenger.integration_outbox)
+    (select count(*) from recording_finalize.outbox)
+        + (select count(*) from messenger.integration_outbox)
         + (select count(*) from messenger.realtime_outbox),
     2::bigint,
     'the refused calls wrote nothing'

@@ -22,7 +22,7 @@ select recording_finalize_internal.enqueue_available(r,
 from recording_finalize_internal.recording_row(:'rec') as r \gset
 
 select is(
-    (select payload::text from messenger.integration_outbox),
+    (select payload::text from recording_finalize.outbox),
     '{"chatId": "00000000-0000-4000-8000-00000000c4a7", '
     || '"dealId": "00000000-0000-4000-8000-00000000d3a1", '
     || '"fileId": "recordings/2026/11/30/a1.mp4", "format": "Mp4", '
@@ -36,13 +36,14 @@ select is(
     'the payload, byte for byte'
 );
 select results_eq(
-    'select topic, message_key, event_type, dedupe_key from messenger.integration_outbox',
+    $$select topic, message_key, headers ->> 'event-type', recording_id
+    from recording_finalize.outbox$$,
     $$values ('pin.messenger.call-recording-available.v1', '00000000-0000-4000-8000-00000000c001',
-        'call-recording-available', '00000000-0000-4000-8000-0000000000a1')$$,
-    'topic, key = SessionId, event type, dedupe_key = RecordingId'
+        'call-recording-available', '00000000-0000-4000-8000-0000000000a1'::uuid)$$,
+    'topic, key = SessionId, event type, recording_id = RecordingId'
 );
 select is(
-    (select headers - 'event-id' from messenger.integration_outbox),
+    (select headers - 'event-id' from recording_finalize.outbox),
     '{"event-type": "call-recording-available"}'::jsonb,
     'headers: event-type, and a fresh event-id'
 );

@@ -18,24 +18,24 @@ select recording_finalize.recording_ingest_completed(:'by_callback', 'recordings
     600, 'Webm') as callback_result \gset
 
 select is(
-    (select payload - 'recordingId' from messenger.integration_outbox
-        where dedupe_key = :'by_worker'),
-    (select payload - 'recordingId' from messenger.integration_outbox
-        where dedupe_key = :'by_callback'),
+    (select payload - 'recordingId' from recording_finalize.outbox
+        where recording_id = :'by_worker'),
+    (select payload - 'recordingId' from recording_finalize.outbox
+        where recording_id = :'by_callback'),
     'same payload apart from the recording id'
 );
 select is(
-    (select length(payload::text) from messenger.integration_outbox
-        where dedupe_key = :'by_worker'),
-    (select length(payload::text) from messenger.integration_outbox
-        where dedupe_key = :'by_callback'),
+    (select length(payload::text) from recording_finalize.outbox
+        where recording_id = :'by_worker'),
+    (select length(payload::text) from recording_finalize.outbox
+        where recording_id = :'by_callback'),
     'same rendered length'
 );
 select results_eq(
-    $$select topic, message_key, event_type, array(select jsonb_object_keys(headers))
-    from messenger.integration_outbox order by id$$,
-    $$select topic, message_key, event_type, array(select jsonb_object_keys(headers))
-    from messenger.integration_outbox order by id desc$$,
+    $$select topic, message_key, headers ->> 'event-type', array(select jsonb_object_keys(headers))
+    from recording_finalize.outbox order by id$$,
+    $$select topic, message_key, headers ->> 'event-type', array(select jsonb_object_keys(headers))
+    from recording_finalize.outbox order by id desc$$,
     'same topic, key, event type and header names'
 );
 select is(

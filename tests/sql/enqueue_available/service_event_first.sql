@@ -23,8 +23,9 @@ select is(
 );
 select set_eq('select * from messenger.integration_outbox', 'select * from before',
     'no second event; the service''s row is untouched (payload, headers)');
-select is(tests.realtime_count(:'rec', 'RecordingAvailable'), 0::bigint,
-    'and no realtime row (the service pushes its own)');
+select is(tests.realtime_count(:'rec', 'RecordingAvailable') + tests.event_count(:'rec'),
+    0::bigint,
+    'and no event in the product''s outbox, no realtime row (the service pushes its own)');
 
 -- Through the paths that call it: the claim's republish...
 select tests.make_due_row(:'rec') is not null as ok \gset
@@ -33,9 +34,10 @@ select results_eq(
     $$values ('closed')$$,
     'the claim sees the service''s event: closed, not republished'
 );
-select is(
-    (select count(*) from messenger.integration_outbox where dedupe_key = :'rec'), 1::bigint,
-    'still the one event'
+select results_eq(
+    format('select tests.service_event_count(%L), tests.event_count(%L)', :'rec', :'rec'),
+    $$values (1::bigint, 0::bigint)$$,
+    'still the one event, the service''s'
 );
 
 -- apply_outcome's terminal path: the service finished the recording after the claim, with its
@@ -56,8 +58,8 @@ select results_eq(
     format($$select tests.event_count(%L), tests.realtime_count(%L, 'RecordingAvailable'),
         (select payload ->> 'by' from messenger.integration_outbox where dedupe_key = %L)$$,
         :'late', :'late', :'late'),
-    $$values (1::bigint, 0::bigint, 'service')$$,
-    'one event, the service''s, and no realtime row from the worker'
+    $$values (0::bigint, 0::bigint, 'service')$$,
+    'one event, the service''s: none in the product''s outbox, no realtime row from the worker'
 );
 
 select * from finish();

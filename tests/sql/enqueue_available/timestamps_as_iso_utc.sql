@@ -16,22 +16,22 @@ select recording_finalize_internal.enqueue_available(r,
 from recording_finalize_internal.recording_row(:'rec') as r;
 
 select is(
-    (select payload ->> 'startedAt' from messenger.integration_outbox),
+    (select payload ->> 'startedAt' from recording_finalize.outbox),
     '2026-11-30T09:58:30.123456Z',
     'startedAt in UTC with microseconds'
 );
 select is(
-    (select payload ->> 'endedAt' from messenger.integration_outbox),
+    (select payload ->> 'endedAt' from recording_finalize.outbox),
     '2026-11-30T09:59:59.500000Z',
     'endedAt: a fixed width of six fraction digits'
 );
 select is(
-    (select payload ->> 'availableAt' from messenger.integration_outbox),
+    (select payload ->> 'availableAt' from recording_finalize.outbox),
     '2026-11-30T10:00:00.000001Z',
     'availableAt in UTC, not in the session''s Asia/Kathmandu time'
 );
 select is(
-    (select payload ->> 'availableAt' from messenger.integration_outbox),
+    (select payload ->> 'availableAt' from recording_finalize.outbox),
     recording_finalize_internal.iso_utc('2026-11-30 10:00:00.000001+00'),
     'exactly iso_utc''s text'
 );

@@ -1,8 +1,10 @@
 -- explain: one read-only document per recording - the recording, its session with the SLA due
--- time, its finalize row, its event (with its lease), its realtime rows, the operators' actions
--- on it, and the sentence of what happens next.
+-- time, its finalize row, the product's event (with its lease) or the service's own (through
+-- the adapter's service_events), the operators' actions on it, and the sentence of what happens
+-- next. It no longer reads the service's realtime rows (the product only writes them, through
+-- the enqueue_realtime port).
 begin;
-select plan(14);
+select plan(15);
 
 select tests.clean_slate();
 -- Backing off: attempt 2 ended transient, an operator retried it, next attempt in 4 minutes.
@@ -55,9 +57,9 @@ select is(
     'the session''s SLA due time is its end + the policy''s SLA'
 );
 select results_eq(
-    $$select d -> 'outbox', d -> 'realtime' from doc$$,
-    $$values ('null'::jsonb, '[]'::jsonb)$$,
-    'no event yet, no realtime row'
+    $$select d -> 'outbox', d -> 'serviceEvent', d ? 'realtime' from doc$$,
+    $$values ('null'::jsonb, 'null'::jsonb, false)$$,
+    'no event yet, neither the product''s nor the service''s; no realtime key'
 );
 
 -- After the ingest callback: the event, its lease and the push are in the document.
@@ -69,13 +71,23 @@ select results_eq(
     $$select (d -> 'outbox' ->> 'id')::bigint, (d -> 'outbox' ->> 'leasedUntil')::timestamptz,
         d -> 'outbox' ->> 'eventId', d -> 'outbox' ->> 'publishedAt'
     from doc2$$,
-    $$select o.id, now() + interval '1 minute', o.headers ->> 'event-id', null::text
-    from messenger.integration_outbox as o$$,
-    'the event with its event-id and the relay''s lease'
+    format($$select o.id, now() + interval '1 minute', o.headers ->> 'event-id', null::text
+    from recording_finalize.outbox as o where o.recording_id = %L$$, :'rec'),
+    'the product''s event with its event-id and the relay''s lease'
 );
-select is(
-    (select d -> 'realtime' -> 0 ->> 'kind' from doc2), 'RecordingAvailable',
-    'the realtime push'
+select is((select d -> 'serviceEvent' from doc2), 'null'::jsonb,
+    'no service event beside it');
+
+-- A recording the service published itself: its event is shown as the service's.
+select tests.make_recording('Direct', tests.make_session(), 'Available') as svc \gset
+select tests.make_service_event(:'svc', now() - interval '5 minutes') as svc_event \gset
+create temp table doc3 as select recording_finalize.explain(:'svc') as d;
+select results_eq(
+    $$select d -> 'outbox', (d -> 'serviceEvent' ->> 'enqueuedAt')::timestamptz,
+        (d -> 'serviceEvent' ->> 'publishedAt')::timestamptz
+    from doc3$$,
+    $$values ('null'::jsonb, now(), now() - interval '5 minutes')$$,
+    'the service''s own event, enqueued and published, and none of the product''s'
 );
 select results_eq(
     $$select d -> 'recording' ->> 'status', d -> 'finalize' ->> 'status',

@@ -78,8 +78,11 @@ select set_eq(
         f.session_kind, f.session_id)).*) as s on true
     cross join lateral recording_finalize_internal.claim_decision(
         r.status,
-        r.status = 'Available' and exists (select from messenger.integration_outbox as o
-            where o.dedupe_key = r.id::text),
+        r.status = 'Available' and (
+            exists (select from recording_finalize.outbox as o where o.recording_id = r.id)
+            or exists (select from messenger.integration_outbox as o
+                where o.topic = 'pin.messenger.call-recording-available.v1'
+                    and o.dedupe_key = r.id::text)),
         s.id is not null, s.ended_at, f.attempts, f.last_outcome, 8, interval '30 minutes',
         greatest(f.next_attempt_at, now())) as c
     where f.recording_id in (select rec from expected)$$,

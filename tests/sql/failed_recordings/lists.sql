@@ -4,12 +4,20 @@ begin;
 select plan(7);
 
 select tests.clean_slate();
+-- failed_at is not a port of the adapter: the time the product's own row settled (Done) stands
+-- for it, NULL for a recording the service failed itself (listed last).
 select tests.make_recording('Direct', tests.make_session(), 'Failed') as older \gset
 select tests.make_recording('Conference', tests.make_session('Conference'), 'Failed')
     as newer \gset
+select tests.make_recording('Direct', tests.make_session(), 'Failed') as by_service \gset
 select tests.make_recording('Direct', tests.make_session(), 'Available') as ok_rec \gset
 select tests.make_recording('Direct', tests.make_session(), 'Uploading') as open_rec \gset
-update messenger.call_recordings set failed_at = now() - interval '1 day' where id = :'older';
+select bool_and(tests.make_due_row(r, 1, now(), 'Done') is not null) as ok
+from unnest(array[:'older', :'newer', :'ok_rec']::uuid[]) as r \gset
+update messenger.recording_finalize_attempts set updated_at = now() - interval '1 day'
+where recording_id = :'older';
+update messenger.recording_finalize_attempts set updated_at = now() - interval '1 hour'
+where recording_id in (:'newer', :'ok_rec');
 update messenger.call_recordings set failure_reason = 'UploadFailed' where id = :'newer';
 create temp table before as select tests.snapshot() as fingerprint;
 
@@ -17,8 +25,11 @@ select results_eq(
     $$select recording_id, session_kind, failure_reason, failed_at
     from recording_finalize.failed_recordings()$$,
     format($$values (%L::uuid, 'Conference', 'UploadFailed', now() - interval '1 hour'),
-        (%L::uuid, 'Direct', 'RecorderError', now() - interval '1 day')$$, :'newer', :'older'),
-    'Failed recordings only, newest first, with their reason and time'
+        (%L::uuid, 'Direct', 'RecorderError', now() - interval '1 day'),
+        (%L::uuid, 'Direct', 'RecorderError', null::timestamptz)$$,
+        :'newer', :'older', :'by_service'),
+    'Failed recordings only, newest settled first, with their reason and the time the '
+        || 'product''s row settled (none for one the service failed itself, listed last)'
 );
 select results_eq(
     'select session_id from recording_finalize.failed_recordings(1)',

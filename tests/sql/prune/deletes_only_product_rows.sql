@@ -39,18 +39,25 @@ select tests.make_recording('Direct', tests.make_session(), 'Uploading') as quar
 select tests.make_due_row(:'quarantined', 8, now(), 'Quarantined') is not null as ok \gset
 select pg_temp.age_row(:'quarantined', '40 days');
 
--- Leases: one expired (of the event the ingest wrote), one live (of another event).
+-- Leases (of the product's own events): one expired (of the event the ingest wrote), one live
+-- (of another event, published long ago).
+insert into recording_finalize.outbox (recording_id, topic, message_key, headers, payload,
+    created_at, published_at)
+values (gen_random_uuid(), 'pin.messenger.call-recording-available.v1', 'k', '{}', '{}',
+    now() - interval '400 days', now() - interval '399 days')
+returning recording_id as other_event \gset
+insert into recording_finalize.relay_leases (outbox_id, lease_token, leased_until)
+select id, gen_random_uuid(),
+    case when recording_id = :'old_available' then now() - interval '1 second'
+        else now() + interval '1 minute' end
+from recording_finalize.outbox where recording_id in (:'old_available', :'other_event');
+-- The service's own old events, published long ago (one of another topic).
 insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload,
     created_at, published_at)
 values ('pin.messenger.call-recording-available.v1', 'k', 'e', 'old-published', '{}',
     now() - interval '400 days', now() - interval '399 days'),
     ('pin.billing.invoice-paid.v1', 'k', 'e', 'other-topic', '{}',
     now() - interval '400 days', now() - interval '399 days');
-insert into recording_finalize.relay_leases (outbox_id, lease_token, leased_until)
-select id, gen_random_uuid(),
-    case when dedupe_key = :'old_available' then now() - interval '1 second'
-        else now() + interval '1 minute' end
-from messenger.integration_outbox where dedupe_key in (:'old_available', 'old-published');
 -- Incidents: ended 40 days ago (goes), ended yesterday (stays), open for 100 days (stays).
 insert into recording_finalize.storage_incidents (source, started_at, ended_at)
 values ('ops', now() - interval '41 days', now() - interval '40 days'),
@@ -99,9 +106,9 @@ select is(
     'a Done row of a recording that is not terminal is kept (audit''s done_not_terminal)'
 );
 select results_eq(
-    $$select o.dedupe_key from recording_finalize.relay_leases as l
-    join messenger.integration_outbox as o on o.id = l.outbox_id$$,
-    $$values ('old-published')$$,
+    $$select o.recording_id from recording_finalize.relay_leases as l
+    join recording_finalize.outbox as o on o.id = l.outbox_id$$,
+    format('values (%L::uuid)', :'other_event'),
     'the expired lease went, the live one stayed'
 );
 select results_eq(

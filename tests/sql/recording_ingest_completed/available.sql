@@ -25,9 +25,9 @@ select results_eq(
     ),
     'the recording is Available with its metadata, version bumped'
 );
-select is(tests.event_count(:'rec'), 1::bigint, 'one integration event');
+select is(tests.event_count(:'rec'), 1::bigint, 'one event in the product''s outbox');
 select is(
-    (select message_key from messenger.integration_outbox where dedupe_key = :'rec'),
+    (select message_key from recording_finalize.outbox where recording_id = :'rec'),
     (select session_id::text from messenger.call_recordings where id = :'rec'),
     'keyed by the session id'
 );

@@ -24,9 +24,10 @@ select is(
     'no second realtime row'
 );
 
--- The service's outbox cleanup deleted the (published) event; the worker's row is closed. A
--- late duplicate callback must not enqueue it again: the relay would publish it twice.
-delete from messenger.integration_outbox;
+-- The event is gone (published, then removed from the product's outbox by an operator's
+-- cleanup); the worker's row is closed. A late duplicate callback must not enqueue it again: the
+-- relay would publish it twice.
+delete from recording_finalize.outbox;
 delete from messenger.realtime_outbox;
 select is(
     recording_finalize.recording_ingest_completed(:'rec', 'recordings/first', 10, 20, 'Ogg'),
@@ -53,7 +54,7 @@ select is(
 );
 select results_eq(
     format($$select tests.event_count(%L), tests.realtime_count(%L, 'RecordingAvailable'),
-        (select payload ->> 'fileId' from messenger.integration_outbox where dedupe_key = %L)$$,
+        (select payload ->> 'fileId' from recording_finalize.outbox where recording_id = %L)$$,
         :'open_row', :'open_row', :'open_row'),
     $$values (1::bigint, 1::bigint, 'recordings/by-writer')$$,
     'and ensures its event and realtime row, built from the stored recording, not the arguments'

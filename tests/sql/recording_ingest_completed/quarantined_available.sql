@@ -22,7 +22,7 @@ select is(
     recording_finalize.recording_ingest_completed(:'done_rec', 'recordings/x', 10, 5, 'Ogg'),
     'already_available', 'a callback for a recording whose row is Done');
 select is(tests.event_count(:'done_rec'), 0::bigint,
-    'enqueues nothing: its event went out already (the service''s retention removed it)');
+    'enqueues nothing: a Done row means its event went out already');
 
 select * from finish();
 rollback;

@@ -40,8 +40,8 @@ select is((select r from dblink_get_result('rfr_service') as t(r text)), 'alread
 select is((select count(*) from dblink_get_result('rfr_service') as t(r text)), 0::bigint,
     'no further result');
 select results_eq(
-    format($$select r.file_id, f.status, (select count(*) from messenger.integration_outbox
-            where dedupe_key = %L)
+    format($$select r.file_id, f.status, (select count(*) from recording_finalize.outbox
+            where recording_id = %L)
         from messenger.call_recordings as r
         join messenger.recording_finalize_attempts as f on f.recording_id = r.id
         where r.id = %L$$, :'rec', :'rec'),

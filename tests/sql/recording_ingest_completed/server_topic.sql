@@ -22,7 +22,7 @@ select is(
     'with the default the callback runs'
 );
 select is(
-    (select topic from messenger.integration_outbox where dedupe_key = :'rec'),
+    (select topic from recording_finalize.outbox where recording_id = :'rec'),
     'pin.messenger.call-recording-available.v1',
     'and its event is on the server''s topic'
 );

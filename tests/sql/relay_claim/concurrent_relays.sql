@@ -6,14 +6,14 @@ begin;
 select plan(9);
 
 select tests.exec_committed($$delete from recording_finalize.relay_leases
-    where outbox_id in (select id from messenger.integration_outbox
-        where dedupe_key like 'c0c0c0c2%')$$) as old_leases \gset
+    where outbox_id in (select id from recording_finalize.outbox
+        where recording_id::text like 'c0c0c0c2%')$$) as old_leases \gset
 select tests.delete_committed('c0c0c0c2');
 select tests.exec_committed(
-    $$insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key,
+    $$insert into recording_finalize.outbox (recording_id, topic, message_key, headers,
         payload)
-    select 'pin.messenger.call-recording-available.v1', 'k', 'call-recording-available',
-        'c0c0c0c2-' || n, jsonb_build_object('n', n)
+    select tests.fixed_uuid('c0c0c0c2', n), 'pin.messenger.call-recording-available.v1',
+        'k', '{}', jsonb_build_object('n', n)
     from generate_series(1, 6) as n$$
 ) as inserted \gset
 
@@ -49,8 +49,8 @@ select is_empty(
 select is(dblink_disconnect('rfr_relay_b'), 'OK', 'relay B disconnected');
 select is(dblink_disconnect('rfr_relay_c'), 'OK', 'relay C disconnected');
 select tests.exec_committed($$delete from recording_finalize.relay_leases
-    where outbox_id in (select id from messenger.integration_outbox
-        where dedupe_key like 'c0c0c0c2%')$$) as leases_gone \gset
+    where outbox_id in (select id from recording_finalize.outbox
+        where recording_id::text like 'c0c0c0c2%')$$) as leases_gone \gset
 select tests.delete_committed('c0c0c0c2');
 
 select * from finish();

@@ -1,6 +1,7 @@
--- relay_claim leases unpublished rows of the server's topic in recording_finalize.relay_leases
--- (the service's outbox is only read): a second claim skips live leases, an expired lease is
--- taken over, published rows and other topics are never returned.
+-- relay_claim leases unpublished rows of the product's own outbox (recording_finalize.outbox) in
+-- recording_finalize.relay_leases: a second claim skips live leases, an expired lease is taken
+-- over, published rows are never returned, and neither is any row of the service's outbox
+-- (its own events, of the server's topic or another): it is not even read.
 begin;
 select plan(13);
 
@@ -11,11 +12,13 @@ select tests.make_recording('Direct', tests.make_session(), 'Uploading') as id
 from generate_series(1, 4);
 select count(recording_finalize.recording_ingest_completed(id, 'recordings/' || id, 1, 1, 'Ogg'))
     as ingested from recs \gset
-update messenger.integration_outbox set published_at = now() - interval '1 hour'
-where id = (select max(id) from messenger.integration_outbox);
--- Written as the owner: no API function writes another topic's rows.
+update recording_finalize.outbox set published_at = now() - interval '1 hour'
+where id = (select max(id) from recording_finalize.outbox);
+-- The service's own unpublished events (its relay's business), of the server's topic and another.
 insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload)
-values ('other.topic', 'k', 'call-recording-available', 'other-1', '{}');
+values ('other.topic', 'k', 'call-recording-available', 'other-1', '{}'),
+    ('pin.messenger.call-recording-available.v1', 'svc', 'call-recording-available', 'svc-1',
+        '{}');
 create temp table outbox_before as
 select md5(string_agg(o::text, ',' order by o.id)) as rows from messenger.integration_outbox as o;
 
@@ -24,10 +27,9 @@ select * from recording_finalize.relay_claim(2, interval '1 minute');
 
 select results_eq(
     'select id from first_claim order by id',
-    $$select id from messenger.integration_outbox
-    where topic = 'pin.messenger.call-recording-available.v1' and published_at is null
+    $$select id from recording_finalize.outbox where published_at is null
     order by id limit 2$$,
-    'p_limit 2: the two oldest unpublished rows of the topic, in id order'
+    'p_limit 2: the two oldest unpublished rows of the product''s outbox, in id order'
 );
 select results_eq(
     $$select l.outbox_id, l.lease_token, l.leased_until, l.holder_pid, l.leased_at
@@ -59,7 +61,7 @@ select isnt(
 );
 select is(
     (select count(*) from recording_finalize.relay_claim(10, interval '1 minute')), 0::bigint,
-    'nothing is left: published rows and other topics are never returned'
+    'nothing is left: published rows and the service''s rows are never returned'
 );
 
 -- The first relay died without marking: its lease runs out.
@@ -89,10 +91,9 @@ select is(
 );
 
 update recording_finalize.settings set topic = 'other.topic';
-select results_eq(
-    'select message_key from recording_finalize.relay_claim(10, interval ''1 minute'')',
-    $$values ('k')$$,
-    'the server''s current topic selects the rows'
+select is(
+    (select count(*) from recording_finalize.relay_claim(10, interval '1 minute')), 0::bigint,
+    'whatever the server''s topic, the service''s unpublished rows of it are never returned'
 );
 update recording_finalize.settings set topic = 'pin.messenger.call-recording-available.v1';
 
@@ -103,7 +104,7 @@ select is(
 );
 select ok(
     not exists (select from recording_finalize.relay_leases as l
-        join messenger.integration_outbox as o on o.id = l.outbox_id
+        join recording_finalize.outbox as o on o.id = l.outbox_id
         where o.published_at is not null),
     'the published row was never leased'
 );

@@ -31,21 +31,21 @@ end
 $f$;
 create function pg_temp.cleanup() returns void language sql as $f$
     select tests.exec_committed($$delete from recording_finalize.relay_leases
-        where outbox_id in (select id from messenger.integration_outbox
-            where dedupe_key like 'c0c0c0c3%')$$);
+        where outbox_id in (select id from recording_finalize.outbox
+            where recording_id::text like 'c0c0c0c3%')$$);
     select tests.delete_committed('c0c0c0c3');
 $f$;
 
 select pg_temp.cleanup();
 select tests.exec_committed(
-    $$insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key,
+    $$insert into recording_finalize.outbox (recording_id, topic, message_key, headers,
         payload)
-    select 'pin.messenger.call-recording-available.v1', 'k', 'call-recording-available',
-        'c0c0c0c3-' || n, jsonb_build_object('n', n)
+    select tests.fixed_uuid('c0c0c0c3', n), 'pin.messenger.call-recording-available.v1',
+        'k', '{}', jsonb_build_object('n', n)
     from generate_series(1, 4) as n$$
 ) as inserted \gset
 create temp table events as
-select id from messenger.integration_outbox where dedupe_key like 'c0c0c0c3%';
+select id from recording_finalize.outbox where recording_id::text like 'c0c0c0c3%';
 
 -- B: the runner that will be killed.
 select is(dblink_connect('rfr_lock_b', tests.conninfo()), 'OK', 'runner B connected');

@@ -16,17 +16,17 @@ select is(
 );
 select is(
     (select payload::jsonb from claimed),
-    (select payload from messenger.integration_outbox),
+    (select payload from recording_finalize.outbox),
     'the text parses as JSON equal to the stored payload'
 );
 select is(
     (select payload from claimed),
-    (select payload::text from messenger.integration_outbox),
+    (select payload::text from recording_finalize.outbox),
     'it is the canonical rendering of the stored jsonb'
 );
 select results_eq(
     'select id, message_key, headers from claimed',
-    'select id, message_key, headers from messenger.integration_outbox',
+    'select id, message_key, headers from recording_finalize.outbox',
     'id, message key and headers are the stored ones'
 );
 select is((select message_key from claimed), :'session'::text, 'the key is the session id');

@@ -1,6 +1,6 @@
--- As a worker login: relay_mark_published marks only rows of the server's topic leased with
--- the token it presents: another topic's id, a wrong or NULL token, a row another relay took
--- over are never marked, so no other service's event is silently dropped.
+-- As a worker login: relay_mark_published marks only rows of the product's own outbox leased
+-- with the token it presents: an id of the service's outbox, a wrong or NULL token, a row
+-- another relay took over are never marked, so no event is silently dropped.
 begin;
 select plan(9);
 
@@ -10,8 +10,12 @@ select tests.make_recording('Direct', tests.make_session(), 'Uploading') as id
 from generate_series(1, 2);
 select count(recording_finalize.recording_ingest_completed(id, 'recordings/' || id, 1, 1, 'Ogg'))
     as ingested from recs \gset
-insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload)
-values ('pin.billing.invoice-paid.v1', 'k', 'invoice-paid', 'inv-1', '{}');
+-- A row of the service's outbox, its id one the product's outbox does not hold (the two tables
+-- draw ids from sequences of their own).
+insert into messenger.integration_outbox (id, topic, message_key, event_type, dedupe_key, payload)
+overriding system value
+values ((select max(id) + 1000 from recording_finalize.outbox), 'pin.billing.invoice-paid.v1',
+    'k', 'invoice-paid', 'inv-1', '{}');
 select id as foreign_id from messenger.integration_outbox
 where topic = 'pin.billing.invoice-paid.v1' \gset
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
@@ -21,7 +25,7 @@ create temp table claimed as select * from recording_finalize.relay_claim(1, int
 select min(lease_token::text) as token from claimed \gset
 select is(
     recording_finalize.relay_mark_published(array[:foreign_id]::bigint[], :'token'), 0,
-    'another topic''s id marks nothing, even with a valid token'
+    'an id of the service''s outbox marks nothing, even with a valid token'
 );
 select is(
     recording_finalize.relay_mark_published(
@@ -56,8 +60,7 @@ select ok(
     'the other service''s event is still unpublished'
 );
 select is(
-    (select count(*) from messenger.integration_outbox
-        where topic = 'pin.messenger.call-recording-available.v1' and published_at is null),
+    (select count(*) from recording_finalize.outbox where published_at is null),
     1::bigint,
     'our row that was never leased is still unpublished'
 );

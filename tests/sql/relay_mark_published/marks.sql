@@ -18,7 +18,7 @@ select is(
     'marks the two acknowledged rows and says so'
 );
 select is(
-    (select count(*) from messenger.integration_outbox
+    (select count(*) from recording_finalize.outbox
         where id in (select id from claimed) and published_at = now()),
     2::bigint,
     'they are published now'
@@ -28,10 +28,10 @@ select is(
     'and their leases are gone'
 );
 select is(
-    (select count(*) from messenger.integration_outbox where published_at is null), 1::bigint,
+    (select count(*) from recording_finalize.outbox where published_at is null), 1::bigint,
     'the unacknowledged row stays unpublished'
 );
-update messenger.integration_outbox set published_at = now() - interval '1 minute'
+update recording_finalize.outbox set published_at = now() - interval '1 minute'
 where id in (select id from claimed);
 select is(
     recording_finalize.relay_mark_published((select array_agg(id) from claimed), :'token'),
@@ -39,7 +39,7 @@ select is(
     'marking the same rows again marks nothing'
 );
 select is(
-    (select count(*) from messenger.integration_outbox
+    (select count(*) from recording_finalize.outbox
         where published_at = now() - interval '1 minute'),
     2::bigint,
     'and keeps their first published_at'

@@ -1,32 +1,33 @@
--- relay_mark_published never waits for the service: a row another transaction holds (the
--- service updating its own outbox row) is skipped, not waited for; its lease is dropped, so a
--- later cycle publishes it again (at least once). The service's transaction never notices.
+-- relay_mark_published never waits: a row of the product's outbox another transaction holds
+-- (here session "rfr_service" updating it, as an operator's fix or any other writer would) is
+-- skipped, not waited for; its lease is dropped, so a later cycle publishes it again (at least
+-- once). The other transaction never notices.
 -- The outbox rows are committed through dblink (prefix c0c0c0c4) and removed at the end.
 begin;
 select plan(9);
 
 create function pg_temp.cleanup() returns void language sql as $f$
     select tests.exec_committed($$delete from recording_finalize.relay_leases
-        where outbox_id in (select id from messenger.integration_outbox
-            where dedupe_key like 'c0c0c0c4%')$$);
+        where outbox_id in (select id from recording_finalize.outbox
+            where recording_id::text like 'c0c0c0c4%')$$);
     select tests.delete_committed('c0c0c0c4');
 $f$;
 select pg_temp.cleanup();
 select tests.exec_committed(
-    $$insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key,
+    $$insert into recording_finalize.outbox (recording_id, topic, message_key, headers,
         payload)
-    select 'pin.messenger.call-recording-available.v1', 'k', 'call-recording-available',
-        'c0c0c0c4-' || n, jsonb_build_object('n', n)
+    select tests.fixed_uuid('c0c0c0c4', n), 'pin.messenger.call-recording-available.v1',
+        'k', '{}', jsonb_build_object('n', n)
     from generate_series(1, 2) as n$$
 ) as inserted \gset
-select min(id) as held_id, max(id) as free_id from messenger.integration_outbox
-where dedupe_key like 'c0c0c0c4%' \gset
+select min(id) as held_id, max(id) as free_id from recording_finalize.outbox
+where recording_id::text like 'c0c0c0c4%' \gset
 
--- The service holds one of the rows (its transaction is open).
+-- Another transaction holds one of the rows (it is open).
 select is(dblink_connect('rfr_service', tests.conninfo()), 'OK', 'the service connected');
 select dblink_exec('rfr_service', 'begin') as s_begin \gset
 select dblink_exec('rfr_service', format(
-    $$update messenger.integration_outbox set headers = headers || '{"x-service": "1"}'
+    $$update recording_finalize.outbox set headers = headers || '{"x-service": "1"}'
     where id = %s$$, :held_id)) as s_update \gset
 
 -- The relay, in its own session (so that this test's transaction holds no row of it).
@@ -50,7 +51,7 @@ select is(
 select cmp_ok(clock_timestamp() - :'mark_started'::timestamptz, '<', interval '1 second',
     'without waiting for the service''s transaction');
 select results_eq(
-    format($$select id, published_at is not null from messenger.integration_outbox
+    format($$select id, published_at is not null from recording_finalize.outbox
         where id in (%s, %s) order by id$$, :held_id, :free_id),
     format('values (%s::bigint, false), (%s::bigint, true)', :held_id, :free_id),
     'the held row stays unpublished'
@@ -63,7 +64,7 @@ select is(
 
 select is(dblink_exec('rfr_service', 'commit'), 'COMMIT', 'the service commits its update');
 select is(
-    (select headers ->> 'x-service' from messenger.integration_outbox where id = :held_id),
+    (select headers ->> 'x-service' from recording_finalize.outbox where id = :held_id),
     '1', 'with its change'
 );
 select dblink_disconnect('rfr_service') as s_gone \gset

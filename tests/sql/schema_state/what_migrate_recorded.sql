@@ -1,9 +1,10 @@
 -- schema_state: every applied migration with its recorded checksum, every applied function
--- file with the fingerprint recorded then and now, the last migrate's versions; callable by
+-- file with the fingerprint recorded then and now, the last migrate's versions, the adapter
+-- migrate installed (its file's sha256, its fingerprint then and now); callable by
 -- the worker and the operator, who cannot read the bookkeeping tables themselves; a function
 -- changed by hand, or a file whose functions are gone, shows as drift.
 begin;
-select plan(11);
+select plan(13);
 
 create role rfr_pgtap_state_login login in role recording_finalize_worker;
 create role rfr_pgtap_state_operator login in role recording_finalize_operator;
@@ -11,8 +12,8 @@ create role rfr_pgtap_state_operator login in role recording_finalize_operator;
 select results_eq(
     $$select name, sha256 ~ '^[0-9a-f]{64}$' from recording_finalize.schema_state()
     where kind = 'migration'$$,
-    $$values ('0001_baseline'::text, true)$$,
-    'the baseline, with the sha256 migrate recorded for its file'
+    $$values ('0001_baseline'::text, true), ('0002_own_outbox', true)$$,
+    'the baseline and 0002, each with the sha256 migrate recorded for its file'
 );
 select is(
     (select count(*) from recording_finalize.schema_state() where kind = 'function'),
@@ -31,8 +32,30 @@ select is_empty(
 select results_eq(
     $$select name, package_version is not null from recording_finalize.schema_state()
     where kind = 'migrate'$$,
-    $$values ('0001_baseline'::text, true)$$,
+    $$values ('0002_own_outbox'::text, true)$$,
     'one row for the last migrate: the schema version it left and the package'
+);
+select results_eq(
+    $$select name, sha256 ~ '^[0-9a-f]{64}$', recorded_md5 = live_md5
+    from recording_finalize.schema_state() where kind = 'adapter'$$,
+    $$values ('recording_finalize_adapter'::text, true, true)$$,
+    'one row for the adapter: the reference file migrate installed, its fingerprint unchanged'
+);
+-- A DBA edits a port: the adapter is theirs now (migrate will keep it).
+create or replace function recording_finalize_adapter.enqueue_realtime(
+    p_kind text, p_session_kind text, p_session_id uuid, p_reference_id uuid, p_payload jsonb
+)
+returns void language sql volatile security invoker set search_path = pg_catalog, pg_temp
+as $f$
+    insert into messenger.realtime_outbox (kind, session_kind, session_id, reference_id, payload)
+    values (p_kind, p_session_kind, p_session_id, p_reference_id, p_payload || '{"dba": 1}')
+$f$;
+select results_eq(
+    $$select recorded_md5 is distinct from live_md5, live_md5 = recording_finalize_internal.
+        adapter_fingerprint()
+    from recording_finalize.schema_state() where kind = 'adapter'$$,
+    $$values (true, true)$$,
+    'an adapter a DBA edited shows as live <> recorded'
 );
 
 comment on function recording_finalize.requeue(uuid, text) is 'changed by hand';

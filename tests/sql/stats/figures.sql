@@ -25,18 +25,26 @@ select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 
     now() - interval '1 day', 'Quarantined', now() - interval '3 days') is not null as q1 \gset
 select tests.make_due_row(tests.make_recording('Direct', tests.make_session()), 8,
     now() - interval '1 day', 'Quarantined', now() - interval '4 days') is not null as q2 \gset
--- Outbox: three unpublished rows of the topic (oldest 5 min), one published, one other topic.
+-- The product's outbox: three unpublished rows (oldest 5 min), one published. The service's own
+-- unpublished events (its relay's backlog, a day old) are not the product's to count.
+insert into recording_finalize.outbox (
+    recording_id, topic, message_key, headers, payload, created_at, published_at
+)
+values
+    (gen_random_uuid(), 'pin.messenger.call-recording-available.v1', 'k', '{}', '{}',
+        now() - interval '5 minutes', null),
+    (gen_random_uuid(), 'pin.messenger.call-recording-available.v1', 'k', '{}', '{}',
+        now() - interval '1 minute', null),
+    (gen_random_uuid(), 'pin.messenger.call-recording-available.v1', 'k', '{}', '{}', now(),
+        null),
+    (gen_random_uuid(), 'pin.messenger.call-recording-available.v1', 'k', '{}', '{}',
+        now() - interval '1 day', now() - interval '1 hour');
 insert into messenger.integration_outbox (
     topic, message_key, event_type, dedupe_key, payload, created_at, published_at
 )
 values
-    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'a', '{}', now() - interval '5 minutes',
+    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'a', '{}', now() - interval '1 day',
         null),
-    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'b', '{}', now() - interval '1 minute',
-        null),
-    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'c', '{}', now(), null),
-    ('pin.messenger.call-recording-available.v1', 'k', 'e', 'd', '{}', now() - interval '1 day',
-        now() - interval '1 hour'),
     ('other.topic', 'k', 'e', 'a', '{}', now() - interval '1 day', null);
 
 select results_eq(
@@ -49,16 +57,17 @@ select throws_ok(
     $$select * from recording_finalize.stats('other.topic')$$, 'RF009', null,
     'another topic than the server''s is refused'
 );
--- The owner moves the server's topic: the publish figures follow it.
+-- The owner moves the server's topic: the product's events are still its backlog (its relay
+-- publishes them to the server's topic), the service's rows of the new topic never are.
 update recording_finalize.settings set topic = 'other.topic';
 select results_eq(
     $$select publish_backlog, oldest_unpublished_age_seconds from recording_finalize.stats()$$,
-    $$values (1::bigint, 86400::double precision)$$,
-    'the publish figures follow the server''s topic'
+    $$values (3::bigint, 300::double precision)$$,
+    'the publish figures are the product''s outbox, whatever the topic'
 );
 update recording_finalize.settings set topic = 'pin.messenger.call-recording-available.v1';
 
-update messenger.integration_outbox set published_at = now();
+update recording_finalize.outbox set published_at = now();
 select results_eq(
     'select publish_backlog, oldest_unpublished_age_seconds from recording_finalize.stats()',
     $$values (0::bigint, 0::double precision)$$,

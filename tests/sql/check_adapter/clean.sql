@@ -1,0 +1,64 @@
+-- check_adapter on the reference adapter: nothing to report, and the rehearsal of the three
+-- write ports (make_failed, make_available, enqueue_realtime) leaves no trace: the recording it
+-- rehearsed on is as it was, no realtime row, nothing written anywhere. Callable by the worker
+-- and the operator; without an active recording the writes are not rehearsed (a notice each).
+begin;
+select plan(8);
+
+select tests.clean_slate();
+create role rfr_pgtap_worker_login login in role recording_finalize_worker;
+create role rfr_pgtap_operator_login login in role recording_finalize_operator;
+select tests.make_recording('Direct', tests.make_session(), 'Available') as done \gset
+select tests.make_stuck() as active \gset
+create temp table before as select tests.snapshot() as fingerprint;
+
+set local role rfr_pgtap_worker_login;
+create temp table findings as select * from recording_finalize.check_adapter();
+reset role;
+select is_empty(
+    $$select severity || ' ' || port || ': ' || problem from findings
+    where severity in ('error', 'notice')$$,
+    'as the worker: no error on the reference adapter, every write port rehearsed'
+);
+select is(tests.snapshot(), (select fingerprint from before),
+    'the rehearsal left no trace: every row of the service and the product as it was');
+select is(
+    (select count(*) from messenger.realtime_outbox), 0::bigint,
+    'no realtime row'
+);
+select results_eq(
+    format($$select status, version, failure_reason from messenger.call_recordings
+        where id = %L$$, :'active'),
+    $$values ('Uploading'::varchar, 1, null::varchar)$$,
+    'the recording it rehearsed on is unchanged'
+);
+set local role rfr_pgtap_operator_login;
+select lives_ok('select * from recording_finalize.check_adapter(false)',
+    'the operator may call it too');
+reset role;
+
+-- No active recording: nothing to rehearse on, said so.
+delete from messenger.recording_finalize_attempts;
+delete from messenger.call_recordings where id = :'active';
+select set_eq(
+    $$select port, severity from recording_finalize.check_adapter() where severity <> 'warning'$$,
+    $$values ('recording_finalize_adapter.make_failed', 'notice'),
+        ('recording_finalize_adapter.make_available', 'notice'),
+        ('recording_finalize_adapter.enqueue_realtime', 'notice')$$,
+    'without an active recording each write port is a notice: not rehearsed'
+);
+-- The reference schema has no index for republish discovery's scan of the window: a warning.
+select results_eq(
+    $$select severity, port, problem like '%Seq Scan%available_at%'
+    from recording_finalize.check_adapter(false)$$,
+    $$values ('warning', 'recording_finalize_adapter.recordings', true)$$,
+    'without the rehearsal: one warning, discovery of the window would read the whole table'
+);
+create index on messenger.call_recordings (available_at, id) where status::text = 'Available';
+select is_empty(
+    $$select port from recording_finalize.check_adapter(false)$$,
+    'with an index on available_at of the Available recordings nothing is reported'
+);
+
+select * from finish();
+rollback;
