@@ -24,7 +24,12 @@ begin
             message = format('invalid_parameter: prune_events: p_batch_size must be 1..10000 '
                 'and p_dry_run set, got %s and %s', p_batch_size, p_dry_run);
     end if;
-    v_cutoff := now() - p_older_than;
+    -- An event is the product's proof that a recording has one: republish discovery looks back
+    -- at most 30 days from an SLA ago, so no event younger than that goes, whatever the caller
+    -- asks (else a recording of the window would get a second one).
+    select least(now() - p_older_than, now() - interval '30 days' - s.sla_timeout_max)
+    into v_cutoff
+    from recording_finalize.settings as s;
     if p_dry_run then
         return (select count(*) from recording_finalize.outbox as o
             where o.published_at < v_cutoff);
@@ -50,7 +55,9 @@ $$;
 comment on function recording_finalize.prune_events(interval, integer, boolean) is
 'Retention of the product''s own outbox (recording_finalize.outbox): deletes up to p_batch_size '
 '(1..10000) events published more than p_older_than ago (at least settings.retention_min: '
-'check_retention), oldest first, and returns how many; p_dry_run counts them all and deletes '
+'check_retention) and more than 30 days + settings.sla_timeout_max ago (republish '
+'discovery''s longest look back: an event it could still need is kept), oldest first, and '
+'returns how many; p_dry_run counts them all and deletes '
 'nothing. Unpublished events are never deleted. A row another transaction holds is skipped. '
 'RF001/RF010 for bad arguments. Worker and operator API (SECURITY DEFINER).';
 

@@ -2,7 +2,7 @@
 -- by the named constraint, each valid value accepted; every probe is rolled back). Which CHECKs
 -- exist, and their text, is pinned by sql/schema.sql. The service's CHECKs are the service's.
 begin;
-select plan(74);
+select plan(79);
 
 select tests.clean_slate();
 select tests.make_stuck() as rec \gset

@@ -33,6 +33,7 @@ select set_eq(
         ('call_sessions', 'r'), ('call_sessions_pkey', 'i'),
         ('conference_sessions', 'r'), ('conference_sessions_pkey', 'i'),
         ('call_recordings', 'r'), ('call_recordings_pkey', 'i'), ('ix_recording_active', 'i'),
+        ('call_recordings_available_at_idx', 'i'),
         ('integration_outbox', 'r'), ('integration_outbox_pkey', 'i'),
         ('integration_outbox_topic_dedupe_uq', 'i'), ('integration_outbox_id_seq', 'S'),
         ('realtime_outbox', 'r'), ('realtime_outbox_pkey', 'i'), ('realtime_outbox_id_seq', 'S'),
@@ -197,7 +198,8 @@ select is_empty(
         and not (d.classid = 'pg_class'::regclass and d.objid in (
             select c.oid from pg_catalog.pg_class as c
             where c.relname in ('call_sessions_pkey', 'conference_sessions_pkey',
-                    'call_recordings_pkey', 'ix_recording_active', 'integration_outbox_pkey',
+                    'call_recordings_pkey', 'ix_recording_active', 'call_recordings_available_at_idx',
+                    'integration_outbox_pkey',
                     'integration_outbox_topic_dedupe_uq', 'realtime_outbox_pkey',
                     'integration_outbox_id_seq', 'realtime_outbox_id_seq')
                 and c.relnamespace = 'messenger'::regnamespace
