@@ -132,18 +132,22 @@ def migrate(settings: Settings, *, create_service_tables: bool = False,
                 if migration_id in package.migrations:
                     bookkeeping.record_migration(conn, migration_id,
                                                  package.migrations[migration_id], package.version)
-            adapter_sha = drift.sha256_file(package.sql_dir / adapter.REFERENCE_FILE)
-            adapter_done = _apply_adapter(conn, package, adapter_state, adapter_sha, say,
-                                          retries)
+            # A SQL tree of a release before the adapter (RFR_SQL_DIR) has none to install.
+            shipped_adapter = (package.sql_dir / adapter.REFERENCE_FILE).is_file()
+            adapter_sha = (drift.sha256_file(package.sql_dir / adapter.REFERENCE_FILE)
+                           if shipped_adapter else None)
+            adapter_done = (_apply_adapter(conn, package, adapter_state, adapter_sha, say,
+                                           retries) if adapter_sha else "none (not shipped)")
             functions, unchanged = _apply_functions(conn, package, say, retries)
             with conn.transaction():
                 for file, sha in package.functions.items():
                     bookkeeping.record_function(conn, file, sha, package.version)
                 bookkeeping.forget_functions(conn, list(package.functions))
                 bookkeeping.record_migrate_state(conn, package.schema_version, package.version)
-                bookkeeping.record_adapter(
-                    conn, None if adapter_state is adapter.State.DBAS else adapter_sha)
-            findings = adapter.beneath(conn, rehearse=True)
+                if shipped_adapter:
+                    bookkeeping.record_adapter(
+                        conn, None if adapter_state is adapter.State.DBAS else adapter_sha)
+            findings = adapter.beneath(conn, rehearse=True) if shipped_adapter else []
         finally:
             bookkeeping.migrate_unlock(conn, MIGRATE_LOCK_KEY)
     if errors := adapter.errors(findings):
