@@ -337,6 +337,8 @@ def _reconcile(
     incident; nothing while reconcile is paused."""
     try:
         bucket_confirmed = False if "reconcile" in summary.paused else ctx.storage.check_bucket()
+        if bucket_confirmed:
+            _look_before_failing(ctx)
     except StorageConfigError as err:
         _config_error(ctx, summary, err.code)
         return
@@ -349,6 +351,26 @@ def _reconcile(
         if not summary.storage_unreachable and not summary.config_error:
             watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
                                         summary.checked)
+
+
+#: How many recordings known to be uploaded a cycle HEADs before it trusts a 404.
+KNOWN_UPLOADS = 3
+
+
+def _look_before_failing(ctx: Context) -> None:
+    """A bucket that exists is not yet the recorders' bucket: before any 404 may fail a
+    recording, the storage must hold a binary the worker knows is there (the newest Available
+    recordings). When it answers 404 for each, the bucket, prefix or key template is wrong: a
+    configuration error (nothing claimed, nothing failed), not a batch of Failed recordings.
+    With none to look at (a new system) the HeadBucket alone stands, as before."""
+    with ctx.pool.connection() as conn:
+        known = queries.known_uploads(conn, KNOWN_UPLOADS)
+    if ctx.storage.holds_known_uploads(known) is False:
+        sample = ctx.storage.key_for(known[0])
+        raise StorageConfigError(
+            f"KeyLayoutUnconfirmed: bucket {ctx.storage.bucket!r} holds none of the "
+            f"{len(known)} newest uploaded recordings (e.g. key {sample!r}); check "
+            "RFR_S3_BUCKET and RFR_S3_KEY_TEMPLATE")
 
 
 def _discover(ctx: Context, conn: queries.Connection, summary: CycleSummary) -> None:
@@ -851,5 +873,5 @@ def _config_error(ctx: Context, summary: CycleSummary, code: str) -> None:
     summary.config_error = True
     ctx.metrics.config_errors_total.inc()
     log("config error", level="error", jobRunId=summary.job_run_id,
-        message="file storage refused the bucket: cycle stopped, no attempt counted",
+        message="the file storage is not as configured: cycle stopped, no attempt counted",
         bucket=ctx.settings.s3_bucket, error=code)

@@ -161,6 +161,13 @@ select recording_finalize.release_claims(p_recording_ids => %s::uuid[],
     p_claim_tokens => %s::uuid[])
 """
 
+# Before a cycle trusts a 404: recordings whose binaries are known to be in the storage.
+KNOWN_UPLOADS = """
+select recording_id, session_kind, session_id, 'known' as action, 0 as attempts,
+    null::uuid as claim_token, null::integer as recording_version, null::text as detail
+from recording_finalize.known_uploads(%s)
+"""
+
 RECORD_APPLY_FAILURE = """
 select recording_finalize.record_apply_failure(p_recording_ids => %s::uuid[],
     p_claim_tokens => %s::uuid[], p_error => %s, p_give_back => %s)
@@ -322,6 +329,13 @@ def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
     row = conn.execute(RELEASE_CLAIMS, ([r.recording_id for r in claimed],
                                         [r.claim_token for r in claimed])).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
+
+
+def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
+    """The newest Available recordings (their binaries are in the storage), as rows whose keys
+    the storage can build."""
+    with conn.cursor(row_factory=class_row(ClaimedRow)) as cur:
+        return cur.execute(KNOWN_UPLOADS, (limit,)).fetchall()
 
 
 def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error: str,

@@ -40,7 +40,7 @@ cannot, the two clients do not see the same storage and no 404 fails a recording
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -322,6 +322,25 @@ class Storage:
             session_kind=row.session_kind,
         )
 
+    def holds_known_uploads(self, known: Sequence[ClaimedRow]) -> bool | None:
+        """HEADs the keys of recordings whose binary is known to be there (the newest
+        Available ones): True when one is found, False when the storage answers 404 for every
+        one of at least two (the bucket, prefix or key template is not the recorders'), None
+        when there are fewer than two to look at (one binary deleted by hand must not stop the
+        worker) or an answer was not a 404."""
+        store = self._store
+        if store is None or len(known) < 2:
+            return None
+        for row in known:
+            try:
+                obstore.get(store, self.key_for(row), options={"head": True})
+            except FileNotFoundError:
+                continue
+            except (BaseError, OSError, ValueError):
+                return None
+            return True
+        return False
+
     def check_bucket(self) -> bool:
         """HeadBucket, then obstore's probe of the same bucket: True when the bucket is
         confirmed, False when storage is unreachable or obstore cannot see the bucket boto3
@@ -370,7 +389,8 @@ class Storage:
             result = obstore.get(store, key, options={"head": True})
         except FileNotFoundError as err:
             if bucket_confirmed:
-                return Verdict(MISSING)
+                # Named, so that a Failed row says where the worker looked.
+                return Verdict(MISSING, error=f"bucket {self.bucket!r}, key {key!r}")
             # The 404 may be the bucket's: never fail a recording on it.
             return Verdict(TRANSIENT, error=f"{_error_text(err)} (bucket unconfirmed)")
         except _OBSTORE_CONFIG_ERRORS as err:

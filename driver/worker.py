@@ -32,6 +32,7 @@ from .ops.dry_run import dry_run_command
 if TYPE_CHECKING:
     from .drift import Shipped
     from .metrics import Metrics
+    from .model import ClaimedRow
     from .probes import Check, Health, ReadinessChecker
     from .storage import Storage
 
@@ -320,7 +321,7 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
                               database_target(settings))
     probes = {
         "database": Probe(database, timeout_s=CONNECT_TIMEOUT_S),
-        "storage": Probe(storage_check(Storage(settings)),
+        "storage": Probe(storage_check(Storage(settings), lambda: _known_uploads(settings)),
                          grace_s=2 * settings.polling_interval + settings.s3_timeout,
                          timeout_s=3 * settings.s3_timeout),
         "kafka": Probe(kafka_check(settings),
@@ -425,8 +426,22 @@ def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Ship
     return check
 
 
-def storage_check(storage: Storage) -> Check:
-    """HeadBucket (and the HEAD client's view of the bucket)."""
+def _known_uploads(settings: Settings) -> list[ClaimedRow]:
+    """The newest Available recordings, for the storage probe (none when the database does
+    not answer: the database probe says why)."""
+    from . import queries
+
+    try:
+        with connect(settings) as conn:
+            return queries.known_uploads(conn, 3)
+    except psycopg.Error:
+        return []
+
+
+def storage_check(storage: Storage,
+                  known: Callable[[], list[ClaimedRow]] = lambda: []) -> Check:
+    """HeadBucket (and the HEAD client's view of the bucket), then whether the bucket holds
+    the binaries of the newest uploaded recordings at the keys the template gives."""
     from .probes import Answer
     from .storage import StorageConfigError
 
@@ -439,6 +454,12 @@ def storage_check(storage: Storage) -> Check:
         if not confirmed:
             return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
                           "file storage cannot be reached)", transient=True)
+        rows = known()
+        if storage.holds_known_uploads(rows) is False:
+            return Answer(False, f"the bucket {storage.bucket!r} holds none of the {len(rows)} "
+                          f"newest uploaded recordings at the key template's keys (e.g. "
+                          f"{storage.key_for(rows[0])!r}): check RFR_S3_BUCKET and "
+                          "RFR_S3_KEY_TEMPLATE; no 404 fails a recording meanwhile")
         return Answer(True, f"bucket {storage.bucket!r} confirmed")
 
     return check

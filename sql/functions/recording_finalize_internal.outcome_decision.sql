@@ -76,6 +76,7 @@ as $$
                 then 'InvalidMetadata: ' || coalesce(nullif(p_error, ''), 'unspecified')
             when p_outcome = 'missing' and d.until is not null then d.reason
             when p_outcome = 'missing' then 'Timeout: no object in file storage after the SLA'
+                || coalesce(' (' || nullif(p_error, '') || ')', '')
             when w.held then format(
                 'Transient: %s (attempt given back: the worker''s storage incident %s is open)',
                 coalesce(nullif(p_error, ''), 'unspecified'),

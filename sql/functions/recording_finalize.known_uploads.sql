@@ -1,0 +1,39 @@
+-- The recordings whose binary is known to be in the file storage: the newest Available ones.
+
+create or replace function recording_finalize.known_uploads(p_limit integer default 3)
+returns table (recording_id uuid, session_kind text, session_id uuid)
+language plpgsql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+    if p_limit is null or p_limit not between 1 and 100 then
+        raise exception using
+            errcode = 'RF001',
+            message = format('invalid_parameter: known_uploads: p_limit must be 1..100, got %s',
+                p_limit);
+    end if;
+    -- Newest first, and only of the last week: an older binary may be gone by the storage's
+    -- own retention, and must not make a right configuration look wrong.
+    return query
+    select r.id, r.session_kind, r.session_id
+    from recording_finalize_adapter.recordings as r
+    where r.status = 'Available' and r.available_at > now() - interval '7 days'
+    order by r.available_at desc, r.id desc
+    limit p_limit;
+end
+$$;
+
+comment on function recording_finalize.known_uploads(integer) is
+'Up to p_limit (1..100, RF001) recordings that became Available in the last 7 days, newest '
+'first, through the adapter''s recordings view: their binaries are known to be in the file '
+'storage. Before a cycle trusts any 404, the worker HEADs their keys: when none is found, the '
+'bucket, prefix or key template it runs with is wrong, and the cycle stops as a configuration '
+'error instead of failing recordings. No row: nothing to confirm with (a new system). '
+'Read-only. Worker and operator API (SECURITY DEFINER).';
+
+revoke all on function recording_finalize.known_uploads(integer) from public;
+grant execute on function recording_finalize.known_uploads(integer)
+to recording_finalize_worker, recording_finalize_operator;
