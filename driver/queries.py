@@ -161,6 +161,15 @@ select recording_finalize.release_claims(p_recording_ids => %s::uuid[],
     p_claim_tokens => %s::uuid[])
 """
 
+# At start: where the worker looks and how often, for explain and audit.
+REPORT_WORKER_CONFIG = """
+select recording_finalize.report_worker_config(%s, %s, %s * interval '1 second')
+"""
+WORKER_CONFIG = """
+select s3_bucket, s3_key_template, extract(epoch from polling_interval)::float8, reported_at
+from recording_finalize.worker_config()
+"""
+
 # Before a cycle trusts a 404: recordings whose binaries are known to be in the storage.
 KNOWN_UPLOADS = """
 select recording_id, session_kind, session_id, 'known' as action, 0 as attempts,
@@ -329,6 +338,26 @@ def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
     row = conn.execute(RELEASE_CLAIMS, ([r.recording_id for r in claimed],
                                         [r.claim_token for r in claimed])).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
+
+
+def report_worker_config(conn: Connection, settings: Settings) -> None:
+    conn.execute(REPORT_WORKER_CONFIG, (settings.s3_bucket, settings.s3_key_template,
+                                        settings.polling_interval))
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What the last worker to start reported it runs with."""
+
+    s3_bucket: str
+    s3_key_template: str
+    polling_interval: float
+    reported_at: datetime
+
+
+def worker_config(conn: Connection) -> WorkerConfig | None:
+    with conn.cursor(row_factory=class_row(WorkerConfig)) as cur:
+        return cur.execute(WORKER_CONFIG).fetchone()
 
 
 def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:

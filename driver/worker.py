@@ -172,6 +172,7 @@ def _start_checks(
                 return refused
             check_lock_connection(settings)
             check_server_settings(settings)
+            _report_config(settings)
         except LockConnectionError as err:
             return fail(f"start-up check failed: {err}", EXIT_USAGE)
         except ConfigError as err:
@@ -195,6 +196,14 @@ def _start_checks(
                 return EXIT_OK
             continue
         return None
+
+
+def _report_config(settings: Settings) -> None:
+    """Where this worker looks and how often, for explain and audit (the last start wins)."""
+    from . import queries
+
+    with connect(settings) as conn:
+        queries.report_worker_config(conn, settings)
 
 
 def database_target(settings: Settings) -> str:

@@ -199,6 +199,18 @@ ALTER TABLE ONLY recording_finalize.storage_incidents
 CREATE INDEX storage_incidents_ended_idx ON recording_finalize.storage_incidents USING btree (ended_at);
 CREATE UNIQUE INDEX storage_incidents_one_open_uq ON recording_finalize.storage_incidents USING btree (source) WHERE (ended_at IS NULL);
 
+CREATE TABLE recording_finalize.worker_config (
+    singleton boolean DEFAULT true NOT NULL,
+    s3_bucket text NOT NULL,
+    s3_key_template text NOT NULL,
+    polling_interval interval NOT NULL,
+    login_role text DEFAULT SESSION_USER NOT NULL,
+    reported_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT worker_config_singleton_ck CHECK (singleton)
+);
+ALTER TABLE ONLY recording_finalize.worker_config
+    ADD CONSTRAINT worker_config_pkey PRIMARY KEY (singleton);
+
 CREATE VIEW recording_finalize_adapter.recordings AS
  SELECT r.id,
     (r.session_kind)::text AS session_kind,
@@ -320,6 +332,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     p_scan integer) -> worker
 -- recording_finalize.explain(p_recording_id uuid, p_policy jsonb) -> operator
 -- recording_finalize.failed_recordings(p_limit integer) -> operator
+-- recording_finalize.known_uploads(p_limit integer) -> worker, operator
 -- recording_finalize.operator_state() -> worker, operator
 -- recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb) -> operator
 -- recording_finalize.prune(p_older_than interval, p_batch_size integer, p_dry_run boolean) ->
@@ -339,6 +352,8 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     text) -> worker
 -- recording_finalize.relay_mark_published(p_ids bigint[], p_lease_token uuid) -> worker
 -- recording_finalize.release_claims(p_recording_ids uuid[], p_claim_tokens uuid[]) -> worker
+-- recording_finalize.report_worker_config(p_s3_bucket text, p_s3_key_template text,
+--     p_polling_interval interval) -> worker
 -- recording_finalize.requeue(p_recording_id uuid, p_reason text) -> operator
 -- recording_finalize.reschedule(p_recording_ids uuid[], p_from_status text, p_operator text,
 --     p_reason text, p_strict boolean) -> operator
@@ -356,6 +371,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     zone) -> worker, operator, service
 -- recording_finalize.try_lock_runner(p_lock_key bigint) -> worker
 -- recording_finalize.unlock_runner(p_lock_key bigint) -> worker
+-- recording_finalize.worker_config() -> worker, operator
 -- recording_finalize_adapter.enqueue_realtime(p_kind text, p_session_kind text, p_session_id uuid,
 --     p_reference_id uuid, p_payload jsonb) -> owner only
 -- recording_finalize_adapter.make_available(p_id uuid, p_from_status text, p_file_id text,

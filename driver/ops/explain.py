@@ -9,6 +9,7 @@ and the sentence at the end puts both together.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -28,7 +29,7 @@ from ..cliutil import (
 from ..config import Settings
 from ..errors import SqlState, sqlstate
 from ..model import Verdict
-from ..queries import operator_state
+from ..queries import operator_state, worker_config
 from . import queries, s3
 
 
@@ -45,13 +46,22 @@ def explain_command(args: argparse.Namespace, settings: Settings) -> int:
         with connect(settings) as conn:
             doc = queries.explain(conn, recording_id, settings)
             state = operator_state(conn)
+            worker = worker_config(conn)
     except psycopg.Error as err:
         if sqlstate(err) == SqlState.UNKNOWN_RECORDING:
             return fail(f"explain: no recording and no finalize row with id {recording_id} "
                         "(RF021)")
         raise
     doc["paused"] = state.paused_parts()
+    # Where the worker looks, not where this operator's environment says: the worker reported
+    # its bucket and key template when it started (none yet: the operator's own).
+    if worker is not None:
+        settings = replace(settings, s3_bucket=worker.s3_bucket,
+                           s3_key_template=worker.s3_key_template)
     doc["s3"] = _explain_s3(doc, recording_id, settings)
+    doc["s3"]["settingsOf"] = ("the worker (reported " + iso(worker.reported_at) + ")"
+                               if worker is not None else "this environment (no worker has "
+                               "reported its settings yet)")
     if doc["next"].get("action") == "reconcile" and doc["s3"].get("outcome") is not None:
         doc["next"]["outcome"] = _outcome(recording_id, doc["s3"], settings)
     doc["next"]["sentence"] = _sentence(doc)
@@ -159,6 +169,7 @@ def _print_explain(doc: dict[str, Any]) -> None:
         error = f" ({s3['error']})" if s3.get("error") else ""
         lines.append(f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
                      f"{s3['outcome']}{error}")
+        lines.append(f"           (with the settings of {s3.get('settingsOf')})")
     if out:
         lines.append(f"event      enqueued {iso(out.get('createdAt'))}, published "
                      f"{iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")

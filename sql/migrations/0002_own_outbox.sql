@@ -102,3 +102,28 @@ comment on column recording_finalize_migrations.migrate_state.adapter_sha256 is
 'DBA''s, or none).';
 comment on column recording_finalize_migrations.migrate_state.adapter_md5 is
 'recording_finalize_internal.adapter_fingerprint() right after migrate installed it.';
+
+-- What the running worker was configured with, as it reported it at start: explain and audit
+-- look where the worker looks, not where the operator's own environment says.
+create table recording_finalize.worker_config (
+    -- Exactly one row: the primary key can only be true.
+    singleton boolean primary key default true,
+    s3_bucket text not null,
+    s3_key_template text not null,
+    polling_interval interval not null,
+    login_role text not null default session_user,
+    reported_at timestamptz not null default now(),
+    constraint worker_config_singleton_ck check (singleton)
+);
+comment on table recording_finalize.worker_config is
+'The file-storage settings and polling interval the last worker to start runs with (it reports '
+'them at start: report_worker_config). explain HEADs where the worker looks, audit judges '
+'"overdue" by the worker''s interval. One row; written by report_worker_config only.';
+comment on column recording_finalize.worker_config.singleton is 'Always true: one row.';
+comment on column recording_finalize.worker_config.s3_bucket is 'RFR_S3_BUCKET of the worker.';
+comment on column recording_finalize.worker_config.s3_key_template is
+'RFR_S3_KEY_TEMPLATE of the worker.';
+comment on column recording_finalize.worker_config.polling_interval is
+'RFR_POLLING_INTERVAL of the worker.';
+comment on column recording_finalize.worker_config.login_role is 'The login that reported it.';
+comment on column recording_finalize.worker_config.reported_at is 'When the worker started.';

@@ -51,6 +51,7 @@ select set_eq(
         ('recording_finalize.discover_stuck(integer,jsonb,integer)', 'v', 'definer'),
         ('recording_finalize.discover_unpublished(interval,integer,jsonb,integer)', 'v',
             'definer'),
+        ('recording_finalize.known_uploads(integer)', 's', 'definer'),
         ('recording_finalize.explain(uuid,jsonb)', 's', 'definer'),
         ('recording_finalize.failed_recordings(integer)', 's', 'definer'),
         ('recording_finalize.operator_state()', 's', 'definer'),
@@ -65,6 +66,7 @@ select set_eq(
         ('recording_finalize.record_apply_failure(uuid[],uuid[],text,boolean)', 'v',
             'definer'),
         ('recording_finalize.recording_stopped(uuid,interval)', 'v', 'definer'),
+        ('recording_finalize.report_worker_config(text,text,interval)', 'v', 'definer'),
         ('recording_finalize.relay_claim(integer,interval,bigint,text)', 'v', 'definer'),
         ('recording_finalize.relay_mark_published(bigint[],uuid)', 'v', 'definer'),
         ('recording_finalize.release_claims(uuid[],uuid[])', 'v', 'definer'),
@@ -82,6 +84,7 @@ select set_eq(
             'definer'),
         ('recording_finalize.try_lock_runner(bigint)', 'v', 'definer'),
         ('recording_finalize.unlock_runner(bigint)', 'v', 'definer'),
+        ('recording_finalize.worker_config()', 's', 'definer'),
         ('recording_finalize_internal.adapter_fingerprint()', 's', 'invoker'),
         ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
             || 'double precision)', 'v', 'invoker'),

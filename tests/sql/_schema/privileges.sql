@@ -28,10 +28,12 @@ select 'worker', fn from (values
     ('recording_finalize.claim_due(integer,jsonb)'),
     ('recording_finalize.discover_stuck(integer,jsonb,integer)'),
     ('recording_finalize.discover_unpublished(interval,integer,jsonb,integer)'),
+    ('recording_finalize.known_uploads(integer)'),
     ('recording_finalize.operator_state()'),
     ('recording_finalize.prune(interval,integer,boolean)'),
     ('recording_finalize.prune_events(interval,integer,boolean)'),
     ('recording_finalize.record_apply_failure(uuid[],uuid[],text,boolean)'),
+    ('recording_finalize.report_worker_config(text,text,interval)'),
     ('recording_finalize.relay_claim(integer,interval,bigint,text)'),
     ('recording_finalize.relay_mark_published(bigint[],uuid)'),
     ('recording_finalize.release_claims(uuid[],uuid[])'),
@@ -42,7 +44,8 @@ select 'worker', fn from (values
     ('recording_finalize.storage_incident_list(interval,integer)'),
     ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
     ('recording_finalize.try_lock_runner(bigint)'),
-    ('recording_finalize.unlock_runner(bigint)')
+    ('recording_finalize.unlock_runner(bigint)'),
+    ('recording_finalize.worker_config()')
 ) as v(fn)
 union all
 select 'operator', fn from (values
@@ -53,6 +56,7 @@ select 'operator', fn from (values
     ('recording_finalize.claim_preview(integer,jsonb)'),
     ('recording_finalize.explain(uuid,jsonb)'),
     ('recording_finalize.failed_recordings(integer)'),
+    ('recording_finalize.known_uploads(integer)'),
     ('recording_finalize.operator_state()'),
     ('recording_finalize.preview_outcomes(jsonb,jsonb)'),
     ('recording_finalize.prune(interval,integer,boolean)'),
@@ -66,7 +70,8 @@ select 'operator', fn from (values
     ('recording_finalize.stats(text)'),
     ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
     ('recording_finalize.storage_incident_list(interval,integer)'),
-    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)')
+    ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+    ('recording_finalize.worker_config()')
 ) as v(fn)
 union all
 select 'service', fn from (values

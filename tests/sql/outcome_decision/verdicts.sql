@@ -26,9 +26,10 @@ insert into cases values
         null, 'InvalidMetadata: unspecified', 'invalid_metadata'),
     (7, 'invalid_metadata', null, '', 2, 8, 'quarantined', 'Quarantined', 2, null,
         'InvalidMetadata: unspecified', 'invalid_metadata'),
-    -- missing without an incident: failed, the row Done.
-    (8, 'missing', null, 'NoSuchKey', 4, 8, 'failed', 'Done', 4, null,
-        'Timeout: no object in file storage after the SLA', null),
+    -- missing without an incident: failed, the row Done; where the worker looked, if it says.
+    (8, 'missing', null, 'bucket ''b'', key ''recordings/r''', 4, 8, 'failed', 'Done', 4, null,
+        'Timeout: no object in file storage after the SLA (bucket ''b'', key ''recordings/r'')',
+        null),
     (9, 'missing', 'file_id is blank', null, 8, 8, 'failed', 'Done', 8, null,
         'Timeout: no object in file storage after the SLA', null),
     -- transient: backoff below the maximum (the claim's schedule stands), quarantined at it.
