@@ -29,7 +29,7 @@ begin
                 'p_claim_tokens must be arrays of the same length (at most 10000), '
                 'p_give_back true or false';
     end if;
-    -- Only rows still claimed with the token; a row another transaction holds is skipped. With
+    -- Only rows still claimed with the token (still_claimed). With
     -- p_give_back (a fault that hit every row: a privilege, a constraint, a type) the attempt
     -- does not count and the row is due after the backoff base, so the fault never walks a row
     -- to quarantine; without it (one row's own failure) the attempt stands and the error stays
@@ -42,12 +42,7 @@ begin
         last_error = left(coalesce(v_error, 'ApplyFailed'), 512),
         updated_at = now()
     where f.id in (
-        select x.id
-        from messenger.recording_finalize_attempts as x
-        join unnest(p_recording_ids, p_claim_tokens) as c (recording_id, token)
-            on x.recording_id = c.recording_id and x.claim_token = c.token
-        where x.status = 'Pending'
-        for no key update of x skip locked
+        select recording_finalize_internal.still_claimed(p_recording_ids, p_claim_tokens)
     );
     get diagnostics v_recorded = row_count;
     return v_recorded;

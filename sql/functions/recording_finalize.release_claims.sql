@@ -22,22 +22,14 @@ begin
             message = 'invalid_parameter: release_claims: p_recording_ids and p_claim_tokens must '
                 'be arrays of the same length, at most 10000';
     end if;
-    -- Only a row still claimed with that token: one another runner re-claimed, or that was
-    -- settled meanwhile, is not this worker's to give back. A row another transaction holds
-    -- right now (the ingest callback closing it) is skipped, not waited for: a stopping worker
-    -- must not fail its whole release on one row that is being settled anyway.
+    -- A stopping worker must not fail its whole release on one row being settled anyway.
     update messenger.recording_finalize_attempts as f
     set attempts = greatest(f.attempts - 1, 0),
         next_attempt_at = now(),
         claim_token = null,
         updated_at = now()
     where f.id in (
-        select x.id
-        from messenger.recording_finalize_attempts as x
-        join unnest(p_recording_ids, p_claim_tokens) as c (recording_id, token)
-            on x.recording_id = c.recording_id and x.claim_token = c.token
-        where x.status = 'Pending'
-        for no key update of x skip locked
+        select recording_finalize_internal.still_claimed(p_recording_ids, p_claim_tokens)
     );
     get diagnostics v_released = row_count;
     return v_released;

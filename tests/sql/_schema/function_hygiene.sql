@@ -119,6 +119,7 @@ select set_eq(
             'v', 'invoker'),
         ('recording_finalize_internal.session_of(text,uuid,boolean)', 'v', 'invoker'),
         ('recording_finalize_internal.session_row(text,uuid)', 's', 'invoker'),
+        ('recording_finalize_internal.still_claimed(uuid[],uuid[])', 'v', 'invoker'),
         ('recording_finalize_internal.topic(text,text)', 's', 'invoker'),
         ('recording_finalize_internal.transition_available(uuid,text,bigint,integer,text,'
             || 'recording_finalize_internal.session,text)', 'v', 'invoker')$$,
