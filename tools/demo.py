@@ -112,7 +112,7 @@ select s.backlog, s.due, s.quarantined, s.publish_backlog,
         where status not in ('Available', 'Failed')) as open,
     (select count(*) from messenger.recording_finalize_attempts
         where status <> 'Done') as not_done,
-    (select count(*) from messenger.integration_outbox where topic = %(topic)s) as outbox
+    (select count(*) from recording_finalize.outbox where topic = %(topic)s) as outbox
 from recording_finalize.stats(%(topic)s) as s
 """
 
@@ -291,7 +291,7 @@ def snapshot(
     with psycopg.connect(owner_url, autocommit=True, row_factory=dict_row) as conn:
         rows = conn.execute(report.SNAPSHOT_SQL, {"topic": TOPIC}).fetchall()
         total = conn.execute(
-            "select count(*) as n from messenger.integration_outbox where topic = %s", (TOPIC,)
+            "select count(*) as n from recording_finalize.outbox where topic = %s", (TOPIC,)
         ).fetchone()
         incidents = conn.execute(report.INCIDENTS_SQL).fetchall()
     return {r["id"]: r for r in rows}, int(total["n"]) if total else 0, incidents

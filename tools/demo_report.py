@@ -126,8 +126,8 @@ left join messenger.recording_finalize_attempts as f on f.recording_id = r.id
 left join lateral (
     select count(*) as n, min(x.headers ->> 'event-id') as event_id,
            count(*) filter (where x.published_at is null) as unpublished
-    from messenger.integration_outbox as x
-    where x.topic = %(topic)s and x.dedupe_key = r.id::text
+    from recording_finalize.outbox as x
+    where x.recording_id = r.id
 ) as o on true
 left join lateral (
     select array_agg(x.kind::text order by x.kind) as kinds

@@ -495,11 +495,10 @@ class World:
             "(select count(*) from messenger.call_recordings r "
             " where r.status not in ('Available', 'Failed') and r.id <> all(%s)), "
             "(select count(*) from messenger.call_recordings r where r.status = 'Available' "
-            " and not exists (select from messenger.integration_outbox o "
-            "  where o.topic = %s and o.dedupe_key = r.id::text)), "
-            "(select count(*) from messenger.integration_outbox o "
-            " where o.topic = %s and o.published_at is null)",
-            (list(self.poison), self.topic, self.topic))
+            " and not exists (select from recording_finalize.outbox o "
+            "  where o.recording_id = r.id)), "
+            "(select count(*) from recording_finalize.outbox o where o.published_at is null)",
+            (list(self.poison),))
         return int(row[0]), int(row[1]), int(row[2])
 
     def wait_until(self, predicate: Callable[[], bool], timeout: float,
@@ -569,9 +568,8 @@ class World:
         with self.connect() as conn:
             recs = {r[0]: (r[1], r[2]) for r in conn.execute(
                 "select id, status, version from messenger.call_recordings")}
-            outbox = {uuid.UUID(r[0]): r[1] for r in conn.execute(
-                "select dedupe_key, published_at from messenger.integration_outbox "
-                "where topic = %s", (self.topic,))}
+            outbox = {r[0]: r[1] for r in conn.execute(
+                "select recording_id, published_at from recording_finalize.outbox")}
             realtime: dict[uuid.UUID, list[str]] = {}
             for ref, kind in conn.execute(
                     "select reference_id, kind from messenger.realtime_outbox order by id"):
@@ -629,9 +627,8 @@ class World:
         with self.connect() as conn:
             recs = {r[0]: (r[1], r[2]) for r in conn.execute(
                 "select id, status, version from messenger.call_recordings")}
-            outbox = {uuid.UUID(r[0]): r[1] for r in conn.execute(
-                "select dedupe_key, published_at from messenger.integration_outbox "
-                "where topic = %s", (self.topic,))}
+            outbox = {r[0]: r[1] for r in conn.execute(
+                "select recording_id, published_at from recording_finalize.outbox")}
             realtime: dict[uuid.UUID, list[str]] = {}
             for ref, kind in conn.execute(
                     "select reference_id, kind from messenger.realtime_outbox order by id"):
