@@ -75,8 +75,26 @@ def test_a_fault_every_row_meets_gives_the_attempts_back_and_keeps_its_cause(
     every claimed row, and 55 rows were quarantined crash_loop with "no error recorded"."""
     seeded = [seed_stuck(db) for _ in range(3)]  # no binary: each is a 404 -> Failed
     owner = _owner(db)
-    with db.connect() as conn:  # the service's DBA takes a grant away
+    with db.connect() as conn:  # the service's DBA takes every UPDATE away
         conn.execute(f"revoke update on messenger.call_recordings from {owner}")
+    # Discovery locks recordings through the view (FOR SHARE needs UPDATE on some column of
+    # the table): the cycle fails there, before any claim, and no attempt is spent.
+    summary, _, events = _cycle(worker)
+    assert summary.error == "InsufficientPrivilege 42501" and summary.claimed == 0, summary
+    assert [e for e in events if e["event"] == "cycle failed"]
+    for s in seeded:
+        row = finalize_row(db, s.recording_id)
+        assert (row["status"], row["attempts"], row["claim_token"]) == ("Pending", 0, None)
+
+    # The grant the DBA's script forgot is one column only: discovery and the claim work, and
+    # every apply (make_failed writes failed_at) is refused.
+    with db.connect() as conn:
+        columns = [r[0] for r in conn.execute(
+            "select attname from pg_attribute where attrelid = "
+            "'messenger.call_recordings'::regclass and attnum > 0 and not attisdropped "
+            "and attname <> 'failed_at'").fetchall()]
+        conn.execute(f"grant update ({', '.join(columns)}) on messenger.call_recordings "
+                     f"to {owner}")
     summary, ctx, events = _cycle(worker)
     assert summary.service_fault is not None and summary.service_fault.startswith(
         "ServiceFault: 42501"), summary

@@ -26,9 +26,13 @@ from conftest import (
 from recording_finalize.storage import INVALID_METADATA, parse_metadata
 
 
-def outbox_count(db: Db, recording_id: uuid.UUID) -> int:
-    return int(db.one("select count(*) from messenger.integration_outbox where dedupe_key = %s",
-                      (str(recording_id),))[0])
+def outbox_count(db: Db, recording_id: uuid.UUID) -> tuple[int, int]:
+    """The recording's events: (the product's own, in recording_finalize.outbox; the service's,
+    in messenger.integration_outbox, which the product never writes)."""
+    return db.one(
+        "select (select count(*) from recording_finalize.outbox where recording_id = %s), "
+        "(select count(*) from messenger.integration_outbox where dedupe_key = %s)",
+        (recording_id, str(recording_id)))
 
 
 def realtime(db: Db, recording_id: uuid.UUID) -> list[str]:
@@ -39,7 +43,7 @@ def realtime(db: Db, recording_id: uuid.UUID) -> list[str]:
 def untouched(db: Db, recording_id: uuid.UUID, version: int) -> None:
     rec = recording(db, recording_id)
     assert (rec["status"], rec["version"], rec["file_id"]) == ("Uploading", version, None)
-    assert outbox_count(db, recording_id) == 0 and realtime(db, recording_id) == []
+    assert outbox_count(db, recording_id) == (0, 0) and realtime(db, recording_id) == []
 
 
 # --- object metadata -----------------------------------------------------------------------
@@ -124,7 +128,10 @@ def test_a_finalize_row_whose_recording_does_not_exist_is_quarantined(
     assert summary["quarantined"] == 1 and summary["error"] is None
     row = finalize_row(db, ghost)
     assert row["status"] == "Quarantined"
-    assert row["last_error"] == "RecordingNotFound: no messenger.call_recordings row with this id"
+    # The product sees recordings only through the adapter's view (SPEC section 9).
+    assert row["last_error"] == (
+        "RecordingNotFound: recording_finalize_adapter.recordings shows no such recording")
+    assert outbox_count(db, ghost) == (0, 0)
 
 
 def test_a_recording_whose_session_does_not_exist_is_quarantined(
@@ -187,7 +194,7 @@ def test_a_pending_row_of_a_failed_recording_is_closed_without_an_event(
     rec = recording(db, seeded.recording_id)
     assert (rec["status"], rec["failure_reason"], rec["version"]) == (
         "Failed", "RecorderError", version)
-    assert outbox_count(db, seeded.recording_id) == 0
+    assert outbox_count(db, seeded.recording_id) == (0, 0)
 
 
 def test_a_terminal_recording_cannot_be_moved_back(worker: Worker, db: Db) -> None:
@@ -235,7 +242,7 @@ def test_a_duplicated_callback_changes_nothing(worker: Worker, db: Db) -> None:
                   size=999) == "already_available"
     after = recording(db, seeded.recording_id)
     assert after == before
-    assert outbox_count(db, seeded.recording_id) == 1
+    assert outbox_count(db, seeded.recording_id) == (1, 0)
     assert realtime(db, seeded.recording_id) == ["RecordingAvailable"]
     summary = worker.run_once()
     assert summary["published"] == 1 and summary["claimed"] == 0
@@ -253,8 +260,8 @@ def test_a_callback_later_than_the_worker_is_a_no_op(worker: Worker, db: Db) -> 
     assert recording(db, lost.recording_id)["status"] == "Failed"
     for rid, version in versions.items():
         assert recording(db, rid)["version"] == version
-    assert outbox_count(db, found.recording_id) == 1
-    assert outbox_count(db, lost.recording_id) == 0
+    assert outbox_count(db, found.recording_id) == (1, 0)
+    assert outbox_count(db, lost.recording_id) == (0, 0)
 
 
 @pytest.mark.parametrize(("args", "sqlstate"), [

@@ -41,10 +41,11 @@ def validator() -> Draft202012Validator:
 
 
 def payload_of(db: Db, recording_id: uuid.UUID) -> dict[str, Any]:
+    # Both paths enqueue the product's own event (recording_finalize.outbox, SPEC section 9).
     row = db.one(
-        "select payload::text from messenger.integration_outbox "
-        "where topic = %s and dedupe_key = %s",
-        (TOPIC_DEFAULT, str(recording_id)),
+        "select payload::text from recording_finalize.outbox "
+        "where topic = %s and recording_id = %s",
+        (TOPIC_DEFAULT, recording_id),
     )
     assert row is not None, "no event enqueued"
     value: dict[str, Any] = json.loads(row[0])

@@ -97,7 +97,10 @@ def test_a_callback_during_the_check_wins_and_the_worker_applies_nothing(
     assert (summary.terminal, summary.reconciled, summary.stale) in ((1, 0, 0), (0, 0, 1))
     rec = recording(db, seeded.recording_id)
     assert (rec["status"], rec["file_id"]) == ("Available", "files/by-callback")
-    assert db.one("select count(*) from messenger.integration_outbox") == (1,)
+    # One event, the callback's (the product's lifecycle function writes the product's own
+    # outbox): the worker added none, and wrote nothing to the service's outbox.
+    assert db.one("select count(*) from recording_finalize.outbox") == (1,)
+    assert db.one("select count(*) from messenger.integration_outbox") == (0,)
     assert db.one("select count(*) from messenger.realtime_outbox") == (1,)
     assert finalize_row(db, seeded.recording_id)["status"] == "Done"
     assert not [e for e in events if e["event"] == "recording reconciled"]

@@ -47,6 +47,13 @@ PAYLOAD_FIELDS = {
 
 
 def outbox_rows(db: Db, recording_id: uuid.UUID) -> list[Any]:
+    """The product's events for the recording (its own outbox, SPEC section 9)."""
+    return db.all("select topic, message_key, published_at from recording_finalize.outbox "
+                  "where recording_id = %s", (recording_id,))
+
+
+def service_rows(db: Db, recording_id: uuid.UUID) -> list[Any]:
+    """The service's events for the recording: the product never writes them."""
     return db.all("select topic, message_key, published_at from messenger.integration_outbox "
                   "where dedupe_key = %s", (str(recording_id),))
 
@@ -71,6 +78,7 @@ def test_empty_batch_is_a_no_op(worker: Worker, db: Db) -> None:
     assert summary["claimed"] == 0 and summary["error"] is None
     assert summary["skipped"] is False and summary["configError"] is False
     assert finalize_row(db, not_due.recording_id) == before
+    assert db.one("select count(*) from recording_finalize.outbox") == (0,)
     assert db.one("select count(*) from messenger.integration_outbox") == (0,)
     assert db.one("select count(*) from messenger.realtime_outbox") == (0,)
     assert consume(worker.stack, worker.topic, expect=0, idle_s=0.5) == []
@@ -151,7 +159,9 @@ def test_lost_callback_without_binary_fails_with_timeout(worker: Worker, db: Db)
     assert rec["failed_at"] is not None
     assert finalize_row(db, seeded.recording_id)["status"] == "Done"
     assert realtime_kinds(db, seeded.recording_id) == ["RecordingFailed"]
-    assert outbox_rows(db, seeded.recording_id) == []  # failures have no integration event
+    # Failures have no integration event: none of the product's, none written for the service.
+    assert (outbox_rows(db, seeded.recording_id), service_rows(db, seeded.recording_id)) == (
+        [], [])
     [failed] = events(summary, "recording failed")
     assert failed["recordingId"] == str(seeded.recording_id)
     assert failed["failureReason"] == "Timeout" and failed["level"] == "warning"
@@ -174,6 +184,7 @@ def test_available_unpublished_is_republished_once(worker: Worker, db: Db) -> No
     messages = consume(worker.stack, worker.topic, expect=1)
     assert [m.value["recordingId"] for m in messages] == [str(seeded.recording_id)]
     assert len(outbox_rows(db, seeded.recording_id)) == 1
+    assert service_rows(db, seeded.recording_id) == []
 
 
 # --- Status guard: a terminal recording is never rewritten -----------------------------------
@@ -192,7 +203,8 @@ def test_callback_before_the_tick_wins_and_the_worker_does_not_touch_it(
     assert summary["claimed"] == 0 and summary["reconciled"] == 0
     after = recording(db, seeded.recording_id)
     assert (after["file_id"], after["version"]) == ("files/by-callback", before["version"])
-    assert len(outbox_rows(db, seeded.recording_id)) == 1
+    assert len(outbox_rows(db, seeded.recording_id)) == 1  # the callback's, not a second
+    assert service_rows(db, seeded.recording_id) == []
     assert len(consume(worker.stack, worker.topic, expect=1)) == 1
 
 
@@ -370,6 +382,7 @@ def test_lock_bypassed_skip_locked_and_status_guard_prevent_double_finalization(
         assert rec["status"] == "Available"
         assert rec["version"] == versions[s.recording_id] + 1  # one transition, not two
         assert len(outbox_rows(db, s.recording_id)) == 1
+        assert service_rows(db, s.recording_id) == []
         assert realtime_kinds(db, s.recording_id) == ["RecordingAvailable"]
     messages = consume(worker.stack, worker.topic, expect=12)
     assert sorted(m.value["recordingId"] for m in messages) == sorted(
@@ -391,7 +404,7 @@ def _assert_whole_or_untouched(db: Db, seeded: list[Seeded]) -> tuple[int, int]:
             assert rec["status"] == "Uploading"
             # Claimed and not applied: the stop gave the attempt back (release_claims).
             assert row["status"] == "Pending" and row["attempts"] == 0
-            assert (outbox, realtime) == ([], [])
+            assert (outbox, service_rows(db, s.recording_id), realtime) == ([], [], [])
             untouched += 1
     return applied, untouched
 
@@ -533,3 +546,4 @@ def test_a_paused_runner_loses_the_lock_to_the_server_and_writes_nothing_on_resu
         assert rec["status"] == "Available"
         assert rec["version"] == versions[s.recording_id] + 1  # exactly one transition
         assert len(outbox_rows(db, s.recording_id)) == 1
+        assert service_rows(db, s.recording_id) == []

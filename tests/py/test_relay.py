@@ -59,7 +59,8 @@ class OutboxRow:
 
 
 def enqueue(db: Db, topic: str, n: int, *, with_ids: bool = True) -> list[uuid.UUID]:
-    """n recordings completed through the real ingest callback: n integration-outbox rows."""
+    """n recordings completed through the real ingest callback: n events in the product's own
+    outbox (recording_finalize.outbox; the service has no event of its own for them)."""
     ids = []
     for i in range(n):
         seeded = seed_stuck(db, kind="Direct" if i % 2 == 0 else "Conference", with_ids=with_ids)
@@ -75,14 +76,24 @@ def enqueue(db: Db, topic: str, n: int, *, with_ids: bool = True) -> list[uuid.U
     return ids
 
 
+def service_event(db: Db, topic: str) -> None:
+    """The service's own call-recording-available event (its happy path), unpublished."""
+    seeded = seed_stuck(db)
+    with db.connect() as conn:
+        conn.execute(
+            "insert into messenger.integration_outbox (topic, message_key, event_type, "
+            "dedupe_key, payload, headers) values (%s, %s, 'call-recording-available', %s, "
+            "'{\"service\": true}', '{\"event-type\": \"call-recording-available\"}')",
+            (topic, str(seeded.session_id), str(seeded.recording_id)))
+
+
 def outbox(db: Db, topic: str) -> list[OutboxRow]:
-    # The leases are the product's rows (recording_finalize.relay_leases): the service's outbox
-    # is only read until an event is marked published.
+    # The product's own outbox (SPEC section 9): the relay reads, leases and marks only it.
     rows = db.all(
         "select o.id, o.message_key, o.payload::text, o.headers, o.published_at is not null, "
         "exists (select from recording_finalize.relay_leases as l "
         "        where l.outbox_id = o.id and l.leased_until > now()) "
-        "from messenger.integration_outbox as o where o.topic = %s order by o.id",
+        "from recording_finalize.outbox as o where o.topic = %s order by o.id",
         (topic,),
     )
     return [OutboxRow(*row) for row in rows]
@@ -193,6 +204,8 @@ def test_messages_carry_the_session_key_the_headers_and_the_exact_payload(
     enqueue(db, topic, 1, with_ids=False)  # chatId/dealId/tenantId null
     rows = outbox(db, topic)
     assert len(rows) == 4 and not any(row.published for row in rows)
+    # The service's own event of the same topic, unpublished: its relay's, never this one's.
+    service_event(db, topic)
 
     metrics = Metrics()
     with relay_for(settings, pool, metrics) as relay:
@@ -217,6 +230,7 @@ def test_messages_carry_the_session_key_the_headers_and_the_exact_payload(
     assert len({msg.headers["event-id"] for msg in messages}) == 4
 
     assert all(row.published for row in outbox(db, topic))
+    assert db.all("select published_at from messenger.integration_outbox") == [(None,)]
     assert counter(metrics, "published_total") == 4
     assert counter(metrics, "publish_failures_total") == 0
     published = [e for e in events(captured) if e["event"] == "batch published"]
@@ -340,7 +354,7 @@ def test_rows_another_relay_took_over_are_not_marked_by_this_one(
         # Between this relay's claim and its mark: another relay leases the same rows.
         with db.connect() as conn:
             conn.execute("update recording_finalize.relay_leases set lease_token = %s "
-                         "where outbox_id in (select id from messenger.integration_outbox "
+                         "where outbox_id in (select id from recording_finalize.outbox "
                          "where topic = %s)", (other_token, topic))
 
     def factory(config: dict[str, Any]) -> Producer:
@@ -357,7 +371,7 @@ def test_rows_another_relay_took_over_are_not_marked_by_this_one(
     assert (result.claimed, result.published) == (3, 0), result
     assert not any(row.published for row in outbox(db, topic))
     tokens = db.all("select distinct l.lease_token from recording_finalize.relay_leases as l "
-                    "join messenger.integration_outbox as o on o.id = l.outbox_id "
+                    "join recording_finalize.outbox as o on o.id = l.outbox_id "
                     "where o.topic = %s", (topic,))
     assert tokens == [(other_token,)]
     assert len(consume(stack, topic, expect=3)) == 3  # delivered: the other relay resends
@@ -475,13 +489,13 @@ def test_broker_down_marks_nothing_and_the_rows_go_out_when_it_is_back(
 
 
 def bulk_enqueue(db: Db, topic: str, n: int) -> None:
-    """n events in the outbox, as the service's transactions leave them (one statement: the
-    relay publishes rows, whoever wrote them); each has its own event-id header."""
+    """n events in the product's own outbox in one statement (the relay publishes its rows
+    whatever wrote them; one per recording id); each has its own event-id header."""
     with db.connect() as conn:
         conn.execute(
-            "insert into messenger.integration_outbox (topic, message_key, event_type, "
-            "dedupe_key, payload, headers) "
-            "select %s, 'k-' || (n %% 7), 'call-recording-available', 'bulk-' || n, "
+            "insert into recording_finalize.outbox (recording_id, topic, message_key, "
+            "payload, headers) "
+            "select gen_random_uuid(), %s, 'k-' || (n %% 7), "
             "jsonb_build_object('n', n), jsonb_build_object('event-type', "
             "'call-recording-available', 'event-id', gen_random_uuid()::text) "
             "from generate_series(1, %s) as n", (topic, n))
@@ -493,7 +507,7 @@ def event_states(db: Db, topic: str) -> dict[str, str]:
         "select o.headers ->> 'event-id', case when o.published_at is not null then "
         "'published' when exists (select from recording_finalize.relay_leases as l "
         "where l.outbox_id = o.id and l.leased_until > now()) then 'leased' else 'waiting' end "
-        "from messenger.integration_outbox as o where o.topic = %s", (topic,))
+        "from recording_finalize.outbox as o where o.topic = %s", (topic,))
     return dict(rows)
 
 
@@ -542,7 +556,7 @@ def test_a_worker_killed_with_events_in_flight_loses_none_and_the_next_run_sends
     second = subprocess.Popen([CLI, "run"], env=worker.environ(RFR_POLLING_INTERVAL="1s", **env),
                               stdout=subprocess.DEVNULL, stderr=log, text=True)
     try:
-        while db.one("select count(*) from messenger.integration_outbox "
+        while db.one("select count(*) from recording_finalize.outbox "
                      "where topic = %s and published_at is null", (topic,))[0]:
             assert second.poll() is None, (tmp_path / "run.log").read_text()
             assert time.monotonic() - started < 60, "events still unpublished after 60 s"

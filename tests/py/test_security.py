@@ -40,6 +40,7 @@ from conftest import (
     put_binary,
     seed_stuck,
 )
+from recording_finalize.contract import PRODUCT_TABLE, SCHEMA, TABLES
 
 # A URL: a scheme, "://", then something (the logger may keep "scheme://…" with nothing after).
 URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?!…)[^\s\"'<>…]")
@@ -197,7 +198,11 @@ def test_payloads_and_last_errors_carry_no_url(worker: Worker, db: Db) -> None:
     assert summary["heldByIncident"] == 1, summary
     assert URL.search(summary["_stderr"]) is None
     assert f"127.0.0.1:{dead}" not in summary["_stderr"]
-    rows = db.all("select payload::text from messenger.integration_outbox "
+    # The product's own event, and both of the service's outboxes (the realtime push is the
+    # product's write; the integration outbox must have nothing of the product's).
+    rows = db.all("select payload::text from recording_finalize.outbox "
+                  "union all select headers::text from recording_finalize.outbox "
+                  "union all select payload::text from messenger.integration_outbox "
                   "union all select payload::text from messenger.realtime_outbox "
                   "union all select coalesce(last_error, '') "
                   "from messenger.recording_finalize_attempts "
@@ -298,14 +303,42 @@ def test_the_worker_role_runs_only_its_own_part_and_only_for_the_servers_topic(
     assert db.one("select count(*) from recording_finalize.relay_leases") == (0,)
 
 
+#: What the product's owner may do to each service table (SPEC section 9: the adapter's views
+#: read, its functions write): (SELECT, INSERT, UPDATE) columns. The service's outbox is only
+#: read, four columns of it; the realtime outbox only receives rows; nothing else of the
+#: service's is granted. A change here is a change of the contract (driver/contract.py TABLES).
+GRANTED: dict[str, tuple[set[str], set[str], set[str]]] = {
+    "call_sessions": ({"id", "chat_id", "deal_id", "tenant_id", "started_at", "ended_at"},
+                      set(), set()),
+    "conference_sessions": ({"id", "chat_id", "deal_id", "tenant_id", "started_at",
+                             "ended_at"}, set(), set()),
+    "call_recordings": (
+        {"id", "session_kind", "session_id", "media_type", "trigger", "status", "file_id",
+         "size_bytes", "duration_seconds", "format", "failure_reason", "started_at",
+         "ended_at", "available_at", "version"},
+        set(),
+        {"status", "file_id", "size_bytes", "duration_seconds", "format", "failure_reason",
+         "started_at", "ended_at", "available_at", "failed_at", "version", "updated_at"}),
+    "integration_outbox": ({"topic", "dedupe_key", "created_at", "published_at"}, set(), set()),
+    "realtime_outbox": (set(), {"kind", "session_kind", "session_id", "reference_id",
+                                "payload"}, set()),
+}
+
+
+def test_the_contract_asks_for_exactly_the_narrow_grants() -> None:
+    assert {t.name: (set(t.select), set(t.insert), set(t.update)) for t in TABLES} == GRANTED
+
+
 def test_the_products_owner_touches_the_service_tables_only_through_the_granted_columns(
     stack: Stack,
 ) -> None:
     """Installed as a visitor: the service's tables created by the service's own role, the
     GRANTs of `service-sql grants --to OWNER` run by it as printed, migrate by the product's
-    owner. What the product's SECURITY DEFINER functions can do to the service's rows is what
-    its owner can: read and write the granted columns, nothing else - no other column, no
-    DELETE, no TRUNCATE, no DDL."""
+    owner (which installs the reference adapter and rehearses its writes). What the product's
+    functions and its adapter can do to the service's rows is what its owner can: on each
+    column of each service table exactly the SELECT, INSERT and UPDATE of GRANTED, nothing
+    else - the service's outbox only read (never written, marked or deleted), no DELETE, no
+    TRUNCATE, no DDL."""
     tag = uuid.uuid4().hex[:8]
     service, owner, name = f"rfr_sec_service_{tag}", f"rfr_sec_owner_{tag}", f"rfr_sec_{tag}"
     service_pw, owner_pw = secrets.token_hex(12), secrets.token_hex(12)
@@ -328,30 +361,58 @@ def test_the_products_owner_touches_the_service_tables_only_through_the_granted_
         migrate = subprocess.run([CLI, "migrate"], env=env, capture_output=True, text=True,
                                  timeout=180)
         assert migrate.returncode == 0, migrate.stderr
+        with psycopg.connect(service_url, autocommit=True) as conn:
+            columns: dict[str, list[str]] = {}
+            for table, column in conn.execute(
+                    "select c.relname::text, a.attname::text from pg_class as c "
+                    "join pg_namespace as n on n.oid = c.relnamespace "
+                    "join pg_attribute as a on a.attrelid = c.oid "
+                    "where n.nspname = %s and c.relkind in ('r', 'p') and c.relname <> %s "
+                    "and a.attnum > 0 and not a.attisdropped order by c.relname, a.attnum",
+                    (SCHEMA, PRODUCT_TABLE)).fetchall():
+                columns.setdefault(table, []).append(column)
+        # Every service table is probed, and each one the contract names exists.
+        assert set(GRANTED) <= set(columns), columns
+        expected, seen = [], []
         with psycopg.connect(owner_url, autocommit=True) as conn:
-            # The granted columns work (the product's own path needs them) ...
-            assert _refused(conn, "update messenger.call_recordings set version = version "
-                                  "where false") == "accepted"
-            assert _refused(conn, "select id, topic, published_at from "
-                                  "messenger.integration_outbox limit 1") == "accepted"
-            # ... and nothing beyond them.
+            for table, names in columns.items():
+                select, insert, update = GRANTED.get(table, (set(), set(), set()))
+                qualified = f"{SCHEMA}.{table}"
+                for column in names:
+                    for privilege, sql, granted in (
+                        ("select", f"select {column} from {qualified} limit 1",
+                         column in select),
+                        # No row is written: WHERE false; the privilege is checked all the same.
+                        ("insert", f"insert into {qualified} ({column}) select null where false",
+                         column in insert),
+                        ("update", f"update {qualified} set {column} = null where false",
+                         column in update),
+                    ):
+                        expected.append((qualified, column, privilege, granted))
+                        seen.append((qualified, column, privilege,
+                                     _refused(conn, sql) == "accepted"))
+                for sql in (f"delete from {qualified} where false",
+                            f"truncate {qualified}",
+                            f"alter table {qualified} add column rfr_probe integer",
+                            f"create index on {qualified} ({names[0]})",
+                            f"comment on table {qualified} is 'x'"):
+                    assert _refused(conn, sql) == "42501", sql
+            assert seen == expected
+            # Spelled out: the product never publishes, marks or deletes the service's events.
             for sql in (
-                "update messenger.call_sessions set chat_id = null where false",
-                "update messenger.call_recordings set session_id = session_id where false",
-                "update messenger.integration_outbox set payload = '{}' where false",
-                "update messenger.realtime_outbox set dispatched_at = now() where false",
+                "insert into messenger.integration_outbox (topic, message_key, event_type, "
+                "dedupe_key, payload) values ('t', 'k', 'e', 'd', '{}')",
+                "update messenger.integration_outbox set published_at = now() where false",
+                "select id, payload, headers from messenger.integration_outbox limit 1",
                 "select payload from messenger.realtime_outbox limit 1",
-                "insert into messenger.call_sessions (id, started_at) "
-                "values (gen_random_uuid(), now())",
-                "delete from messenger.integration_outbox where false",
-                "delete from messenger.realtime_outbox where false",
-                "delete from messenger.call_recordings where false",
-                "truncate messenger.realtime_outbox",
-                "alter table messenger.call_recordings add column rfr_probe integer",
-                "create index on messenger.integration_outbox (created_at)",
-                "comment on table messenger.call_recordings is 'x'",
             ):
                 assert _refused(conn, sql) == "42501", sql
+            # What the product does read and write it reaches through its adapter.
+            assert _refused(conn, "select recording_id, enqueued_at, published_at from "
+                                  "recording_finalize_adapter.service_events limit 1") == (
+                "accepted")
+            assert _refused(conn, "select * from recording_finalize_adapter.recordings "
+                                  "limit 1") == "accepted"
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')
