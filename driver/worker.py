@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -149,7 +149,13 @@ def _start_checks(
     interval until they can be made or ``retry`` is set (stop: exit 0), and ``health`` hears
     each attempt; without it (``run-once``) the database error propagates.
     """
-    from .db import LockConnectionError, check_lock_connection, refusal, server_message
+    from .db import (
+        LockConnectionError,
+        check_lock_connection,
+        database_target,
+        refusal,
+        server_message,
+    )
     from .drift import shipped
     from .relay import ProducerConfigError, check_producer_idempotent, producer_config
     from .server_settings import check_server_settings
@@ -194,16 +200,6 @@ def _start_checks(
                 return EXIT_OK
             continue
         return None
-
-
-def database_target(settings: Settings) -> str:
-    """``host:port/dbname as user`` of DATABASE_URL (never its password)."""
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        return describe_target(conninfo_to_dict(settings.database_url))
-    except psycopg.ProgrammingError:
-        return "the server of DATABASE_URL (unparsable)"
 
 
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
@@ -301,7 +297,7 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
     unready at once when they refuse, and past a bound when they cannot be reached: two
     polling intervals plus the time one attempt may take (a broker restart is no reason to
     take every pod out of service)."""
-    from .db import CONNECT_TIMEOUT_S
+    from .db import CONNECT_TIMEOUT_S, database_target
     from .drift import shipped
     from .probes import Probe, ReadinessChecker
     from .relay import delivery_timeout_for
@@ -363,19 +359,6 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 
 #: How long the Kafka check waits for the broker's metadata answer.
 KAFKA_CHECK_TIMEOUT_S = 5.0
-
-
-def describe_target(conninfo_params: Mapping[str, Any]) -> str:
-    """``host:port/dbname as user`` of a libpq conninfo, never its password."""
-    hosts = str(conninfo_params.get("host") or conninfo_params.get("hostaddr") or "localhost")
-    ports = str(conninfo_params.get("port") or "5432")
-    host_list, port_list = hosts.split(","), ports.split(",")
-    if len(port_list) == 1:
-        port_list = port_list * len(host_list)
-    where = ",".join(f"{h}:{p}" for h, p in zip(host_list, port_list, strict=False))
-    db = conninfo_params.get("dbname")
-    user = conninfo_params.get("user")
-    return where + (f"/{db}" if db else "") + (f" as {user}" if user else "")
 
 
 def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Shipped,
