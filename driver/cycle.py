@@ -77,6 +77,10 @@ PIPELINE_MAX = 100
 DISCOVER_LIMIT = 1000
 # On a stop, the relay drains what is enqueued for at most this long before the worker exits.
 STOP_DRAIN_S = 3.0
+# The answers that settle a row (progress, the "no run" alert's heartbeat). A backoff, a busy
+# row or a deferred 404 settles nothing: an outage of S3 must not look like work being done.
+SETTLED_BY_APPLY = frozenset({"reconciled", "failed", "quarantined", "terminal"})
+SETTLED_AT_CLAIM = frozenset({"republished", "quarantined", "closed"})
 
 
 class RelayResultLike(Protocol):
@@ -475,6 +479,8 @@ def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummar
                 message="a service transaction is writing its event: the claim let it go first")
         else:
             continue
+        if row.action in SETTLED_AT_CLAIM:
+            ctx.metrics.mark_progress()
         with tracing.attempt_span(str(rid), row.action, row.attempts):
             pass  # settled inside claim_due: the span marks the attempt, it has no work of its own
 
@@ -706,6 +712,8 @@ def _record(
     ctx: Context, row: ClaimedRow, verdict: Verdict, result: AppliedResult, summary: CycleSummary
 ) -> None:
     """Counts and logs one applied verdict by the database's answer (not by our guess)."""
+    if result.result in SETTLED_BY_APPLY:
+        ctx.metrics.mark_progress()
     job = summary.job_run_id
     rid = row.recording_id
     attempts = result.attempts if result.attempts is not None else row.attempts

@@ -159,6 +159,16 @@ class Metrics:
         # Starting at the process start (not at 0) lets the "no successful run" alert fire for a
         # worker that never succeeds, two intervals after it started, and never at start-up.
         self.last_success_timestamp_seconds.set(self._clock())
+        self.last_progress_timestamp_seconds = Gauge(
+            f"{PREFIX}_last_progress_timestamp_seconds",
+            "Unix time of the last sign of work done: a row settled (reconciled, failed, "
+            "republished, quarantined, closed), an event the broker acknowledged, or a "
+            "successful cycle; the process start time until the first.",
+            registry=r,
+        )
+        # A drain's cycle may run for RFR_MAX_RUN_DURATION (3 min): the last-success time moves
+        # only when it ends, so "no run" alerts on this heartbeat, which every settled row moves.
+        self.last_progress_timestamp_seconds.set(self._clock())
         self.build_info = Info(
             f"{PREFIX}_build",
             "The running package: version and the schema version it ships (its last migration).",
@@ -325,8 +335,14 @@ class Metrics:
             self.mark_success()
 
     def mark_success(self) -> None:
-        """Records a successful cycle now."""
-        self.last_success_timestamp_seconds.set(self._clock())
+        """Records a successful cycle now (which is progress too)."""
+        now = self._clock()
+        self.last_success_timestamp_seconds.set(now)
+        self.last_progress_timestamp_seconds.set(now)
+
+    def mark_progress(self) -> None:
+        """Records work done now: a row settled or an event acknowledged."""
+        self.last_progress_timestamp_seconds.set(self._clock())
 
     def render(self) -> bytes:
         """The registry in the Prometheus text exposition format."""
