@@ -171,7 +171,8 @@ class Metrics:
         self.last_progress_timestamp_seconds.set(self._clock())
         self.build_info = Info(
             f"{PREFIX}_build",
-            "The running package: version and the schema version it ships (its last migration).",
+            "The running package: version, the schema version it ships (its last migration), "
+            "the commit it was built from and the fingerprint of its SQL (CHANGELOG.md).",
             registry=r,
         )
         self.set_build_info(*_build())
@@ -348,8 +349,10 @@ class Metrics:
         """The registry in the Prometheus text exposition format."""
         return generate_latest(self.registry)
 
-    def set_build_info(self, version: str, schema_version: str) -> None:
-        self.build_info.info({"version": version, "schema_version": schema_version})
+    def set_build_info(self, version: str, schema_version: str, commit: str = "unknown",
+                       sql_fingerprint: str = "-") -> None:
+        self.build_info.info({"version": version, "schema_version": schema_version,
+                              "commit": commit, "sql_fingerprint": sql_fingerprint})
 
     def start_server(
         self, port: int, addr: str = "0.0.0.0", health: Health | None = None
@@ -440,9 +443,14 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def _build() -> tuple[str, str]:
+def _build() -> tuple[str, str, str, str]:
+    """Version, schema version, commit and SQL fingerprint of the running package."""
+    from .buildinfo import commit, sql_fingerprint
     from .config import packaged_sql_dir
     from .drift import package_version, shipped_schema_version
 
     sql_dir = packaged_sql_dir()
-    return package_version(), shipped_schema_version(sql_dir) if sql_dir else "-"
+    if sql_dir is None:
+        return package_version(), "-", commit(), "-"
+    return (package_version(), shipped_schema_version(sql_dir), commit(),
+            sql_fingerprint(sql_dir))
