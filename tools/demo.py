@@ -74,9 +74,10 @@ ALLOWANCE_S = 3.0
 # hundred calls share this machine's CPUs with the stack and the worker, and after the outage
 # they land their held uploads at the machine's pace, not at compressed time: with the SLA as
 # grace, a busy machine (BUSY=2) saw 626 uploads land 0.9 … 13.4 s after their Failed verdict.
-# A recorder's upload through boto3 took ~0.45 s per lane there (650 held uploads, 16 lanes,
-# 18 s): PUT_BUDGET_S is that, rounded up.
-PUT_BUDGET_S = 0.6
+# There the storage itself is starved (a PUT may time out after 5 s and be tried again): 650 held
+# uploads took ~30 s over 16 lanes, ~0.75 s per upload and lane. PUT_BUDGET_S is that, rounded
+# up; uploads that still land later are counted apart (outside the promise), not failed.
+PUT_BUDGET_S = 1.0
 # The scenario waits this much beyond the last thing the timeline plans (the busy machine's
 # slowness; a quiet run settles long before and stops there).
 SETTLE_SLACK_S = 60.0

@@ -546,6 +546,10 @@ class _Judge:
                 # The crashed service left the row Pending until end + SLA: that is when the
                 # safety net may act. Republish needs no S3, so the outage excuses nothing.
                 eligible = max(eligible, row["session_ended"] + k.sla_s)
+            if self.deferred_log[i]:
+                # A 404 the storage incident deferred re-timed the row to the incident's end +
+                # grace: the service's own late Available waits for that (republish).
+                eligible = max(eligible, self._incident_end(row) + k.upload_grace_s)
             lag = d.seen_wall - eligible
             worst = max(worst, lag)
             within_quiet += lag <= quiet_bound

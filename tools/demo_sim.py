@@ -70,6 +70,8 @@ UPLOAD_DELAY_S = (0.2, 1.2)
 #: A recorder whose upload failed keeps the file and retries: BASE doubling up to CAP, each
 #: delay times U(1 - JITTER, 1 + JITTER). tools/demo.py derives the upload grace from it.
 RETRY_BASE_S, RETRY_CAP_S, RETRY_JITTER = 0.2, 2.0, 0.5
+#: The operator's fix upload is tried this often (a busy storage times out now and then).
+OPERATOR_UPLOAD_TRIES = 10
 
 
 def retry_delay(tries: int, rng: random.Random) -> float:
@@ -586,11 +588,19 @@ class World:
         for rec in bad:
             if str(rec.id) not in quarantined:
                 continue
-            # The fix: the recorder's file is re-uploaded with the metadata it should have had.
-            self.s3.put_object(
-                Bucket=BUCKET, Key=rec.key, Body=body_for(rec), ContentType=rec.content_type,
-                Metadata=metadata_for(rec, fixed=True),
-            )
+            # The fix: the recorder's file is re-uploaded with the metadata it should have had
+            # (again, as a recorder would, when a busy storage times out).
+            for tries in itertools.count(1):
+                try:
+                    self.s3.put_object(
+                        Bucket=BUCKET, Key=rec.key, Body=body_for(rec),
+                        ContentType=rec.content_type, Metadata=metadata_for(rec, fixed=True),
+                    )
+                    break
+                except (BotoCoreError, ClientError):
+                    if tries == OPERATOR_UPLOAD_TRIES:
+                        raise
+                    time.sleep(retry_delay(tries, self.rng))
             rec.fixed_wall = time.time()
             result = self._cli("requeue", str(rec.id), "--operator", "demo-operator",
                                "--reason", "object re-uploaded with usable metadata")
