@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import (
+    DEAD_PORT,
     WORKER_ROLE,
     Db,
     Worker,
@@ -198,3 +199,23 @@ def test_run_refuses_a_taken_metrics_port(worker: Worker) -> None:
         proc = worker.cli("run", RFR_METRICS_PORT=str(port), timeout=30)
     assert proc.returncode == 1
     assert "metrics" in proc.stderr and json.dumps(port) in proc.stderr
+
+
+def test_sigterm_while_the_broker_is_away_stops_well_within_the_grace_period(
+    worker: Worker, db: Db, start_run: Callable[..., Running]
+) -> None:
+    """Issue 29 item 5: with Kafka down a relay batch waits for its delivery reports for the
+    whole delivery timeout (30 s here); a SIGTERM then took 32 s against Kubernetes' 30 s
+    terminationGracePeriodSeconds. A stop now cuts that wait: the event stays unpublished and
+    goes out later."""
+    seeded = seed_available_unpublished(db)
+    running = start_run(KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{DEAD_PORT}")
+    wait_for(lambda: bool(running.events("recording republished")), 15, "the republish",
+             running)
+    time.sleep(2.0)  # the relay is waiting for a broker that is not there
+    took = running.stop()
+    assert running.proc.returncode == 0
+    assert took < 10, f"SIGTERM took {took:.1f} s"
+    published = db.one("select published_at from messenger.integration_outbox "
+                       "where dedupe_key = %s", (str(seeded.recording_id),))
+    assert published == (None,)  # not acknowledged: not marked, delivered later
