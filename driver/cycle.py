@@ -323,7 +323,15 @@ def _locked_cycle(
         ctx.watch = StorageWatch(ctx.metrics, log)
     _reconcile(ctx, ctx.watch, stop, summary, started, lock_deadline)
     if ctx.relay is not None and "relay" not in summary.paused:
+        # The relay may wait its whole delivery timeout (30 s with Kafka away): the gauges say
+        # what the reconcile phase left meanwhile (they showed a publish backlog of 0 while 300
+        # events waited).
+        _refresh_gauges(ctx)
         _relay(ctx.relay, stop, summary, lock_deadline)
+    _refresh_gauges(ctx)
+
+
+def _refresh_gauges(ctx: Context) -> None:
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
         ctx.metrics.storage_incidents_open.set(
@@ -714,8 +722,7 @@ def _record(
     """Counts and logs one applied verdict by the database's answer (not by our guess)."""
     if result.result in SETTLED_BY_APPLY:
         ctx.metrics.mark_progress()
-    job = summary.job_run_id
-    rid = row.recording_id
+    job, rid = summary.job_run_id, row.recording_id
     attempts = result.attempts if result.attempts is not None else row.attempts
     if verdict.outcome != CONFIG_ERROR:
         summary.checked += 1

@@ -8,6 +8,7 @@ counters are declared without it.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -341,6 +342,13 @@ class Metrics:
         self.last_success_timestamp_seconds.set(now)
         self.last_progress_timestamp_seconds.set(now)
 
+    def count_published(self, acknowledged: int, failed: int) -> None:
+        """One relay batch: the events the broker acknowledged (progress) and those it did not."""
+        self.published_total.inc(acknowledged)
+        self.publish_failures_total.inc(failed)
+        if acknowledged:
+            self.mark_progress()
+
     def mark_progress(self) -> None:
         """Records work done now: a row settled or an event acknowledged."""
         self.last_progress_timestamp_seconds.set(self._clock())
@@ -360,8 +368,9 @@ class Metrics:
         """Serves ``/metrics`` on ``addr:port`` from a daemon thread; port 0 disables it.
 
         With ``health``, ``/livez`` and ``/readyz`` answer from it (200 or 503, one line of
-        text saying why). The default address binds all interfaces, which is what a scraping
-        sidecar needs; tests pass ``127.0.0.1``. Returns the port served, or None when disabled.
+        text saying why). ``run`` passes RFR_METRICS_ADDRESS (default all interfaces, what a
+        scraped pod needs); tests pass ``127.0.0.1``. Returns the port served, or None when
+        disabled.
         """
         if port == 0:
             return None
@@ -390,7 +399,8 @@ class Metrics:
             return _text(start_response, "404 Not Found",
                          f"not found: this endpoint serves {METRICS}, {LIVEZ} and {READYZ}")
 
-        server = make_server(addr, port, app, _ThreadingServer, _QuietHandler)
+        server_class = _ThreadingServer6 if ":" in addr else _ThreadingServer
+        server = make_server(addr, port, app, server_class, _QuietHandler)
         thread = threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True)
         thread.start()
         self._server, self._server_thread = server, thread
@@ -434,6 +444,10 @@ def _wants_json(environ: WSGIEnvironment) -> bool:
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+
+
+class _ThreadingServer6(_ThreadingServer):
+    address_family = socket.AF_INET6
 
 
 class _QuietHandler(WSGIRequestHandler):

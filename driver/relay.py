@@ -323,10 +323,7 @@ class Relay:
 
         batch = self._publish(producer, rows, mark)
         marked = batch.marked
-        self._metrics.published_total.inc(marked)
-        if marked:
-            self._metrics.mark_progress()
-        self._metrics.publish_failures_total.inc(len(batch.failed))
+        self._metrics.count_published(marked, len(batch.failed))
         result.batches += 1
         result.claimed += len(rows)
         result.published += marked

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 # Which variables the worker reads, and which a flag may override.
 _CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
 _RUN_FLAGS = [v.name for v in VARIABLES if v.flag and v.name != "RFR_SQL_DIR"]
-_RUN_ONCE_FLAGS = [v.name for v in VARIABLES if v.flag and v.name not in ("RFR_SQL_DIR",
-                                                                          "RFR_METRICS_PORT")]
+_RUN_ONCE_FLAGS = [v.name for v in VARIABLES if v.flag and v.name not in (
+    "RFR_SQL_DIR", "RFR_METRICS_PORT", "RFR_METRICS_ADDRESS")]
 _OTEL_NOTE = "  OTEL_*  standard OpenTelemetry variables; spans are exported only when they ask"
 
 
@@ -258,9 +258,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
-        port = metrics.start_server(settings.metrics_port, health=health)
+        port = metrics.start_server(settings.metrics_port, settings.metrics_address,
+                                    health=health)
     except OSError as err:
-        return fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
+        return fail(f"cannot serve /metrics on {settings.metrics_address} port "
+                    f"{settings.metrics_port}: {err}")
     # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
     readiness = _readiness(settings, health) if port is not None else None
     if readiness is not None:
@@ -468,9 +470,10 @@ RUN = Command(
         "Runs a cycle every RFR_POLLING_INTERVAL (never two at once): takes the single-runner\n"
         "lock (busy: skip the tick), claims due rows, checks each recording's binary in S3,\n"
         "records the outcome, relays the outbox to Kafka and refreshes the gauges. Serves\n"
-        "Prometheus metrics on RFR_METRICS_PORT (0 disables), with the probes /livez (200 while\n"
-        "starting up or while cycles start on schedule; 503 after 2 x RFR_POLLING_INTERVAL +\n"
-        "RFR_LOCK_TTL without one, or while a cycle runs past RFR_LOCK_TTL and a grace, which\n"
+        "Prometheus metrics on RFR_METRICS_ADDRESS:RFR_METRICS_PORT (0 disables), with the\n"
+        "probes /livez (200 while starting up or while cycles start on schedule; 503 after\n"
+        "2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL without one, or while a cycle runs past\n"
+        "RFR_LOCK_TTL and a grace, which\n"
         "is also logged) and /readyz (200 when the database accepts the login, its schema\n"
         "matches this package and the contract with the service's tables holds, the bucket is\n"
         "confirmed and the Kafka broker knows RFR_TOPIC; an unreachable storage or broker only\n"
