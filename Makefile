@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STACK_DIR ?= .stack/dev
 
 .PHONY: help bootstrap lock test test-sql test-py test-alerts lint check demo bench chaos \
-        stack-up stack-down migrate status clean fingerprint fingerprint-record set-version \
+        stack-up stack-down migrate status clean fingerprint fingerprint-record set-version release-tag \
         dashboard dashboard-png alerts-render schema
 
 help:  ## list the targets
@@ -38,13 +38,13 @@ lint: bootstrap  ## sqlfluff, squawk, plpgsql_check, ruff, mypy --strict, promto
 
 check: lint test  ## everything CI runs
 
-demo: bootstrap  ## the safety net at work on the embedded stack, with a verdict (about 3 min)
+demo: bootstrap  ## the safety net at work on the embedded stack, with a verdict (about 1-2 min; BUSY=N: N CPU hogs beside it)
 	@bash scripts/demo.sh
 
 bench: bootstrap  ## end-to-end throughput against peers, round trips, cost growth
 	@bash scripts/bench.sh
 
-chaos: bootstrap  ## fault-injection suite against the real local stack
+chaos: bootstrap  ## fault-injection suite against the real local stack (BUSY=N: N CPU hogs beside it)
 	@bash scripts/chaos.sh
 
 stack-up: bootstrap  ## start a local stack in $(STACK_DIR), migrate it, print the worker's and operator's logins
@@ -72,6 +72,9 @@ fingerprint-record:  ## write that fingerprint into the current (unreleased) CHA
 set-version:  ## VERSION=X.Y.Z: bump pyproject, __version__, image tag, migrate Job, CHANGELOG
 	@[ -n "$(VERSION)" ] || { echo "usage: make set-version VERSION=X.Y.Z"; exit 2; }
 	@python3 scripts/release.py set-version $(VERSION)
+
+release-tag:  ## release the current version: git tag vX.Y.Z on HEAD (a clean, consistent tree only)
+	@python3 scripts/release.py tag
 
 dashboard:  ## regenerate deploy/grafana/recording-finalize.json from tools/dashboard.py
 	@[ -x $(PY) ] || bash scripts/bootstrap.sh

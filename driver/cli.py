@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     parser.add_argument("--version", action=_VersionAction,
-                        help="print the package version and the schema version it ships")
+                        help="print the package version, the schema version it ships, the "
+                        "commit it was built from and its SQL fingerprint")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         cmd = sub.add_parser(
@@ -144,15 +145,20 @@ class _VersionAction(argparse.Action):
 
 
 def version_text() -> str:
+    """The version line, then the build: the commit and the SQL fingerprint (CHANGELOG.md
+    records the fingerprint of each released version)."""
+    from .buildinfo import commit, sql_fingerprint
     from .config import packaged_sql_dir
     from .drift import package_version, shipped
 
     sql_dir = packaged_sql_dir()
     if sql_dir is None:
-        return f"{PROG} {package_version()} (schema: none, this installation ships no sql/)"
+        return (f"{PROG} {package_version()} (schema: none, this installation ships no sql/)\n"
+                f"commit: {commit()}")
     package = shipped(sql_dir)
     return (f"{PROG} {package.version} (schema {package.schema_version}: "
-            f"{len(package.migrations)} migrations, {len(package.functions)} function files)")
+            f"{len(package.migrations)} migrations, {len(package.functions)} function files)\n"
+            f"commit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
 
 
 def _metavar(rule: str) -> str:

@@ -8,6 +8,7 @@ A bad value raises ``ConfigError`` naming the variable and the rule — before a
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import math
 import re
 import string
@@ -122,6 +123,10 @@ VARIABLES: tuple[Variable, ...] = (
              "claiming stops after this long in a cycle", "--max-run-duration"),
     Variable("RFR_METRICS_PORT", "9464", "an integer in 0..65535 (0 disables /metrics)",
              "the port of /metrics, /livez and /readyz (run)", "--metrics-port"),
+    Variable("RFR_METRICS_ADDRESS", "0.0.0.0", "an IPv4 or IPv6 address of this host",
+             "the address /metrics, /livez and /readyz listen on (run): every interface by "
+             "default, as a scraped pod needs; 127.0.0.1 keeps them on the host",
+             "--metrics-address"),
     Variable("RFR_RETENTION", "30d", f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)",
              "run prunes the product's finished rows (Done finalize rows, expired leases, "
              "ended incidents) older than this, hourly; never the service's outboxes"),
@@ -238,6 +243,7 @@ class Settings:
     max_run_duration: float
     lock_key: int
     metrics_port: int
+    metrics_address: str
     sql_dir: Path
     # The operator toolkit (SPEC section 7): 0 = run never prunes.
     retention: float = 30 * 86400.0
@@ -441,6 +447,15 @@ def _check_kafka_security(r: _Reader) -> tuple[str, str | None, str | None, str 
     return protocol, mechanism, username, password
 
 
+def _check_address(r: _Reader, name: str) -> str:
+    """An IP address literal (no host name: what to bind must not depend on a resolver)."""
+    value, source = r.raw(name)
+    try:
+        return str(ipaddress.ip_address((value or "").strip()))
+    except ValueError:
+        raise r.fail(name, value, source) from None
+
+
 def packaged_sql_dir() -> Path | None:
     """The SQL tree the installed package ships (``recording_finalize.sql``), or None.
 
@@ -587,6 +602,7 @@ def load_settings(
         max_run_duration=max_run,
         lock_key=DEFAULT_LOCK_KEY,
         metrics_port=r.integer("RFR_METRICS_PORT", 0, 65535),
+        metrics_address=_check_address(r, "RFR_METRICS_ADDRESS"),
         sql_dir=_check_sql_dir(r),
         retention=_check_retention(r),
         max_apply_rate=r.number("RFR_MAX_APPLY_RATE", 0.0, 100000.0),

@@ -77,6 +77,10 @@ PIPELINE_MAX = 100
 DISCOVER_LIMIT = 1000
 # On a stop, the relay drains what is enqueued for at most this long before the worker exits.
 STOP_DRAIN_S = 3.0
+# The answers that settle a row (progress, the "no run" alert's heartbeat). A backoff, a busy
+# row or a deferred 404 settles nothing: an outage of S3 must not look like work being done.
+SETTLED_BY_APPLY = frozenset({"reconciled", "failed", "quarantined", "terminal"})
+SETTLED_AT_CLAIM = frozenset({"republished", "quarantined", "closed"})
 
 
 class RelayResultLike(Protocol):
@@ -322,7 +326,15 @@ def _locked_cycle(
         ctx.watch = StorageWatch(ctx.metrics, log)
     _reconcile(ctx, ctx.watch, stop, summary, started, lock_deadline)
     if ctx.relay is not None and "relay" not in summary.paused:
+        # The relay may wait its whole delivery timeout (30 s with Kafka away): the gauges say
+        # what the reconcile phase left meanwhile (they showed a publish backlog of 0 while 300
+        # events waited).
+        _refresh_gauges(ctx)
         _relay(ctx.relay, stop, summary, lock_deadline)
+    _refresh_gauges(ctx)
+
+
+def _refresh_gauges(ctx: Context) -> None:
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
         ctx.metrics.storage_incidents_open.set(
@@ -502,6 +514,8 @@ def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummar
                 message="a service transaction is writing its event: the claim let it go first")
         else:
             continue
+        if row.action in SETTLED_AT_CLAIM:
+            ctx.metrics.mark_progress()
         with tracing.attempt_span(str(rid), row.action, row.attempts):
             pass  # settled inside claim_due: the span marks the attempt, it has no work of its own
 
@@ -795,8 +809,9 @@ def _record(
     ctx: Context, row: ClaimedRow, verdict: Verdict, result: AppliedResult, summary: CycleSummary
 ) -> None:
     """Counts and logs one applied verdict by the database's answer (not by our guess)."""
-    job = summary.job_run_id
-    rid = row.recording_id
+    if result.result in SETTLED_BY_APPLY:
+        ctx.metrics.mark_progress()
+    job, rid = summary.job_run_id, row.recording_id
     attempts = result.attempts if result.attempts is not None else row.attempts
     if verdict.outcome != CONFIG_ERROR:
         summary.checked += 1

@@ -9,6 +9,7 @@ paused or hung holder loses the lock on the server's side instead of holding it 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Protocol
@@ -215,6 +216,11 @@ _PERMANENT_SQLSTATES = {
 }
 
 
+#: Of those, the ones a migrate will change: ``run`` refuses them, ``wait-for-schema`` (an init
+#: container that starts beside the migrate Job) waits them out.
+NOT_MIGRATED_SQLSTATES = frozenset({"3F000", "42883"})
+
+
 def refusal(err: psycopg.Error) -> str | None:
     """What is wrong when ``err`` is an answer that waiting will not change, else None."""
     if err.sqlstate:
@@ -226,6 +232,27 @@ def refusal(err: psycopg.Error) -> str | None:
         if marker in text:
             return meaning
     return None
+
+
+def database_target(settings: Settings) -> str:
+    """``host:port/dbname as user`` of DATABASE_URL (never its password)."""
+    try:
+        return describe_target(conninfo_to_dict(settings.database_url))
+    except psycopg.ProgrammingError:
+        return "the server of DATABASE_URL (unparsable)"
+
+
+def describe_target(conninfo_params: Mapping[str, Any]) -> str:
+    """``host:port/dbname as user`` of a libpq conninfo, never its password."""
+    hosts = str(conninfo_params.get("host") or conninfo_params.get("hostaddr") or "localhost")
+    ports = str(conninfo_params.get("port") or "5432")
+    host_list, port_list = hosts.split(","), ports.split(",")
+    if len(port_list) == 1:
+        port_list = port_list * len(host_list)
+    where = ",".join(f"{h}:{p}" for h, p in zip(host_list, port_list, strict=False))
+    db = conninfo_params.get("dbname")
+    user = conninfo_params.get("user")
+    return where + (f"/{db}" if db else "") + (f" as {user}" if user else "")
 
 
 def server_message(err: psycopg.Error) -> str:

@@ -8,6 +8,7 @@ counters are declared without it.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -159,9 +160,20 @@ class Metrics:
         # Starting at the process start (not at 0) lets the "no successful run" alert fire for a
         # worker that never succeeds, two intervals after it started, and never at start-up.
         self.last_success_timestamp_seconds.set(self._clock())
+        self.last_progress_timestamp_seconds = Gauge(
+            f"{PREFIX}_last_progress_timestamp_seconds",
+            "Unix time of the last sign of work done: a row settled (reconciled, failed, "
+            "republished, quarantined, closed), an event the broker acknowledged, or a "
+            "successful cycle; the process start time until the first.",
+            registry=r,
+        )
+        # A drain's cycle may run for RFR_MAX_RUN_DURATION (3 min): the last-success time moves
+        # only when it ends, so "no run" alerts on this heartbeat, which every settled row moves.
+        self.last_progress_timestamp_seconds.set(self._clock())
         self.build_info = Info(
             f"{PREFIX}_build",
-            "The running package: version and the schema version it ships (its last migration).",
+            "The running package: version, the schema version it ships (its last migration), "
+            "the commit it was built from and the fingerprint of its SQL (CHANGELOG.md).",
             registry=r,
         )
         self.set_build_info(*_build())
@@ -332,15 +344,30 @@ class Metrics:
             self.mark_success()
 
     def mark_success(self) -> None:
-        """Records a successful cycle now."""
-        self.last_success_timestamp_seconds.set(self._clock())
+        """Records a successful cycle now (which is progress too)."""
+        now = self._clock()
+        self.last_success_timestamp_seconds.set(now)
+        self.last_progress_timestamp_seconds.set(now)
+
+    def count_published(self, acknowledged: int, failed: int) -> None:
+        """One relay batch: the events the broker acknowledged (progress) and those it did not."""
+        self.published_total.inc(acknowledged)
+        self.publish_failures_total.inc(failed)
+        if acknowledged:
+            self.mark_progress()
+
+    def mark_progress(self) -> None:
+        """Records work done now: a row settled or an event acknowledged."""
+        self.last_progress_timestamp_seconds.set(self._clock())
 
     def render(self) -> bytes:
         """The registry in the Prometheus text exposition format."""
         return generate_latest(self.registry)
 
-    def set_build_info(self, version: str, schema_version: str) -> None:
-        self.build_info.info({"version": version, "schema_version": schema_version})
+    def set_build_info(self, version: str, schema_version: str, commit: str = "unknown",
+                       sql_fingerprint: str = "-") -> None:
+        self.build_info.info({"version": version, "schema_version": schema_version,
+                              "commit": commit, "sql_fingerprint": sql_fingerprint})
 
     def start_server(
         self, port: int, addr: str = "0.0.0.0", health: Health | None = None
@@ -348,8 +375,9 @@ class Metrics:
         """Serves ``/metrics`` on ``addr:port`` from a daemon thread; port 0 disables it.
 
         With ``health``, ``/livez`` and ``/readyz`` answer from it (200 or 503, one line of
-        text saying why). The default address binds all interfaces, which is what a scraping
-        sidecar needs; tests pass ``127.0.0.1``. Returns the port served, or None when disabled.
+        text saying why). ``run`` passes RFR_METRICS_ADDRESS (default all interfaces, what a
+        scraped pod needs); tests pass ``127.0.0.1``. Returns the port served, or None when
+        disabled.
         """
         if port == 0:
             return None
@@ -378,7 +406,8 @@ class Metrics:
             return _text(start_response, "404 Not Found",
                          f"not found: this endpoint serves {METRICS}, {LIVEZ} and {READYZ}")
 
-        server = make_server(addr, port, app, _ThreadingServer, _QuietHandler)
+        server_class = _ThreadingServer6 if ":" in addr else _ThreadingServer
+        server = make_server(addr, port, app, server_class, _QuietHandler)
         thread = threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True)
         thread.start()
         self._server, self._server_thread = server, thread
@@ -424,6 +453,10 @@ class _ThreadingServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
 
+class _ThreadingServer6(_ThreadingServer):
+    address_family = socket.AF_INET6
+
+
 class _QuietHandler(WSGIRequestHandler):
     """No access log on stderr: stderr carries JSON log lines only."""
 
@@ -431,9 +464,14 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def _build() -> tuple[str, str]:
+def _build() -> tuple[str, str, str, str]:
+    """Version, schema version, commit and SQL fingerprint of the running package."""
+    from .buildinfo import commit, sql_fingerprint
     from .config import packaged_sql_dir
     from .drift import package_version, shipped_schema_version
 
     sql_dir = packaged_sql_dir()
-    return package_version(), shipped_schema_version(sql_dir) if sql_dir else "-"
+    if sql_dir is None:
+        return package_version(), "-", commit(), "-"
+    return (package_version(), shipped_schema_version(sql_dir), commit(),
+            sql_fingerprint(sql_dir))

@@ -248,13 +248,15 @@ class Health:
         return out
 
     def ready(self) -> tuple[bool, str]:
-        """(ready, text): ``ok: …`` with each dependency on one line, or ``not ready: …`` and
-        one line per reason (``name: reason``)."""
+        """(ready, text): ``ok: …`` with each dependency on one line, or ``not ready (N of M
+        checks):`` and one line per reason (``name: reason``)."""
         states = self._states()
         failing = [(n, r) for n, holds, r, _ in states if not holds]
         if not failing:
             return True, "ok: " + "; ".join(f"{n}: {r}" for n, _, r, _ in states)
-        lines = [f"not ready: {', '.join(n for n, _ in failing)}"]
+        # The names once, on the reasons' lines: a probe's body is often read as one line
+        # (kubectl's events), where a list of names first read "not ready: storage storage: …".
+        lines = [f"not ready ({len(failing)} of {len(states)} checks):"]
         lines += [f"{n}: {r}" for n, r in failing]
         return False, redact("\n".join(lines))
 

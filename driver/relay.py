@@ -64,6 +64,11 @@ MARK_EVERY_S = 0.5
 LOGGED_IDS = 20
 #: A bounded drain (a stopping worker's) starts no batch with less time than this left.
 BOUNDED_MIN_S = 0.2
+#: A stop asked while a batch waits for its delivery reports cuts that wait to this: with the
+#: broker away the wait is the whole delivery timeout (30 s), and a SIGTERM then took 32 s
+#: against Kubernetes' 30 s grace period. What is not acknowledged by then is not marked and
+#: goes out again later (at least once).
+STOP_WAIT_S = 2.0
 
 # Without a logger librdkafka prints its own (non-JSON) lines to stderr.
 _LIBRDKAFKA_LOG = logging.getLogger("recording_finalize.relay.librdkafka")
@@ -211,6 +216,8 @@ class Relay:
         #: When the current batch stops waiting for its delivery reports (``time.monotonic()``);
         #: None: the full flush wait.
         self._wait_until: float | None = None
+        #: The drain's stop event while a drain runs (a stop cuts the batch's wait).
+        self._stop: threading.Event | None = None
 
     # --- the producer ------------------------------------------------------------------------
 
@@ -244,10 +251,12 @@ class Relay:
         producer, self._producer = self._producer, None
         if producer is None:
             return
-        if self._fatal is None:
-            producer.flush(max(0.0, min(wait_s, FLUSH_MARGIN_S)))
-        else:
-            # A fatal producer delivers nothing more: fail what is left at once.
+        # A fatal producer delivers nothing more; a live one had ``wait_s``. What is left is
+        # failed at once (never marked, so it goes out again later): librdkafka's close would
+        # otherwise wait for it up to the delivery timeout (a SIGTERM with Kafka down took 32 s).
+        left = 1 if self._fatal is not None else producer.flush(
+            max(0.0, min(wait_s, FLUSH_MARGIN_S)))
+        if left:
             producer.purge(in_queue=True, in_flight=True, blocking=False)
             producer.poll(0)
         closer = getattr(producer, "close", None)  # confluent-kafka >= 2.13
@@ -287,10 +296,12 @@ class Relay:
                     )
                     break
                 self._wait_until = deadline if bounded else None
+                self._stop = stop
                 try:
                     reason = self._batch(conn, result)
                 finally:
                     self._wait_until = None
+                    self._stop = None
                 if reason is not None:
                     result.reason = reason
                     break
@@ -312,8 +323,7 @@ class Relay:
 
         batch = self._publish(producer, rows, mark)
         marked = batch.marked
-        self._metrics.published_total.inc(marked)
-        self._metrics.publish_failures_total.inc(len(batch.failed))
+        self._metrics.count_published(marked, len(batch.failed))
         result.batches += 1
         result.claimed += len(rows)
         result.published += marked
@@ -332,6 +342,8 @@ class Relay:
         # A bounded drain's close waits no longer than its deadline either.
         close_wait = (FLUSH_MARGIN_S if self._wait_until is None
                       else self._wait_until - time.monotonic())
+        if self._stop is not None and self._stop.is_set():
+            close_wait = 0.0  # stopping: what is in flight is purged, and goes out again later
         if self._fatal is not None:
             self._log(
                 "kafka producer fatal",
@@ -406,7 +418,11 @@ class Relay:
         deadline = time.monotonic() + self._flush_wait_s
         if self._wait_until is not None:
             deadline = min(deadline, self._wait_until)
+        stopping = False
         while True:
+            if not stopping and self._stop is not None and self._stop.is_set():
+                stopping = True
+                deadline = min(deadline, time.monotonic() + STOP_WAIT_S)
             try:
                 remaining = int(producer.flush(max(0.0, min(MARK_EVERY_S,
                                                             deadline - time.monotonic()))))

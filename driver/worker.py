@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 # Which variables the worker reads, and which a flag may override.
 _CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
 _RUN_FLAGS = [v.name for v in VARIABLES if v.flag and v.name != "RFR_SQL_DIR"]
-_RUN_ONCE_FLAGS = [v.name for v in VARIABLES if v.flag and v.name not in ("RFR_SQL_DIR",
-                                                                          "RFR_METRICS_PORT")]
+_RUN_ONCE_FLAGS = [v.name for v in VARIABLES if v.flag and v.name not in (
+    "RFR_SQL_DIR", "RFR_METRICS_PORT", "RFR_METRICS_ADDRESS")]
 _OTEL_NOTE = "  OTEL_*  standard OpenTelemetry variables; spans are exported only when they ask"
 
 
@@ -150,7 +150,13 @@ def _start_checks(
     interval until they can be made or ``retry`` is set (stop: exit 0), and ``health`` hears
     each attempt; without it (``run-once``) the database error propagates.
     """
-    from .db import LockConnectionError, check_lock_connection, refusal, server_message
+    from .db import (
+        LockConnectionError,
+        check_lock_connection,
+        database_target,
+        refusal,
+        server_message,
+    )
     from .drift import shipped
     from .relay import ProducerConfigError, check_producer_idempotent, producer_config
     from .server_settings import check_server_settings
@@ -204,16 +210,6 @@ def _report_config(settings: Settings) -> None:
 
     with connect(settings) as conn:
         queries.report_worker_config(conn, settings)
-
-
-def database_target(settings: Settings) -> str:
-    """``host:port/dbname as user`` of DATABASE_URL (never its password)."""
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        return describe_target(conninfo_to_dict(settings.database_url))
-    except psycopg.ProgrammingError:
-        return "the server of DATABASE_URL (unparsable)"
 
 
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
@@ -281,9 +277,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
-        port = metrics.start_server(settings.metrics_port, health=health)
+        port = metrics.start_server(settings.metrics_port, settings.metrics_address,
+                                    health=health)
     except OSError as err:
-        return fail(f"cannot serve /metrics on port {settings.metrics_port}: {err}")
+        return fail(f"cannot serve /metrics on {settings.metrics_address} port "
+                    f"{settings.metrics_port}: {err}")
     # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
     readiness = _readiness(settings, health) if port is not None else None
     if readiness is not None:
@@ -320,7 +318,7 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
     unready at once when they refuse, and past a bound when they cannot be reached: two
     polling intervals plus the time one attempt may take (a broker restart is no reason to
     take every pod out of service)."""
-    from .db import CONNECT_TIMEOUT_S
+    from .db import CONNECT_TIMEOUT_S, database_target
     from .drift import shipped
     from .probes import Probe, ReadinessChecker
     from .relay import delivery_timeout_for
@@ -382,19 +380,6 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 
 #: How long the Kafka check waits for the broker's metadata answer.
 KAFKA_CHECK_TIMEOUT_S = 5.0
-
-
-def describe_target(conninfo_params: Mapping[str, Any]) -> str:
-    """``host:port/dbname as user`` of a libpq conninfo, never its password."""
-    hosts = str(conninfo_params.get("host") or conninfo_params.get("hostaddr") or "localhost")
-    ports = str(conninfo_params.get("port") or "5432")
-    host_list, port_list = hosts.split(","), ports.split(",")
-    if len(port_list) == 1:
-        port_list = port_list * len(host_list)
-    where = ",".join(f"{h}:{p}" for h, p in zip(host_list, port_list, strict=False))
-    db = conninfo_params.get("dbname")
-    user = conninfo_params.get("user")
-    return where + (f"/{db}" if db else "") + (f" as {user}" if user else "")
 
 
 def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Shipped,
@@ -528,9 +513,10 @@ RUN = Command(
         "Runs a cycle every RFR_POLLING_INTERVAL (never two at once): takes the single-runner\n"
         "lock (busy: skip the tick), claims due rows, checks each recording's binary in S3,\n"
         "records the outcome, relays the outbox to Kafka and refreshes the gauges. Serves\n"
-        "Prometheus metrics on RFR_METRICS_PORT (0 disables), with the probes /livez (200 while\n"
-        "starting up or while cycles start on schedule; 503 after 2 x RFR_POLLING_INTERVAL +\n"
-        "RFR_LOCK_TTL without one, or while a cycle runs past RFR_LOCK_TTL and a grace, which\n"
+        "Prometheus metrics on RFR_METRICS_ADDRESS:RFR_METRICS_PORT (0 disables), with the\n"
+        "probes /livez (200 while starting up or while cycles start on schedule; 503 after\n"
+        "2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL without one, or while a cycle runs past\n"
+        "RFR_LOCK_TTL and a grace, which\n"
         "is also logged) and /readyz (200 when the database accepts the login, its schema\n"
         "matches this package and the contract with the service's tables holds, the bucket is\n"
         "confirmed and the Kafka broker knows RFR_TOPIC; an unreachable storage or broker only\n"

@@ -30,6 +30,11 @@ PACKAGES=(
     faketime
 )
 
+# make demo / make chaos with BUSY=N run N stress-ng CPU hogs beside them (scripts/busy.sh).
+if [[ "${BUSY:-0}" =~ ^[1-9][0-9]*$ ]]; then
+    PACKAGES+=(stress-ng)
+fi
+
 is_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null || true)" = "ii " ]
 }

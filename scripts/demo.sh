@@ -10,7 +10,8 @@
 #   4. tools/demo.py: the scenario, the real `recording-finalize run`, the report and the chart.
 # Outputs in out/demo/. Exit status: tools/demo.py's (0 PASS, 1 FAIL).
 # Arguments go to tools/demo.py, e.g. `bash scripts/demo.sh --break republish` or `--break incidents`
-# (or RFR_DEMO_BREAK=republish make demo).
+# (or RFR_DEMO_BREAK=republish make demo). BUSY=N (`make demo BUSY=2`): N stress-ng CPU hogs beside
+# the whole run (scripts/busy.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -22,9 +23,12 @@ say() { printf 'demo: %s\n' "$*"; }
 
 # A stack left behind by an interrupted demo is stopped first; ours is stopped on any exit.
 [ -f "$STACK_DIR/state.json" ] && "$PY" tools/stack.py down --dir "$STACK_DIR" >/dev/null 2>&1 || true
+# shellcheck source=scripts/busy.sh
+source scripts/busy.sh
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    busy_stop
     say "stopping the local stack"
     "$PY" tools/stack.py down --dir "$STACK_DIR" >/dev/null 2>&1 || true
     say "done in $((SECONDS - t_start)) s"
@@ -34,6 +38,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+busy_start demo
 say "starting the local stack (PostgreSQL 15, SeaweedFS S3, Tansu Kafka) in $STACK_DIR"
 "$PY" tools/stack.py up --dir "$STACK_DIR"
 # shellcheck disable=SC1091

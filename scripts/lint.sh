@@ -10,7 +10,7 @@ step() { local name=$1; shift; echo "== $name"; "$@" || failed+=("$name"); }
 step sqlfluff "$bin/sqlfluff" lint sql
 step squawk "$bin/squawk" sql/migrations/*.sql
 py_dirs=(); for d in driver tests tools bench scripts; do [ -d "$d" ] && py_dirs+=("$d"); done
-step ruff "$bin/ruff" check "${py_dirs[@]}"
+step ruff "$bin/ruff" check "${py_dirs[@]}" setup.py
 step mypy "$bin/mypy" --strict driver
 step promtool promtool check rules deploy/alerts.yml
 

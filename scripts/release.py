@@ -1,25 +1,32 @@
 #!/usr/bin/env python3
-"""Release bookkeeping: one package version per shipped schema, recorded in CHANGELOG.md.
+"""Release bookkeeping: one version, one build; a release is a git tag.
 
     python3 scripts/release.py fingerprint            # the SQL fingerprint of this tree
     python3 scripts/release.py fingerprint --record   # write it into the current version's entry
     python3 scripts/release.py set-version 0.3.0      # bump every place that carries the version
     python3 scripts/release.py check                  # what tests/py/test_release.py enforces
+    python3 scripts/release.py tag                    # release the current version: tag vX.Y.Z
 
 The **SQL fingerprint** is the sha256 over every ``*.sql`` file under ``sql/`` (migrations,
-function files, the service's reference DDL: what migrate applies or ships), in the order of
-their sorted paths relative to the repository root, each fed as
-``<path> NUL <size in bytes, decimal> NUL <bytes>`` so that no two trees hash alike by moving
-bytes from one file to the next. ``SHA256SUMS`` and ``README.md`` are not SQL and not in it.
+function files, the service's reference DDL, schema.sql: what migrate applies or ships); the
+rule is ``driver/buildinfo.py``'s (``recording-finalize --version`` prints the same figure),
+loaded here by its path. ``SHA256SUMS`` and ``README.md`` are not SQL and not in it.
 
-Every version in CHANGELOG.md carries one line ``Schema fingerprint: <64 hex>``. The test fails
+Every version in CHANGELOG.md carries one line ``Schema fingerprint: <64 hex>``. The check fails
 when the tree's fingerprint differs from the current version's line: sql/ changed, so the
 package needs a new version (``set-version``). ``--record`` rewrites the current entry's line;
-it is for a version not released yet (it refuses once a git tag ``v<version>`` exists).
+it is for a version not released yet.
 
-The version lives in: pyproject.toml, driver/__init__.py (``__version__``), the image tag and
-the migrate Job's name in deploy/kubernetes/base/, and the top entry of CHANGELOG.md.
-``set-version`` changes all of them and opens a CHANGELOG entry with the current fingerprint.
+**A release is a git tag** ``v<version>`` (``tag`` makes it, from a clean tree whose release is
+consistent). Once a version is tagged its fingerprint is the tag's tree's, for good: the check
+fails when the CHANGELOG entry of a tagged version records another one, or when sql/ differs
+from the tag's while the package still says that version (a re-cut is a new version). A clone
+without tags (CI's may have none) checks the rest.
+
+The version lives in: pyproject.toml, driver/__init__.py (``__version__``), the image tag, the
+migrate Job's name and its spec ConfigMap's name in deploy/kubernetes/base/, and the top entry
+of CHANGELOG.md. ``set-version`` changes all of them and opens a CHANGELOG entry with the
+current fingerprint.
 
 Standard library only.
 """
@@ -28,13 +35,16 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
+import importlib.util
 import re
 import subprocess
 import sys
+import tarfile
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -51,19 +61,58 @@ ENTRY = re.compile(r"^## \[(?P<version>[^\]]+)\](?P<rest>.*)$", re.M)
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 
+def _buildinfo() -> ModuleType:
+    """driver/buildinfo.py (standard library only), by its path: the fingerprint's one rule."""
+    spec = importlib.util.spec_from_file_location("_rfr_buildinfo",
+                                                  REPO / "driver" / "buildinfo.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit("driver/buildinfo.py not found")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILDINFO = _buildinfo()
+
+
 def sql_files(root: Path = REPO) -> list[Path]:
     """The files the fingerprint covers, in their hashing order."""
-    return sorted((root / "sql").rglob("*.sql"), key=lambda p: p.relative_to(root).as_posix())
+    return list(BUILDINFO.sql_files(root / "sql"))
 
 
 def sql_fingerprint(root: Path = REPO) -> str:
-    h = hashlib.sha256()
-    for path in sql_files(root):
-        data = path.read_bytes()
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(str(len(data)).encode() + b"\0")
-        h.update(data)
-    return h.hexdigest()
+    return str(BUILDINFO.sql_fingerprint(root / "sql"))
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False,
+                          timeout=60)
+
+
+def release_tags(root: Path = REPO) -> dict[str, str]:
+    """Version → tag of every release tag ``vX.Y.Z`` (none outside git, or in a clone without
+    tags)."""
+    try:
+        listed = _git(root, "tag", "--list", "v*")
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if listed.returncode != 0:
+        return {}
+    tags = listed.stdout.decode().split()
+    return {t[1:]: t for t in tags if SEMVER.match(t[1:])}
+
+
+def tag_fingerprint(tag: str, root: Path = REPO) -> str:
+    """The SQL fingerprint of the tree a tag names (its sql/, read with git archive)."""
+    archive = _git(root, "archive", "--format=tar", tag, "sql")
+    if archive.returncode != 0:
+        raise SystemExit(f"git archive {tag} sql: {archive.stderr.decode().strip()}")
+    with tempfile.TemporaryDirectory(prefix="rfr-release-") as tmp:
+        tar_path = Path(tmp) / "sql.tar"
+        tar_path.write_bytes(archive.stdout)
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(Path(tmp) / "tree", filter="data")
+        return sql_fingerprint(Path(tmp) / "tree")
 
 
 @dataclass(frozen=True)
@@ -120,11 +169,13 @@ def problems(root: Path = REPO) -> list[str]:
     tags = re.findall(r"^\s*newTag:\s*\"?([^\s\"]+)\"?\s*$", kustomization, re.M)
     if tags != [version]:
         out.append(f"{KUSTOMIZATION}: image tags {tags}, expected [{version!r}]")
-    names = re.findall(rf"^\s*name:\s*({re.escape(JOB_PREFIX)}\S+)\s*$",
-                       (root / MIGRATE_JOB).read_text(), re.M)
-    if names != [JOB_PREFIX + job_suffix(version)]:
-        out.append(f"{MIGRATE_JOB}: Job name {names}, expected "
-                   f"{JOB_PREFIX + job_suffix(version)!r}")
+    for path in (MIGRATE_JOB, KUSTOMIZATION):
+        # The Job, and the ConfigMap of its spec whose name the rendered Job takes.
+        names = re.findall(rf"^\s*-?\s*name:\s*({re.escape(JOB_PREFIX)}\S+)\s*$",
+                           (root / path).read_text(), re.M)
+        if names != [JOB_PREFIX + job_suffix(version)]:
+            out.append(f"{path}: migrate name {names}, expected "
+                       f"{JOB_PREFIX + job_suffix(version)!r}")
     entries = changelog_entries((root / CHANGELOG).read_text())
     if not entries:
         return [*out, f"{CHANGELOG}: no versioned entry (## [X.Y.Z] - date)"]
@@ -152,14 +203,55 @@ def problems(root: Path = REPO) -> list[str]:
     if current is not None and current.fingerprint not in (None, fingerprint):
         out.append(f"sql/ changed since {version}: bump the version in pyproject.toml and add "
                    f"a CHANGELOG entry with `Schema fingerprint: {fingerprint}`")
+    return out + released_problems(root, version, fingerprint, entries)
+
+
+def released_problems(root: Path, version: str, fingerprint: str,
+                      entries: list[Entry]) -> list[str]:
+    """What the release tags forbid: a tagged version's fingerprint is the tag's, for good."""
+    out: list[str] = []
+    recorded = {e.version: e.fingerprint for e in entries}
+    for tagged, tag in sorted(release_tags(root).items(), key=lambda t: version_key(t[0])):
+        released = tag_fingerprint(tag, root)
+        if tagged == version and fingerprint != released:
+            out.append(f"sql/ differs from the release {tag} (fingerprint {released[:12]}, the "
+                       f"tree's {fingerprint[:12]}) while pyproject.toml still says {version}: "
+                       "a re-cut is a new version: `make set-version VERSION=<next>`")
+        if tagged in recorded and recorded[tagged] not in (None, released):
+            out.append(f"{CHANGELOG}: {tagged} is released ({tag}) with the schema fingerprint "
+                       f"{released}; its entry records another: a released version's "
+                       "fingerprint never changes")
     return out
+
+
+def tag(root: Path = REPO) -> str:
+    """Tags the current version as released: ``v<version>`` on HEAD, annotated with its
+    fingerprint. Refuses a tree the checks find wrong, changes not committed, or a version
+    that is tagged already."""
+    version = pyproject_version(root)
+    name = f"v{version}"
+    found = problems(root)
+    if found:
+        raise SystemExit("not tagged: " + "; ".join(found))
+    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    if status.returncode != 0 or status.stdout.strip():
+        raise SystemExit(f"not tagged: commit first (git status: "
+                         f"{status.stdout.decode().strip() or status.stderr.decode().strip()})")
+    if name in release_tags(root).values():
+        raise SystemExit(f"not tagged: {name} exists: a re-cut is a new version "
+                         "(`make set-version VERSION=<next>`)")
+    fingerprint = sql_fingerprint(root)
+    made = _git(root, "tag", "-a", name, "-m",
+                f"recording-finalize-retry {version}\n\nSchema fingerprint: {fingerprint}")
+    if made.returncode != 0:
+        raise SystemExit(f"git tag {name}: {made.stderr.decode().strip()}")
+    return name
 
 
 def record(root: Path = REPO) -> str:
     """Writes the tree's fingerprint into the current version's CHANGELOG entry."""
     version = pyproject_version(root)
-    tags = subprocess.run(["git", "tag", "--list", f"v{version}", version], cwd=root,
-                          capture_output=True, text=True, check=False).stdout.split()
+    tags = [t for v, t in release_tags(root).items() if v == version]
     if tags:
         raise SystemExit(f"{version} is tagged ({', '.join(tags)}): released, its fingerprint "
                          "stays; `set-version` to the next version instead")
@@ -192,8 +284,9 @@ def set_version(version: str, root: Path = REPO, today: dt.date | None = None,
     _sub(root / PYPROJECT, r'^(version = )"[^"]+"$', rf'\g<1>"{version}"')
     _sub(root / INIT, r'^(__version__ = )"[^"]+"$', rf'\g<1>"{version}"')
     _sub(root / KUSTOMIZATION, r"^(\s*newTag:\s*)\S+$", rf"\g<1>{version}")
-    _sub(root / MIGRATE_JOB, rf"^(\s*name:\s*){re.escape(JOB_PREFIX)}\S+$",
-         rf"\g<1>{JOB_PREFIX}{job_suffix(version)}")
+    for path in (MIGRATE_JOB, KUSTOMIZATION):
+        _sub(root / path, rf"^(\s*-?\s*name:\s*){re.escape(JOB_PREFIX)}\S+$",
+             rf"\g<1>{JOB_PREFIX}{job_suffix(version)}")
     path = root / CHANGELOG
     text = path.read_text()
     first = next((h for h in ENTRY.finditer(text) if h["version"].lower() != "unreleased"),
@@ -222,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     sv = sub.add_parser("set-version", help="bump every place that carries the version")
     sv.add_argument("version")
     sub.add_parser("check", help="list what the release rules find wrong (exit 1 if any)")
+    sub.add_parser("tag", help="release the current version: tag v<version> on HEAD")
     args = parser.parse_args(argv)
     if args.command == "fingerprint":
         if args.record:
@@ -240,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         set_version(args.version)
         print(f"version {args.version}: {PYPROJECT}, {INIT}, {KUSTOMIZATION}, {MIGRATE_JOB}; "
               f"{CHANGELOG} has a new entry to fill in")
+        return 0
+    if args.command == "tag":
+        print(f"tagged {tag()}: push it with the commit (git push origin <branch> --tags)")
         return 0
     found = problems()
     for problem in found:

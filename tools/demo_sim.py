@@ -63,6 +63,21 @@ BAD_DURATIONS = ("-5", "NaN")
 
 # The simulator's two fleets (thread-pool lanes of the Scheduler).
 MESSENGER, RECORDER = "messenger", "recorder"
+#: How many uploads the simulated recorders make at once (their scheduler's lanes).
+RECORDER_LANES = 16
+#: A recorder uploads its file this long after the call ended.
+UPLOAD_DELAY_S = (0.2, 1.2)
+#: A recorder whose upload failed keeps the file and retries: BASE doubling up to CAP, each
+#: delay times U(1 - JITTER, 1 + JITTER). tools/demo.py derives the upload grace from it.
+RETRY_BASE_S, RETRY_CAP_S, RETRY_JITTER = 0.2, 2.0, 0.5
+#: The operator's fix upload is tried this often (a busy storage times out now and then).
+OPERATOR_UPLOAD_TRIES = 10
+
+
+def retry_delay(tries: int, rng: random.Random) -> float:
+    """The recorder's wait after its ``tries``-th failed upload."""
+    return min(RETRY_CAP_S, RETRY_BASE_S * 2 ** (tries - 1)) * rng.uniform(1 - RETRY_JITTER,
+                                                                        1 + RETRY_JITTER)
 
 BUCKET = "call-recordings"
 KEY_TEMPLATE = "recordings/{recording_id}"
@@ -364,7 +379,7 @@ class World:
             kwargs={"autocommit": True}, open=True
         )
         self.s3 = s3_client(env)
-        self.sched = Scheduler({MESSENGER: 8, RECORDER: 16}, errors=self.errors)
+        self.sched = Scheduler({MESSENGER: 8, RECORDER: RECORDER_LANES}, errors=self.errors)
         # The recorders' view of the storage: cleared on a failed upload, set again by a probe;
         # the operator waits for it (the uploads retry on their own backoff).
         self.storage_up = threading.Event()
@@ -441,7 +456,7 @@ class World:
         if rec.scenario == NEVER:
             return  # the recorder died with the file: no upload, no callback
         # A recorder finishes its file and uploads it a moment after the call ends.
-        self.sched.later(self.rng.uniform(0.2, 1.2), RECORDER, lambda: self._upload(rec))
+        self.sched.later(self.rng.uniform(*UPLOAD_DELAY_S), RECORDER, lambda: self._upload(rec))
 
     def _upload(self, rec: Recording) -> None:
         rec.upload_tries += 1
@@ -451,12 +466,12 @@ class World:
                 Metadata=metadata_for(rec),
             )
         except (BotoCoreError, ClientError):
-            # The recorder keeps the file and retries with its own backoff (0.2 s doubling up
-            # to 2 s, ±50 %): after the outage its upload lands somewhere in the next couple of
-            # seconds, in a race with the worker's HEAD. The probe only tells the operator.
+            # The recorder keeps the file and retries with its own backoff (retry_delay): after
+            # the outage its upload lands somewhere in the next seconds, in a race with the
+            # worker's HEAD. The probe only tells the operator.
             self.storage_up.clear()
             self._probe_storage()
-            delay = min(2.0, 0.2 * 2 ** (rec.upload_tries - 1)) * self.rng.uniform(0.5, 1.5)
+            delay = retry_delay(rec.upload_tries, self.rng)
             self.sched.later(delay, RECORDER, lambda: self._upload(rec))
             return
         rec.uploaded_wall = time.time()
@@ -573,11 +588,19 @@ class World:
         for rec in bad:
             if str(rec.id) not in quarantined:
                 continue
-            # The fix: the recorder's file is re-uploaded with the metadata it should have had.
-            self.s3.put_object(
-                Bucket=BUCKET, Key=rec.key, Body=body_for(rec), ContentType=rec.content_type,
-                Metadata=metadata_for(rec, fixed=True),
-            )
+            # The fix: the recorder's file is re-uploaded with the metadata it should have had
+            # (again, as a recorder would, when a busy storage times out).
+            for tries in itertools.count(1):
+                try:
+                    self.s3.put_object(
+                        Bucket=BUCKET, Key=rec.key, Body=body_for(rec),
+                        ContentType=rec.content_type, Metadata=metadata_for(rec, fixed=True),
+                    )
+                    break
+                except (BotoCoreError, ClientError):
+                    if tries == OPERATOR_UPLOAD_TRIES:
+                        raise
+                    time.sleep(retry_delay(tries, self.rng))
             rec.fixed_wall = time.time()
             result = self._cli("requeue", str(rec.id), "--operator", "demo-operator",
                                "--reason", "object re-uploaded with usable metadata")

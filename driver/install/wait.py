@@ -16,6 +16,7 @@ import psycopg
 from .. import contract, logs
 from ..cliutil import EXIT_OK, EXIT_USAGE, Command, connect, fail
 from ..config import Settings, parse_duration
+from ..db import NOT_MIGRATED_SQLSTATES, database_target, refusal, server_message
 from ..drift import schema_drift, shipped
 from ..errors import describe
 
@@ -30,6 +31,7 @@ def wait_for_schema_command(args: argparse.Namespace, settings: Settings) -> int
         return fail(f"--timeout must be a duration (90, 5m, 1h); got {args.timeout!r}",
                      EXIT_USAGE)
     package = shipped(settings.sql_dir)
+    target = database_target(settings)
     deadline = time.monotonic() + timeout
     why = "not checked yet"
     while True:
@@ -49,7 +51,16 @@ def wait_for_schema_command(args: argparse.Namespace, settings: Settings) -> int
                     return EXIT_OK
                 why = drift.message()
         except psycopg.Error as err:
-            why = f"the database cannot be reached or refused: {describe(err)}"
+            meaning = refusal(err)
+            if meaning is not None and err.sqlstate not in NOT_MIGRATED_SQLSTATES:
+                # A wrong password, a missing grant or database: no wait mends it, and a pod
+                # held in Init:0/1 says nothing of why; run refuses them the same way.
+                logs.log("wait-for-schema refused", level="error", error=describe(err),
+                         database=target, message=meaning)
+                return fail(f"wait-for-schema: the database at {target} refused the login: "
+                            f"{meaning}. The server said: {server_message(err)}", EXIT_USAGE)
+            why = meaning or (f"the database at {target} cannot be reached: "
+                              f"{server_message(err)}")
         if time.monotonic() + WAIT_POLL_S > deadline:
             return fail(f"wait-for-schema: gave up after {args.timeout}: {why}")
         logs.log("waiting for schema", reason=why)
@@ -79,9 +90,12 @@ COMMAND = Command(
         "Connect as the worker's login."
     ),
     exits=(
-        "exit 1: --timeout passed while the schema still differs (the message says how).\n"
-        "exit 2: the database is newer than this package, or the contract with the service's\n"
-        "        tables does not hold (waiting will not change either): the message says why."
+        "exit 1: --timeout passed while the database could not be reached or its schema still\n"
+        "        differs (the message says how).\n"
+        "exit 2: at once, for what waiting will not change: a wrong password, a login without\n"
+        "        the recording_finalize_worker grant, a database that does not exist, a database\n"
+        "        newer than this package, or a broken contract with the service's tables; the\n"
+        "        message names the cause and the fix."
     ),
     handler=wait_for_schema_command,
     variables=("DATABASE_URL", "RFR_SQL_DIR"),

@@ -61,8 +61,8 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
                     "checked": len(failed)})
     clean = all(r["found"] == 0 for r in results)
     if args.json:
-        print_json({"clean": clean, "checks": results,
-                    "repaired": [str(r.recording_id) for r in repaired]})
+        print_json({"clean": clean, "overdueAfterSeconds": settings.polling_interval,
+                    "checks": results, "repaired": [str(r.recording_id) for r in repaired]})
     else:
         if args.repair:
             print(f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
@@ -71,6 +71,9 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
         for r in results:
             examples = ", ".join(r["examples"]) if r["examples"] else "-"
             print(f"{_check_label(r).ljust(width)}  {str(r['found']).rjust(6)}  {examples}")
+        # The worker's interval lives in its own environment: say which one was used.
+        print(f"unpublished_overdue: older than {settings.polling_interval:g} s "
+              "(RFR_POLLING_INTERVAL / --polling-interval: give the worker's)")
         print("clean" if clean else "findings: see above (recording-finalize explain ID)")
     return EXIT_OK if clean else EXIT_FAILURE
 
@@ -104,10 +107,13 @@ COMMAND = Command(
         "recording ids: available_without_event (Available, no event enqueued, nothing to\n"
         "enqueue it), orphaned_recordings (not terminal, session ended past the SLA, no finalize\n"
         "row: the worker cannot see them), done_not_terminal, unpublished_overdue (older than\n"
-        "one polling interval), quarantined (by reason) and failed_with_binary (a Failed\n"
+        "one polling interval: the WORKER's, which this command cannot know: give it with\n"
+        "--polling-interval or RFR_POLLING_INTERVAL; the bound used is printed), quarantined\n"
+        "(by reason) and failed_with_binary (a Failed\n"
         "recording whose binary is in S3 now: for a human to look at). --repair first opens a\n"
         "finalize row, due now, for every orphan (audited) and nothing else. With --json one\n"
-        "object: clean, checks [{check, reason, found, examples}], repaired [ids]."
+        "object: clean, overdueAfterSeconds, checks [{check, reason, found, examples}],\n"
+        "repaired [ids]."
     ),
     exits=(
         "exit 1: a check found something (after --repair: something but the orphans).\n"
@@ -115,5 +121,6 @@ COMMAND = Command(
     ),
     handler=audit_command,
     variables=(*s3.S3_VARIABLES, "RFR_POLLING_INTERVAL"),
+    flags=("RFR_POLLING_INTERVAL",),
     add_arguments=_add_arguments,
 )

@@ -42,10 +42,13 @@ def render_table(figures: list[Figures]) -> str:
 def update_docs(path: Path, table: str, wall_s: float) -> None:
     text = path.read_text() if path.exists() else f"{START}\n{END}\n"
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    busy = os.environ.get("BUSY", "0")
+    hogs = (f" with BUSY={busy} ({busy} stress-ng CPU hogs beside it the whole run)"
+            if busy not in ("", "0") else "")
     block = (
         f"{START}\n"
         f"Measured {when} on {os.cpu_count()} CPUs ({platform.machine()}, "
-        f"Python {platform.python_version()}) by `make chaos`; whole run "
+        f"Python {platform.python_version()}) by `make chaos`{hogs}; whole run "
         f"{wall_s:.0f} s wall time, bootstrap and stack included.\n\n"
         f"{table}\n{END}"
     )

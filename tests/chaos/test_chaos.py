@@ -189,7 +189,15 @@ def test_s3_slow_and_silent(world: Make, record: Record, stack: Stack) -> None:
     assert_ok(fig)
 
 
-UPLOAD_GRACE_S = 8.0
+# The recorders' retry schedule (a recorder keeps its file and retries: BASE doubling up to CAP,
+# each delay times U(1 - JITTER, 1 + JITTER)) and one upload's timeouts.
+RETRY_BASE_S, RETRY_CAP_S, RETRY_JITTER = 0.2, 2.0, 0.5
+PUT_CONNECT_S, PUT_READ_S = 0.5, 1.0
+# RFR_UPLOAD_GRACE from them: once S3 answers, a recorder's next try comes within its longest
+# delay and takes at most one upload's timeouts; twice that, for 60 recorder threads sharing a
+# busy machine's CPUs. An upload that still lands later is outside the promise (either terminal
+# state is right for it); the scenario then says how many.
+UPLOAD_GRACE_S = 2 * (RETRY_CAP_S * (1 + RETRY_JITTER) + PUT_CONNECT_S + PUT_READ_S)
 
 
 def test_s3_outage_recorders_retry(
@@ -213,14 +221,13 @@ def test_s3_outage_recorders_retry(
         aws_access_key_id=stack.env["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=stack.env["AWS_SECRET_ACCESS_KEY"],
         region_name=stack.env["AWS_DEFAULT_REGION"],
-        config=Config(connect_timeout=0.5, read_timeout=1.0,
+        config=Config(connect_timeout=PUT_CONNECT_S, read_timeout=PUT_READ_S,
                       retries={"mode": "standard", "total_max_attempts": 1}))
     landed: dict[uuid.UUID, float] = {}
     tries: Counter[uuid.UUID] = Counter()
     give_up = threading.Event()
 
     def recorder(rid: uuid.UUID, seed: int) -> None:
-        # A recorder keeps the file and retries: 0.2 s doubling up to 2 s, +-50 %.
         own = random.Random(seed)
         while not give_up.is_set():
             tries[rid] += 1
@@ -229,7 +236,8 @@ def test_s3_outage_recorders_retry(
                     Bucket=w.bucket, Key=f"recordings/{rid}", Body=b"\0" * 512,
                     ContentType="audio/webm", Metadata={"duration-seconds": "42"})
             except (BotoCoreError, ClientError):
-                give_up.wait(min(2.0, 0.2 * 2 ** (tries[rid] - 1)) * own.uniform(0.5, 1.5))
+                give_up.wait(min(RETRY_CAP_S, RETRY_BASE_S * 2 ** (tries[rid] - 1))
+                             * own.uniform(1 - RETRY_JITTER, 1 + RETRY_JITTER))
                 continue
             landed[rid] = time.time()
             return
@@ -248,6 +256,13 @@ def test_s3_outage_recorders_retry(
     for t in threads:
         t.join(20)
     give_up.set()
+    ended = incident_end(w, timeout_s=30.0)
+    # The promise covers the binaries that landed within the grace; a later one may end either
+    # way (judged by the figures as such, and counted below).
+    late_landed = [rid for rid in held if ended is None or rid not in landed
+                   or landed[rid] > ended + UPLOAD_GRACE_S]
+    for rid in late_landed:
+        w.expected[rid] = frozenset({"Available", "Failed"})
     fig = finish(w, record, "S3 stopped 6 s (6x the SLA) while recorders retry their uploads",
                  fault_end, recovery_env=env)
     del worker
@@ -256,9 +271,7 @@ def test_s3_outage_recorders_retry(
                       "from recording_finalize.storage_incidents "
                       "where source = 'worker' order by id")
     status = dict(w.all("select id, status from messenger.call_recordings"))
-    ended = max((e for _, e in incidents if e is not None), default=None)
-    within = [rid for rid in held if rid in landed and ended is not None
-              and landed[rid] <= ended + UPLOAD_GRACE_S]
+    within = [rid for rid in held if rid not in late_landed]
     held_failed = [rid for rid in within if status[rid] == "Failed"]
     never_failed = sum(1 for rid in never if status[rid] == "Failed")
     deferred = sum(1 for e in w.all_logs()
@@ -269,14 +282,32 @@ def test_s3_outage_recorders_retry(
     fig.notes.append(
         f"worker incidents {spans} (s after S3 stopped); {len(landed)}/{len(held)} uploads "
         f"landed {min(late, default=0):+.1f} … {max(late, default=0):+.1f} s from the "
-        f"incident's end after {sum(tries.values())} tries; {deferred} 404s deferred; held "
+        f"incident's end after {sum(tries.values())} tries (grace {UPLOAD_GRACE_S:g} s: "
+        f"{len(late_landed)} landed after it); {deferred} 404s deferred; held "
         f"Failed {len(held_failed)}; never-uploaded Failed {never_failed}/{len(never)}")
     print(f"\n{w.name}: {fig.notes[-1]}")
     assert incidents and ended is not None, "the worker recorded no (closed) storage incident"
-    assert len(within) == len(held), "an upload landed after the grace: lengthen UPLOAD_GRACE_S"
+    # The scenario tested the promise only if uploads did land within the grace.
+    assert len(within) >= len(held) // 2, (
+        f"only {len(within)} of {len(held)} uploads landed within the {UPLOAD_GRACE_S:g} s "
+        "grace: the scenario's timing broke (the machine is too slow for it)")
     assert held_failed == [], "a recording failed although its binary landed within the grace"
     assert never_failed == len(never)
     assert_ok(fig)
+
+
+def incident_end(w: World, timeout_s: float) -> float | None:
+    """When the worker's storage incident ended (epoch seconds), waiting up to ``timeout_s``
+    for a cycle to see the storage again; None if it did not."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rows = w.all("select extract(epoch from ended_at)::float8 "
+                     "from recording_finalize.storage_incidents where source = 'worker'")
+        if rows and all(r[0] is not None for r in rows):
+            return max(r[0] for r in rows)
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
 
 
 BUDGET_ENV = {"RFR_MAX_ATTEMPTS": "5", "RFR_BACKOFF_BASE": "200ms", "RFR_BACKOFF_FACTOR": "2",

@@ -44,6 +44,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+from recording_finalize.buildinfo import git_commit  # noqa: E402
+
 from tools import stack as stack_tool  # noqa: E402
 
 CLI = str(Path(sys.executable).parent / "recording-finalize")
@@ -630,12 +632,14 @@ class InstalledPackage:
         return str(self.venv / "bin" / "recording-finalize")
 
 
-def run_checked(args: list[str], cwd: Path, timeout: float = 300) -> str:
-    """Runs ``args`` with the base environment; its stdout, or a failed assertion with both
-    streams' tails."""
+def run_checked(args: list[str], cwd: Path, timeout: float = 300,
+                env: dict[str, str] | None = None) -> str:
+    """Runs ``args`` with the base environment (and ``env``); its stdout, or a failed assertion
+    with both streams' tails."""
     proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env=_base_env() | {"PIP_DISABLE_PIP_VERSION_CHECK": "1",
-                                             "HOME": os.environ.get("HOME", "/root")})
+                                             "HOME": os.environ.get("HOME", "/root")}
+                          | (env or {}))
     assert proc.returncode == 0, (args, proc.stdout[-3000:], proc.stderr[-3000:])
     return proc.stdout
 
@@ -654,8 +658,11 @@ def installed_package(tmp_path_factory: pytest.TempPathFactory) -> InstalledPack
         if (REPO / rel).is_file():
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, src / rel)
+    # The copy has no .git: the checkout's commit is handed to the build, as a pipeline that
+    # builds from an export would (setup.py bakes it into the wheel).
     run_checked([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                 str(work / "dist"), str(src)], cwd=work)
+                 str(work / "dist"), str(src)], cwd=work,
+                env={"RFR_BUILD_COMMIT": git_commit(REPO) or "unknown"})
     [wheel] = (work / "dist").glob("recording_finalize_retry-*.whl")
     venv = work / "venv"
     run_checked([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)],

@@ -59,6 +59,20 @@ IMAGE = "recording-finalize-retry"
 IDS = [str(k.relative_to(REPO)) for k in KUSTOMIZATIONS]
 
 
+def migrate_spec(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ConfigMap that carries the migrate Job's spec (and names it)."""
+    [spec] = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"].get("labels", {})
+              .get("app.kubernetes.io/component") == "migrate-spec"]
+    return spec
+
+
+def settings_config_maps(docs: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """The ConfigMaps of settings (the pods' variables), by name."""
+    spec = migrate_spec(docs)["metadata"]["name"]
+    return {d["metadata"]["name"]: d.get("data", {}) for d in docs
+            if d["kind"] == "ConfigMap" and d["metadata"]["name"] != spec}
+
+
 @pytest.fixture(scope="module", params=KUSTOMIZATIONS, ids=IDS)
 def rendered(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
     return render(request.param)
@@ -99,7 +113,11 @@ def test_the_release_is_in_the_image_tag_and_the_migrate_jobs_name(
             # No registry host: the image name alone; an overlay's `images:` adds a registry.
             assert c["image"] == f"{IMAGE}:{__version__}", (where, c["name"], c["image"])
     job = one(rendered, "Job")
-    assert job["metadata"]["name"] == f"{IMAGE}-migrate-{__version__.replace('.', '-')}"
+    # The version's name, then the hash suffix of the ConfigMap of its spec (its name).
+    assert job["metadata"]["name"] == migrate_spec(rendered)["metadata"]["name"]
+    assert re.fullmatch(rf"{IMAGE}-migrate-{__version__.replace('.', '-')}-[a-z0-9]{{10}}",
+                        job["metadata"]["name"]), job["metadata"]["name"]
+    assert len(job["metadata"]["name"]) <= 63  # the job-name label of its pods
     assert "generateName" not in job["metadata"]  # `kubectl apply` needs a fixed name
     assert 0 < job["spec"]["ttlSecondsAfterFinished"] <= 7 * 86400
     assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
@@ -121,7 +139,7 @@ def test_the_next_release_renders_a_new_job_and_the_same_release_the_same_one(
         after = render(tmp_path / o.relative_to(REPO))
         old_job, new_job = one(before[o.name], "Job"), one(after, "Job")
         assert old_job["metadata"]["name"] != new_job["metadata"]["name"]
-        assert new_job["metadata"]["name"].endswith(next_version.replace(".", "-"))
+        assert f"-migrate-{next_version.replace('.', '-')}-" in new_job["metadata"]["name"]
         old_dep, new_dep = one(before[o.name], "Deployment"), one(after, "Deployment")
         images = {c["image"] for c in containers(new_dep["spec"]["template"]["spec"])}
         assert images == {f"{IMAGE}:{next_version}"}
@@ -130,6 +148,42 @@ def test_the_next_release_renders_a_new_job_and_the_same_release_the_same_one(
             new_dep)
     assert render_text(tmp_path / OVERLAYS[0].relative_to(REPO)) == render_text(
         tmp_path / OVERLAYS[0].relative_to(REPO))
+
+
+def test_whatever_changes_the_jobs_spec_changes_its_name(tmp_path: Path) -> None:
+    """Issue 29 item 4: a re-built image of one version (another registry, tag or a digest
+    pin), or any edit of the Job's spec, gives a new Job name, so `kubectl apply` never meets
+    the old Job's immutable pod template; the same input renders the same name."""
+    shutil.copytree(REPO / "deploy" / "kubernetes", tmp_path / "kubernetes")
+    overlay = tmp_path / "kubernetes" / "overlays" / "example"
+    kustomization = overlay / "kustomization.yaml"
+    original = kustomization.read_text()
+
+    def job_name() -> tuple[str, str]:
+        docs = render(overlay)
+        job = one(docs, "Job")
+        [image] = {c["image"] for c in containers(job["spec"]["template"]["spec"])}
+        return job["metadata"]["name"], image
+
+    names = {job_name()}
+    assert job_name() in names  # stable
+    for images in (
+        f"images:\n  - name: {IMAGE}\n    newName: registry.example/{IMAGE}\n",
+        f"images:\n  - name: {IMAGE}\n    newName: registry.example/{IMAGE}\n"
+        f"    digest: sha256:{'a' * 64}\n",
+        f"images:\n  - name: {IMAGE}\n    newName: registry.example/{IMAGE}\n"
+        f"    digest: sha256:{'b' * 64}\n",
+    ):
+        kustomization.write_text(original + images)
+        name, image = job_name()
+        assert image.startswith(f"registry.example/{IMAGE}"), image
+        assert (name, image) not in names and name not in {n for n, _ in names}, name
+        names.add((name, image))
+    kustomization.write_text(original)
+    job_file = tmp_path / "kubernetes" / "base" / "migrate-job.yaml"
+    job_file.write_text(job_file.read_text().replace("backoffLimit: 3", "backoffLimit: 4"))
+    name, _ = job_name()
+    assert name not in {n for n, _ in names}, "an edit of the Job's spec kept its name"
 
 
 def test_migrate_runs_first_by_construction(rendered: list[dict[str, Any]]) -> None:
@@ -227,8 +281,7 @@ def test_serviceaccount_without_token_and_pods_in_the_namespace(
 
 def test_every_variable_of_the_manifests_is_one_the_driver_reads(
         rendered: list[dict[str, Any]]) -> None:
-    config_maps = {d["metadata"]["name"]: d.get("data", {}) for d in rendered
-                   if d["kind"] == "ConfigMap"}
+    config_maps = settings_config_maps(rendered)
     for where, spec in pod_specs(rendered):
         for c in containers(spec):
             env = _environment(c, config_maps)
@@ -248,8 +301,7 @@ def test_the_overlays_configuration_passes_the_drivers_own_validation(
         overlay: list[dict[str, Any]]) -> None:
     """What `run` would say at start about this environment (with stand-ins for the Secret's
     values): nothing, it is valid."""
-    config_maps = {d["metadata"]["name"]: d.get("data", {}) for d in overlay
-                   if d["kind"] == "ConfigMap"}
+    config_maps = settings_config_maps(overlay)
     [sidecar] = one(overlay, "Deployment")["spec"]["template"]["spec"]["containers"]
     env = _environment(sidecar, config_maps, secret="stand-in",
                        database_url="postgresql://login:stand-in@db:5432/messenger")
@@ -293,7 +345,7 @@ def test_the_networkpolicy_lets_out_what_the_configuration_points_at(
     allowed = {(p.get("protocol", "TCP"), p["port"]) for rule in policy["egress"]
                for p in rule["ports"]}
     assert all(rule.get("to") for rule in policy["egress"]), "an egress rule without `to`"
-    data = one(overlay, "ConfigMap")["data"]
+    [data] = settings_config_maps(overlay).values()
     s3 = urlsplit(data["S3_ENDPOINT_URL"])
     wanted = {("UDP", 53), ("TCP", 53), ("TCP", 5432),
               ("TCP", s3.port or (443 if s3.scheme == "https" else 80))}

@@ -15,6 +15,7 @@ import json
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,6 +25,7 @@ from conftest import (
     Stack,
     Worker,
     finalize_row,
+    put_binary,
     recording,
     seed_available_unpublished,
     seed_stuck,
@@ -268,3 +270,40 @@ def test_storage_incident_cli(worker: Worker, db: Db, operator_url: str) -> None
                        DATABASE_URL=operator_url)
     assert twice.returncode == 1 and "no open incident" in twice.stderr
     assert worker.cli("storage-incident", "nonsense").returncode == 2
+
+
+def test_the_heartbeat_moves_with_each_settled_row_and_not_with_an_outage(
+    world: tuple[Context, FaultyStorage, Run], db: Db, stack: Stack, bucket: str
+) -> None:
+    """The "no run" alert's heartbeat (issue 29 item 3): a drain's cycle may run for minutes,
+    so every settled row moves it, not only the cycle's end; transient verdicts settle nothing
+    and leave it where it was."""
+    ctx, storage, run = world
+    heartbeat = "messenger_recording_finalize_last_progress_timestamp_seconds"
+    seeded = [seed_stuck(db) for _ in range(3)]
+    for s in seeded:
+        put_binary(stack, bucket, s.recording_id)
+    moves: list[float] = []
+    mark = ctx.metrics.mark_progress
+
+    def counted() -> None:
+        moves.append(time.monotonic())
+        mark()
+
+    ctx.metrics.mark_progress = counted  # type: ignore[method-assign]
+
+    storage.transient = True
+    summary, _ = run()
+    assert summary.transient == 3 and summary.backoff == 3
+    assert moves == []  # (a cycle that ends ok still moves it, as the end of any ok cycle)
+    before = metric(ctx, heartbeat)
+
+    storage.transient = False
+    for s in seeded:
+        make_due(db, s.recording_id)
+    summary, _ = run()
+    assert summary.reconciled == 3, summary
+    # One move per settled row (and one per relay batch the broker acknowledged), each while
+    # the cycle runs; its success at the end moves the gauge once more.
+    assert len(moves) >= 3
+    assert metric(ctx, heartbeat) > before

@@ -38,6 +38,8 @@ from conftest import (
     seed_available_unpublished,
     seed_stuck,
 )
+from kube import load_release
+from recording_finalize.buildinfo import git_commit
 
 Installed = InstalledPackage
 
@@ -164,6 +166,10 @@ def test_the_installed_package_installs_into_an_empty_database(
     version = _cli(installed, worker, "--version", url=worker.db.owner_url).stdout
     last = max(p.stem for p in (REPO / "sql" / "migrations").glob("*.sql"))
     assert version.startswith("recording-finalize ") and f"schema {last}" in version
+    # The build: the commit baked in at build time (no .git here), the SQL's fingerprint as
+    # CHANGELOG.md records it (scripts/release.py's rule).
+    assert f"\ncommit: {git_commit(REPO)}\n" in version, version
+    assert f"\nsql fingerprint: {load_release().sql_fingerprint()}" in version, version
     with _new_database(worker, service_first=False) as target:
         db = target.db
         # Plain migrate refuses an empty database (no service tables), writing nothing.

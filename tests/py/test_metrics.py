@@ -34,6 +34,7 @@ EXPECTED_NAMES = {
     f"{P}_published_total",
     f"{P}_publish_failures_total",
     f"{P}_last_success_timestamp_seconds",
+    f"{P}_last_progress_timestamp_seconds",
     f"{P}_last_refresh_timestamp_seconds",
     f"{P}_ready",
     f"{P}_config_errors_total",
@@ -142,10 +143,18 @@ def test_counters_and_cycles() -> None:
     assert s[f"{P}_failed_total"] == 1
     assert s[f'{P}_cycles_total{{result="skipped"}}'] == 1
     assert s[f"{P}_last_success_timestamp_seconds"] == 1000.0  # a skipped cycle is no success
+    assert s[f"{P}_last_progress_timestamp_seconds"] == 1000.0  # nor any progress
+    now[0] = 1500.0
+    m.mark_progress()  # a row settled in a cycle that has not ended
+    s = samples(m.render().decode())
+    assert s[f"{P}_last_progress_timestamp_seconds"] == 1500.0
+    assert s[f"{P}_last_success_timestamp_seconds"] == 1000.0
+    now[0] = 2000.0
     m.observe_cycle("ok", 0.2)
     s = samples(m.render().decode())
     assert s[f'{P}_cycles_total{{result="ok"}}'] == 1
     assert s[f"{P}_last_success_timestamp_seconds"] == 2000.0
+    assert s[f"{P}_last_progress_timestamp_seconds"] == 2000.0
     assert s[f"{P}_cycle_duration_seconds_count"] == 2
     with pytest.raises(ValueError, match="unknown cycle result"):
         m.observe_cycle("great", 1.0)

@@ -45,7 +45,7 @@ def test_one_version_everywhere() -> None:
         tags = {c["image"].rsplit(":", 1)[1] for _, spec in pod_specs(docs)
                 for c in containers(spec)}
         assert tags == {version}, (kustomization, tags)
-        assert one(docs, "Job")["metadata"]["name"].endswith("-" + version.replace(".", "-"))
+        assert f"-migrate-{version.replace('.', '-')}-" in one(docs, "Job")["metadata"]["name"]
     top = release.changelog_entries((REPO / "CHANGELOG.md").read_text())[0]
     assert top.version == version
     assert release.problems() == []
@@ -153,3 +153,82 @@ def test_record_refreshes_the_current_entry_and_refuses_a_released_version(
     subprocess.run(["git", "-C", str(root), "tag", f"v{__version__}"], check=True)
     with pytest.raises(SystemExit, match="is tagged"):
         release.record(root)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t",
+                    *args], check=True, capture_output=True)
+
+
+def _released_clone(tmp_path: Path) -> Path:
+    """A git repository of the release tree, committed, with the current version tagged."""
+    root = _tree(tmp_path)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "release")
+    assert release.tag(root) == f"v{__version__}"
+    return root
+
+
+def test_without_a_tag_only_the_changelog_rules_apply(tmp_path: Path) -> None:
+    """CI's clean clone may have no tags: the release checks pass on a consistent tree."""
+    root = _tree(tmp_path)
+    _git(root, "init", "-q")
+    assert release.release_tags(root) == {}
+    assert release.problems(root) == []
+
+
+def test_changing_sql_after_the_release_tag_without_a_version_bump_fails(tmp_path: Path
+                                                                         ) -> None:
+    """Issue 29 item 4: a tag vX.Y.Z is the release; sql/ that differs from the tag's while
+    pyproject still says X.Y.Z is refused, even when CHANGELOG's line is rewritten to match the
+    new tree (a re-cut under the same version), and the way out is a new version."""
+    root = _released_clone(tmp_path)
+    assert release.problems(root) == []
+    released = release.sql_fingerprint(root)
+    f = root / "sql" / "functions" / "recording_finalize.stats.sql"
+    f.write_text(f.read_text() + "\n-- a re-cut\n")
+    assert any(f"differs from the release v{__version__}" in p for p in release.problems(root))
+    # Recording the new fingerprint under the released version is refused, and so is writing
+    # it by hand: the tag's tree decides.
+    with pytest.raises(SystemExit, match="is tagged"):
+        release.record(root)
+    changelog = root / "CHANGELOG.md"
+    changelog.write_text(changelog.read_text().replace(released,
+                                                       release.sql_fingerprint(root)))
+    found = release.problems(root)
+    assert any("is released" in p and "never changes" in p for p in found), found
+    assert any("a re-cut is a new version" in p for p in found), found
+    # The way out: the released entry as it was, and a new version for the new SQL.
+    changelog.write_text(changelog.read_text().replace(release.sql_fingerprint(root),
+                                                       released))
+    release.set_version("9.0.0", root=root)
+    assert release.problems(root) == []
+
+
+def test_tag_refuses_uncommitted_changes_and_a_version_tagged_already(tmp_path: Path) -> None:
+    root = _released_clone(tmp_path)
+    with pytest.raises(SystemExit, match="exists: a re-cut is a new version"):
+        release.tag(root)
+    (root / "sql" / "functions" / "zz.sql").write_text("select 2;\n")
+    release.set_version("9.0.0", root=root)
+    _git(root, "add", "-A")  # staged, not committed
+    with pytest.raises(SystemExit, match="commit first"):
+        release.tag(root)
+    _git(root, "commit", "-q", "-am", "9.0.0")
+    assert release.tag(root) == "v9.0.0"
+    assert set(release.release_tags(root)) == {__version__, "9.0.0"}
+
+
+def test_version_names_the_commit_and_the_sql_fingerprint() -> None:
+    """`--version` and build_info tell two builds of one version apart (issue 29 item 4); an
+    installed wheel's commit is baked in at build time (tests/py/test_installed_wheel.py)."""
+    out = subprocess.run([CLI, "--version"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    fingerprint = release.sql_fingerprint()
+    assert f"\nsql fingerprint: {fingerprint}" in out.stdout, out.stdout
+    [commit] = re.findall(r"^commit: (\S+)$", out.stdout, re.M)
+    assert re.fullmatch(r"[0-9a-f]{12}(-dirty)?", commit), commit
+    [info] = [line for line in Metrics().render().decode().splitlines()
+              if line.startswith("messenger_recording_finalize_build_info{")]
+    assert f'sql_fingerprint="{fingerprint}"' in info and f'commit="{commit}"' in info, info

@@ -11,10 +11,12 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import (
+    DEAD_PORT,
     WORKER_ROLE,
     Db,
     Worker,
@@ -198,3 +200,66 @@ def test_run_refuses_a_taken_metrics_port(worker: Worker) -> None:
         proc = worker.cli("run", RFR_METRICS_PORT=str(port), timeout=30)
     assert proc.returncode == 1
     assert "metrics" in proc.stderr and json.dumps(port) in proc.stderr
+
+
+def test_sigterm_while_the_broker_is_away_stops_well_within_the_grace_period(
+    worker: Worker, db: Db, start_run: Callable[..., Running]
+) -> None:
+    """Issue 29 item 5: with Kafka down a relay batch waits for its delivery reports for the
+    whole delivery timeout (30 s here); a SIGTERM then took 32 s against Kubernetes' 30 s
+    terminationGracePeriodSeconds. A stop now cuts that wait: the event stays unpublished and
+    goes out later."""
+    seeded = seed_available_unpublished(db)
+    running = start_run(KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{DEAD_PORT}")
+    wait_for(lambda: bool(running.events("recording republished")), 15, "the republish",
+             running)
+    time.sleep(2.0)  # the relay is waiting for a broker that is not there
+    took = running.stop()
+    assert running.proc.returncode == 0
+    assert took < 10, f"SIGTERM took {took:.1f} s"
+    published = db.one("select published_at from messenger.integration_outbox "
+                       "where dedupe_key = %s", (str(seeded.recording_id),))
+    assert published == (None,)  # not acknowledged: not marked, delivered later
+
+
+def _listening(port: int) -> set[str]:
+    """The IPv4 addresses a socket listens on at ``port`` (/proc/net/tcp)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        host, hex_port = local.split(":")
+        if state == "0A" and int(hex_port, 16) == port:
+            found.add(".".join(str(b) for b in reversed(bytes.fromhex(host))))
+    return found
+
+
+def test_the_endpoint_binds_the_address_it_is_given(
+    worker: Worker, start_run: Callable[..., Running]
+) -> None:
+    """Issue 29 item 5: /metrics, /livez and /readyz bound 0.0.0.0 whatever one wanted;
+    RFR_METRICS_ADDRESS keeps them on the host (the default stays every interface, as a
+    scraped pod needs). A host name is refused: what to bind must not hang on a resolver."""
+    local = start_run(RFR_METRICS_ADDRESS="127.0.0.1")
+    assert _listening(local.metrics_port) == {"127.0.0.1"}
+    assert "messenger_recording_finalize_backlog" in local.metrics()
+    everywhere = start_run()
+    assert _listening(everywhere.metrics_port) == {"0.0.0.0"}
+    proc = worker.cli("run", RFR_METRICS_ADDRESS="localhost", timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert "RFR_METRICS_ADDRESS" in proc.stderr and "an IPv4 or IPv6 address" in proc.stderr
+
+
+def test_the_gauges_say_what_waits_while_the_relay_waits_for_kafka(
+    worker: Worker, db: Db, start_run: Callable[..., Running]
+) -> None:
+    """Issue 29 item 5: with Kafka away the relay waits its whole delivery timeout (30 s here)
+    each cycle; the database gauges were read only after it, so /metrics said publish backlog 0
+    while the events waited. They are read before the relay too."""
+    seeded = [seed_available_unpublished(db) for _ in range(3)]
+    running = start_run(KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{DEAD_PORT}")
+    wait_for(lambda: len(running.events("recording republished")) == len(seeded), 15,
+             "the republishes", running)
+    wait_for(lambda: metric(running.metrics(), "messenger_recording_finalize_publish_backlog")
+             == len(seeded), 5, "the publish backlog on /metrics", running)
+    assert not running.events("cycle completed")  # the relay is still waiting
+    assert running.stop() < 10

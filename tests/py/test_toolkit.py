@@ -8,6 +8,7 @@ the cycle as the worker role (``worker``); seeding is done as the owner.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 import urllib.request
@@ -598,3 +599,24 @@ def test_explain_and_the_dry_run_predict_exactly_what_the_next_cycle_does(
     assert did_results["fresh/missing"] == ("failed" if incident == "none"
                                             else "deferred_by_incident")
     assert did_results["fresh/transient"] == "backoff"
+
+
+def test_audit_judges_overdue_events_by_the_interval_it_is_given(
+    operator: Worker, db: Db
+) -> None:
+    """Issue 29 item 5: "overdue" is the worker's polling interval, which lives in the worker's
+    environment, not the operator's: --polling-interval gives it, and the bound used is said."""
+    with db.connect() as conn:
+        topic = conn.execute("select topic from recording_finalize.settings").fetchone()[0]
+        conn.execute(
+            "insert into messenger.integration_outbox (topic, message_key, event_type, "
+            "dedupe_key, payload, created_at) values (%s, 'k', 'call-recording-available', "
+            "%s, '{}', now() - interval '5 minutes')", (topic, str(uuid.uuid4())))
+    hourly = operator.cli("audit", "--json", "--polling-interval", "1h")
+    report = _json(hourly)
+    assert report["overdueAfterSeconds"] == 3600
+    assert {c["check"]: c["found"] for c in report["checks"]}["unpublished_overdue"] == 0
+    minutely = operator.cli("audit", "--polling-interval", "60s")
+    assert minutely.returncode == 1
+    assert "unpublished_overdue: older than 60 s" in minutely.stdout
+    assert re.search(r"^unpublished_overdue\s+1\b", minutely.stdout, re.M), minutely.stdout

@@ -1,0 +1,67 @@
+"""Which build this is: the git commit it was built from and the fingerprint of the SQL it ships.
+
+A version alone did not name one build: three different SQL trees were once recorded as 0.2.1.
+``recording-finalize --version`` and ``…_build_info`` carry both, so two builds of one version
+can be told apart.
+
+- **The SQL fingerprint** is the sha256 over every ``*.sql`` file of the SQL tree, in the order of
+  their sorted paths as ``sql/<path>``, each fed as ``<path> NUL <size, decimal> NUL <bytes>`` (no
+  two trees hash alike by moving bytes from one file to the next). It is the one CHANGELOG.md
+  records per version; ``scripts/release.py`` loads this module to compute it, so the rule is
+  written once.
+- **The commit** is baked into a wheel when it is built (``setup.py`` writes ``BUILD_COMMIT``
+  next to this module); an editable install asks git of its checkout; otherwise "unknown".
+  ``-dirty`` says the tree had changes not committed.
+
+Standard library only: ``scripts/release.py`` runs it without the project's virtualenv.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+#: The file ``setup.py`` writes into a built package: one line, the commit (``-dirty``).
+COMMIT_FILE = "BUILD_COMMIT"
+UNKNOWN = "unknown"
+
+
+def sql_files(sql_dir: Path) -> list[Path]:
+    """The files the fingerprint covers, in their hashing order."""
+    return sorted(sql_dir.rglob("*.sql"), key=lambda p: p.relative_to(sql_dir).as_posix())
+
+
+def sql_fingerprint(sql_dir: Path) -> str:
+    """The fingerprint of the SQL tree at ``sql_dir`` (a checkout's ``sql/`` or the package's)."""
+    h = hashlib.sha256()
+    for path in sql_files(sql_dir):
+        data = path.read_bytes()
+        h.update(f"sql/{path.relative_to(sql_dir).as_posix()}".encode() + b"\0")
+        h.update(str(len(data)).encode() + b"\0")
+        h.update(data)
+    return h.hexdigest()
+
+
+def git_commit(tree: Path) -> str | None:
+    """The commit checked out at ``tree`` (``-dirty`` with changes), or None outside git."""
+    try:
+        head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=10, check=False)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def commit() -> str:
+    """This build's commit: baked into a wheel, else the editable checkout's, else unknown."""
+    here = Path(__file__).resolve().parent
+    baked = here / COMMIT_FILE
+    if baked.is_file():
+        return baked.read_text().strip() or UNKNOWN
+    return git_commit(here) or UNKNOWN
