@@ -166,7 +166,8 @@ REPORT_WORKER_CONFIG = """
 select recording_finalize.report_worker_config(%s, %s, %s * interval '1 second')
 """
 WORKER_CONFIG = """
-select s3_bucket, s3_key_template, extract(epoch from polling_interval)::float8, reported_at
+select s3_bucket, s3_key_template,
+    extract(epoch from polling_interval)::float8 as polling_interval, reported_at
 from recording_finalize.worker_config()
 """
 

@@ -8,6 +8,7 @@ for every orphan (``audit_repair``, audited) and nothing else.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from .. import logs
@@ -19,10 +20,12 @@ from ..cliutil import (
     add_json_flag,
     connect,
     fail,
+    iso,
     operator,
     print_json,
 )
 from ..config import Settings
+from ..queries import worker_config
 from . import queries, s3
 
 #: ``audit`` HEADs the objects of this many of the newest Failed recordings by default.
@@ -46,6 +49,13 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
                     EXIT_USAGE)
     repaired: list[queries.RepairedRow] = []
     with connect(settings) as conn:
+        # The worker's own interval and storage settings, as it reported them at start: audit
+        # judges by them, not by this operator's environment (which is the fallback).
+        worker = worker_config(conn)
+        if worker is not None:
+            settings = replace(settings, polling_interval=worker.polling_interval,
+                               s3_bucket=worker.s3_bucket,
+                               s3_key_template=worker.s3_key_template)
         if args.repair:
             repaired = queries.audit_repair(conn, operator(args), settings)
             for row in repaired:
@@ -62,6 +72,7 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
     clean = all(r["found"] == 0 for r in results)
     if args.json:
         print_json({"clean": clean, "overdueAfterSeconds": settings.polling_interval,
+                    "settingsOf": "worker" if worker is not None else "environment",
                     "checks": results, "repaired": [str(r.recording_id) for r in repaired]})
     else:
         if args.repair:
@@ -71,9 +82,11 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
         for r in results:
             examples = ", ".join(r["examples"]) if r["examples"] else "-"
             print(f"{_check_label(r).ljust(width)}  {str(r['found']).rjust(6)}  {examples}")
-        # The worker's interval lives in its own environment: say which one was used.
-        print(f"unpublished_overdue: older than {settings.polling_interval:g} s "
-              "(RFR_POLLING_INTERVAL / --polling-interval: give the worker's)")
+        # Say which interval and bucket were used.
+        whose = ("the worker's, reported " + iso(worker.reported_at) if worker is not None
+                 else "this environment's: no worker has reported its settings")
+        print(f"unpublished_overdue: older than {settings.polling_interval:g} s; "
+              f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})")
         print("clean" if clean else "findings: see above (recording-finalize explain ID)")
     return EXIT_OK if clean else EXIT_FAILURE
 
@@ -107,13 +120,14 @@ COMMAND = Command(
         "recording ids: available_without_event (Available, no event enqueued, nothing to\n"
         "enqueue it), orphaned_recordings (not terminal, session ended past the SLA, no finalize\n"
         "row: the worker cannot see them), done_not_terminal, unpublished_overdue (older than\n"
-        "one polling interval: the WORKER's, which this command cannot know: give it with\n"
-        "--polling-interval or RFR_POLLING_INTERVAL; the bound used is printed), quarantined\n"
-        "(by reason) and failed_with_binary (a Failed\n"
-        "recording whose binary is in S3 now: for a human to look at). --repair first opens a\n"
-        "finalize row, due now, for every orphan (audited) and nothing else. With --json one\n"
-        "object: clean, overdueAfterSeconds, checks [{check, reason, found, examples}],\n"
-        "repaired [ids]."
+        "one polling interval of the worker), quarantined (by reason) and failed_with_binary (a\n"
+        "Failed recording whose binary is in S3 now, in the worker's bucket: for a human to\n"
+        "look at). The worker's interval, bucket and key template are those it reported when\n"
+        "it started (recording_finalize.worker_config); before any worker has, this\n"
+        "environment's (RFR_POLLING_INTERVAL, RFR_S3_*). --repair first opens a finalize row,\n"
+        "due now, for every orphan (audited) and nothing else. With --json one object: clean,\n"
+        "overdueAfterSeconds, settingsOf (worker or environment), checks [{check, reason,\n"
+        "found, examples}], repaired [ids]."
     ),
     exits=(
         "exit 1: a check found something (after --repair: something but the orphans).\n"

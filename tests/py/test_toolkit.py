@@ -16,6 +16,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+import psycopg
 import pytest
 from conftest import (
     CLI,
@@ -601,22 +602,27 @@ def test_explain_and_the_dry_run_predict_exactly_what_the_next_cycle_does(
     assert did_results["fresh/transient"] == "backoff"
 
 
-def test_audit_judges_overdue_events_by_the_interval_it_is_given(
-    operator: Worker, db: Db
-) -> None:
-    """Issue 29 item 5: "overdue" is the worker's polling interval, which lives in the worker's
-    environment, not the operator's: --polling-interval gives it, and the bound used is said."""
+def test_audit_judges_overdue_events_by_the_workers_interval(operator: Worker, db: Db) -> None:
+    """Issue 29 items 1 and 5: "overdue" is the worker's polling interval, which lives in the
+    worker's environment: audit uses what the worker reported at start, and before any worker
+    has, this environment's (--polling-interval); the bound used and whose it is are said."""
     with db.connect() as conn:
-        topic = conn.execute("select topic from recording_finalize.settings").fetchone()[0]
         conn.execute(
-            "insert into messenger.integration_outbox (topic, message_key, event_type, "
-            "dedupe_key, payload, created_at) values (%s, 'k', 'call-recording-available', "
-            "%s, '{}', now() - interval '5 minutes')", (topic, str(uuid.uuid4())))
+            "insert into recording_finalize.outbox (recording_id, topic, message_key, headers, "
+            "payload, created_at) values (%s, 't', 'k', '{}', '{}', now() - interval "
+            "'5 minutes')", (uuid.uuid4(),))
     hourly = operator.cli("audit", "--json", "--polling-interval", "1h")
     report = _json(hourly)
-    assert report["overdueAfterSeconds"] == 3600
+    assert (report["overdueAfterSeconds"], report["settingsOf"]) == (3600, "environment")
     assert {c["check"]: c["found"] for c in report["checks"]}["unpublished_overdue"] == 0
     minutely = operator.cli("audit", "--polling-interval", "60s")
     assert minutely.returncode == 1
     assert "unpublished_overdue: older than 60 s" in minutely.stdout
     assert re.search(r"^unpublished_overdue\s+1\b", minutely.stdout, re.M), minutely.stdout
+    # A worker that polls hourly started: its interval wins over the operator's.
+    with psycopg.connect(db.schema_owner_url, autocommit=True) as conn:
+        conn.execute("select recording_finalize.report_worker_config('b', "
+                     "'recordings/{recording_id}', interval '1 hour')")
+    report = _json(operator.cli("audit", "--json", "--polling-interval", "60s"))
+    assert (report["overdueAfterSeconds"], report["settingsOf"]) == (3600, "worker")
+    assert {c["check"]: c["found"] for c in report["checks"]}["unpublished_overdue"] == 0
