@@ -4,4 +4,4 @@ Data flows one way — config → cycle (claim → check → apply) → relay �
 ``docs/driver-design.md``.
 """
 
-__version__ = "0.2.1"
+__version__ = "0.3.0"
