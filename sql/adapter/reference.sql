@@ -45,22 +45,40 @@ from messenger.call_recordings as r;
 
 -- sessions: the owners of the recordings; kind Direct or Conference.
 create or replace view recording_finalize_adapter.sessions as
-select 'Direct'::text as kind, s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at, s.ended_at
+select
+    'Direct'::text as kind,
+    s.id,
+    s.chat_id,
+    s.deal_id,
+    s.tenant_id,
+    s.started_at,
+    s.ended_at
 from messenger.call_sessions as s
 union all
-select 'Conference'::text as kind, s.id, s.chat_id, s.deal_id, s.tenant_id, s.started_at,
+select
+    'Conference'::text as kind,
+    s.id,
+    s.chat_id,
+    s.deal_id,
+    s.tenant_id,
+    s.started_at,
     s.ended_at
 from messenger.conference_sessions as s;
 
 -- service_events: the service's own call-recording-available events, in any state (its outbox
--- rows of the server's topic, under dedupe key = RecordingId). The product adds no event for a recording
--- listed here. The join keeps a lookup by recording_id on the outbox's (topic, dedupe_key) key.
+-- rows of the server's topic, under dedupe key = RecordingId). The product adds no event for a
+-- recording listed here. The join keeps a lookup by recording_id on the outbox's
+-- (topic, dedupe_key) key.
 create or replace view recording_finalize_adapter.service_events as
-select r.id as recording_id, o.created_at as enqueued_at, o.published_at
+select
+    r.id as recording_id,
+    o.created_at as enqueued_at,
+    o.published_at
 from messenger.call_recordings as r
-join messenger.integration_outbox as o
-    on o.topic = (select s.topic from recording_finalize.settings as s)
-    and o.dedupe_key = r.id::text;
+inner join messenger.integration_outbox as o
+    on
+        o.topic = (select s.topic from recording_finalize.settings as s)
+        and o.dedupe_key = r.id::text;
 
 -- make_available: the status-guarded transition to Available with the adopted file metadata.
 -- From Pending/Recording the card's path is -> Uploading -> Available, so the version moves by

@@ -57,9 +57,8 @@ comment on column recording_finalize.relay_leases.outbox_id is
 'The leased recording_finalize.outbox row (its id).';
 
 -- Where republish discovery goes on: the Available recordings of the window, a slice per call.
-alter table recording_finalize.discovery_sweep
-    add column republish_after_at timestamptz null,
-    add column republish_after_id uuid null;
+alter table recording_finalize.discovery_sweep add column republish_after_at timestamptz null;
+alter table recording_finalize.discovery_sweep add column republish_after_id uuid null;
 comment on column recording_finalize.discovery_sweep.republish_after_at is
 'available_at of the last Available recording discover_unpublished read (NULL: start over).';
 comment on column recording_finalize.discovery_sweep.republish_after_id is
@@ -94,9 +93,8 @@ $$;
 
 -- The adapter (schema recording_finalize_adapter): what migrate installed, so that it upgrades
 -- the reference adapter while nobody edited it, and keeps one a DBA edited.
-alter table recording_finalize_migrations.migrate_state
-    add column adapter_sha256 varchar(64) null,
-    add column adapter_md5 varchar(32) null;
+alter table recording_finalize_migrations.migrate_state add column adapter_sha256 varchar(64) null;
+alter table recording_finalize_migrations.migrate_state add column adapter_md5 varchar(32) null;
 comment on column recording_finalize_migrations.migrate_state.adapter_sha256 is
 'sha256 of sql/adapter/reference.sql when migrate last installed it (NULL: the adapter is a '
 'DBA''s, or none).';
