@@ -187,10 +187,12 @@ def test_the_installed_package_installs_into_service_tables_another_role_created
     with _new_database(worker, service_first=True) as target:
         db, owner, service_url = target.db, target.owner, target.service_url
         # The service's DBA: its schema and tables from what the installed package prints,
-        # then the GRANTs it prints for the product's owner, each run as printed.
+        # then the GRANTs it prints for the product's owner, each run as printed. This service
+        # calls the optional lifecycle functions (the seeding below: recording_started,
+        # session_ended), so its DBA asks for their privileges too (--lifecycle).
         schema = _cli(installed, worker, "service-sql", "schema", url=service_url).stdout
         _psql(service_url, "create schema messenger;\n" + schema)
-        grants = _cli(installed, worker, "service-sql", "grants", "--to", owner,
+        grants = _cli(installed, worker, "service-sql", "grants", "--to", owner, "--lifecycle",
                       url=service_url).stdout
         _psql(service_url, grants)
         tables = ("call_sessions", "conference_sessions", "call_recordings",

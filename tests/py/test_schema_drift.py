@@ -32,6 +32,7 @@ from conftest import (
     Worker,
     _admin,
     _base_env,
+    consume,
     planted_body,
     put_binary,
     seed_stuck,
@@ -296,8 +297,11 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
     its schema fingerprint), then this package's ``migrate``, as the deploy's migrate Job runs
     it: it applies, and the database then has exactly the functions a new install has (``db``,
     migrated by this package: none left over, none missing, every body, grant and comment the
-    same); the worker finalizes a recording on it. (The previous SQL is installed by this
-    package's migrate code, which records this package's version: the SQL is what is tested.)"""
+    same); the worker finalizes a recording on it. An event the previous release enqueued into
+    the service's outbox and had not published yet moves to the product's own outbox (migration
+    0002), is published once by this release's relay, and the service's outbox rows stay as
+    they were. (The previous SQL is installed by this package's migrate code, which records this
+    package's version: the SQL is what is tested.)"""
     release = load_release()
     previous = release.changelog_entries((REPO / "CHANGELOG.md").read_text())[1]
     assert previous.fingerprint, previous
@@ -312,6 +316,24 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
         installed = subprocess.run([CLI, "migrate", "--create-service-tables"], env=env,
                                    capture_output=True, text=True, timeout=120)
         assert installed.returncode == 0, installed.stderr
+        # Before the upgrade: the previous release's happy path enqueued a recording's event
+        # into messenger.integration_outbox (its relay had not published it yet), beside an
+        # unpublished event of the service's own (no event-id header: not the product's).
+        upgraded.set_server_topic(topic)
+        pending = seed_stuck(upgraded)
+        with upgraded.connect() as conn:
+            assert conn.execute("select recording_finalize.recording_ingest_completed(%s, %s, "
+                                "4096, 42, 'Ogg', %s)", (pending.recording_id,
+                                                         f"recordings/{pending.recording_id}",
+                                                         topic)).fetchone() == ("available",)
+            conn.execute("insert into messenger.integration_outbox (topic, message_key, "
+                         "event_type, dedupe_key, payload) values (%s, 'k', "
+                         "'call-recording-available', %s, '{}')", (topic, str(uuid.uuid4())))
+        service_rows = ("select id, xmin::text, topic, message_key, dedupe_key, headers, "
+                        "payload, published_at from messenger.integration_outbox order by id")
+        outbox_before = upgraded.all(service_rows)
+        [enqueued] = [r for r in outbox_before if r[4] == str(pending.recording_id)]
+        assert enqueued[7] is None and "event-id" in enqueued[5], enqueued
         fresh = product_functions(db)
         before = product_functions(upgraded)
         assert before != fresh, "the previous release's SQL is this one's: nothing to upgrade"
@@ -320,10 +342,24 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
         after = product_functions(upgraded)
         assert sorted(set(after) ^ set(fresh)) == [], "functions left over or missing"
         assert sorted(f for f in fresh if after[f] != fresh[f]) == [], "functions that differ"
-        upgraded.set_server_topic(topic)
+        # The product's unpublished event moved, as it was; the service's outbox untouched.
+        assert upgraded.all("select recording_id, topic, message_key, headers, payload, "
+                            "published_at from recording_finalize.outbox") == [
+            (pending.recording_id, topic, enqueued[3], enqueued[5], enqueued[6], None)]
+        assert upgraded.all(service_rows) == outbox_before
         rid = seed_stuck(upgraded).recording_id
         put_binary(stack, bucket, rid)
-        assert Worker(stack, upgraded, bucket, topic).run_once()["reconciled"] == 1
+        summary = Worker(stack, upgraded, bucket, topic).run_once()
+        assert (summary["reconciled"], summary["published"]) == (1, 2), summary
+        # On Kafka: the moved event and the new one, once each.
+        messages = consume(stack, topic, expect=2)
+        assert sorted(m.value["recordingId"] for m in messages) == sorted(
+            [str(pending.recording_id), str(rid)]), messages
+        [moved] = [m for m in messages if m.value["recordingId"] == str(pending.recording_id)]
+        assert moved.key == enqueued[3]
+        assert upgraded.all("select recording_id from recording_finalize.outbox "
+                            "where published_at is null") == []
+        assert upgraded.all(service_rows) == outbox_before
     finally:
         with _admin(stack) as conn:
             conn.execute(f'drop database if exists "{name}" with (force)')

@@ -111,7 +111,9 @@ def test_explain_tells_a_backing_off_recording_and_what_happens_next(
     assert doc["finalize"]["status"] == "Pending" and doc["finalize"]["attempts"] == 0
     assert doc["finalize"]["lastError"].startswith("Transient")
     assert doc["s3"]["outcome"] == "missing" and doc["s3"]["present"] is False
-    assert doc["outbox"] is None and doc["realtime"] == []
+    # No event yet, neither the product's (outbox) nor the service's; realtime rows are not
+    # the product's to list (it only inserts them).
+    assert doc["outbox"] is None and doc["serviceEvent"] is None and "realtime" not in doc
     assert doc["next"]["action"] == "reconcile" and doc["next"]["due"] is False
     assert "attempt 1 of 8" in doc["next"]["sentence"]
     # The storage is back, but the incident the outage opened holds the 404 back (the
@@ -422,8 +424,24 @@ def test_run_prunes_by_itself_unless_retention_is_0(worker: Worker, db: Db) -> N
     with db.connect() as conn:
         conn.execute("update messenger.recording_finalize_attempts set updated_at = now() - "
                      "interval '2 days' where status = 'Done'")
-        conn.execute("update messenger.integration_outbox set published_at = now() - "
-                     "interval '2 days'")
+        # The product's own published event, older than republish discovery's longest look
+        # back (30 days + sla_timeout_max): prunable.
+        conn.execute("update recording_finalize.outbox set published_at = now() - "
+                     "interval '60 days' where recording_id = %s", (old.recording_id,))
+        # A published event of the service's own, as old: the service's to prune, not the
+        # product's.
+        conn.execute("insert into messenger.integration_outbox (topic, message_key, "
+                     "event_type, dedupe_key, payload, published_at) values (%s, 'k', "
+                     "'call-recording-available', %s, '{}', now() - interval '60 days')",
+                     (worker.topic, str(uuid.uuid4())))
+    service_events = db.all("select id, xmin::text, published_at "
+                            "from messenger.integration_outbox order by id")
+
+    def product_events() -> int:
+        return int(db.one("select count(*) from recording_finalize.outbox "
+                          "where recording_id = %s", (old.recording_id,))[0])
+
+    assert product_events() == 1
     assert worker.cli("status", RFR_RETENTION="5").returncode == 2  # below one minute
     assert "RFR_RETENTION" in worker.cli("status", RFR_RETENTION="soon").stderr
 
@@ -436,19 +454,20 @@ def test_run_prunes_by_itself_unless_retention_is_0(worker: Worker, db: Db) -> N
     proc.terminate()
     _, err = proc.communicate(timeout=20)
     assert any(e["event"] == "retention off" for e in log_events(err))
-    assert done_rows() == 1
+    assert done_rows() == 1 and product_events() == 1
 
     proc = worker.spawn("run", RFR_RETENTION="1d", RFR_POLLING_INTERVAL="500ms")
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and done_rows():
+    while time.monotonic() < deadline and (done_rows() or product_events()):
         time.sleep(0.3)
     proc.terminate()
     _, err = proc.communicate(timeout=20)
     pruned = [e for e in log_events(err) if e["event"] == "pruned"]
-    assert pruned and pruned[0]["finalize"] == 1, err[-2000:]
-    assert done_rows() == 0
-    # The service's published event is the service's to prune.
-    assert db.one("select count(*) from messenger.integration_outbox") == (1,)
+    assert pruned and (pruned[0]["finalize"], pruned[0]["events"]) == (1, 1), err[-2000:]
+    assert done_rows() == 0 and product_events() == 0
+    # The service's published event is the service's to prune: there, unwritten.
+    assert db.all("select id, xmin::text, published_at from messenger.integration_outbox "
+                  "order by id") == service_events and len(service_events) == 1
 
 
 # ------------------------------------------------------------------------------------------
