@@ -58,7 +58,9 @@ from .model import (
     CONFIG_ERROR_RELEASED,
     DEFERRED_BY_INCIDENT,
     DEFERRED_BY_SLA,
+    FOUND,
     HELD_BY_INCIDENT,
+    MISSING,
     TRANSIENT,
     ClaimedRow,
     Verdict,
@@ -142,6 +144,9 @@ class CycleSummary:
     #: claimed rows a stop (SIGTERM) left unchecked: their attempt given back.
     released_on_stop: int = 0
     config_error: bool = False
+    #: Set once the storage showed this cycle that it holds what it should (a binary found, or
+    #: the newest uploaded ones): its 404s may be applied (``_look_before_failing``).
+    storage_layout_confirmed: bool = False
     #: Set when the cycle stopped on a fault every row met (``ServiceFault``).
     service_fault: str | None = None
     published: int = 0
@@ -349,8 +354,6 @@ def _reconcile(
     incident; nothing while reconcile is paused."""
     try:
         bucket_confirmed = False if "reconcile" in summary.paused else ctx.storage.check_bucket()
-        if bucket_confirmed:
-            _look_before_failing(ctx)
     except StorageConfigError as err:
         _config_error(ctx, summary, err.code)
         return
@@ -369,20 +372,34 @@ def _reconcile(
 KNOWN_UPLOADS = 3
 
 
-def _look_before_failing(ctx: Context) -> None:
-    """A bucket that exists is not yet the recorders' bucket: before any 404 may fail a
-    recording, the storage must hold a binary the worker knows is there (the newest Available
-    recordings). When it answers 404 for each, the bucket, prefix or key template is wrong: a
-    configuration error (nothing claimed, nothing failed), not a batch of Failed recordings.
-    With none to look at (a new system) the HeadBucket alone stands, as before."""
-    with ctx.pool.connection() as conn:
-        known = queries.known_uploads(conn, KNOWN_UPLOADS)
-    if ctx.storage.holds_known_uploads(known) is False:
-        sample = ctx.storage.key_for(known[0])
-        raise StorageConfigError(
-            f"KeyLayoutUnconfirmed: bucket {ctx.storage.bucket!r} holds none of the "
+def _look_before_failing(
+    ctx: Context, conn: queries.Connection, batch: list[tuple[ClaimedRow, Verdict, float]],
+    summary: CycleSummary,
+) -> tuple[list[tuple[ClaimedRow, Verdict, float]], Verdict | None]:
+    """A bucket that exists is not yet the recorders' bucket. Before the cycle applies its first
+    404, the storage must have shown that it holds what it should: a HEAD of this cycle found a
+    binary, or the binaries of the newest Available recordings are there (``known_uploads``).
+    When it answers 404 for each of those, the bucket, prefix or key template is wrong: the 404
+    verdicts are held back and returned as a configuration error (their rows get their attempt
+    back), never applied as Failed. With fewer than two to look at (a new system), the HeadBucket
+    alone stands, as before."""
+    if summary.storage_layout_confirmed:
+        return batch, None
+    if any(verdict.outcome == FOUND for _, verdict, _ in batch):
+        summary.storage_layout_confirmed = True
+        return batch, None
+    if not any(verdict.outcome == MISSING for _, verdict, _ in batch):
+        return batch, None
+    known = queries.known_uploads(conn, KNOWN_UPLOADS)
+    if ctx.storage.holds_known_uploads(known) is not False:
+        summary.storage_layout_confirmed = True
+        return batch, None
+    sample = ctx.storage.key_for(known[0])
+    code = (f"KeyLayoutUnconfirmed: bucket {ctx.storage.bucket!r} holds none of the "
             f"{len(known)} newest uploaded recordings (e.g. key {sample!r}); check "
             "RFR_S3_BUCKET and RFR_S3_KEY_TEMPLATE")
+    kept = [entry for entry in batch if entry[1].outcome != MISSING]
+    return kept, Verdict(CONFIG_ERROR, error=code)
 
 
 def _discover(ctx: Context, conn: queries.Connection, summary: CycleSummary) -> None:
@@ -552,6 +569,8 @@ def _check_and_apply(
             if ready is None:
                 continue
             batch, config_error = _verdicts(ready)
+            if config_error is None:
+                batch, config_error = _look_before_failing(ctx, conn, batch, summary)
             if config_error is not None:
                 checks.config_failed.set()  # the checks not yet begun make no storage call
             # The verdicts that came in before a configuration error are recorded.

@@ -18,7 +18,9 @@
 --   leaves the view is never transitioned or published.
 -- - Functions run inside the product's per-row transaction as the product's owner role
 --   (SECURITY INVOKER): the transition, the finalize row, the realtime row and the event commit
---   or roll back together. They must not commit, wait long, or swallow an error.
+--   or roll back together. They must not commit, wait long, or swallow an error. PL/pgSQL keeps
+--   each statement's plan for the session; a SQL-language function that is not inlined (one
+--   that writes) is planned again on every call (bench/ports.py: about twice the CPU).
 -- - Every write the product's owner makes must be allowed: privileges, NOT NULL columns without
 --   a default, CHECKs, and the writes of the table's own triggers. `migrate`, the sidecar's
 --   start and /readyz check them and rehearse the writes in a transaction that is always rolled
@@ -94,32 +96,31 @@ create or replace function recording_finalize_adapter.make_available(
     p_available_at timestamptz
 )
 returns boolean
-language sql
+language plpgsql
 volatile
 security invoker
 set search_path = pg_catalog, pg_temp
 as $$
-    with moved as (
-        update messenger.call_recordings as r
-        set status = 'Available',
-            file_id = p_file_id,
-            size_bytes = p_size_bytes,
-            duration_seconds = p_duration_seconds,
-            format = p_format,
-            ended_at = coalesce(r.ended_at, p_available_at),
-            started_at = coalesce(
-                r.started_at,
-                coalesce(r.ended_at, p_available_at) - make_interval(secs => p_duration_seconds)
-            ),
-            available_at = p_available_at,
-            version = r.version + case when r.status = 'Uploading' then 1 else 2 end,
-            updated_at = now()
-        where r.id = p_id
-            and r.status = p_from_status
-            and r.status::text = any('{Pending,Recording,Uploading}'::text[])
-        returning 1
-    )
-    select exists (select from moved)
+begin
+    update messenger.call_recordings as r
+    set status = 'Available',
+        file_id = p_file_id,
+        size_bytes = p_size_bytes,
+        duration_seconds = p_duration_seconds,
+        format = p_format,
+        ended_at = coalesce(r.ended_at, p_available_at),
+        started_at = coalesce(
+            r.started_at,
+            coalesce(r.ended_at, p_available_at) - make_interval(secs => p_duration_seconds)
+        ),
+        available_at = p_available_at,
+        version = r.version + case when r.status = 'Uploading' then 1 else 2 end,
+        updated_at = now()
+    where r.id = p_id
+        and r.status = p_from_status
+        and r.status::text = any('{Pending,Recording,Uploading}'::text[]);
+    return found;
+end
 $$;
 
 -- make_failed: the same guard, to Failed with a reason.
@@ -130,25 +131,24 @@ create or replace function recording_finalize_adapter.make_failed(
     p_failed_at timestamptz
 )
 returns boolean
-language sql
+language plpgsql
 volatile
 security invoker
 set search_path = pg_catalog, pg_temp
 as $$
-    with moved as (
-        update messenger.call_recordings as r
-        set status = 'Failed',
-            failure_reason = p_failure_reason,
-            failed_at = p_failed_at,
-            ended_at = coalesce(r.ended_at, p_failed_at),
-            version = r.version + 1,
-            updated_at = now()
-        where r.id = p_id
-            and r.status = p_from_status
-            and r.status::text = any('{Pending,Recording,Uploading}'::text[])
-        returning 1
-    )
-    select exists (select from moved)
+begin
+    update messenger.call_recordings as r
+    set status = 'Failed',
+        failure_reason = p_failure_reason,
+        failed_at = p_failed_at,
+        ended_at = coalesce(r.ended_at, p_failed_at),
+        version = r.version + 1,
+        updated_at = now()
+    where r.id = p_id
+        and r.status = p_from_status
+        and r.status::text = any('{Pending,Recording,Uploading}'::text[]);
+    return found;
+end
 $$;
 
 -- enqueue_realtime: the service's persist-then-push row for the realtime-dispatch worker.
@@ -160,11 +160,13 @@ create or replace function recording_finalize_adapter.enqueue_realtime(
     p_payload jsonb
 )
 returns void
-language sql
+language plpgsql
 volatile
 security invoker
 set search_path = pg_catalog, pg_temp
 as $$
+begin
     insert into messenger.realtime_outbox (kind, session_kind, session_id, reference_id, payload)
-    values (p_kind, p_session_kind, p_session_id, p_reference_id, p_payload)
+    values (p_kind, p_session_kind, p_session_id, p_reference_id, p_payload);
+end
 $$;

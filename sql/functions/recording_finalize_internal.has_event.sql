@@ -2,21 +2,22 @@
 
 create or replace function recording_finalize_internal.has_event(p_recording_id uuid)
 returns boolean
-language sql
+-- PL/pgSQL: a SQL function with a sub-select is never inlined, and would be planned again on
+-- every call; PL/pgSQL keeps its plans for the session.
+language plpgsql
 stable
--- A scalar function whose body holds a sub-select is never inlined by PostgreSQL, so it pins
--- its search_path like every other function that is not inlined.
 set search_path = pg_catalog, pg_temp
 as $$
-    select exists (
+begin
+    return exists (
         select from recording_finalize.outbox as o where o.recording_id = p_recording_id
     )
     or exists (
         select from recording_finalize_adapter.service_events as e
         where e.recording_id = p_recording_id
-    )
+    );
+end
 $$;
-
 comment on function recording_finalize_internal.has_event(uuid) is
 'Internal. True when the recording has an event in the product''s own outbox '
 '(recording_finalize.outbox) or the service''s own (recording_finalize_adapter.service_events), '

@@ -117,18 +117,19 @@ def test_the_fingerprint_covers_every_sql_byte_and_only_sql(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("text", "problem"), [
-    ("## [0.3.0] - d\n\nSchema fingerprint: {a}\n\n## [0.3.0] - d\n\nSchema fingerprint: {b}\n",
-     "version 0.3.0 appears twice"),
-    ("## [0.3.0] - d\n\nSchema fingerprint: {a}\n\n## [0.2.0] - d\n\nSchema fingerprint: {a}\n",
+    ("## [9.1.0] - d\n\nSchema fingerprint: {a}\n\n## [9.1.0] - d\n\nSchema fingerprint: {b}\n",
+     "version 9.1.0 appears twice"),
+    ("## [9.1.0] - d\n\nSchema fingerprint: {a}\n\n## [9.0.0] - d\n\nSchema fingerprint: {a}\n",
      "record the same schema fingerprint"),
-    ("## [0.2.0] - d\n\nSchema fingerprint: {a}\n\n## [0.3.0] - d\n\nSchema fingerprint: {b}\n",
+    ("## [9.0.0] - d\n\nSchema fingerprint: {a}\n\n## [9.1.0] - d\n\nSchema fingerprint: {b}\n",
      "not newest first"),
-    ("## [0.3.0] - d\n\nno line\n", "needs exactly one line"),
+    ("## [9.1.0] - d\n\nno line\n", "needs exactly one line"),
 ])
 def test_the_changelog_rules_catch_what_they_are_for(tmp_path: Path, text: str,
                                                      problem: str) -> None:
     root = _tree(tmp_path)
-    release.set_version("0.3.0", root=root)
+    # A version newer than any this tree will reach.
+    release.set_version("9.1.0", root=root)
     (root / "CHANGELOG.md").write_text(
         "# Changelog\n\n## [Unreleased]\n\n" + text.format(a="a" * 64, b="b" * 64))
     found = release.problems(root)

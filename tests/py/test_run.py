@@ -217,8 +217,8 @@ def test_sigterm_while_the_broker_is_away_stops_well_within_the_grace_period(
     took = running.stop()
     assert running.proc.returncode == 0
     assert took < 10, f"SIGTERM took {took:.1f} s"
-    published = db.one("select published_at from messenger.integration_outbox "
-                       "where dedupe_key = %s", (str(seeded.recording_id),))
+    published = db.one("select published_at from recording_finalize.outbox "
+                       "where recording_id = %s", (seeded.recording_id,))
     assert published == (None,)  # not acknowledged: not marked, delivered later
 
 

@@ -67,7 +67,8 @@ def test_obstore_and_boto3_heads_reach_the_same_verdicts(worker: Worker) -> None
         try:
             expected = parse_metadata(key, s3.head_object(Bucket=worker.bucket, Key=key))
         except s3.exceptions.ClientError:
-            expected = Verdict("missing")
+            # A 404 names where the worker looked (a Failed row's last_error says it).
+            expected = Verdict("missing", error=f"bucket {worker.bucket!r}, key {key!r}")
         assert storage.check(row, bucket_confirmed=True) == expected, name
     assert storage.check(rows["plain"], True) == Verdict(
         "found", file_id=storage.key_for(rows["plain"]), size_bytes=105, duration_seconds=42,
@@ -94,7 +95,9 @@ def test_a_bucket_the_head_client_cannot_see_is_not_confirmed(worker: Worker) ->
     # The same storage with its own store confirms the bucket, and the 404 is final.
     same = Storage(settings)
     assert same.check_bucket() is True
-    assert same.check(_row(), bucket_confirmed=True) == Verdict("missing")
+    row = _row()
+    assert same.check(row, bucket_confirmed=True) == Verdict(
+        "missing", error=f"bucket {settings.s3_bucket!r}, key {same.key_for(row)!r}")
 
 
 def test_a_dead_endpoint_is_transient(worker: Worker) -> None:
@@ -196,11 +199,11 @@ def _storage(url: str, **env: str) -> Storage:
 @pytest.mark.parametrize(
     ("statuses", "confirmed", "outcome", "error", "requests"),
     [
-        ([404], True, "missing", None, 1),
+        ([404], True, "missing", "bucket+key", 1),
         ([404], False, "transient", "FileNotFoundError 404 (bucket unconfirmed)", 1),
         ([503, 503], True, "transient", "GenericError", 2),  # one retry, then it gives up
         ([503, 200], True, "found", None, 2),
-        ([500, 404], True, "missing", None, 2),
+        ([500, 404], True, "missing", "bucket+key", 2),
         ([429, 429], True, "transient", "GenericError", 2),  # throttling
         ([502, 504], True, "transient", "GenericError", 2),
         ([403], True, "config_error", "PermissionDeniedError 403", 1),
@@ -217,7 +220,11 @@ def test_answers_are_classified_by_obstores_error_types(
 ) -> None:
     url, handler = scripted
     handler.statuses.extend(statuses)
-    verdict = _storage(url).check(_row(), confirmed)
+    storage = _storage(url)
+    row = _row()
+    verdict = storage.check(row, confirmed)
+    if error == "bucket+key":  # a 404 names where the worker looked
+        error = f"bucket {storage.bucket!r}, key {storage.key_for(row)!r}"
     assert (verdict.outcome, verdict.error) == (outcome, error)
     assert len(handler.seen) == requests
     # Signed with what boto3's chain resolved: the region, and the session token (signed too).

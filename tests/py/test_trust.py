@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 
+import psycopg
 import pytest
 from conftest import Db, Worker, finalize_row, put_binary, recording, seed_stuck
 
@@ -63,3 +64,30 @@ def test_a_404_for_a_missing_binary_names_bucket_and_key(worker: Worker, db: Db)
     error = finalize_row(db, seeded.recording_id)["last_error"]
     assert f"bucket '{worker.bucket}'" in error and f"key 'recordings/{seeded.recording_id}'" \
         in error, error
+
+
+def test_readyz_names_the_bucket_and_the_key_when_the_bucket_holds_none(
+    worker: Worker, db: Db
+) -> None:
+    """/readyz's storage check: HeadBucket alone says "confirmed" for any bucket that exists;
+    the check also asks whether the bucket holds the newest uploaded recordings' binaries."""
+    from recording_finalize.config import load_settings
+    from recording_finalize.queries import known_uploads
+    from recording_finalize.storage import Storage
+    from recording_finalize.worker import storage_check
+
+    for _ in range(2):
+        _available_with_binary(worker, db)
+    empty = f"rfr-t-empty-{uuid.uuid4().hex[:8]}"
+    worker.stack.s3().create_bucket(Bucket=empty)
+
+    def known() -> list:  # type: ignore[type-arg]
+        with psycopg.connect(db.worker_url, autocommit=True) as conn:
+            return known_uploads(conn, 3)
+
+    right = storage_check(Storage(load_settings(worker.environ())), known)()
+    assert right.ok, right.reason
+    wrong = storage_check(Storage(load_settings(worker.environ(RFR_S3_BUCKET=empty))), known)()
+    assert not wrong.ok and not wrong.transient
+    assert repr(empty) in wrong.reason and "RFR_S3_KEY_TEMPLATE" in wrong.reason
+    assert "recordings/" in wrong.reason, wrong.reason
