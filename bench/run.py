@@ -464,7 +464,7 @@ class Bench:
             if published != n:
                 problems.append(f"{published} of {n} outbox rows published")
             with self.owner() as conn:
-                ids = conn.execute("select dedupe_key from messenger.integration_outbox"
+                ids = conn.execute("select recording_id::text from recording_finalize.outbox"
                                    " where published_at is not null").fetchall()
             expect = {row[0] for row in ids}
             got = world.consumed_recording_ids(self.bootstrap, topic, expect)
@@ -714,10 +714,10 @@ class Bench:
             # batch wait for the next cycle, so only the backlog's must all be published.
             result = world.outcome(conn, topic)
             row = conn.execute(
-                "select count(*) from messenger.integration_outbox"
+                "select count(*) from recording_finalize.outbox"
                 " where topic = %s and published_at is not null"
-                " and dedupe_key = any(%s::text[])",
-                (topic, [str(it.recording_id) for it in items])).fetchone()
+                " and recording_id = any(%s::uuid[])",
+                (topic, [it.recording_id for it in items])).fetchone()
         m = int(svc.get("recordings", 0))
         backlog_published = int(row[0]) if row else 0
         # A slow cap may reach RFR_MAX_RUN_DURATION: what the cycle finalized must be whole,
