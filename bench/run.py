@@ -594,20 +594,22 @@ class Bench:
 
     def sqlcost(self, reps: int) -> None:
         """The SQL alone, claim and apply by one connection (bench/sqlcost.py): this tree's
-        beside the last 0.1.x release's, each in a database of its own, interleaved."""
+        beside earlier releases' (``--sqlcost-variants``), each in a database of its own,
+        interleaved."""
         n = min(self.args.n, self.args.sqlcost_rows)
         admin = urlunsplit(urlsplit(self.owner_url)._replace(path="/postgres"))
         os.environ.setdefault("RFR_STACK_PG_BIN", self.env.get("RFR_STACK_PG_BIN", ""))
         before = self.meter.snapshot()
         t0 = time.perf_counter()
-        result = sqlcost.measure(admin, n, reps, say=say)
+        result = sqlcost.measure(admin, n, reps, self.args.sqlcost_variants, say=say)
         wall = time.perf_counter() - t0
         usage = Meter.usage(before, self.meter.snapshot(), wall)
         for variant, runs in result["runs"].items():
             for rep, one in enumerate(runs, 1):
                 self.runs.append(Run("sqlcost", variant, rep, n, one["wall_s"],
                                      one["cpu_ms_per_row"], usage,
-                                     detail={"before_commit": result["before_commit"]}))
+                                     detail={"commit": result["commits"][variant],
+                                             "extra": result["extra"][variant]}))
         self.save()
 
     # ---- the happy path under a drain (bench/messenger.py) ---------------------------------
@@ -871,6 +873,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--discovery-calls", type=int, default=20)
     ap.add_argument("--sqlcost-rows", type=int, default=4000,
                     help="rows per run of the sqlcost figure (at most --n)")
+    ap.add_argument("--sqlcost-variants", default=sqlcost.DEFAULT_VARIANTS,
+                    help="the SQL trees of the sqlcost figure beside this one's: "
+                    f"{', '.join(sqlcost.VARIANTS)} (see bench/sqlcost.py)")
     ap.add_argument("--only", default=DEFAULT_FIGURES,
                     help="comma list of figures: e2e, dbcost, sqlcost, drain, claim, relay, rss, "
                     "discovery, levers")

@@ -63,14 +63,17 @@ class Item:
         return KEY_TEMPLATE.format(recording_id=self.recording_id)
 
 
-def migrate_new_database(url: str, what: str) -> None:
+def migrate_new_database(url: str, what: str, sql_dir: Path | None = None) -> None:
     """``recording-finalize migrate --create-service-tables`` (the console script beside this
-    Python) on the new database at ``url``, the service's reference tables included; exits
-    naming ``what`` with migrate's stderr when it fails."""
+    Python) on the new database at ``url``, the service's reference tables included; with
+    ``sql_dir``, that SQL tree instead of this one's (``RFR_SQL_DIR``: an earlier release's
+    ``sql/``, its own service schema included); exits naming ``what`` with migrate's stderr
+    when it fails."""
     cli = str(Path(sys.executable).parent / "recording-finalize")
-    proc = subprocess.run([cli, "migrate", "--create-service-tables"],
-                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                               "DATABASE_URL": url},
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DATABASE_URL": url}
+    if sql_dir is not None:
+        env["RFR_SQL_DIR"] = str(sql_dir)
+    proc = subprocess.run([cli, "migrate", "--create-service-tables"], env=env,
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise SystemExit(f"{what}: migrate failed:\n{proc.stderr[-2000:]}")
