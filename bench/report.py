@@ -164,6 +164,7 @@ def render(results: dict[str, Any]) -> str:
     lines += _heads(runs)
     lines += _levers(runs)
     lines += _discovery(runs)
+    lines += _republish(runs)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -481,6 +482,35 @@ def _discovery(runs: list[dict[str, Any]]) -> list[str]:
               f"{large[0]['n']:,}:", "", "```"]
     lines += plan or ["(no plan recorded)"]
     return [*lines, "```", ""]
+
+
+def _republish(runs: list[dict[str, Any]]) -> list[str]:
+    rp = _by(runs, "republish")
+    if not rp:
+        return []
+    first = next(iter(rp.values()))[0]["detail"]
+    lines = ["### Republish discovery: `discover_unpublished` beside Available recordings "
+             "outside its window", "",
+             f"`bench/discovery.py`: a database per size with O recordings Available three days "
+             f"ago (outside the window of {first['window_s'] / 3600:g} h ending an SLA ago) and "
+             f"{first['inside']} Available an hour ago without any event; {first['calls']} calls "
+             "as the worker role (the driver's own call), the rows each opened deleted again, so "
+             "every call must open each of those inside. Once per cycle in the worker.", "",
+             "| Available outside the window | ms per call | min-max | rows of call_recordings "
+             "read | machine |", "|---:|---:|---:|---:|---|"]
+    order = sorted(rp.items(), key=lambda kv: kv[1][0]["n"])
+    for _, rs in order:
+        scans = rs[-1]["detail"].get("recording_scans") or []
+        read = max((int(line.split(" rows=")[-1].split()[0]) for line in scans
+                    if " rows=" in line), default=None)
+        lines.append(f"| {rs[0]['n']:,} | {_med([r['rate'] for r in rs]):.2f} | "
+                     f"{_span([r['rate'] for r in rs], '.2f')} | "
+                     f"{'-' if read is None else f'{read:,}'} | {_machine(rs)} |")
+    small, large = order[0][1], order[-1][1]
+    ratio = _med([r["rate"] for r in large]) / max(_med([r["rate"] for r in small]), 1e-9)
+    lines += ["", f"From {small[0]['n']:,} to {large[0]['n']:,} outside the window: "
+              f"{ratio:.2f}x per call."]
+    return [*lines, ""]
 
 
 def _pacing(runs: list[dict[str, Any]]) -> list[str]:

@@ -8,8 +8,9 @@ Figures (each repeated, ours and the peers interleaved so that noise hits them a
    CPU per finalized row by component, statements per finalized row (pg_stat_statements);
 2. cost growth — claim_due with 0 and 1,000,000 Done rows, relay events/s with 100,000
    unpublished rows, peak RSS of ``recording-finalize run-once`` facing 100,000 due rows;
-   ``discover_stuck`` per call beside 1,000 to 100,000 active recordings that are not stuck
-   (bench/discovery.py), with its plan.
+   ``discover_stuck`` per call beside 1,000 to 100,000 active recordings that are not stuck,
+   and ``discover_unpublished`` beside 1,000 and 100,000 Available recordings outside its window
+   (bench/discovery.py), with their plans.
 
 Every figure comes with the machine's load average, the CPU share stolen by the hypervisor, and
 what the rest of the machine spent meanwhile. A benchmark is not a test: the exit status is 1
@@ -560,6 +561,26 @@ class Bench:
                     detail=entry | {"stuck": result["stuck"], "history": result["history"],
                                     "calls": result["calls"]}))
                 self.save()
+        # Republish discovery beside Available recordings outside its window (a few inside):
+        # every size's calls interleaved within each repetition.
+        outside = [int(x) for x in self.args.discovery_outside.split(",") if x.strip()]
+        for rep in range(1, reps + 1):
+            before = self.meter.snapshot()
+            t0 = time.perf_counter()
+            result = discovery.measure_republish(
+                self.owner_url, outside if rep % 2 else outside[::-1],
+                self.args.discovery_inside, self.args.discovery_calls, say=say)
+            wall = time.perf_counter() - t0
+            usage = Meter.usage(before, self.meter.snapshot(), wall)
+            problems = discovery.republish_problems(result)
+            for entry in result["sizes"]:
+                size = entry["outside"]
+                self.runs.append(Run(
+                    "republish", f"{size:,} outside", rep, size, wall, entry["median_ms"],
+                    usage, problems,
+                    detail=entry | {"inside": result["inside"], "calls": result["calls"],
+                                    "window_s": result["window_s"]}))
+            self.save()
 
     # ---- the database's cost per row: the SQL now beside the SQL before (bench/dbcost.py) ----
 
@@ -871,6 +892,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--discovery-history", type=int, default=100_000,
                     help="finished recordings beside them (Available, finalize rows Done)")
     ap.add_argument("--discovery-calls", type=int, default=20)
+    ap.add_argument("--discovery-outside", default="1000,100000",
+                    help="comma list of Available recordings outside the republish window "
+                    "beside discover_unpublished")
+    ap.add_argument("--discovery-inside", type=int, default=5,
+                    help="Available recordings without an event inside the window")
     ap.add_argument("--sqlcost-rows", type=int, default=4000,
                     help="rows per run of the sqlcost figure (at most --n)")
     ap.add_argument("--sqlcost-variants", default=sqlcost.DEFAULT_VARIANTS,
@@ -897,6 +923,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rss_backlog, args.rss_seconds = min(args.rss_backlog, 10_000), 5
         args.drain_rows = min(args.drain_rows, 5_000)
         args.discovery_active, args.discovery_history = "1000,10000", 10_000
+        args.discovery_outside = "1000,10000"
     if args.drain_variants is None:
         only = {f.strip() for f in args.only.split(",")}
         args.drain_variants = DRAIN_VARIANTS if args.only != DEFAULT_FIGURES and (
