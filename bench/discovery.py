@@ -23,8 +23,9 @@ into an EXPLAIN of its caller), with its buffers.
 
 Republish discovery (``--republish``): ``recording_finalize.discover_unpublished`` the same
 way, beside O Available recordings *outside* its window (for each O of ``--outside``, default
-1,000 and 100,000: the history above, Available three days ago, the window being the driver's
-default, 1 day counted back from an SLA ago) and ``--inside`` (default 5) that became Available
+1,000 and 100,000: Available three days ago, each with the service's own published event and no
+finalize row, as a service that never opens one leaves them; the window is the driver's default,
+1 day counted back from an SLA ago) and ``--inside`` (default 5) that became Available
 an hour ago with no event (the service's nor the product's) and no finalize row: the crash
 between committing Available and enqueueing the event. Calls as the worker role, through the
 driver's own ``queries.discover_unpublished`` (its default window and limit), the rows each
@@ -107,6 +108,18 @@ select md5('ir' || i)::uuid, 'Direct', md5('is' || i)::uuid, 'Audio', 'Auto', 'A
     'recordings/' || md5('ir' || i), 1000 + i, 60, 'Webm', now() - interval '2 hours',
     now() - interval '70 minutes', now() - interval '1 hour', 3, now() - interval '2 hours',
     now() - interval '1 hour'
+from generate_series(1, %(n)s) as i
+""")
+
+# Outside the republish window: what a service that never opens a finalize row holds, each
+# recording Available three days ago with the service's own event, published (its outbox).
+OUTSIDE_SQL = (*costs.HISTORY_SQL[:2], """
+insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload,
+    headers, created_at, published_at)
+select (select topic from recording_finalize.settings), md5('s' || i), 'call-recording-available',
+    md5('r' || i)::uuid::text, jsonb_build_object('recordingId', md5('r' || i)::uuid),
+    jsonb_build_object('event-type', 'call-recording-available', 'event-id', 'e' || i),
+    now() - interval '3 days', now() - interval '3 days'
 from generate_series(1, %(n)s) as i
 """)
 
@@ -277,11 +290,13 @@ def measure_republish(owner_url: str, sizes: list[int], inside: int, calls: int,
             world.migrate_new_database(url, f"discovery {name}")
             t0 = time.monotonic()
             with psycopg.connect(url, autocommit=True) as conn:
-                costs.seed_history(conn, outside)  # Available three days ago: outside
+                for statement in OUTSIDE_SQL:
+                    conn.execute(statement, {"n": outside})  # type: ignore[arg-type]
                 for statement in INSIDE_SQL:
                     conn.execute(statement, {"n": inside})  # type: ignore[arg-type]
                 conn.execute("vacuum analyze messenger.call_sessions, messenger.call_recordings,"
-                             " messenger.recording_finalize_attempts")
+                             " messenger.recording_finalize_attempts,"
+                             " messenger.integration_outbox")
                 exists = conn.execute("select 1 from pg_roles where rolname = %s",
                                       (WORKER_ROLE,)).fetchone()
                 verb = "alter" if exists else "create"
