@@ -420,8 +420,9 @@ def _sqlcost(runs: list[dict[str, Any]]) -> list[str]:
     # Runs before the variants had names: "before" was 0.1.x's.
     for label, rs in sc.items():
         values = [r["rate"] for r in rs]
-        commit = rs[0]["detail"].get("commit", rs[0]["detail"].get("before_commit")) or "this tree"
-        lines.append(f"| {label} | `{commit[:10]}` | {_med(values):.3f} | "
+        commit = rs[0]["detail"].get("commit", rs[0]["detail"].get("before_commit"))
+        lines.append(f"| {label} | {f'`{commit[:10]}`' if commit else 'this tree'} | "
+                     f"{_med(values):.3f} | "
                      f"{_span(values, '.3f')} | {len(rs)} |")
     now = sc.get("now", [])
     if now:
