@@ -3,8 +3,9 @@
 - claim: ``claim_due`` mean time in a database with no finished rows and in one with 1,000,000
   ``Done`` finalize rows (each with its Available recording and ended session, as the happy
   path leaves them), the same 5,000 due rows claimed in batches of 100 in both;
-- relay: events/s draining 100,000 unpublished integration-outbox rows to Kafka, through the
-  driver's own ``Relay.drain`` as the worker role;
+- relay: events/s draining 100,000 unpublished events of the product's own outbox
+  (``recording_finalize.outbox``) to Kafka, through the driver's own ``Relay.drain`` as the
+  worker role;
 - RSS: the peak resident memory of the real ``recording-finalize run-once`` facing a backlog of
   100,000 due rows.
 """
@@ -43,16 +44,29 @@ select md5('r' || i)::uuid, 'Direct', md5('s' || i)::uuid, 'Done', 1,
 from generate_series(1, %(n)s) as i
 """)
 
+# The product's own events (SPEC section 9): what its relay publishes and marks.
 OUTBOX_SQL = """
-insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload,
-    headers)
-select %(topic)s, s::text, 'call-recording-available', r::text,
+insert into recording_finalize.outbox (recording_id, topic, message_key, payload, headers)
+select r, %(topic)s, s::text,
     jsonb_build_object(
         'recordingId', r, 'sessionKind', 'Direct', 'sessionId', s, 'chatId', gen_random_uuid(),
         'dealId', null, 'tenantId', gen_random_uuid(), 'mediaType', 'Audio',
         'fileId', 'recordings/' || r, 'format', 'Webm', 'durationSeconds', 240,
         'sizeBytes', 123456, 'trigger', 'Auto', 'startedAt', '2026-01-01T10:00:00.000Z',
         'endedAt', '2026-01-01T10:04:00.000Z', 'availableAt', '2026-01-01T10:05:00.000Z'),
+    jsonb_build_object('event-type', 'call-recording-available',
+        'event-id', gen_random_uuid()::text)
+from (select gen_random_uuid() as r, gen_random_uuid() as s
+      from generate_series(1, %(n)s)) as ids
+"""
+
+# The service's own events (its outbox, which the product only reads through the adapter's
+# service_events view): history a prune must leave alone.
+SERVICE_OUTBOX_SQL = """
+insert into messenger.integration_outbox (topic, message_key, event_type, dedupe_key, payload,
+    headers)
+select %(topic)s, s::text, 'call-recording-available', r::text,
+    jsonb_build_object('recordingId', r, 'sessionKind', 'Direct', 'sessionId', s),
     jsonb_build_object('event-type', 'call-recording-available',
         'event-id', gen_random_uuid()::text)
 from (select gen_random_uuid() as r, gen_random_uuid() as s
@@ -120,9 +134,10 @@ def claim_blocks(conn: psycopg.Connection[Any], dbname: str) -> dict[str, float]
 
 
 def seed_outbox(conn: psycopg.Connection[Any], topic: str, n: int) -> None:
-    conn.execute("truncate messenger.integration_outbox")
+    """n unpublished events in the product's own outbox (and none of its leases)."""
+    conn.execute("truncate recording_finalize.outbox, recording_finalize.relay_leases")
     conn.execute(OUTBOX_SQL, {"topic": topic, "n": n})
-    conn.execute("vacuum analyze messenger.integration_outbox")
+    conn.execute("vacuum analyze recording_finalize.outbox")
 
 
 def summary(values: list[float]) -> dict[str, float]:

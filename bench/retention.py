@@ -1,8 +1,9 @@
 """Retention figures: prune's rate, and what a prune running beside a drain costs the drain.
 
-The product prunes only its own rows (Done finalize rows of terminal recordings, expired relay
-leases, ended storage incidents): the service's outboxes are the service's to keep or prune, so
-the published events seeded here are history the prune must leave alone.
+The product prunes only its own rows (Done finalize rows of terminal recordings, published
+events of its own outbox, expired relay leases, ended storage incidents): the service's outboxes
+are the service's to keep or prune, so the service's published events seeded here
+(``messenger.integration_outbox``) are history the prune must leave alone.
 
 ``python -m bench.retention [--done-rows N] [--outbox-rows N] [--due-rows N]`` against the
 stack of ``RFR_STACK_DIR`` (default ``.stack/dev``; ``tools/stack.py up`` starts one), in a
@@ -103,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         with psycopg.connect(url, autocommit=True) as conn:
             result["seed_history_s"] = costs.seed_history(conn, args.done_rows)
             t0 = time.monotonic()
-            conn.execute(costs.OUTBOX_SQL, {"topic": DEFAULT_TOPIC, "n": args.outbox_rows})
+            conn.execute(costs.SERVICE_OUTBOX_SQL,
+                         {"topic": DEFAULT_TOPIC, "n": args.outbox_rows})
             conn.execute("update messenger.integration_outbox set published_at = now() - "
                          "interval '3 days', created_at = now() - interval '3 days'")
             conn.execute("vacuum analyze messenger.integration_outbox")

@@ -8,8 +8,9 @@ Figures (each repeated, ours and the peers interleaved so that noise hits them a
    CPU per finalized row by component, statements per finalized row (pg_stat_statements);
 2. cost growth — claim_due with 0 and 1,000,000 Done rows, relay events/s with 100,000
    unpublished rows, peak RSS of ``recording-finalize run-once`` facing 100,000 due rows;
-   ``discover_stuck`` per call beside 1,000 to 100,000 active recordings that are not stuck
-   (bench/discovery.py), with its plan.
+   ``discover_stuck`` per call beside 1,000 to 100,000 active recordings that are not stuck,
+   and ``discover_unpublished`` beside 1,000 and 100,000 Available recordings outside its window
+   (bench/discovery.py), with their plans.
 
 Every figure comes with the machine's load average, the CPU share stolen by the hypervisor, and
 what the rest of the machine spent meanwhile. A benchmark is not a test: the exit status is 1
@@ -464,7 +465,7 @@ class Bench:
             if published != n:
                 problems.append(f"{published} of {n} outbox rows published")
             with self.owner() as conn:
-                ids = conn.execute("select dedupe_key from messenger.integration_outbox"
+                ids = conn.execute("select recording_id::text from recording_finalize.outbox"
                                    " where published_at is not null").fetchall()
             expect = {row[0] for row in ids}
             got = world.consumed_recording_ids(self.bootstrap, topic, expect)
@@ -560,6 +561,26 @@ class Bench:
                     detail=entry | {"stuck": result["stuck"], "history": result["history"],
                                     "calls": result["calls"]}))
                 self.save()
+        # Republish discovery beside Available recordings outside its window (a few inside):
+        # every size's calls interleaved within each repetition.
+        outside = [int(x) for x in self.args.discovery_outside.split(",") if x.strip()]
+        for rep in range(1, reps + 1):
+            before = self.meter.snapshot()
+            t0 = time.perf_counter()
+            result = discovery.measure_republish(
+                self.owner_url, outside if rep % 2 else outside[::-1],
+                self.args.discovery_inside, self.args.discovery_calls, say=say)
+            wall = time.perf_counter() - t0
+            usage = Meter.usage(before, self.meter.snapshot(), wall)
+            problems = discovery.republish_problems(result)
+            for entry in result["sizes"]:
+                size = entry["outside"]
+                self.runs.append(Run(
+                    "republish", f"{size:,} outside", rep, size, wall, entry["median_ms"],
+                    usage, problems,
+                    detail=entry | {"inside": result["inside"], "calls": result["calls"],
+                                    "window_s": result["window_s"]}))
+            self.save()
 
     # ---- the database's cost per row: the SQL now beside the SQL before (bench/dbcost.py) ----
 
@@ -594,20 +615,22 @@ class Bench:
 
     def sqlcost(self, reps: int) -> None:
         """The SQL alone, claim and apply by one connection (bench/sqlcost.py): this tree's
-        beside the last 0.1.x release's, each in a database of its own, interleaved."""
+        beside earlier releases' (``--sqlcost-variants``), each in a database of its own,
+        interleaved."""
         n = min(self.args.n, self.args.sqlcost_rows)
         admin = urlunsplit(urlsplit(self.owner_url)._replace(path="/postgres"))
         os.environ.setdefault("RFR_STACK_PG_BIN", self.env.get("RFR_STACK_PG_BIN", ""))
         before = self.meter.snapshot()
         t0 = time.perf_counter()
-        result = sqlcost.measure(admin, n, reps, say=say)
+        result = sqlcost.measure(admin, n, reps, self.args.sqlcost_variants, say=say)
         wall = time.perf_counter() - t0
         usage = Meter.usage(before, self.meter.snapshot(), wall)
         for variant, runs in result["runs"].items():
             for rep, one in enumerate(runs, 1):
                 self.runs.append(Run("sqlcost", variant, rep, n, one["wall_s"],
                                      one["cpu_ms_per_row"], usage,
-                                     detail={"before_commit": result["before_commit"]}))
+                                     detail={"commit": result["commits"][variant],
+                                             "extra": result["extra"][variant]}))
         self.save()
 
     # ---- the happy path under a drain (bench/messenger.py) ---------------------------------
@@ -714,10 +737,10 @@ class Bench:
             # batch wait for the next cycle, so only the backlog's must all be published.
             result = world.outcome(conn, topic)
             row = conn.execute(
-                "select count(*) from messenger.integration_outbox"
+                "select count(*) from recording_finalize.outbox"
                 " where topic = %s and published_at is not null"
-                " and dedupe_key = any(%s::text[])",
-                (topic, [str(it.recording_id) for it in items])).fetchone()
+                " and recording_id = any(%s::uuid[])",
+                (topic, [it.recording_id for it in items])).fetchone()
         m = int(svc.get("recordings", 0))
         backlog_published = int(row[0]) if row else 0
         # A slow cap may reach RFR_MAX_RUN_DURATION: what the cycle finalized must be whole,
@@ -869,8 +892,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--discovery-history", type=int, default=100_000,
                     help="finished recordings beside them (Available, finalize rows Done)")
     ap.add_argument("--discovery-calls", type=int, default=20)
+    ap.add_argument("--discovery-outside", default="1000,100000",
+                    help="comma list of Available recordings outside the republish window "
+                    "beside discover_unpublished")
+    ap.add_argument("--discovery-inside", type=int, default=5,
+                    help="Available recordings without an event inside the window")
     ap.add_argument("--sqlcost-rows", type=int, default=4000,
                     help="rows per run of the sqlcost figure (at most --n)")
+    ap.add_argument("--sqlcost-variants", default=sqlcost.DEFAULT_VARIANTS,
+                    help="the SQL trees of the sqlcost figure beside this one's: "
+                    f"{', '.join(sqlcost.VARIANTS)} (see bench/sqlcost.py)")
     ap.add_argument("--only", default=DEFAULT_FIGURES,
                     help="comma list of figures: e2e, dbcost, sqlcost, drain, claim, relay, rss, "
                     "discovery, levers")
@@ -892,6 +923,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rss_backlog, args.rss_seconds = min(args.rss_backlog, 10_000), 5
         args.drain_rows = min(args.drain_rows, 5_000)
         args.discovery_active, args.discovery_history = "1000,10000", 10_000
+        args.discovery_outside = "1000,10000"
     if args.drain_variants is None:
         only = {f.strip() for f in args.only.split(",")}
         args.drain_variants = DRAIN_VARIANTS if args.only != DEFAULT_FIGURES and (

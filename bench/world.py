@@ -36,13 +36,14 @@ _FORMATS = (("Webm", "audio/webm;codecs=opus"), ("Ogg", "audio/ogg;codecs=opus")
             ("Mp4", "video/mp4"), ("M4a", "audio/x-m4a"))
 _BODY = random.Random(11).randbytes(1024)
 
-# Tables a run leaves rows in: the messenger's, the product's (its finalize rows and the relay's
-# leases) and both peers' queues.
+# Tables a run leaves rows in: the messenger's (its own outbox included: the product only reads
+# it), the product's (its finalize rows, its own outbox and the relay's leases) and both peers'
+# queues.
 MESSENGER_TABLES = (
     "messenger.realtime_outbox", "messenger.integration_outbox",
     "messenger.recording_finalize_attempts", "messenger.call_recordings",
     "messenger.call_sessions", "messenger.conference_sessions",
-    "recording_finalize.relay_leases",
+    "recording_finalize.outbox", "recording_finalize.relay_leases",
 )
 
 
@@ -62,14 +63,17 @@ class Item:
         return KEY_TEMPLATE.format(recording_id=self.recording_id)
 
 
-def migrate_new_database(url: str, what: str) -> None:
+def migrate_new_database(url: str, what: str, sql_dir: Path | None = None) -> None:
     """``recording-finalize migrate --create-service-tables`` (the console script beside this
-    Python) on the new database at ``url``, the service's reference tables included; exits
-    naming ``what`` with migrate's stderr when it fails."""
+    Python) on the new database at ``url``, the service's reference tables included; with
+    ``sql_dir``, that SQL tree instead of this one's (``RFR_SQL_DIR``: an earlier release's
+    ``sql/``, its own service schema included); exits naming ``what`` with migrate's stderr
+    when it fails."""
     cli = str(Path(sys.executable).parent / "recording-finalize")
-    proc = subprocess.run([cli, "migrate", "--create-service-tables"],
-                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                               "DATABASE_URL": url},
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DATABASE_URL": url}
+    if sql_dir is not None:
+        env["RFR_SQL_DIR"] = str(sql_dir)
+    proc = subprocess.run([cli, "migrate", "--create-service-tables"], env=env,
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise SystemExit(f"{what}: migrate failed:\n{proc.stderr[-2000:]}")
@@ -162,7 +166,8 @@ def seed_stuck(conn: psycopg.Connection[Any], items: Sequence[Item]) -> None:
 def analyze(conn: psycopg.Connection[Any]) -> None:
     conn.execute("vacuum analyze messenger.call_recordings, messenger.recording_finalize_attempts,"
                  " messenger.integration_outbox, messenger.realtime_outbox,"
-                 " messenger.call_sessions, messenger.conference_sessions")
+                 " messenger.call_sessions, messenger.conference_sessions,"
+                 " recording_finalize.outbox")
 
 
 @dataclass
@@ -182,7 +187,7 @@ class Outcome:
         if self.done != n:
             out.append(f"{self.done} of {n} finalize rows Done")
         if self.outbox != n:
-            out.append(f"{self.outbox} integration-outbox rows for {n} recordings")
+            out.append(f"{self.outbox} events in the product's outbox for {n} recordings")
         if self.realtime != n:
             out.append(f"{self.realtime} realtime rows for {n} recordings")
         if published and self.published != n:
@@ -191,13 +196,15 @@ class Outcome:
 
 
 def outcome(conn: psycopg.Connection[Any], topic: str) -> Outcome:
+    """What the run left; its events are the product's own (``recording_finalize.outbox``: the
+    worker's and the lifecycle functions' the peers and the simulated messenger call)."""
     row = conn.execute(
         """
         select
             (select count(*) from messenger.call_recordings where status = 'Available'),
             (select count(*) from messenger.recording_finalize_attempts where status = 'Done'),
-            (select count(*) from messenger.integration_outbox where topic = %(t)s),
-            (select count(*) from messenger.integration_outbox
+            (select count(*) from recording_finalize.outbox where topic = %(t)s),
+            (select count(*) from recording_finalize.outbox
                 where topic = %(t)s and published_at is not null),
             (select count(*) from messenger.realtime_outbox where kind = 'RecordingAvailable')
         """,
