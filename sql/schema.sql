@@ -372,13 +372,20 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize.try_lock_runner(p_lock_key bigint) -> worker
 -- recording_finalize.unlock_runner(p_lock_key bigint) -> worker
 -- recording_finalize.worker_config() -> worker, operator
+-- recording_finalize_adapter.end_session(p_kind text, p_id uuid, p_at timestamp with time zone) ->
+--     owner only
 -- recording_finalize_adapter.enqueue_realtime(p_kind text, p_session_kind text, p_session_id uuid,
 --     p_reference_id uuid, p_payload jsonb) -> owner only
+-- recording_finalize_adapter.hold_session(p_kind text, p_id uuid) -> owner only
 -- recording_finalize_adapter.make_available(p_id uuid, p_from_status text, p_file_id text,
 --     p_size_bytes bigint, p_duration_seconds integer, p_format text, p_available_at timestamp with
 --     time zone) -> owner only
 -- recording_finalize_adapter.make_failed(p_id uuid, p_from_status text, p_failure_reason text,
 --     p_failed_at timestamp with time zone) -> owner only
+-- recording_finalize_adapter.make_uploading(p_id uuid, p_from_status text, p_ended_at timestamp
+--     with time zone) -> owner only
+-- recording_finalize_adapter.start_recording(p_id uuid, p_session_kind text, p_session_id uuid,
+--     p_media_type text, p_trigger text, p_started_at timestamp with time zone) -> owner only
 -- recording_finalize_internal.adapter_fingerprint() -> owner only
 -- recording_finalize_internal.backoff_delay(p_attempts integer, p_base interval, p_factor double
 --     precision, p_cap interval, p_jitter double precision) -> owner only

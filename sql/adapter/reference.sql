@@ -170,3 +170,109 @@ begin
     values (p_kind, p_session_kind, p_session_id, p_reference_id, p_payload);
 end
 $$;
+
+-- ---------------------------------------------------------------------------------------------
+-- Optional: the lifecycle ports. Only the service-facing lifecycle functions call them
+-- (recording_started, recording_stopped, session_ended: for a service that prefers to report
+-- its recordings' lifecycle to the product rather than let the worker discover them). The
+-- worker needs none of them; an adapter may leave them out (those functions then fail when
+-- called), and `service-sql grants --lifecycle` asks for their privileges.
+
+-- start_recording: a new recording, Recording since p_started_at. A unique violation is raised
+-- as it is (the caller tells a repeated start from a conflict by what is there).
+create or replace function recording_finalize_adapter.start_recording(
+    p_id uuid,
+    p_session_kind text,
+    p_session_id uuid,
+    p_media_type text,
+    p_trigger text,
+    p_started_at timestamptz
+)
+returns void
+language plpgsql
+volatile
+security invoker
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    insert into messenger.call_recordings (
+        id, session_kind, session_id, media_type, trigger, status, started_at
+    )
+    values (p_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording',
+        p_started_at);
+end
+$$;
+
+-- hold_session: the session FOR SHARE, so that a concurrent end of it waits for the caller.
+create or replace function recording_finalize_adapter.hold_session(p_kind text, p_id uuid)
+returns void
+language plpgsql
+volatile
+security invoker
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    if p_kind = 'Direct' then
+        perform from messenger.call_sessions as s where s.id = p_id for share;
+    elsif p_kind = 'Conference' then
+        perform from messenger.conference_sessions as s where s.id = p_id for share;
+    end if;
+end
+$$;
+
+-- end_session: the session ends at p_at unless it ended already; its end, or NULL when there is
+-- no such session.
+create or replace function recording_finalize_adapter.end_session(
+    p_kind text,
+    p_id uuid,
+    p_at timestamptz
+)
+returns timestamptz
+language plpgsql
+volatile
+security invoker
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_ended_at timestamptz;
+begin
+    if p_kind = 'Direct' then
+        update messenger.call_sessions as s
+        set ended_at = coalesce(s.ended_at, p_at)
+        where s.id = p_id
+        returning s.ended_at into v_ended_at;
+    elsif p_kind = 'Conference' then
+        update messenger.conference_sessions as s
+        set ended_at = coalesce(s.ended_at, p_at)
+        where s.id = p_id
+        returning s.ended_at into v_ended_at;
+    end if;
+    return v_ended_at;
+end
+$$;
+
+-- make_uploading: the status-guarded move to Uploading when the recording stopped (its end is
+-- p_ended_at unless it has one); false when it is no longer in p_from_status.
+create or replace function recording_finalize_adapter.make_uploading(
+    p_id uuid,
+    p_from_status text,
+    p_ended_at timestamptz
+)
+returns boolean
+language plpgsql
+volatile
+security invoker
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    update messenger.call_recordings as r
+    set status = 'Uploading',
+        ended_at = coalesce(r.ended_at, p_ended_at),
+        version = r.version + 1,
+        updated_at = now()
+    where r.id = p_id
+        and r.status = p_from_status
+        and r.status::text = any('{Pending,Recording}'::text[]);
+    return found;
+end
+$$;

@@ -42,9 +42,9 @@ begin
     end if;
 
     -- A repeated start of the same recording is a no-op; the same id in another session is not.
-    if exists (select from messenger.call_recordings as r where r.id = p_recording_id) then
+    if exists (select from recording_finalize_adapter.recordings as r where r.id = p_recording_id) then
         if not exists (
-            select from messenger.call_recordings as r
+            select from recording_finalize_adapter.recordings as r
             where r.id = p_recording_id and r.session_kind = p_session_kind
                 and r.session_id = p_session_id
         ) then
@@ -59,24 +59,19 @@ begin
     end if;
 
     begin
-        insert into messenger.call_recordings (
-            id, session_kind, session_id, media_type, trigger, status, started_at
-        )
-        values (
-            p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, 'Recording',
-            now()
-        );
+        perform recording_finalize_adapter.start_recording(
+            p_recording_id, p_session_kind, p_session_id, p_media_type, p_trigger, now());
     exception when unique_violation then
         -- Told by what is there, not by the constraint's name (the table is the service's): a
         -- concurrent delivery of the same start committed first (at-least-once retry) is a no-op;
         -- the same id in another session, or another active recording in this one, is not.
         if exists (
-            select from messenger.call_recordings as r
+            select from recording_finalize_adapter.recordings as r
             where r.id = p_recording_id and r.session_kind = p_session_kind
                 and r.session_id = p_session_id
         ) then
             return;
-        elsif exists (select from messenger.call_recordings as r where r.id = p_recording_id) then
+        elsif exists (select from recording_finalize_adapter.recordings as r where r.id = p_recording_id) then
             raise exception using
                 errcode = 'RF007',
                 message = format(

@@ -21,7 +21,7 @@ begin
 
     -- Lock order everywhere: session, recording, finalize row. The session is only read here
     -- (no lock), so taking the recording first keeps that order.
-    perform from messenger.call_recordings as r
+    perform from recording_finalize_adapter.recordings as r
     where r.id = p_recording_id
     for no key update;
     if not found then
@@ -36,12 +36,7 @@ begin
     end if;
 
     if v_rec.status in ('Pending', 'Recording') then
-        update messenger.call_recordings as r
-        set status = 'Uploading',
-            ended_at = coalesce(r.ended_at, now()),
-            version = r.version + 1,
-            updated_at = now()
-        where r.id = p_recording_id;
+        perform recording_finalize_adapter.make_uploading(p_recording_id, v_rec.status, now());
     end if;
 
     -- Due one SLA after the session ends; while it runs, one SLA from now (claim re-times it).

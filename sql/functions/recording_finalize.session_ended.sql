@@ -25,16 +25,8 @@ begin
     -- The only writer of ended_at, so the update stays here (the lookups share session_of).
     -- It locks the session first: lock order everywhere is session, recording, finalize row, and
     -- it waits for a recording_started holding the session FOR SHARE.
-    if p_session_kind = 'Direct' then
-        update messenger.call_sessions as s
-        set ended_at = coalesce(s.ended_at, now())
-        where s.id = p_session_id
-        returning s.ended_at into v_ended_at;
-    elsif p_session_kind = 'Conference' then
-        update messenger.conference_sessions as s
-        set ended_at = coalesce(s.ended_at, now())
-        where s.id = p_session_id
-        returning s.ended_at into v_ended_at;
+    if p_session_kind in ('Direct', 'Conference') then
+        v_ended_at := recording_finalize_adapter.end_session(p_session_kind, p_session_id, now());
     else
         raise exception using
             errcode = 'RF001',
@@ -49,22 +41,18 @@ begin
             message = format('session_ended: no %s session %s', p_session_kind, p_session_id);
     end if;
 
-    select r.id, r.status::text into v_recording_id, v_status from messenger.call_recordings as r
+    select r.id, r.status into v_recording_id, v_status
+    from recording_finalize_adapter.recordings as r
     where r.session_kind = p_session_kind
         and r.session_id = p_session_id
-        and r.status in ('Pending', 'Recording', 'Uploading')
+        and r.status = any('{Pending,Recording,Uploading}'::text[])
     for no key update;
     if not found then
         return null;
     end if;
 
     if v_status = 'Recording' then
-        update messenger.call_recordings as r
-        set status = 'Uploading',
-            ended_at = coalesce(r.ended_at, v_ended_at),
-            version = r.version + 1,
-            updated_at = now()
-        where r.id = v_recording_id;
+        perform recording_finalize_adapter.make_uploading(v_recording_id, v_status, v_ended_at);
     end if;
 
     perform recording_finalize_internal.schedule_finalize(

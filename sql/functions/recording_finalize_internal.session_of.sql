@@ -21,10 +21,8 @@ begin
     end if;
     -- The lock first, in a statement of its own, then the read (recording_finalize_internal.
     -- session_row, the one read of a session) sees the row as it is once locked.
-    if p_for_share and p_session_kind = 'Direct' then
-        perform from messenger.call_sessions as s where s.id = p_session_id for share;
-    elsif p_for_share then
-        perform from messenger.conference_sessions as s where s.id = p_session_id for share;
+    if p_for_share then
+        perform recording_finalize_adapter.hold_session(p_session_kind, p_session_id);
     end if;
     select x.* into v_session
     from recording_finalize_internal.session_row(p_session_kind, p_session_id) as x;
@@ -33,8 +31,8 @@ end
 $$;
 
 comment on function recording_finalize_internal.session_of(text, uuid, boolean) is
-'Internal. The session a recording belongs to: Direct -> messenger.call_sessions, Conference -> '
-'messenger.conference_sessions (every field NULL when there is no such session). p_for_share '
+'Internal. The session a recording belongs to, as the adapter''s sessions view shows it (every '
+'field NULL when there is no such session). p_for_share (the adapter''s optional hold_session) '
 'locks it FOR SHARE (recording_started: a concurrent session_ended, whose UPDATE conflicts with '
 'it, then waits for the start to commit and sees the recording). Lock order everywhere: '
 'session, recording, finalize row. RF001 for another kind. Volatile (it may lock).';
