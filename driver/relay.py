@@ -32,15 +32,16 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from . import queries
 from .config import Settings
+from .db import PoolLike
+from .logs import LogFn
 from .metrics import Metrics
 
 CLIENT_ID = "recording-finalize-retry"
@@ -74,18 +75,6 @@ STOP_WAIT_S = 2.0
 _LIBRDKAFKA_LOG = logging.getLogger("recording_finalize.relay.librdkafka")
 _LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 _LIBRDKAFKA_LOG.propagate = False
-
-
-class LogFn(Protocol):
-    def __call__(self, event: str, /, *, level: str = ..., **fields: Any) -> None: ...
-
-
-class PoolLike(Protocol):
-    """What the relay needs of ``psycopg_pool.ConnectionPool``: autocommit connections."""
-
-    def connection(
-        self, timeout: float | None = None
-    ) -> AbstractContextManager[queries.Connection]: ...
 
 
 class ProducerConfigError(ValueError):
