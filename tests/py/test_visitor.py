@@ -516,11 +516,14 @@ class World:
 
 
 def _history(world: World) -> None:
-    """The service's past: finished calls with their events (published) and pushes
+    """The service's past: finished calls with their binaries in the bucket (the worker looks
+    for the newest uploaded ones before it trusts a 404), their events (published) and pushes
     (dispatched), as the service's happy path wrote them."""
     with world.connect(world.cast.service_api) as conn, conn.transaction():
         for i in range(5):
             sid, rid = uuid.uuid4(), uuid.uuid4()
+            if world.bucket:
+                put_binary(world.stack, world.bucket, rid)
             conn.execute("insert into messenger.call_sessions (id, started_at, ended_at, "
                          "room_name) values (%s, now() - interval '3 days', now() - interval "
                          "'3 days' + interval '20 minutes', %s)", (sid, f"room {i}"))
