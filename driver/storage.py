@@ -3,8 +3,8 @@
 Outcomes (``apply_outcome``'s vocabulary): ``found`` with the adopted metadata, ``missing``
 (404 on the object, and only once the bucket was confirmed this cycle: a HEAD on a missing
 bucket is a bare 404 too), ``transient`` (timeouts, connection errors, 5xx, throttling),
-``config_error`` (missing bucket, access denied, bad credentials) and ``invalid_metadata``
-(binary present, metadata unusable). Error texts are an exception class and, where the class
+``config_error`` (missing bucket, access denied, bad credentials). Metadata is converted, never
+judged: ``apply_outcome`` quarantines a ``found`` whose metadata ``metadata_problem`` refuses. Error texts are an exception class and, where the class
 stands for one, its HTTP status: never a URL, never a message that could quote one.
 
 Two clients, each where it is best:
@@ -70,7 +70,6 @@ from .logs import log
 from .model import (
     CONFIG_ERROR,
     FOUND,
-    INVALID_METADATA,
     MISSING,
     TRANSIENT,
     ClaimedRow,
@@ -84,7 +83,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIG_ERROR",
     "FOUND",
-    "INVALID_METADATA",
     "MISSING",
     "TRANSIENT",
     "Storage",
@@ -92,10 +90,6 @@ __all__ = [
     "Verdict",
     "parse_metadata",
 ]
-
-# Seven days: a call recording longer than that is a corrupt value, not a long call.
-MAX_DURATION_SECONDS = 7 * 24 * 3600
-MAX_FILE_ID_LENGTH = 1024
 
 FORMATS = {"webm": "Webm", "mp4": "Mp4", "ogg": "Ogg", "m4a": "M4a"}
 CONTENT_TYPE_FORMATS = {
@@ -110,8 +104,9 @@ CONTENT_TYPE_FORMATS = {
     "audio/mp4a-latm": "M4a",
 }
 
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_DIGITS = re.compile(r"^[0-9]{1,12}$")
+_WHOLE_NUMBER = re.compile(r"^[+-]?[0-9]+$")
+# apply_outcome's p_duration_seconds is an integer: a number past it is passed as its bound.
+_INTEGER_MAX = 2**31 - 1
 
 # Codes that mean the deployment is wrong (bucket, credentials, region), not the recording.
 _CONFIG_CODES = frozenset({
@@ -166,55 +161,49 @@ def _error_text(err: BaseException) -> str:
 
 
 def parse_metadata(key: str, head: Mapping[str, Any]) -> Verdict:
-    """The ``found`` verdict for a HEAD answer, or ``invalid_metadata`` with a short reason.
+    """The ``found`` verdict for a HEAD answer: what the object says, in ``apply_outcome``'s
+    types. Whether it is usable is for ``recording_finalize_internal.metadata_problem`` to say
+    (``apply_outcome`` quarantines it ``invalid_metadata`` with the rule broken): a value that
+    cannot be converted is passed as None and named in ``error``, which the quarantine's reason
+    quotes; a format word that names no format is passed as given.
 
     ``head`` has boto3's shape: ``ContentLength``, ``ContentType`` and ``Metadata`` (the
     ``x-amz-meta-*`` values by their names without the prefix)."""
-
-    def invalid(reason: str) -> Verdict:
-        return Verdict(INVALID_METADATA, error=reason)
-
     metadata = {str(k).lower(): str(v) for k, v in (head.get("Metadata") or {}).items()}
+    unread: list[str] = []
 
     size = head.get("ContentLength")
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        return invalid("Content-Length is missing or negative")
+    if not isinstance(size, int) or isinstance(size, bool):
+        size = None
+        unread.append("no Content-Length")
 
     raw_duration = metadata.get("duration-seconds")
-    if raw_duration is None:
-        return invalid("duration-seconds metadata is missing")
-    raw_duration = raw_duration.strip()
-    # isascii first: int() would accept other scripts' digits, and NaN/negatives fail the regex.
-    if not raw_duration.isascii() or not _DIGITS.match(raw_duration):
-        return invalid("duration-seconds is not an integer >= 0")
-    duration = int(raw_duration)
-    if duration > MAX_DURATION_SECONDS:
-        return invalid(f"duration-seconds is more than {MAX_DURATION_SECONDS} (7 days)")
+    duration = _whole_number(raw_duration)
+    if duration is None:
+        unread.append("no duration-seconds metadata" if raw_duration is None
+                      else "duration-seconds is not a whole number")
 
     raw_format = metadata.get("format")
     if raw_format is not None:
-        fmt = FORMATS.get(raw_format.strip().lower()) if raw_format.isascii() else None
-        if fmt is None:
-            return invalid("format is not one of Webm, Mp4, Ogg, M4a")
+        fmt: str | None = FORMATS.get(raw_format.strip().lower(), raw_format.strip())
     else:
         content_type = str(head.get("ContentType") or "").split(";", 1)[0].strip().lower()
         fmt = CONTENT_TYPE_FORMATS.get(content_type)
         if fmt is None:
-            return invalid("no format metadata and the Content-Type names no known format")
+            unread.append("no format metadata, and the Content-Type names no known format")
 
     file_id = metadata.get("file-id")
-    if file_id is not None:
-        file_id = file_id.strip()
-        if not file_id or not file_id.isascii() or not file_id.isprintable():
-            return invalid("file-id is empty or not printable ASCII")
-        if _URL.match(file_id):
-            return invalid("file-id is a URL, not a storage reference")
-        if len(file_id) > MAX_FILE_ID_LENGTH:
-            return invalid(f"file-id is longer than {MAX_FILE_ID_LENGTH} characters")
-    else:
-        file_id = key
+    return Verdict(FOUND, file_id=key if file_id is None else file_id.strip(), size_bytes=size,
+                   duration_seconds=duration, format=fmt, error="; ".join(unread) or None)
 
-    return Verdict(FOUND, file_id=file_id, size_bytes=size, duration_seconds=duration, format=fmt)
+
+def _whole_number(raw: str | None) -> int | None:
+    """A metadata value as an integer: ASCII digits with an optional sign (``int()`` alone
+    would take other scripts' digits, underscores and white space inside), or None."""
+    text = (raw or "").strip()
+    if not text.isascii() or not _WHOLE_NUMBER.match(text):
+        return None
+    return max(-_INTEGER_MAX - 1, min(int(text), _INTEGER_MAX))
 
 
 def head_dict(size: object, attributes: Mapping[str, str]) -> dict[str, Any]:

@@ -71,7 +71,10 @@ as $$
         -- NULL keeps the row's last_error.
         case
             when p_outcome = 'found' and p_metadata_problem is null then null
+            -- p_error of a found verdict: what the driver could not read of the object (a
+            -- value it could not convert is NULL here, which the problem alone cannot say).
             when p_outcome = 'found' then 'InvalidMetadata: ' || p_metadata_problem
+                || coalesce(' (' || nullif(p_error, '') || ')', '')
             when p_outcome = 'invalid_metadata'
                 then 'InvalidMetadata: ' || coalesce(nullif(p_error, ''), 'unspecified')
             when p_outcome = 'missing' and d.until is not null then d.reason
@@ -156,7 +159,7 @@ comment on function recording_finalize_internal.outcome_decision(
 'called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). '
 'p_attempts counts the claim. found: reconciled (row Done; the caller moves the recording to '
 'Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is '
-'unusable; invalid_metadata: quarantined; missing: failed (row Done; the caller fails the '
+'unusable (last_error the problem, then p_error in brackets: what the driver could not read); invalid_metadata: quarantined; missing: failed (row Done; the caller fails the '
 'recording, Timeout), unless a storage incident overlapping the upload window (from '
 'p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt '
 'given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names '

@@ -207,7 +207,7 @@ def test_requeue_and_status_follow_the_runbook(worker: Worker, operator: Worker,
     assert status["quarantined"] == 1 and status["backlog"] == 1
     [row] = status["quarantinedRows"]
     assert row["recordingId"] == str(poison.recording_id)
-    assert row["lastError"].startswith("InvalidMetadata: duration-seconds")
+    assert row["lastError"].startswith("InvalidMetadata: duration_seconds")
     text = operator.cli("status")
     assert text.returncode == 0 and str(poison.recording_id) in text.stdout
     assert "InvalidMetadata" in text.stdout

@@ -322,7 +322,7 @@ def test_unusable_metadata_quarantines_at_once_and_leaves_the_recording_alone(
     assert summary["quarantined"] == 1
     row = finalize_row(db, seeded.recording_id)
     assert row["status"] == "Quarantined"
-    assert row["last_error"] == "InvalidMetadata: duration-seconds is not an integer >= 0"
+    assert row["last_error"] == "InvalidMetadata: duration_seconds must be >= 0"
     rec = recording(db, seeded.recording_id)
     assert (rec["status"], rec["version"]) == ("Uploading", version)
 

@@ -1,5 +1,5 @@
 -- metadata_problem: every rule adopted file metadata obeys before a recording may become
--- Available, in words, the first rule broken first; NULL handling per argument. The product
+-- Available, in words naming the field, the first rule broken first; NULL handling per argument. The product
 -- checks them itself (the service's table may have other CHECKs, or none); what they admit, the
 -- service's reference table admits too.
 begin;
@@ -9,13 +9,13 @@ select tests.clean_slate();
 create temp table probes (n integer primary key, file_id text, size_bytes bigint,
     duration integer, fmt text, expected text);
 insert into probes values
-    -- All four are required; any NULL says so (before any other rule).
-    (1, null, 1, 1, 'Ogg', 'file_id, size_bytes, duration_seconds and format are all required'),
-    (2, 'k', null, 1, 'Ogg', 'file_id, size_bytes, duration_seconds and format are all required'),
-    (3, 'k', 1, null, 'Ogg', 'file_id, size_bytes, duration_seconds and format are all required'),
-    (4, 'k', 1, 1, null, 'file_id, size_bytes, duration_seconds and format are all required'),
-    (5, null, -1, -1, 'bogus',
-        'file_id, size_bytes, duration_seconds and format are all required'),
+    -- All four are required; the first NULL is named (before any other rule).
+    (1, null, 1, 1, 'Ogg', 'file_id is required'),
+    (2, 'k', null, 1, 'Ogg', 'size_bytes is required'),
+    (3, 'k', 1, null, 'Ogg', 'duration_seconds is required'),
+    (4, 'k', 1, 1, null, 'format is required'),
+    (5, null, -1, -1, 'bogus', 'file_id is required'),
+    (27, 'k', null, null, null, 'size_bytes is required'),
     (6, '', 1, 1, 'Ogg', 'file_id is blank'),
     (7, '   ', 1, 1, 'Ogg', 'file_id is blank'),
     (26, E'\t\r\n ', 1, 1, 'Ogg', 'file_id is blank'),
@@ -29,18 +29,30 @@ insert into probes values
     (14, 'k', 1, 1, 'webm', 'format must be one of Webm, Mp4, Ogg, M4a'),
     (15, 'k', 1, 1, 'Matroska1', 'format must be one of Webm, Mp4, Ogg, M4a'),
     (16, 'k', 1, 1, '', 'format must be one of Webm, Mp4, Ogg, M4a'),
+    (28, 'k', 1, 1, 'W' || chr(233) || 'bm', 'format must be one of Webm, Mp4, Ogg, M4a'),
+    -- Printable ASCII only: control characters, DEL and other scripts are refused.
+    (29, E'rec\tk', 1, 1, 'Ogg', 'file_id is not printable ASCII'),
+    (30, 'rec' || chr(127), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
+    (31, 'rec' || chr(233), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
+    (32, 'rec' || chr(255), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
+    (33, 'https://cdn' || chr(233), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
+    -- Seven days at most: longer is a corrupt value, not a long call.
+    (34, 'k', 1, 604801, 'Ogg', 'duration_seconds is more than 604800 (7 days)'),
+    (35, 'k', 1, 2147483647, 'Ogg', 'duration_seconds is more than 604800 (7 days)'),
     -- Rule order: the first rule broken is the one named.
     (17, '', -1, -1, 'x', 'file_id is blank'),
     (18, 'k', -1, -1, 'x', 'size_bytes must be >= 0'),
     -- Usable.
     (19, repeat('k', 1024), 0, 0, 'M4a', null),
+    (36, 'k', 1, 604800, 'Ogg', null),
+    (37, ' !~k ', 1, 1, 'Ogg', null),
     (20, 'recordings/a.webm', 4096, 600, 'Webm', null),
     (21, 'k', 1, 1, 'Mp4', null),
     (22, 'k', 1, 1, 'Ogg', null),
     -- Not a URL: no scheme before "://", or "://" not at a scheme's end.
     (23, '1abc://x', 1, 1, 'Ogg', null),
     (24, 'recordings/x://y', 1, 1, 'Ogg', null),
-    (25, ' k ', 9223372036854775807, 2147483647, 'Webm', null);
+    (25, ' k ', 9223372036854775807, 604800, 'Webm', null);
 
 select is_empty(
     $$select p.n, recording_finalize_internal.metadata_problem(p.file_id, p.size_bytes,
@@ -52,8 +64,8 @@ select is_empty(
 );
 select is(
     recording_finalize_internal.metadata_problem(null, null, null, null),
-    'file_id, size_bytes, duration_seconds and format are all required',
-    'all NULL: required (a function of NULLs is not NULL)'
+    'file_id is required',
+    'all NULL: the first is named (a function of NULLs is not NULL)'
 );
 select is(
     (select p.provolatile::text || p.proparallel::text from pg_catalog.pg_proc as p

@@ -17,7 +17,14 @@ insert into cases values
     (2, 'found', null, null, 8, 8, 'reconciled', 'Done', 8, null, null, null),
     (3, 'found', null, null, 9, 8, 'reconciled', 'Done', 9, null, null, null),
     -- found with a metadata problem: quarantined invalid_metadata, the rule in words.
-    (4, 'found', 'file_id is blank', 'ignored', 1, 8, 'quarantined', 'Quarantined', 1, null,
+    (4, 'found', 'file_id is blank', null, 1, 8, 'quarantined', 'Quarantined', 1, null,
+        'InvalidMetadata: file_id is blank', 'invalid_metadata'),
+    -- ... and what the driver could not read of the object, in brackets after it.
+    (20, 'found', 'duration_seconds is required', 'duration-seconds is not a whole number', 1,
+        8, 'quarantined', 'Quarantined', 1, null,
+        'InvalidMetadata: duration_seconds is required (duration-seconds is not a whole number)',
+        'invalid_metadata'),
+    (21, 'found', 'file_id is blank', '', 1, 8, 'quarantined', 'Quarantined', 1, null,
         'InvalidMetadata: file_id is blank', 'invalid_metadata'),
     -- invalid_metadata: the driver's reason; the metadata problem plays no part.
     (5, 'invalid_metadata', null, 'duration NaN', 2, 8, 'quarantined', 'Quarantined', 2, null,
@@ -59,7 +66,7 @@ cross join lateral recording_finalize_internal.outcome_decision(
     interval '30 minutes', interval '24 hours', now()
 ) as d;
 
-select is((select count(*) from decided), 17::bigint, 'one decision per case');
+select is((select count(*) from decided), 19::bigint, 'one decision per case');
 select is_empty(
     $$select c.n from cases as c join decided as d using (n)
     where (d.result, d.finalize_status, d.attempts)
