@@ -29,7 +29,8 @@ from .logs import LogFn
 from .metrics import Metrics
 
 SOURCE = "worker"
-#: How the reason of an incident the worker opened because HeadBucket went unanswered begins.
+#: How the reason of an incident the worker opened because HeadBucket went unanswered begins:
+#: ``outcome_decision`` tells by it that the next answered HeadBucket closes it (the previews).
 UNREACHABLE_PREFIX = "HeadBucket:"
 #: A cycle's HEADs count as an incident when at least this many came back transient ...
 TRANSIENT_MIN = 5
@@ -95,26 +96,3 @@ class StorageWatch:
                 if incident.ended_at is not None else None
             self._log("storage incident closed", jobRunId=job_run_id, incidentId=incident.id,
                       source=SOURCE, durationSeconds=seconds, reason=note)
-
-
-def next_cycle_bucket_word(incidents: list[queries.StorageIncident],
-                           bucket_confirmed: bool) -> bool | None:
-    """What a preview tells ``preview_outcomes`` (``bucket_confirmed``) of the worker's own
-    incident as the next cycle will leave it before it claims, given the preview's own
-    HeadBucket answer and the incidents now.
-
-    - HeadBucket unanswered: False (the cycle opens the worker's incident, or keeps it open).
-    - Answered, and the worker's open incident (if any) was opened because HeadBucket went
-      unanswered: True (the cycle closes it first: a running worker does, and a new process
-      closes any it finds).
-    - Answered, but the open one was opened for transient HEADs: None, the incidents as they
-      are: a running worker keeps it open until a cycle's HEADs are healthy again. (A new
-      process would close it; a preview cannot tell which of the two comes next.)
-    """
-    if not bucket_confirmed:
-        return False
-    for incident in incidents:
-        if incident.source == SOURCE and incident.ended_at is None and not (
-                incident.reason or "").startswith(UNREACHABLE_PREFIX):
-            return None
-    return True

@@ -4,8 +4,9 @@ Outcomes (``apply_outcome``'s vocabulary): ``found`` with the adopted metadata, 
 (404 on the object, and only once the bucket was confirmed this cycle: a HEAD on a missing
 bucket is a bare 404 too), ``transient`` (timeouts, connection errors, 5xx, throttling),
 ``config_error`` (missing bucket, access denied, bad credentials). Metadata is converted, never
-judged: ``apply_outcome`` quarantines a ``found`` whose metadata ``metadata_problem`` refuses. Error texts are an exception class and, where the class
-stands for one, its HTTP status: never a URL, never a message that could quote one.
+judged: ``apply_outcome`` quarantines a ``found`` whose metadata ``metadata_problem`` refuses.
+Error texts are an exception class and, where the class stands for one, its HTTP status: never a
+URL, never a message that could quote one.
 
 Two clients, each where it is best:
 

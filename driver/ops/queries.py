@@ -18,7 +18,7 @@ from uuid import UUID
 from psycopg.rows import class_row
 
 from ..model import Verdict
-from ..queries import Connection, interval, policy, storage_incident_list
+from ..queries import Connection, interval, policy
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -213,18 +213,13 @@ def preview_outcomes(conn: Connection, settings: Settings,
                      bucket_confirmed: bool | None = None) -> list[OutcomePreview]:
     """What the next cycle would do with each recording, given the storage verdict the caller
     just saw and whether its HeadBucket answered (None: not asked): decided by the real path's
-    own SQL (``claim_decision``, ``outcome_decision``), with the worker's own storage incident as
-    the next cycle leaves it on that answer (``incidents.next_cycle_bucket_word``)."""
+    own SQL (``claim_decision``, ``outcome_decision``, which also takes the worker's own storage
+    incident as the next cycle leaves it on that answer)."""
     if not verdicts:
         return []
-    # Lazily: incidents loads the metrics module, which the other operator commands never need.
-    from ..incidents import next_cycle_bucket_word
-
-    word = None if bucket_confirmed is None else next_cycle_bucket_word(
-        storage_incident_list(conn), bucket_confirmed)
     items = [{"recording_id": str(rid), "outcome": v.outcome, "file_id": v.file_id,
               "size_bytes": v.size_bytes, "duration_seconds": v.duration_seconds,
-              "format": v.format, "error": v.error, "bucket_confirmed": word}
+              "format": v.format, "error": v.error, "bucket_confirmed": bucket_confirmed}
              for rid, v in verdicts]
     with conn.cursor(row_factory=class_row(OutcomePreview)) as cur:
         return cur.execute(PREVIEW_OUTCOMES, (json.dumps(items), policy(settings))).fetchall()

@@ -109,7 +109,9 @@ begin
                 least(v_rec.ended_at, v_session.ended_at),
                 v_policy.upload_grace,
                 v_policy.upload_grace_max,
-                now()
+                now(),
+                -- The cycle acted on its HeadBucket before it claimed: incidents as recorded.
+                null::boolean
             ) as d;
             if v_decision.result = 'reconciled' then
                 v_adopting := true;

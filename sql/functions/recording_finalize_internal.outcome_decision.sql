@@ -1,9 +1,19 @@
--- The verdict's state machine, stated once: what a file-storage verdict does to a claimed row.
-
--- Two signatures, one rule: the full one (with p_bucket_confirmed, for the previews) and the
--- nine-argument one that apply_outcome calls, which is the full one with the incidents as recorded.
--- Both stay: dropping a function that running sessions call makes their next call fail (the
--- upgrade from 0.2.0, which had only the nine-argument one, must not).
+-- The verdict's state machine, stated once: what a file-storage verdict does to a claimed row,
+-- and with it whether a 404 is believed.
+--
+-- The facts it decides on, all reported, none judged, by the caller:
+-- - p_outcome: what the storage answered for the recording's key (found, missing = a 404,
+--   transient, invalid_metadata, config_error);
+-- - p_metadata_problem: metadata_problem's word on a found object's metadata;
+-- - p_bucket_confirmed: whether the HeadBucket of the cycle the verdict belongs to answered
+--   (true / false), or NULL when the cycle has already acted on it (apply_outcome: the worker
+--   closed or opened its own incident before it claimed, so the incidents are as recorded);
+-- - recording_finalize.storage_incidents: who saw the storage out, and when.
+--
+-- The worker's own incidents (source worker) are of two kinds, told apart by their reason: one
+-- opened because HeadBucket went unanswered (reason 'HeadBucket: ...') closes as soon as a
+-- HeadBucket answers; one opened because too many HEADs of a cycle were transient stays open
+-- until a cycle's HEADs are healthy again.
 
 create or replace function recording_finalize_internal.outcome_decision(
     p_outcome text,
@@ -15,11 +25,7 @@ create or replace function recording_finalize_internal.outcome_decision(
     p_upload_grace interval,
     p_upload_grace_max interval,
     p_now timestamptz,
-    -- The previews' word for the worker's own incident as the next cycle will leave it before it
-    -- claims (NULL: as recorded, the real path's case): true, an open incident of source worker
-    -- ends at p_now (its HeadBucket answers and the cycle closes the incident: the driver says
-    -- true only then, see next_cycle_bucket_word in driver/incidents.py); false, one is open (it
-    -- does not answer, and the cycle opens one).
+    -- Whether the cycle's HeadBucket answered; NULL: the incidents as recorded (see above).
     p_bucket_confirmed boolean
 )
 returns table (
@@ -115,10 +121,12 @@ as $$
                 recording_finalize_internal.iso_utc(e.ended_at + p_upload_grace))
             end as reason
         from recording_finalize.storage_incidents as i
-        -- When it ends, as far as this verdict is concerned (see p_bucket_confirmed).
+        -- When it ends, as far as this verdict is concerned: the worker's HeadBucket incident
+        -- at p_now when HeadBucket answered (the cycle closes it before it claims).
         cross join lateral (
             select case when i.ended_at is null and i.source = 'worker' and p_bucket_confirmed
-                then p_now else i.ended_at end as ended_at
+                and coalesce(i.reason, '') like 'HeadBucket:%' then p_now
+                else i.ended_at end as ended_at
         ) as e
         where p_outcome = 'missing'
             and i.started_at <= p_now
@@ -139,13 +147,17 @@ as $$
     left join lateral (
         select i.id
         from recording_finalize.storage_incidents as i
-        where p_outcome = 'transient' and p_bucket_confirmed is not true
+        where p_outcome = 'transient'
             and i.source = 'worker' and i.ended_at is null
+            -- Not the HeadBucket incident a HeadBucket that answered closes.
+            and not (coalesce(p_bucket_confirmed, false)
+                and coalesce(i.reason, '') like 'HeadBucket:%')
             -- As for the 404 rule: an incident that starts after the moment judged is not open
             -- at that moment.
             and i.started_at <= p_now
         limit 1
     ) as h on true
+    -- HeadBucket unanswered: the cycle opens the worker's incident (or keeps it open) first.
     cross join lateral (
         select coalesce(p_outcome = 'transient'
             and (h.id is not null or p_bucket_confirmed is false), false) as held
@@ -156,62 +168,26 @@ comment on function recording_finalize_internal.outcome_decision(
     text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean
 ) is
 'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, '
-'called by apply_outcome (which carries it out), preview_outcomes and explain (which report it). '
+'and whether a 404 is believed: called by apply_outcome (which carries it out) and '
+'preview_outcomes (run-once --dry-run, explain: which report it), with the same facts. '
 'p_attempts counts the claim. found: reconciled (row Done; the caller moves the recording to '
 'Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is '
-'unusable (last_error the problem, then p_error in brackets: what the driver could not read); invalid_metadata: quarantined; missing: failed (row Done; the caller fails the '
+'unusable (last_error the problem, then p_error in brackets: what the driver could not read); '
+'invalid_metadata: quarantined; missing (a 404): failed (row Done; the caller fails the '
 'recording, Timeout), unless a storage incident overlapping the upload window (from '
 'p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt '
 'given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names '
 'the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once '
 'p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of '
 'source worker is open; config_error: config_error_released, attempt given back, due now. '
-'next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed is for the '
-'previews, which decide before the cycle has acted on its HeadBucket: NULL takes the incidents '
-'as recorded (the nine-argument signature, apply_outcome''s), true an open incident of source '
-'worker as ended at p_now (the cycle closes it when HeadBucket answers), false as open (the '
-'cycle opens one). STABLE: reads storage_incidents.';
+'next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed is a fact, '
+'whether the cycle''s HeadBucket answered: NULL takes the incidents as recorded (apply_outcome: '
+'the cycle acted on its HeadBucket before it claimed); true takes the worker''s open incident '
+'opened because HeadBucket went unanswered (reason ''HeadBucket: ...'') as ended at p_now (the '
+'cycle closes it), the one opened for transient HEADs as open (a healthy cycle closes it, at its '
+'end); false takes a worker incident as open (the cycle opens one). STABLE: reads '
+'storage_incidents.';
 
 revoke all on function recording_finalize_internal.outcome_decision(
     text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean
-) from public;
-
-create or replace function recording_finalize_internal.outcome_decision(
-    p_outcome text,
-    p_metadata_problem text,
-    p_error text,
-    p_attempts integer,
-    p_max_attempts integer,
-    p_window_start timestamptz,
-    p_upload_grace interval,
-    p_upload_grace_max interval,
-    p_now timestamptz
-)
-returns table (
-    result text,
-    finalize_status text,
-    attempts integer,
-    next_attempt_at timestamptz,
-    last_error text,
-    quarantine_reason text
-)
-language sql
-stable
--- No SET clause, so that it is inlined, and the full one inside it (see claim_decision).
-as $$
-    select d.*
-    from recording_finalize_internal.outcome_decision(
-        p_outcome, p_metadata_problem, p_error, p_attempts, p_max_attempts, p_window_start,
-        p_upload_grace, p_upload_grace_max, p_now, null::boolean
-    ) as d
-$$;
-
-comment on function recording_finalize_internal.outcome_decision(
-    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
-) is
-'Internal. outcome_decision with the storage incidents as recorded (p_bucket_confirmed NULL): '
-'what apply_outcome carries out. See the ten-argument signature for the rule.';
-
-revoke all on function recording_finalize_internal.outcome_decision(
-    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
 ) from public;

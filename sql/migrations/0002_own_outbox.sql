@@ -125,3 +125,12 @@ comment on column recording_finalize.worker_config.polling_interval is
 'RFR_POLLING_INTERVAL of the worker.';
 comment on column recording_finalize.worker_config.login_role is 'The login that reported it.';
 comment on column recording_finalize.worker_config.reported_at is 'When the worker started.';
+
+-- outcome_decision has one signature again: the nine-argument one of 0.2.x, apply_outcome's, is
+-- replaced by the full one with p_bucket_confirmed NULL. A 0.2.x apply_outcome that runs between
+-- this drop and the function files of the same migrate (seconds) fails and is retried by its
+-- next cycle. No client calls it: it is internal (no grant), apply_outcome is its only caller.
+-- squawk-ignore ban-drop-function
+drop function if exists recording_finalize_internal.outcome_decision(
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
+);

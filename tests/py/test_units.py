@@ -266,25 +266,3 @@ def test_library_warnings_become_redacted_json_lines() -> None:
     assert (record["event"], record["level"], record["logger"]) == (
         "library log", "warning", "psycopg.pool")
     assert "pool-secret-123" not in out.getvalue() and "postgresql://…" in record["message"]
-
-
-def test_the_previews_word_on_the_workers_incident_is_what_the_next_cycle_does_with_it() -> None:
-    from datetime import UTC, datetime
-
-    from recording_finalize.incidents import UNREACHABLE_PREFIX, next_cycle_bucket_word
-    from recording_finalize.queries import StorageIncident
-
-    def incident(source: str, reason: str, ended: bool = False) -> StorageIncident:
-        now = datetime.now(UTC)
-        return StorageIncident(1, source, now, now if ended else None, reason, "tests")
-
-    unreachable = incident("worker", f"{UNREACHABLE_PREFIX} the file storage cannot be reached")
-    transient = incident("worker", "6 of 8 HEADs of a cycle were transient")
-    assert next_cycle_bucket_word([], False) is False  # the cycle opens one
-    assert next_cycle_bucket_word([unreachable], False) is False
-    assert next_cycle_bucket_word([], True) is True
-    assert next_cycle_bucket_word([unreachable], True) is True  # closed when HeadBucket answers
-    # Opened for transient HEADs: a running worker keeps it open while HeadBucket answers.
-    assert next_cycle_bucket_word([transient], True) is None
-    assert next_cycle_bucket_word([incident("worker", "x", ended=True)], True) is True
-    assert next_cycle_bucket_word([incident("recorders", "uploads failing")], True) is True

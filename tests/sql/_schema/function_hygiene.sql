@@ -4,7 +4,7 @@
 -- callers, which all pin search_path), exactly the API functions SECURITY DEFINER, and the
 -- volatility each one declares.
 begin;
-select plan(22);
+select plan(21);
 
 create temp table product_functions as
 select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, n.nspname::text as schema,
@@ -21,8 +21,6 @@ create temp table inlined (fn text);
 insert into inlined values
     ('recording_finalize_internal.claim_decision(text,boolean,boolean,timestamp with time zone,'
         || 'integer,text,integer,interval,timestamp with time zone)'),
-    ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
-        || 'timestamp with time zone,interval,interval,timestamp with time zone)'),
     ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
         || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean)'),
     ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
@@ -105,9 +103,6 @@ select set_eq(
         ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)', 'i',
             'invoker'),
         ('recording_finalize_internal.orphans(interval)', 's', 'invoker'),
-        ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
-            || 'timestamp with time zone,interval,interval,timestamp with time zone)', 's',
-            'invoker'),
         ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
             || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean)',
             's', 'invoker'),
@@ -227,13 +222,8 @@ select unalike(
 );
 select unalike(
     pg_temp.plan_of($$select d.* from args as a, recording_finalize_internal.outcome_decision(
-        a.t, a.t, a.t, a.i, a.i, a.at, a.d, a.d, a.at) as d$$),
-    '%outcome_decision%', 'outcome_decision is inlined, and the full signature inside it'
-);
-select unalike(
-    pg_temp.plan_of($$select d.* from args as a, recording_finalize_internal.outcome_decision(
         a.t, a.t, a.t, a.i, a.i, a.at, a.d, a.d, a.at, a.b) as d$$),
-    '%outcome_decision%', 'outcome_decision with p_bucket_confirmed is inlined'
+    '%outcome_decision%', 'outcome_decision is inlined'
 );
 select unalike(
     pg_temp.plan_of($$select o.* from args as a, recording_finalize_internal.orphans(a.d) as o$$),

@@ -1,11 +1,13 @@
--- outcome_decision's p_bucket_confirmed, the previews' word for the worker's own incident as
--- the next cycle leaves it before it claims: true (HeadBucket answered) takes an open incident
--- of source worker as ended at p_now, so a transient answer backs off and a 404 is deferred by
--- the grace that starts then; false (HeadBucket did not answer) holds a transient answer even
--- with no incident recorded; NULL is the incidents as recorded (apply_outcome's case). Other
--- sources are never affected.
+-- outcome_decision's p_bucket_confirmed, the fact whether the cycle's HeadBucket answered, and
+-- the worker's own incident as that cycle leaves it before it claims: true (HeadBucket answered)
+-- takes an open worker incident opened because HeadBucket went unanswered (reason 'HeadBucket:
+-- ...') as ended at p_now, so a transient answer backs off and a 404 is deferred by the grace
+-- that starts then, and one opened for transient HEADs as open (a healthy cycle closes it at its
+-- end); false (HeadBucket did not answer) holds a transient answer even with no incident
+-- recorded; NULL is the incidents as recorded (apply_outcome's case). Other sources are never
+-- affected.
 begin;
-select plan(16);
+select plan(19);
 
 select tests.clean_slate();
 create function pg_temp.decide(p_outcome text, p_attempts integer, p_bucket boolean)
@@ -34,15 +36,12 @@ select results_eq('select result, finalize_status from pg_temp.decide(''missing'
     $$values ('failed', 'Done')$$,
     'false changes nothing for a 404 (the cycle never trusts one without a confirmed bucket)');
 
--- The worker's own incident, left open.
-insert into recording_finalize.storage_incidents (source, started_at)
-values ('worker', now() - interval '10 minutes');
+-- The worker's own incident, opened as HeadBucket went unanswered, left open.
+insert into recording_finalize.storage_incidents (source, started_at, reason)
+values ('worker', now() - interval '10 minutes',
+    'HeadBucket: the file storage cannot be reached (HeadBucket unanswered)');
 select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, null)',
     $$values ('held_by_incident', 2)$$, 'open worker incident, NULL: held (as recorded)');
-select is(
-    (select result from recording_finalize_internal.outcome_decision('transient', null, 'x', 3, 8,
-        now() - interval '2 hours', '30 minutes', '24 hours', now())),
-    'held_by_incident', 'the nine-argument signature (apply_outcome''s) is NULL''s');
 select matches((select last_error from pg_temp.decide('transient', 3, false)),
     format('storage incident %s is open', (select id from recording_finalize.storage_incidents)),
     'false with the worker''s incident open: last_error names it');
@@ -62,10 +61,27 @@ select matches((select last_error from pg_temp.decide('missing', 3, true)),
 select is((select result from pg_temp.decide('found', 3, true)), 'reconciled',
     'a found verdict is reconciled whatever the bucket said');
 
+-- The worker's incident opened for transient HEADs: HeadBucket answered throughout, so an
+-- answer does not close it (a cycle whose HEADs are healthy does, at its end).
+update recording_finalize.storage_incidents
+set reason = '6 of 8 HEADs of a cycle were transient';
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, true)',
+    $$values ('held_by_incident', 2)$$,
+    'open transient-HEADs incident, HeadBucket answered: still held');
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, null)',
+    $$values ('held_by_incident', 2)$$, 'as recorded: held');
+select matches((select last_error from pg_temp.decide('missing', 3, true)),
+    '^StorageIncident: worker incident \d+ open since ',
+    'and a 404 is deferred by it as open');
+update recording_finalize.storage_incidents set reason = null;
+select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, true)',
+    $$values ('held_by_incident', 2)$$,
+    'an incident without a reason is not taken for a HeadBucket one');
+
 -- A worker incident that starts after the moment judged is no incident at that moment.
 delete from recording_finalize.storage_incidents;
-insert into recording_finalize.storage_incidents (source, started_at)
-values ('worker', now() + interval '1 minute');
+insert into recording_finalize.storage_incidents (source, started_at, reason)
+values ('worker', now() + interval '1 minute', 'HeadBucket: unreachable');
 select results_eq('select result, finalize_status from pg_temp.decide(''missing'', 3, true)',
     $$values ('failed', 'Done')$$, 'true: a worker incident starting later defers no 404');
 

@@ -12,7 +12,7 @@ returns table (result text, finalize_status text, attempts integer, next_attempt
 language sql as $$
     select d.* from recording_finalize_internal.outcome_decision('transient', null,
         'ConnectTimeoutError', p_attempts, 8, now() - interval '2 hours', '30 minutes',
-        '24 hours', p_now) as d
+        '24 hours', p_now, null) as d
 $$;
 
 insert into recording_finalize.storage_incidents (source, started_at, ended_at, closed_by) values
@@ -58,7 +58,7 @@ select results_eq(
     $$select o.outcome, d.result, d.attempts from (values (1, 'found'), (2, 'invalid_metadata'),
         (3, 'config_error')) as o (n, outcome)
     cross join lateral recording_finalize_internal.outcome_decision(o.outcome, null, null, 3, 8,
-        now() - interval '2 hours', '30 minutes', '24 hours', now()) as d
+        now() - interval '2 hours', '30 minutes', '24 hours', now(), null) as d
     order by o.n$$,
     $$values ('found', 'reconciled', 3), ('invalid_metadata', 'quarantined', 3),
         ('config_error', 'config_error_released', 2)$$,
@@ -66,7 +66,7 @@ select results_eq(
 );
 select is(
     (select d.result from recording_finalize_internal.outcome_decision('missing', null, null, 3,
-        8, now() - interval '2 hours', '30 minutes', '24 hours', now()) as d),
+        8, now() - interval '2 hours', '30 minutes', '24 hours', now(), null) as d),
     'deferred_by_incident',
     'a 404 falls under the incident rule (deferred), not the held rule'
 );

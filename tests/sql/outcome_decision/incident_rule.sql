@@ -26,7 +26,7 @@ returns table (result text, attempts integer, next_attempt_at timestamptz, last_
 language sql as $$
     select d.result, d.attempts, d.next_attempt_at, d.last_error
     from recording_finalize_internal.outcome_decision('missing', null, null, 3, 8,
-        p_window_start, p_grace, p_grace_max, p_now) as d
+        p_window_start, p_grace, p_grace_max, p_now, null) as d
 $$;
 
 -- No incident at all: the 404 stands.
@@ -139,7 +139,7 @@ select is(
 -- An attempt count of 0 stays 0.
 select is(
     (select d.attempts from recording_finalize_internal.outcome_decision('missing', null, null,
-        0, 8, now() - interval '2 hours', '30 minutes', '24 hours', now()) as d),
+        0, 8, now() - interval '2 hours', '30 minutes', '24 hours', now(), null) as d),
     0, 'an attempt is never given back below 0');
 -- The rule is for 404s only: the other verdicts ignore an open incident (of a source other
 -- than worker: see held_by_incident.sql for the worker's own).
@@ -149,7 +149,7 @@ select results_eq(
     $$select o.outcome, d.result from (values (1, 'found'), (2, 'transient'),
         (3, 'invalid_metadata'), (4, 'config_error')) as o (n, outcome)
     cross join lateral recording_finalize_internal.outcome_decision(o.outcome, null, null, 3, 8,
-        now() - interval '2 hours', '30 minutes', '24 hours', now()) as d
+        now() - interval '2 hours', '30 minutes', '24 hours', now(), null) as d
     order by o.n$$,
     $$values ('found', 'reconciled'), ('transient', 'backoff'),
         ('invalid_metadata', 'quarantined'), ('config_error', 'config_error_released')$$,

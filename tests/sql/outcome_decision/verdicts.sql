@@ -63,7 +63,7 @@ select c.n, d.*
 from cases as c
 cross join lateral recording_finalize_internal.outcome_decision(
     c.outcome, c.problem, c.error, c.attempts, c.max_attempts, now() - interval '2 hours',
-    interval '30 minutes', interval '24 hours', now()
+    interval '30 minutes', interval '24 hours', now(), null
 ) as d;
 
 select is((select count(*) from decided), 19::bigint, 'one decision per case');

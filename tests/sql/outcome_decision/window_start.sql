@@ -10,13 +10,13 @@ values ('ops', now() - interval '5 hours', now() - interval '3 hours', 'tests');
 
 select is(
     (select d.result from recording_finalize_internal.outcome_decision('missing', null, null, 1,
-        8, now() - interval '4 hours', '4 hours', '24 hours', now()) as d),
+        8, now() - interval '4 hours', '4 hours', '24 hours', now(), null) as d),
     'deferred_by_incident',
     'a window that opened 4 hours ago overlaps the incident that ended 3 hours ago'
 );
 select is(
     (select d.result from recording_finalize_internal.outcome_decision('missing', null, null, 1,
-        8, now() - interval '2 hours', '4 hours', '24 hours', now()) as d),
+        8, now() - interval '2 hours', '4 hours', '24 hours', now(), null) as d),
     'failed',
     'a window that opened 2 hours ago does not'
 );
