@@ -198,8 +198,10 @@ comment on function recording_finalize.apply_outcome(
 ) is
 'One call, one transaction per reconciled row: recording_finalize_internal.outcome_decision '
 'decides, this carries it out on the recording, the finalize row and both outboxes, all or '
-'nothing. p_outcome found (with the adopted file metadata), missing, transient, '
-'invalid_metadata or config_error (RF001 otherwise); p_error is stored in last_error with URLs '
+'nothing. p_outcome found (with the file metadata as the object says it, judged by '
+'metadata_problem here; a value the driver could not convert is NULL and p_error says what it '
+'saw), missing, transient, invalid_metadata or config_error (RF001 otherwise); p_error is '
+'stored in last_error with URLs '
 'masked. result: reconciled (Available, event and realtime row, row Done), failed (Failed '
 'Timeout, realtime row, row Done), deferred_by_incident (a 404 while storage is not trusted: '
 'attempt given back, due at incident end + grace), backoff, held_by_incident (transient while '
