@@ -1,7 +1,5 @@
-"""What the commands share: the program's name and exit codes, the ``Command`` record ``cli.py``
-builds its parser from, connecting, printing, and the operator's name for the audit trail.
-
-Light on purpose (no boto3, librdkafka or yoyo): every command module imports it, and ``cli.py``
+"""What the commands share: exit codes, the ``Command`` record ``cli.py`` builds its parser from,
+connecting, printing, and the operator's name for the audit trail. Light on purpose: ``cli.py``
 imports every command module to build its parser.
 """
 

@@ -1,20 +1,9 @@
-"""The contract with the messenger service: what the product needs of the service's tables.
+"""The contract with the messenger service: every table, column, type, unique key and privilege
+the product's functions rely on in the service's schema, stated once.
 
-The service owns schema ``messenger`` and its five tables (SPEC section 8); the product only
-reads and writes rows in them, through its SECURITY DEFINER functions, as the product's owner
-role. This module states, in one place, every table, column and type those functions read or
-write, the unique keys they rely on and the privileges they need:
-
-- ``check`` compares a database with it (read-only catalog queries) and returns every problem,
-  each naming ``schema.table.column`` or the privilege: ``migrate`` refuses on any (exit 2,
-  nothing written), ``run`` refuses at start, ``/readyz`` turns 503;
-- ``grants_sql`` prints the GRANTs a service DBA runs (``service-sql grants --to ROLE``),
-  column by column: what the functions touch, no more.
-
-Type rules: a column must have one of the listed types; a ``character varying`` must hold at
-least the longest value the product writes there. The catalog is read through OIDs, never by
-casting a name to ``regclass`` (that needs USAGE on the schema, which may be the very thing
-that is missing).
+``check`` compares a database with it (read-only catalog queries, through OIDs: casting a name to
+``regclass`` needs the very USAGE that may be missing); ``grants_sql`` prints the column-by-column
+GRANTs that satisfy it (``service-sql grants --to ROLE``).
 """
 
 from __future__ import annotations
@@ -479,7 +468,7 @@ LIFECYCLE_GRANTS = (
 def grants_sql(role: str, *, lifecycle: bool = False) -> str:
     """The GRANTs the service's owner runs so that ``role`` (the product's owner) can install
     and run: only statements the owner of the service's objects can run on them."""
-    ident = _ident(role)
+    ident = sql_ident(role)
     lines = _comment(
         f"GRANTs for the product's owner role {ident}, to be run by the owner of schema {SCHEMA} "
         "and its tables: each statement touches only the service's own objects. The product's "
@@ -548,7 +537,7 @@ def _comment(text: str) -> list[str]:
     return textwrap.wrap(text, width=97, initial_indent="-- ", subsequent_indent="-- ")
 
 
-def _ident(name: str) -> str:
+def sql_ident(name: str) -> str:
     """A role name as an SQL identifier (quoted only when it must be)."""
     if name.isidentifier() and name == name.lower() and name.isascii():
         return name

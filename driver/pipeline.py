@@ -1,17 +1,10 @@
 """Several ``apply_outcome`` statements in one round trip, each still its own transaction.
 
-Why a module of its own, talking to libpq directly: the cycle applies the verdicts that are in
-together (one round trip instead of one per row), and every row must stay its own transaction,
-exactly as with ``queries.apply_outcome``. libpq's pipeline mode does both only with a Sync
-after every statement. psycopg's ``Connection.pipeline()`` and ``executemany()`` send one Sync
-at the end, so their statements run as ONE implicit transaction even in autocommit mode: a
-failing row would roll back the rows before it and abort the rows after it. So this module
-drives the connection's documented ``pgconn`` itself; the statement it sends is
-``queries.APPLY_OUTCOME_PIPELINED``, the same call as ``queries.APPLY_OUTCOME``.
-
-The statement is prepared once per connection (a named prepared statement, ``PREPARED_NAME``),
-so the server parses and plans the call once, not for every row: a measurable part of the
-database's CPU per finalized row.
+Why libpq directly: psycopg's ``pipeline()`` and ``executemany()`` send one Sync at the end, so
+their statements run as ONE implicit transaction even in autocommit mode (a failing row would
+roll back the rows before it). Pipeline mode with a Sync after every statement keeps each row
+its own transaction. The statement (``queries.APPLY_OUTCOME_PIPELINED``) is prepared once per
+connection, so the server plans the call once, not for every row.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``recording-finalize run-once --dry-run``: what the next cycle would do with the rows due now.
 
-``claim_preview`` says each due row's phase without claiming it; the reconcile rows get the S3
-verdict the worker would reach (the cycle's own ``Storage``), and ``preview_outcomes`` the
-result the database would decide for it, by the same decider ``apply_outcome`` carries out (the
-storage-incident rules included): nothing here predicts an outcome itself. Claims, counts and
-writes nothing.
+The phases are ``claim_preview``'s, the S3 verdicts the cycle's own ``Storage``'s and the results
+``preview_outcomes``' (the decider ``apply_outcome`` carries out): nothing is predicted here, and
+nothing is claimed, counted or written.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The operator commands' SQL: explain, audit and its repair, the dry run's previews, the
-audited reschedule (requeue, retry), the pause switch, the quarantined rows.
-
-Operators call these as a login granted ``recording_finalize_operator``. What the worker itself
-sends (its claim, apply, relay, storage incidents, pruner, ``operator_state``) is in the core's
-``queries.py``, which the commands use as well.
+"""The operator commands' SQL (as a login granted ``recording_finalize_operator``); what the worker
+itself sends is in the core's ``queries.py``.
 """
 
 from __future__ import annotations
