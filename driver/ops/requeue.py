@@ -7,7 +7,7 @@ transactions of at most ``BATCH_ROWS``) or from Pending (retry: due now, attempt
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import psycopg
 
@@ -21,11 +21,12 @@ from ..cliutil import (
     connect,
     fail,
     iso,
+    moment,
     operator,
     parse_uuid,
     print_json,
 )
-from ..config import Settings, parse_duration
+from ..config import Settings
 from ..errors import SqlState, sqlstate
 from ..queries import Connection
 from . import queries
@@ -74,16 +75,6 @@ def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("recording_id", metavar="RECORDING_ID", help="the recording's UUID")
     add_operator_args(cmd, reason_required=True)
     add_json_flag(cmd)
-
-
-def _since(text: str) -> datetime:
-    """--since: an ISO-8601 time (with a zone; UTC if none), or a duration ago (2h, 1d)."""
-    try:
-        return datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
-    except ValueError:
-        pass
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _as_rescheduled(row: queries.QuarantinedRow) -> queries.RescheduledRow:
@@ -157,7 +148,7 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
     since: datetime | None = None
     if args.since:
         try:
-            since = _since(args.since)
+            since = moment(args.since)
         except ValueError:
             return fail(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
                         f"{args.since!r}", EXIT_USAGE)
