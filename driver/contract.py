@@ -246,16 +246,10 @@ def product_owner(conn: psycopg.Connection[Any]) -> str | None:
 
 def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
           create_service_tables: bool = False, as_owner: bool = False) -> Problems:
-    """Every way the database falls short of the contract for ``role`` (the product's owner).
-
-    With no adapter yet, or the reference adapter migrate installed, the contract is the
-    reference schema's tables (the reference adapter reads and writes them); with a DBA's
-    adapter it is the adapter's ports (``adapter.port_problems``), whatever lies beneath them.
-    ``installing`` (migrate): also the privileges to create what the product owns and the group
-    roles. ``create_service_tables``: a missing service table is not a problem (it will be
-    created from the reference schema), but an existing one must still satisfy the contract.
-    ``as_owner``: the connection is the owner's (migrate). Read-only.
-    """
+    """Every way the database falls short of the contract for ``role`` (the product's owner):
+    the reference tables, or with a DBA's adapter its ports. ``installing`` (migrate): also the
+    privileges to create what the product owns; ``create_service_tables``: a missing service
+    table is to be created, not a problem. Read-only."""
     from . import adapter
 
     problems = Problems()
@@ -288,14 +282,8 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
                               f"once, to create {SCHEMA}.{PRODUCT_TABLE})")
 
-    missing = [name for name in names if name not in tables]
-    if create_service_tables:
-        problems.tables_to_create = missing
-        if missing and not create_in_schema:
-            problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
-                                  f"to create {', '.join(missing)})")
-    else:
-        problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
+    _missing_tables(problems, role, [name for name in names if name not in tables],
+                    create_service_tables, bool(create_in_schema))
     if dbas_adapter:
         problems.items += adapter.port_problems(conn)
     present = [name for name in names if name in tables]
@@ -304,6 +292,18 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     _privileges(problems, conn, role, {name: tables[name][0] for name in present}, existing)
     _default_sequences(problems, conn, role, present)
     return problems
+
+
+def _missing_tables(problems: Problems, role: str, missing: list[str],
+                    create_service_tables: bool, create_in_schema: bool) -> None:
+    """Missing service tables: a problem, or (``create_service_tables``) tables to create."""
+    if not create_service_tables:
+        problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
+        return
+    problems.tables_to_create = missing
+    if missing and not create_in_schema:
+        problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
+                              f"to create {', '.join(missing)})")
 
 
 def _installing(problems: Problems, role: str, can_create_roles: bool, can_create_db: bool,

@@ -306,13 +306,8 @@ class Metrics:
     def start_server(
         self, port: int, addr: str = "0.0.0.0", health: Health | None = None
     ) -> int | None:
-        """Serves ``/metrics`` on ``addr:port`` from a daemon thread; port 0 disables it.
-
-        With ``health``, ``/livez`` and ``/readyz`` answer from it (200 or 503, one line of
-        text saying why). ``run`` passes RFR_METRICS_ADDRESS (default all interfaces, what a
-        scraped pod needs); tests pass ``127.0.0.1``. Returns the port served, or None when
-        disabled.
-        """
+        """Serves ``/metrics`` (and, with ``health``, ``/livez`` and ``/readyz``) on
+        ``addr:port`` from a daemon thread; returns the port, or None for port 0 (disabled)."""
         if port == 0:
             return None
         if not 0 < port < 65536:

@@ -219,14 +219,9 @@ class Relay:
 
     def drain(self, deadline: float, stop: threading.Event, *,
               bounded: bool = False) -> RelayResult:
-        """Publishes batches until none is left (a claim came back short or empty),
-        ``deadline`` (a ``time.monotonic()`` value) is too close to finish another batch,
-        ``stop`` is set, or a batch had a delivery failure. Database errors propagate (nothing
-        unacknowledged was marked).
-
-        ``bounded`` is a stopping worker's last drain (a few seconds): a batch starts while
-        time is left and waits for its delivery reports only until ``deadline``; what the broker
-        has not acknowledged by then is not marked and goes out again later (at least once)."""
+        """Publishes batches until none is left, ``deadline`` (monotonic) is too close for
+        another, ``stop`` is set, or a batch had a delivery failure. ``bounded``: a stopping
+        worker's last drain, whose batches wait for their reports only until ``deadline``."""
         result = RelayResult()
         self._logged_errors.clear()
         with self._pool.connection() as conn:

@@ -179,11 +179,8 @@ def explain(conn: Connection, recording_id: UUID, settings: Settings) -> dict[st
 
 
 def audit(conn: Connection, settings: Settings, examples: int = 5) -> list[AuditRow]:
-    params = {
-        "policy": policy(settings),
-        "polling_interval": interval(settings.polling_interval),
-        "examples": examples,
-    }
+    params = {"policy": policy(settings), "polling_interval": interval(settings.polling_interval),
+              "examples": examples}
     with conn.cursor(row_factory=class_row(AuditRow)) as cur:
         return cur.execute(AUDIT, params).fetchall()
 
@@ -207,10 +204,8 @@ def claim_preview(conn: Connection, settings: Settings, limit: int) -> list[Prev
 def preview_outcomes(conn: Connection, settings: Settings,
                      verdicts: Sequence[tuple[UUID, Verdict]],
                      bucket_confirmed: bool | None = None) -> list[OutcomePreview]:
-    """What the next cycle would do with each recording, given the storage verdict the caller
-    just saw and whether its HeadBucket answered (None: not asked): decided by the real path's
-    own SQL (``claim_decision``, ``outcome_decision``), with the worker's own storage incident as
-    the next cycle leaves it on that answer (``incidents.next_cycle_bucket_word``)."""
+    """What the next cycle would do with each recording, given the verdict the caller just saw
+    and whether its HeadBucket answered (None: not asked)."""
     if not verdicts:
         return []
     # Lazily: incidents loads the metrics module, which the other operator commands never need.
@@ -228,9 +223,7 @@ def preview_outcomes(conn: Connection, settings: Settings,
 
 def reschedule(conn: Connection, recording_ids: Sequence[UUID], from_status: str, *,
                operator: str, reason: str, strict: bool) -> list[RescheduledRow]:
-    """The one audited reschedule, in one transaction: from ``Quarantined`` (requeue: attempts
-    0) or from ``Pending`` (retry: due now, attempts kept). Strict: RF005 for an id without a
-    finalize row, RF006/RF020 for a row not in ``from_status``; else those are skipped."""
+    """The one audited reschedule (requeue from ``Quarantined``, retry from ``Pending``)."""
     params = {"ids": list(recording_ids), "from_status": from_status, "operator": operator,
               "reason": reason, "strict": strict}
     with conn.cursor(row_factory=class_row(RescheduledRow)) as cur:
