@@ -326,7 +326,8 @@ class Metrics:
                 ok, reason = health.live() if path == LIVEZ else health.ready()
                 status = "200 OK" if ok else "503 Service Unavailable"
                 if path == READYZ and _wants_json(environ):
-                    return _json(start_response, status, health.readiness_json())
+                    return _text(start_response, status, health.readiness_json(),
+                                 "application/json")
                 return _text(start_response, status, reason)
             if path == METRICS:
                 return metrics_app(environ, start_response)  # type: ignore[no-any-return]
@@ -357,17 +358,11 @@ METRICS, LIVEZ, READYZ = "/metrics", "/livez", "/readyz"
 PROBE_PATHS = (LIVEZ, READYZ)
 
 
-def _text(start_response: StartResponse, status: str, text: str) -> list[bytes]:
-    """``text`` as the body: one line per reason, ending with a newline."""
+def _text(start_response: StartResponse, status: str, text: str,
+          content_type: str = "text/plain; charset=utf-8") -> list[bytes]:
+    """``text`` as the body, ending with a newline."""
     body = (text.rstrip("\n") + "\n").encode()
-    start_response(status, [("Content-Type", "text/plain; charset=utf-8"),
-                            ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
-    return [body]
-
-
-def _json(start_response: StartResponse, status: str, text: str) -> list[bytes]:
-    body = (text + "\n").encode()
-    start_response(status, [("Content-Type", "application/json"),
+    start_response(status, [("Content-Type", content_type),
                             ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
     return [body]
 
