@@ -1,13 +1,8 @@
 """The adapter: the six ports through which the product reaches the service's data (SPEC §9).
 
-Schema ``recording_finalize_adapter`` holds views ``recordings``, ``sessions``,
-``service_events`` and functions ``make_available``, ``make_failed``, ``enqueue_realtime``. Its
-content is the service DBA's: ``migrate`` installs ``sql/adapter/reference.sql`` (for the
-reference schema) when there is none, upgrades it while it is still what migrate installed, and
-keeps one a DBA edited. This module says which of the three the database holds (``state``),
-whether the ports are there with their columns and arguments (``port_problems``, the catalog),
-and asks ``recording_finalize.check_adapter`` what lies beneath them (``beneath``: privileges,
-row-level security, indexes and a rolled-back rehearsal of the writes).
+Which adapter the database holds (``state``: none, migrate's reference one, or a DBA's), whether
+its ports have the columns and arguments the product uses (``port_problems``), and what
+``recording_finalize.check_adapter`` finds beneath them (``beneath``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """The ``recording-finalize`` console script: argparse and dispatch, nothing else.
 
-Every command is a ``cliutil.Command`` in a module of its own — ``worker.py`` (run, run-once),
-``install/`` (migrate, service-sql, uninstall, wait-for-schema), ``ops/`` (the operator's
-commands) — and ``COMMANDS`` below lists them in the order ``--help`` shows them. A new
-command: a module with its ``Command`` (its SQL in ``ops/queries.py`` or
-``install/queries.py``), and one line here.
-
-Exit codes: 0 success, 2 bad configuration or usage (nothing was touched), 1 failure.
-The configuration is validated before anything connects; overriding flags win over the
-environment. The command modules are light: the modules that load boto3, librdkafka and yoyo
-are imported inside the commands that use them, so ``--help`` and a configuration error answer
-at once.
+Every command is a ``cliutil.Command`` in a module of its own; ``COMMANDS`` lists them in
+``--help`` order. The modules that load boto3, librdkafka and yoyo are imported inside the
+commands that use them, so ``--help`` and a configuration error answer at once.
 """
 
 from __future__ import annotations

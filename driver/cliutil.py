@@ -1,7 +1,5 @@
-"""What the commands share: the program's name and exit codes, the ``Command`` record ``cli.py``
-builds its parser from, connecting, printing, and the operator's name for the audit trail.
-
-Light on purpose (no boto3, librdkafka or yoyo): every command module imports it, and ``cli.py``
+"""What the commands share: exit codes, the ``Command`` record ``cli.py`` builds its parser from,
+connecting, printing, and the operator's name for the audit trail. Light on purpose: ``cli.py``
 imports every command module to build its parser.
 """
 
@@ -13,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -109,6 +107,29 @@ def age(seconds: float) -> str:
     minutes, secs = divmod(rest, 60)
     return (f"{hours}h " if hours else "") + (f"{minutes}m " if hours or minutes else "") \
         + f"{secs}s"
+
+
+def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """Aligned columns, two spaces apart; the last one unpadded."""
+    table = [header, *rows]
+    widths = [max(len(line[k]) for line in table) for k in range(len(header) - 1)]
+    for line in table:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+        print("  ".join([*cells, line[-1]]))
+
+
+def moment(text: str) -> datetime:
+    """A duration ago (20m, 2h, 1d) or an ISO-8601 time (UTC if it names no zone); ValueError
+    otherwise."""
+    from .config import parse_duration
+
+    text = text.strip()
+    try:
+        return datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
+    except ValueError:
+        pass
+    at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 def print_json(data: Any) -> None:

@@ -1,20 +1,9 @@
-"""The contract with the messenger service: what the product needs of the service's tables.
+"""The contract with the messenger service: every table, column, type, unique key and privilege
+the product's functions rely on in the service's schema, stated once.
 
-The service owns schema ``messenger`` and its five tables (SPEC section 8); the product only
-reads and writes rows in them, through its SECURITY DEFINER functions, as the product's owner
-role. This module states, in one place, every table, column and type those functions read or
-write, the unique keys they rely on and the privileges they need:
-
-- ``check`` compares a database with it (read-only catalog queries) and returns every problem,
-  each naming ``schema.table.column`` or the privilege: ``migrate`` refuses on any (exit 2,
-  nothing written), ``run`` refuses at start, ``/readyz`` turns 503;
-- ``grants_sql`` prints the GRANTs a service DBA runs (``service-sql grants --to ROLE``),
-  column by column: what the functions touch, no more.
-
-Type rules: a column must have one of the listed types; a ``character varying`` must hold at
-least the longest value the product writes there. The catalog is read through OIDs, never by
-casting a name to ``regclass`` (that needs USAGE on the schema, which may be the very thing
-that is missing).
+``check`` compares a database with it (read-only catalog queries, through OIDs: casting a name to
+``regclass`` needs the very USAGE that may be missing); ``grants_sql`` prints the column-by-column
+GRANTs that satisfy it (``service-sql grants --to ROLE``).
 """
 
 from __future__ import annotations
@@ -257,16 +246,10 @@ def product_owner(conn: psycopg.Connection[Any]) -> str | None:
 
 def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
           create_service_tables: bool = False, as_owner: bool = False) -> Problems:
-    """Every way the database falls short of the contract for ``role`` (the product's owner).
-
-    With no adapter yet, or the reference adapter migrate installed, the contract is the
-    reference schema's tables (the reference adapter reads and writes them); with a DBA's
-    adapter it is the adapter's ports (``adapter.port_problems``), whatever lies beneath them.
-    ``installing`` (migrate): also the privileges to create what the product owns and the group
-    roles. ``create_service_tables``: a missing service table is not a problem (it will be
-    created from the reference schema), but an existing one must still satisfy the contract.
-    ``as_owner``: the connection is the owner's (migrate). Read-only.
-    """
+    """Every way the database falls short of the contract for ``role`` (the product's owner):
+    the reference tables, or with a DBA's adapter its ports. ``installing`` (migrate): also the
+    privileges to create what the product owns; ``create_service_tables``: a missing service
+    table is to be created, not a problem. Read-only."""
     from . import adapter
 
     problems = Problems()
@@ -299,14 +282,8 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
                               f"once, to create {SCHEMA}.{PRODUCT_TABLE})")
 
-    missing = [name for name in names if name not in tables]
-    if create_service_tables:
-        problems.tables_to_create = missing
-        if missing and not create_in_schema:
-            problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
-                                  f"to create {', '.join(missing)})")
-    else:
-        problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
+    _missing_tables(problems, role, [name for name in names if name not in tables],
+                    create_service_tables, bool(create_in_schema))
     if dbas_adapter:
         problems.items += adapter.port_problems(conn)
     present = [name for name in names if name in tables]
@@ -315,6 +292,18 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     _privileges(problems, conn, role, {name: tables[name][0] for name in present}, existing)
     _default_sequences(problems, conn, role, present)
     return problems
+
+
+def _missing_tables(problems: Problems, role: str, missing: list[str],
+                    create_service_tables: bool, create_in_schema: bool) -> None:
+    """Missing service tables: a problem, or (``create_service_tables``) tables to create."""
+    if not create_service_tables:
+        problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
+        return
+    problems.tables_to_create = missing
+    if missing and not create_in_schema:
+        problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
+                              f"to create {', '.join(missing)})")
 
 
 def _installing(problems: Problems, role: str, can_create_roles: bool, can_create_db: bool,
@@ -479,7 +468,7 @@ LIFECYCLE_GRANTS = (
 def grants_sql(role: str, *, lifecycle: bool = False) -> str:
     """The GRANTs the service's owner runs so that ``role`` (the product's owner) can install
     and run: only statements the owner of the service's objects can run on them."""
-    ident = _ident(role)
+    ident = sql_ident(role)
     lines = _comment(
         f"GRANTs for the product's owner role {ident}, to be run by the owner of schema {SCHEMA} "
         "and its tables: each statement touches only the service's own objects. The product's "
@@ -548,7 +537,7 @@ def _comment(text: str) -> list[str]:
     return textwrap.wrap(text, width=97, initial_indent="-- ", subsequent_indent="-- ")
 
 
-def _ident(name: str) -> str:
+def sql_ident(name: str) -> str:
     """A role name as an SQL identifier (quoted only when it must be)."""
     if name.isidentifier() and name == name.lower() and name.isascii():
         return name

@@ -35,9 +35,8 @@ CONNECT_TIMEOUT_S = 10
 class PoolLike(Protocol):
     """The part of ``psycopg_pool.ConnectionPool`` its users need: autocommit connections."""
 
-    def connection(
-        self, timeout: float | None = None
-    ) -> AbstractContextManager[queries.Connection]: ...
+    def connection(self, timeout: float | None = None
+                   ) -> AbstractContextManager[queries.Connection]: ...
 
 
 def _ms(seconds: float) -> int:
@@ -73,16 +72,9 @@ def connect(settings: Settings) -> psycopg.Connection[Any]:
 def open_pool(settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
     """The work pool: autocommit connections, checked before each use, so a connection broken
     by a database restart is replaced on the next cycle without anyone stepping in."""
-    return ConnectionPool(
-        conninfo(settings),
-        min_size=1,
-        max_size=POOL_MAX_SIZE,
-        kwargs={"autocommit": True},
-        check=ConnectionPool.check_connection,
-        timeout=POOL_TIMEOUT_S,
-        name="recording-finalize",
-        open=True,
-    )
+    return ConnectionPool(conninfo(settings), min_size=1, max_size=POOL_MAX_SIZE,
+                          kwargs={"autocommit": True}, check=ConnectionPool.check_connection,
+                          timeout=POOL_TIMEOUT_S, name="recording-finalize", open=True)
 
 
 class LockConnectionError(Exception):
@@ -90,20 +82,10 @@ class LockConnectionError(Exception):
 
 
 def check_lock_connection(settings: Settings) -> None:
-    """Start-up self-check: the lock connection reaches a PostgreSQL session of its own.
-
-    A session advisory lock protects only if the connection that took it keeps one server
-    session to itself. Behind a transaction-pooling proxy (PgBouncer ``pool_mode=transaction``)
-    every statement may run in another server session, and another client can be handed the
-    session that holds the lock: ``pg_try_advisory_lock`` is re-entrant there, so two runners
-    both "hold" it. Checked with a throw-away key (never the runner's, so a running peer is not
-    disturbed): connection A takes it and must stay in one backend across statements; a second
-    connection B must be refused the same key and run in another backend; A must release it.
-    Then the server must have taken the lock connection's ``idle_session_timeout`` (a proxy that
-    drops connection options would leave a paused holder with the lock forever).
-
-    Raises ``LockConnectionError`` with what was seen; ``psycopg.Error`` if it cannot connect.
-    """
+    """Start-up self-check: the lock connection keeps a PostgreSQL session of its own (behind
+    a transaction-pooling proxy two runners could both "hold" the advisory lock) and the server
+    took its ``idle_session_timeout``. Uses a throw-away key, so a running peer is not disturbed.
+    Raises ``LockConnectionError`` with what was seen."""
     probe_key = secrets.randbits(62) + 1
     lock_info = conninfo(settings, idle_session_timeout_s=settings.lock_ttl)
     with psycopg.connect(lock_info, autocommit=True) as first, \
@@ -158,8 +140,7 @@ class RunnerLock:
     def __enter__(self) -> RunnerLock:
         self._conn = psycopg.connect(
             conninfo(self._settings, idle_session_timeout_s=self._settings.lock_ttl),
-            autocommit=True,
-        )
+            autocommit=True)
         try:
             self.acquired = queries.try_lock_runner(self._conn, self._settings.lock_key)
         except BaseException:
@@ -168,12 +149,8 @@ class RunnerLock:
             raise
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         conn, self._conn = self._conn, None
         if conn is None:
             return

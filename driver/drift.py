@@ -1,16 +1,8 @@
-"""The schema drift check: what the installed package ships (its SQL, its version) and whether
-a database matches it.
+"""The schema drift check: does the database hold the SQL this package ships?
 
-The package's **schema version** is the id of its last migration. ``migrate`` records in the
-database what it applied (``recording_finalize_migrations``: the sha256 of every migration and
-function file, and a fingerprint of the function definitions right after applying them);
-``schema_drift`` reads that back and ``compare`` sets it against the package's files, so
-``run``, ``run-once``, ``status`` and ``/readyz`` can tell a matching schema from an older one
-(run ``migrate``), a hand-edited one (run ``migrate``) and a newer one (upgrade the package;
-never let it roll the schema back).
-
-A core module, not install tooling: the worker asks it at start-up and its readiness probe every
-few seconds (``probes.py``); ``install/migrate.py`` uses it to refuse a newer database.
+``migrate`` records the sha256 of every file it applied and a fingerprint of the live functions;
+``compare`` tells a matching schema from an older or hand-edited one (run ``migrate``) and a
+newer one (upgrade the package). A core module: ``run``, ``status`` and ``/readyz`` ask it too.
 """
 
 from __future__ import annotations
@@ -188,6 +180,13 @@ def _names(items: Iterable[str]) -> str:
 
 def compare(package: Shipped, state: DbState) -> SchemaDrift:
     """Every difference between the package's SQL and what the database says migrate did."""
+    newer, differences = _migration_differences(package, state)
+    differences += _function_differences(package, state)
+    return SchemaDrift(package, state.schema_version, state.package_version, differences, newer)
+
+
+def _migration_differences(package: Shipped, state: DbState) -> tuple[str | None, list[str]]:
+    """Which side is newer (or "history"), and how the migrations differ."""
     differences: list[str] = []
     newer: str | None = None
     extra = set(state.migrations) - set(package.migrations)
@@ -216,6 +215,11 @@ def compare(package: Shipped, state: DbState) -> SchemaDrift:
         elif recorded != package.migrations[migration_id]:
             differences.append(f"migration file {migration_id}.sql differs from the one "
                                "that was applied")
+    return newer, differences
+
+
+def _function_differences(package: Shipped, state: DbState) -> list[str]:
+    differences: list[str] = []
     for file, sha in sorted(package.functions.items()):
         record = state.functions.get(file)
         if record is None:
@@ -233,7 +237,7 @@ def compare(package: Shipped, state: DbState) -> SchemaDrift:
     if unknown:
         differences.append(f"it has function file(s) {_names(unknown)} that this package "
                            "does not ship")
-    return SchemaDrift(package, state.schema_version, state.package_version, differences, newer)
+    return differences
 
 
 def schema_drift(conn: queries.Connection, package: Shipped) -> SchemaDrift:

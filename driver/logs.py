@@ -1,9 +1,6 @@
-"""One structured logger: a JSON object per line on stderr.
-
-Every line has ``ts``, ``level`` and ``event``, then the caller's fields. Before a line is
-written, anything that looks like a URL is cut to its scheme (``https://…``) and every
-registered secret (the database password, the S3 secret key, the SASL password) is replaced by
-``***``: no log line may carry an address, a credential or a binary.
+"""One structured logger: a JSON object per line on stderr (``ts``, ``level``, ``event``, then the
+caller's fields). URLs are cut to their scheme and registered secrets masked before a line is
+written: no log line may carry an address, a credential or a binary.
 """
 
 from __future__ import annotations

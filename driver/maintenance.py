@@ -1,18 +1,7 @@
-"""Maintenance beside the cycle: the pause switch it reads, the gauges it keeps fresh while it
-does not run, and ``run``'s pruner.
-
-River keeps its maintenance services (rescuer, pruner, scheduler) apart from its client, each
-one small, with a ``run_once`` a test can call. Here likewise: the cycle calls a
-``CycleMaintenance`` (two methods, below) and knows nothing of how they are done; ``run`` starts
-a ``Pruner`` thread; the ``prune`` command (``ops/prune.py``) runs the same ``prune_batches``.
-
-- ``read_pauses``: once per cycle, one ``operator_state()`` round trip — the pause switch (every
-  runner honours it from its next cycle) and the quarantined rows by reason, both for
-  ``/metrics``; a paused part is logged.
-- ``refresh_gauges``: when no cycle runs (disabled, lock busy), the gauges of ``stats()`` and of
-  ``operator_state()``, so ``/metrics`` stays as fresh as ``status``.
-- ``Pruner``: with ``RFR_RETENTION`` > 0, prunes at start and then every hour, in bounded
-  batches, on its own connection; an error is logged and retried an hour later.
+"""Maintenance beside the cycle: the pause switch it reads once per cycle, the gauges it keeps
+fresh while no cycle runs, and ``run``'s hourly ``Pruner`` (the ``prune`` command runs the same
+``prune_batches``). Kept apart from the cycle, as River keeps its maintenance services apart
+from its client: each piece small, with a ``run_once`` a test can call.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from socketserver import ThreadingMixIn
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -48,21 +48,8 @@ QUARANTINE_REASONS = ("max_attempts", "crash_loop", "invalid_metadata", "recordi
                       "session_not_found", "unknown")
 
 #: Cycle durations: a healthy cycle takes well under a second, MaxRunDuration defaults to 3 min.
-CYCLE_DURATION_BUCKETS = (
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-    30.0,
-    60.0,
-    120.0,
-    180.0,
-    300.0,
-)
+CYCLE_DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 180.0,
+                          300.0)
 
 
 class StatsLike(Protocol):
@@ -95,219 +82,166 @@ class Metrics:
     ``messenger_recording_finalize_reconciled_total``.
     """
 
-    def __init__(
-        self,
-        registry: CollectorRegistry | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         self._clock = clock
         self._server: WSGIServer | None = None
         self._server_thread: threading.Thread | None = None
-        r = self.registry
-        # process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds, ...: what
-        # a dashboard and a capacity plan read first (Linux only; elsewhere the collector is
-        # silent).
-        ProcessCollector(registry=r)
+        # process_resident_memory_bytes, process_cpu_seconds_total, ...: what a dashboard and a
+        # capacity plan read first (Linux only; elsewhere the collector is silent).
+        ProcessCollector(registry=self.registry)
+        self._database_gauges()
+        self._timestamps()
+        self._cycle_metrics()
+        self._operator_metrics()
+        self._incident_metrics()
 
-        # Gauges, refreshed from recording_finalize.stats() at the end of every cycle.
-        self.backlog = Gauge(
-            f"{PREFIX}_backlog", "Pending finalize rows (recording_finalize_attempts).", registry=r
-        )
-        self.due_rows = Gauge(
-            f"{PREFIX}_due_rows",
-            "Pending finalize rows due now (claimable by the next cycle).", registry=r
-        )
-        self.oldest_age_seconds = Gauge(
-            f"{PREFIX}_oldest_age_seconds",
-            "now() - min(created_at) of the Pending finalize rows; 0 when there are none.",
-            registry=r,
-        )
-        self.quarantined_rows = Gauge(
-            f"{PREFIX}_quarantined_rows",
-            "Quarantined finalize rows waiting for an operator (runbook: requeue).",
-            registry=r,
-        )
-        self.publish_backlog = Gauge(
-            f"{PREFIX}_publish_backlog",
-            "Unpublished integration-outbox rows of the worker's topic.",
-            registry=r,
-        )
-        self.oldest_unpublished_age_seconds = Gauge(
-            f"{PREFIX}_oldest_unpublished_age_seconds",
-            "Age of the oldest unpublished integration-outbox row of the topic; 0 when none.",
-            registry=r,
-        )
-        self.last_refresh_timestamp_seconds = Gauge(
-            f"{PREFIX}_last_refresh_timestamp_seconds",
+    def _gauge(self, name: str, text: str, labels: Sequence[str] = ()) -> Gauge:
+        return Gauge(f"{PREFIX}_{name}", text, labels, registry=self.registry)
+
+    def _counter(self, name: str, text: str, labels: Sequence[str] = ()) -> Counter:
+        """Declared without ``_total``: prometheus_client appends it on exposition."""
+        return Counter(f"{PREFIX}_{name}", text, labels, registry=self.registry)
+
+    def _database_gauges(self) -> None:
+        """Refreshed from recording_finalize.stats() at the end of every cycle."""
+        g = self._gauge
+        self.backlog = g("backlog", "Pending finalize rows (recording_finalize_attempts).")
+        self.due_rows = g("due_rows", "Pending finalize rows due now (claimable by the next "
+                          "cycle).")
+        self.oldest_age_seconds = g(
+            "oldest_age_seconds",
+            "now() - min(created_at) of the Pending finalize rows; 0 when there are none.")
+        self.quarantined_rows = g(
+            "quarantined_rows",
+            "Quarantined finalize rows waiting for an operator (runbook: requeue).")
+        self.publish_backlog = g("publish_backlog",
+                                 "Unpublished integration-outbox rows of the worker's topic.")
+        self.oldest_unpublished_age_seconds = g(
+            "oldest_unpublished_age_seconds",
+            "Age of the oldest unpublished integration-outbox row of the topic; 0 when none.")
+        self.ready = g("ready", "1 while /readyz answers 200 (every dependency holds), else 0.")
+
+    def _timestamps(self) -> None:
+        """All start at the process start, not at 0: the "no successful run" alert fires for a
+        worker that never succeeds, two intervals after it started, and never at start-up."""
+        g = self._gauge
+        self.last_refresh_timestamp_seconds = g(
+            "last_refresh_timestamp_seconds",
             "Unix time the database gauges (backlog, due rows, ages, quarantined, publish "
             "backlog) were last read from recording_finalize.stats(); they keep their last "
             "values while the database cannot be reached, so this says how old they are. The "
-            "process start time until the first read.",
-            registry=r,
-        )
-        self.last_refresh_timestamp_seconds.set(self._clock())
-        self.ready = Gauge(
-            f"{PREFIX}_ready",
-            "1 while /readyz answers 200 (every dependency holds), else 0.",
-            registry=r,
-        )
-        self.last_success_timestamp_seconds = Gauge(
-            f"{PREFIX}_last_success_timestamp_seconds",
-            "Unix time of the last successful cycle; the process start time until the first one.",
-            registry=r,
-        )
-        # Starting at the process start (not at 0) lets the "no successful run" alert fire for a
-        # worker that never succeeds, two intervals after it started, and never at start-up.
-        self.last_success_timestamp_seconds.set(self._clock())
-        self.last_progress_timestamp_seconds = Gauge(
-            f"{PREFIX}_last_progress_timestamp_seconds",
-            "Unix time of the last sign of work done: a row settled (reconciled, failed, "
-            "republished, quarantined, closed), an event the broker acknowledged, or a "
-            "successful cycle; the process start time until the first.",
-            registry=r,
-        )
+            "process start time until the first read.")
+        self.last_success_timestamp_seconds = g(
+            "last_success_timestamp_seconds",
+            "Unix time of the last successful cycle; the process start time until the first one.")
         # A drain's cycle may run for RFR_MAX_RUN_DURATION (3 min): the last-success time moves
         # only when it ends, so "no run" alerts on this heartbeat, which every settled row moves.
-        self.last_progress_timestamp_seconds.set(self._clock())
+        self.last_progress_timestamp_seconds = g(
+            "last_progress_timestamp_seconds",
+            "Unix time of the last sign of work done: a row settled (reconciled, failed, "
+            "republished, quarantined, closed), an event the broker acknowledged, or a "
+            "successful cycle; the process start time until the first.")
+        for gauge in (self.last_refresh_timestamp_seconds, self.last_success_timestamp_seconds,
+                      self.last_progress_timestamp_seconds):
+            gauge.set(self._clock())
         self.build_info = Info(
             f"{PREFIX}_build",
             "The running package: version, the schema version it ships (its last migration), "
             "the commit it was built from and the fingerprint of its SQL (CHANGELOG.md).",
-            registry=r,
-        )
+            registry=self.registry)
         self.set_build_info(*_build())
 
-        # Counters: declared without _total, exposed with it.
-        self.reconciled_total = Counter(
-            f"{PREFIX}_reconciled",
-            "Recordings the safety net found in file storage and moved to Available.",
-            registry=r,
-        )
-        self.failed_total = Counter(
-            f"{PREFIX}_failed",
-            "Recordings the safety net moved to Failed (binary missing after the SLA: Timeout).",
-            registry=r,
-        )
-        self.republished_total = Counter(
-            f"{PREFIX}_republished",
-            "Available recordings whose lost integration event was enqueued again.",
-            registry=r,
-        )
-        self.quarantined_total = Counter(
-            f"{PREFIX}_quarantined",
-            "Finalize rows moved to Quarantined (attempts exhausted or unusable metadata).",
-            registry=r,
-        )
-        self.published_total = Counter(
-            f"{PREFIX}_published",
-            "Outbox messages the broker acknowledged and the relay marked published.",
-            registry=r,
-        )
-        self.publish_failures_total = Counter(
-            f"{PREFIX}_publish_failures",
-            "Outbox messages whose delivery failed; they stay unpublished and are retried.",
-            registry=r,
-        )
-        self.config_errors_total = Counter(
-            f"{PREFIX}_config_errors",
-            "Cycles stopped by a configuration failure (missing bucket, access denied).",
-            registry=r,
-        )
-        self.service_fault = Gauge(
-            f"{PREFIX}_service_fault",
+    def _cycle_metrics(self) -> None:
+        c = self._counter
+        self.reconciled_total = c(
+            "reconciled", "Recordings the safety net found in file storage and moved to Available.")
+        self.failed_total = c(
+            "failed",
+            "Recordings the safety net moved to Failed (binary missing after the SLA: Timeout).")
+        self.republished_total = c(
+            "republished", "Available recordings whose lost integration event was enqueued again.")
+        self.quarantined_total = c(
+            "quarantined",
+            "Finalize rows moved to Quarantined (attempts exhausted or unusable metadata).")
+        self.published_total = c(
+            "published", "Outbox messages the broker acknowledged and the relay marked published.")
+        self.publish_failures_total = c(
+            "publish_failures",
+            "Outbox messages whose delivery failed; they stay unpublished and are retried.")
+        self.config_errors_total = c(
+            "config_errors",
+            "Cycles stopped by a configuration failure (missing bucket, access denied).")
+        self.service_fault = self._gauge(
+            "service_fault",
             "1 while the last cycle that applied verdicts stopped because applying failed for "
             "every row for one reason of the service's schema (a privilege, a constraint, a "
-            "type): attempts given back, the reason in the rows' last_error and the log.",
-            registry=r,
-        )
-        self.cycles_total = Counter(
-            f"{PREFIX}_cycles",
+            "type): attempts given back, the reason in the rows' last_error and the log.")
+        self.cycles_total = c(
+            "cycles",
             "Cycles by result: ok, degraded (storage unreachable or deliveries failed), skipped "
-            "(lock busy), config_error, error, disabled.",
-            ["result"],
-            registry=r,
-        )
+            "(lock busy), config_error, error, disabled.", ["result"])
         for result in CYCLE_RESULTS:
             self.cycles_total.labels(result=result)
         self.cycle_duration_seconds = Histogram(
-            f"{PREFIX}_cycle_duration_seconds",
-            "Wall time of a cycle, lock to unlock.",
-            buckets=CYCLE_DURATION_BUCKETS,
-            registry=r,
-        )
+            f"{PREFIX}_cycle_duration_seconds", "Wall time of a cycle, lock to unlock.",
+            buckets=CYCLE_DURATION_BUCKETS, registry=self.registry)
 
-        # The operator toolkit: the pause switch and the quarantined rows by reason, read from
-        # recording_finalize.operator_state() once per cycle (also while idle or paused).
-        self.paused = Gauge(
-            f"{PREFIX}_paused",
+    def _operator_metrics(self) -> None:
+        """The pause switch and the quarantined rows by reason, read from
+        recording_finalize.operator_state() once per cycle (also while idle or paused)."""
+        self.paused = self._gauge(
+            "paused",
             "1 while the part (reconcile, relay) is paused by `recording-finalize pause`.",
-            ["part"],
-            registry=r,
-        )
+            ["part"])
         for part in PAUSE_PARTS:
             self.paused.labels(part=part)
-        self.quarantined_rows_by_reason = Gauge(
-            f"{PREFIX}_quarantined_rows_by_reason",
+        self.quarantined_rows_by_reason = self._gauge(
+            "quarantined_rows_by_reason",
             "Quarantined finalize rows by quarantine_reason (sums to ..._quarantined_rows).",
-            ["reason"],
-            registry=r,
-        )
+            ["reason"])
         for reason in QUARANTINE_REASONS:
             self.quarantined_rows_by_reason.labels(reason=reason)
-        # Storage incidents (driver/incidents.py, recording_finalize_internal.outcome_decision).
-        self.storage_incidents_open = Gauge(
-            f"{PREFIX}_storage_incidents_open",
-            "Open file-storage incidents of any source (recording_finalize.storage_incidents).",
-            registry=r,
-        )
-        self.storage_incidents_opened_total = Counter(
-            f"{PREFIX}_storage_incidents_opened",
-            "File-storage incidents this worker opened (HeadBucket unreachable, or most HEADs "
-            "of a cycle transient).",
-            registry=r,
-        )
-        self.missing_deferred_total = Counter(
-            f"{PREFIX}_missing_deferred",
-            "Missing (404) verdicts that failed no recording because a storage incident "
-            "overlapping its upload window was open or ended less than RFR_UPLOAD_GRACE ago.",
-            registry=r,
-        )
-        self.transient_total = Counter(
-            f"{PREFIX}_transient",
-            "Transient S3 check verdicts (timeouts, connection errors, 5xx, throttling).",
-            registry=r,
-        )
-        self.attempts_held_total = Counter(
-            f"{PREFIX}_attempts_held",
-            "Transient verdicts whose attempt was given back because the worker's own storage "
-            "incident (source worker) was open: an outage of any length quarantines nothing.",
-            registry=r,
-        )
-        self.discovered_total = Counter(
-            f"{PREFIX}_discovered",
-            "Finalize rows opened by the worker's discovery of recordings stuck past the SLA "
-            "without one (the service opened none).",
-            registry=r,
-        )
-        self.busy_total = Counter(
-            f"{PREFIX}_busy",
-            "Rows a service transaction held when the worker came to them: the attempt was "
-            "given back and the row is tried again (the service's transaction goes first).",
-            registry=r,
-        )
         # Pacing of a drain (driver/pacing.py, RFR_PACING, RFR_MAX_APPLY_RATE).
-        self.pace_rows_per_second = Gauge(
-            f"{PREFIX}_pace_rows_per_second",
-            "The apply pace of the current (or last) drain, verdicts per second; 0 = unlimited.",
-            registry=r,
-        )
-        self.pace_slowdowns_total = Counter(
-            f"{PREFIX}_pace_slowdowns",
+        self.pace_rows_per_second = self._gauge(
+            "pace_rows_per_second",
+            "The apply pace of the current (or last) drain, verdicts per second; 0 = unlimited.")
+        self.pace_slowdowns_total = self._counter(
+            "pace_slowdowns",
             "Times adaptive pacing slowed a drain (other logins at work, their statements "
-            "slowed, or the probe unanswered).",
-            registry=r,
-        )
+            "slowed, or the probe unanswered).")
+
+    def _incident_metrics(self) -> None:
+        """Storage incidents (driver/incidents.py, recording_finalize_internal.outcome_decision)
+        and the verdicts they hold back."""
+        c = self._counter
+        self.storage_incidents_open = self._gauge(
+            "storage_incidents_open",
+            "Open file-storage incidents of any source (recording_finalize.storage_incidents).")
+        self.storage_incidents_opened_total = c(
+            "storage_incidents_opened",
+            "File-storage incidents this worker opened (HeadBucket unreachable, or most HEADs "
+            "of a cycle transient).")
+        self.missing_deferred_total = c(
+            "missing_deferred",
+            "Missing (404) verdicts that failed no recording because a storage incident "
+            "overlapping its upload window was open or ended less than RFR_UPLOAD_GRACE ago.")
+        self.transient_total = c(
+            "transient",
+            "Transient S3 check verdicts (timeouts, connection errors, 5xx, throttling).")
+        self.attempts_held_total = c(
+            "attempts_held",
+            "Transient verdicts whose attempt was given back because the worker's own storage "
+            "incident (source worker) was open: an outage of any length quarantines nothing.")
+        self.discovered_total = c(
+            "discovered",
+            "Finalize rows opened by the worker's discovery of recordings stuck past the SLA "
+            "without one (the service opened none).")
+        self.busy_total = c(
+            "busy",
+            "Rows a service transaction held when the worker came to them: the attempt was "
+            "given back and the row is tried again (the service's transaction goes first).")
 
     def update_operator_state(
         self, paused: Mapping[str, bool], quarantined_by_reason: Mapping[str, int]
@@ -372,13 +306,8 @@ class Metrics:
     def start_server(
         self, port: int, addr: str = "0.0.0.0", health: Health | None = None
     ) -> int | None:
-        """Serves ``/metrics`` on ``addr:port`` from a daemon thread; port 0 disables it.
-
-        With ``health``, ``/livez`` and ``/readyz`` answer from it (200 or 503, one line of
-        text saying why). ``run`` passes RFR_METRICS_ADDRESS (default all interfaces, what a
-        scraped pod needs); tests pass ``127.0.0.1``. Returns the port served, or None when
-        disabled.
-        """
+        """Serves ``/metrics`` (and, with ``health``, ``/livez`` and ``/readyz``) on
+        ``addr:port`` from a daemon thread; returns the port, or None for port 0 (disabled)."""
         if port == 0:
             return None
         if not 0 < port < 65536:
@@ -397,7 +326,8 @@ class Metrics:
                 ok, reason = health.live() if path == LIVEZ else health.ready()
                 status = "200 OK" if ok else "503 Service Unavailable"
                 if path == READYZ and _wants_json(environ):
-                    return _json(start_response, status, health.readiness_json())
+                    return _text(start_response, status, health.readiness_json(),
+                                 "application/json")
                 return _text(start_response, status, reason)
             if path == METRICS:
                 return metrics_app(environ, start_response)  # type: ignore[no-any-return]
@@ -428,17 +358,11 @@ METRICS, LIVEZ, READYZ = "/metrics", "/livez", "/readyz"
 PROBE_PATHS = (LIVEZ, READYZ)
 
 
-def _text(start_response: StartResponse, status: str, text: str) -> list[bytes]:
-    """``text`` as the body: one line per reason, ending with a newline."""
+def _text(start_response: StartResponse, status: str, text: str,
+          content_type: str = "text/plain; charset=utf-8") -> list[bytes]:
+    """``text`` as the body, ending with a newline."""
     body = (text.rstrip("\n") + "\n").encode()
-    start_response(status, [("Content-Type", "text/plain; charset=utf-8"),
-                            ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
-    return [body]
-
-
-def _json(start_response: StartResponse, status: str, text: str) -> list[bytes]:
-    body = (text + "\n").encode()
-    start_response(status, [("Content-Type", "application/json"),
+    start_response(status, [("Content-Type", content_type),
                             ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
     return [body]
 

@@ -1,8 +1,5 @@
-"""The value types the driver's modules hand each other, in one module that imports none of them.
-
-``queries`` returns ``ClaimedRow`` and records ``Verdict``; ``storage`` turns a ``ClaimedRow``
-into a ``Verdict``; ``cycle`` moves both between them. Defined here, neither of the two has to
-import the other (they used to, each for the other's type).
+"""The value types ``queries``, ``storage`` and ``cycle`` hand each other, in a module that imports
+none of them (so neither of the first two imports the other).
 """
 
 from __future__ import annotations

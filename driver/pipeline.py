@@ -1,17 +1,10 @@
 """Several ``apply_outcome`` statements in one round trip, each still its own transaction.
 
-Why a module of its own, talking to libpq directly: the cycle applies the verdicts that are in
-together (one round trip instead of one per row), and every row must stay its own transaction,
-exactly as with ``queries.apply_outcome``. libpq's pipeline mode does both only with a Sync
-after every statement. psycopg's ``Connection.pipeline()`` and ``executemany()`` send one Sync
-at the end, so their statements run as ONE implicit transaction even in autocommit mode: a
-failing row would roll back the rows before it and abort the rows after it. So this module
-drives the connection's documented ``pgconn`` itself; the statement it sends is
-``queries.APPLY_OUTCOME_PIPELINED``, the same call as ``queries.APPLY_OUTCOME``.
-
-The statement is prepared once per connection (a named prepared statement, ``PREPARED_NAME``),
-so the server parses and plans the call once, not for every row: a measurable part of the
-database's CPU per finalized row.
+Why libpq directly: psycopg's ``pipeline()`` and ``executemany()`` send one Sync at the end, so
+their statements run as ONE implicit transaction even in autocommit mode (a failing row would
+roll back the rows before it). Pipeline mode with a Sync after every statement keeps each row
+its own transaction. The statement (``queries.APPLY_OUTCOME_PIPELINED``) is prepared once per
+connection, so the server plans the call once, not for every row.
 """
 
 from __future__ import annotations
@@ -44,24 +37,13 @@ class PipelineTimeout(psycopg.OperationalError):
     """A pipelined apply got no answer in time; its connection was closed."""
 
 
-def apply_outcomes(
-    conn: Connection,
-    items: Sequence[tuple[ClaimedRow, Verdict]],
-    settings: Settings,
-    timeout_s: float | None = None,
-) -> list[Answer]:
-    """Records several verdicts in one round trip: one ``apply_outcome`` statement per row,
-    each followed by a Sync, so each row is its own transaction exactly as with
-    ``apply_outcome``.
-
-    Returns one entry per item, in order: the row's result, or the ``psycopg.Error`` its
-    statement raised (the other rows are unaffected). ``conn`` must be an idle autocommit
-    connection. If no answer comes within ``timeout_s`` (or the connection breaks), the
-    connection is closed and ``PipelineTimeout``/``OperationalError`` is raised. Each row is
-    then applied whole or not at all — a statement the server was still running may yet
-    commit —, and either way consistent: an applied row is settled, an unapplied one keeps
-    its claim, which expires into a retry.
-    """
+def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]],
+                   settings: Settings, timeout_s: float | None = None) -> list[Answer]:
+    """One entry per item, in order: the row's result, or the ``psycopg.Error`` its statement
+    raised (the other rows are unaffected). ``conn``: an idle autocommit connection. No answer
+    within ``timeout_s`` (or a broken connection): the connection is closed and
+    ``PipelineTimeout``/``OperationalError`` raised; each row was then applied whole or not at
+    all, and an unapplied one keeps its claim, which expires into a retry."""
     if not items:
         return []
     encoding = conn.info.encoding
@@ -100,17 +82,9 @@ def _text(value: object, encoding: str) -> bytes | None:
 def _params(row: ClaimedRow, verdict: Verdict, settings: Settings,
             encoding: str) -> list[bytes | None]:
     """The positional parameters of ``APPLY_OUTCOME_PIPELINED``, sent as text."""
-    return [
-        _text(row.recording_id, encoding),
-        _text(row.claim_token, encoding),
-        _text(verdict.outcome, encoding),
-        _text(verdict.file_id, encoding),
-        _text(verdict.size_bytes, encoding),
-        _text(verdict.duration_seconds, encoding),
-        _text(verdict.format, encoding),
-        _text(verdict.error, encoding),
-        _text(policy(settings), encoding),
-    ]
+    return [_text(value, encoding) for value in (
+        row.recording_id, row.claim_token, verdict.outcome, verdict.file_id, verdict.size_bytes,
+        verdict.duration_seconds, verdict.format, verdict.error, policy(settings))]
 
 
 class _Wire:
@@ -185,12 +159,9 @@ class _Wire:
             if status == pq.ExecStatus.TUPLES_OK and res.ntuples == 1:
                 raw = [res.get_value(0, i) for i in range(4)]
                 text = [None if v is None else v.decode(encoding) for v in raw]
-                answer = AppliedResult(
-                    result=text[0] or "",
-                    finalize_status=text[1],
-                    attempts=None if text[2] is None else int(text[2]),
-                    detail=text[3],
-                )
+                answer = AppliedResult(result=text[0] or "", finalize_status=text[1],
+                                       attempts=None if text[2] is None else int(text[2]),
+                                       detail=text[3])
             elif status == pq.ExecStatus.FATAL_ERROR:
                 answer = error_from_result(res, encoding=encoding)
         if answer is None:

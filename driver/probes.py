@@ -1,30 +1,9 @@
 """``/livez`` and ``/readyz``: what an orchestrator asks a sidecar (served beside ``/metrics``).
 
-**Live** answers "is the loop moving?", honestly in every phase:
-
-- *starting up*: the start-up checks run, or wait for an unreachable database (each attempt is
-  a heartbeat): live, saying so; 503 once no attempt has started for ``stale_after_s``
-  (an attempt that hangs).
-- *running*: a cycle started less than ``stale_after_s`` ago (``2 x RFR_POLLING_INTERVAL +
-  RFR_LOCK_TTL``), and the cycle that runs now is within its bound (``cycle_bound_s``: the
-  lock TTL, past which a cycle has stopped writing by construction, plus a little grace).
-  A cycle past its bound is wedged: 503 at once, and the ``Watchdog`` logs it (and a cycle
-  still running past ``RFR_MAX_RUN_DURATION``, as a warning).
-- the loop's thread has ended: 503.
-
-A paused or disabled worker still starts (idle) cycles: live.
-
-**Ready** when every dependency holds. Each is checked by its own daemon thread
-(``ReadinessChecker``; the checks are ``worker.py``'s, which may import every part of the
-package) every period, so a probe never waits and a hanging storage does not hide the
-database's answer: the database (reachable, the login accepted, the schema the package's,
-the contract with the service's tables), the bucket (it exists and is ours to read) and Kafka
-(the broker answers and knows the topic). An answer that waiting will not change (a refused
-login, a missing bucket, a schema mismatch) is unready at once; an unreachable storage or
-broker only once it has lasted past its bound (a broker restart is no reason to pull every pod
-out), and never before it was reached once (a wrong address never becomes ready). A check that
-has not answered for three periods is itself a reason. The reasons go out as text, one per
-line (``?format=json`` or ``Accept: application/json``: one JSON object).
+Live while the loop moves: start-up attempts and cycle starts are heartbeats, a cycle past its
+bound is wedged. Ready while every dependency holds, each checked on its own thread so that a
+probe never waits; an unreachable one only counts past its grace. docs/driver-design.md has
+the phases and the rules.
 """
 
 from __future__ import annotations
@@ -151,10 +130,6 @@ class Health:
             self._cycle_started = None
             self._cycles += 1
 
-    def beat(self) -> None:
-        """A cycle starts now (kept for callers that only mark starts)."""
-        self.cycle_started()
-
     def cycle_running_for(self) -> float | None:
         """How long the current cycle has run, or None between cycles."""
         with self._lock:
@@ -208,10 +183,6 @@ class Health:
                 dep.last_ok_at, dep.failing_since = now, None
             elif dep.failing_since is None:
                 dep.failing_since = now
-
-    def set_ready(self, ready: bool, reason: str) -> None:
-        """The database's answer (the one dependency of the earliest probes)."""
-        self.report("database", Answer(ready, reason))
 
     def _states(self) -> list[tuple[str, bool, str, float | None]]:
         """(name, holds, reason, seconds since its last answer) per dependency."""
@@ -300,11 +271,6 @@ class ReadinessChecker:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=5)
-
-    def check_once(self) -> None:
-        """Every check once, in this thread (tests)."""
-        for name, probe in self._probes.items():
-            self.health.report(name, probe.check())
 
     def _run(self, name: str, check: Check) -> None:
         while not self._stop.is_set():

@@ -1,29 +1,10 @@
-"""Outbox → Kafka: lease a batch, produce it all, wait once, mark what the broker acknowledged.
-
-One relay batch costs two database calls on one autocommit connection:
-
-1. ``relay_claim`` leases up to ``RFR_RELAY_BATCH_SIZE`` unpublished rows of the topic;
-2. every row is produced in id order (key = SessionId, value = the payload text exactly as the
-   database rendered it, headers from the row), then ONE ``flush`` waits for all the delivery
-   reports;
-3. ``relay_mark_published`` marks only the rows whose delivery report said the broker has them,
-   presenting the lease token the claim returned (a row another relay took over meanwhile, or
-   of another topic, is not marked).
+"""Outbox → Kafka: lease a batch (``relay_claim``), produce it all, wait once, mark what the
+broker acknowledged (``relay_mark_published`` with the lease token).
 
 Nothing is marked before the broker's acknowledgement (idempotent producer, ``acks=all``), so a
-crash anywhere means a message is sent again, never lost: at-least-once, and consumers dedupe
-by ``recordingId``. A row whose delivery failed stays unpublished under its lease; when the lease
-runs out, the next drain takes it again. No transaction is open while waiting for the broker.
-
-A batch with delivery failures ends the drain (the broker is probably away; the next cycle
-tries again) and closes the producer, as does a fatal producer error: the next drain builds a
-new one. An idempotent producer is bound to the broker's memory of its producer id; a broker
-that lost it (Tansu with memory storage after a restart) answers UNKNOWN_PRODUCER_ID forever —
-fatal for a batch in flight at the restart, plain timeouts for the next ones — and only a new
-producer (a new id) gets through again.
-
-librdkafka's own log lines are dropped (they are not JSON); its errors reach ``error_cb`` and
-are logged once per code and drain, and every failed delivery is counted and logged.
+crash means a message is sent again, never lost. A batch with delivery failures, or a fatal
+producer error, ends the drain and closes the producer: a broker that forgot the producer id
+(Tansu with memory storage, after a restart) lets only a new producer through again.
 """
 
 from __future__ import annotations
@@ -81,9 +62,8 @@ class ProducerConfigError(ValueError):
     """The producer configuration would not give the delivery guarantee the relay relies on."""
 
 
-def producer_config(
-    settings: Settings, delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S
-) -> dict[str, Any]:
+def producer_config(settings: Settings,
+                    delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S) -> dict[str, Any]:
     """The librdkafka configuration of the relay's producer (no callbacks)."""
     if not settings.kafka_bootstrap_servers:
         raise ProducerConfigError("KAFKA_BOOTSTRAP_SERVERS is not set")
@@ -165,26 +145,14 @@ class _Batch:
 
 
 class Relay:
-    """Publishes the integration outbox of ``settings.topic`` to Kafka.
+    """Publishes the integration outbox of ``settings.topic`` to Kafka; the drain holds one
+    autocommit connection of ``pool``, never inside a transaction. ``delivery_timeout_s``
+    bounds a batch's wait, ``lease_margin_s`` is what the lease adds on top."""
 
-    ``pool`` hands out autocommit connections (``db.open_pool``); the drain holds one of them,
-    idle between its calls, never inside a transaction. ``log`` is ``logs.log``.
-    ``delivery_timeout_s`` bounds every message's delivery (``message.timeout.ms``) and so a
-    batch's wait; ``lease_margin_s`` is what the lease adds on top. ``producer_factory`` exists
-    for tests; it receives the full librdkafka configuration.
-    """
-
-    def __init__(
-        self,
-        settings: Settings,
-        pool: PoolLike,
-        metrics: Metrics,
-        log: LogFn,
-        *,
-        delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S,
-        lease_margin_s: float = LEASE_MARGIN_S,
-        producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
-    ) -> None:
+    def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics, log: LogFn, *,
+                 delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S,
+                 lease_margin_s: float = LEASE_MARGIN_S,
+                 producer_factory: Callable[[dict[str, Any]], Producer] = Producer) -> None:
         if delivery_timeout_s <= 0:
             raise ValueError(f"delivery_timeout_s must be > 0, got {delivery_timeout_s}")
         if lease_margin_s <= 0:
@@ -227,13 +195,8 @@ class Relay:
         if err.code() in self._logged_errors and not err.fatal():
             return
         self._logged_errors.add(err.code())
-        self._log(
-            "kafka error",
-            level="error" if err.fatal() else "warning",
-            error=err.name(),
-            fatal=err.fatal(),
-            reason=err.str(),
-        )
+        self._log("kafka error", level="error" if err.fatal() else "warning", error=err.name(),
+                  fatal=err.fatal(), reason=err.str())
 
     def close(self, wait_s: float = FLUSH_MARGIN_S) -> None:
         """Waits briefly (at most ``wait_s``) for in-flight messages, then drops the producer."""
@@ -256,14 +219,9 @@ class Relay:
 
     def drain(self, deadline: float, stop: threading.Event, *,
               bounded: bool = False) -> RelayResult:
-        """Publishes batches until none is left (a claim came back short or empty),
-        ``deadline`` (a ``time.monotonic()`` value) is too close to finish another batch,
-        ``stop`` is set, or a batch had a delivery failure. Database errors propagate (nothing
-        unacknowledged was marked).
-
-        ``bounded`` is a stopping worker's last drain (a few seconds): a batch starts while
-        time is left and waits for its delivery reports only until ``deadline``; what the broker
-        has not acknowledged by then is not marked and goes out again later (at least once)."""
+        """Publishes batches until none is left, ``deadline`` (monotonic) is too close for
+        another, ``stop`` is set, or a batch had a delivery failure. ``bounded``: a stopping
+        worker's last drain, whose batches wait for their reports only until ``deadline``."""
         result = RelayResult()
         self._logged_errors.clear()
         with self._pool.connection() as conn:
@@ -276,13 +234,9 @@ class Relay:
                 left = deadline - time.monotonic()
                 if left <= (BOUNDED_MIN_S if bounded else self._flush_wait_s):
                     result.reason = "deadline"
-                    self._log(
-                        "relay deadline",
-                        level="warning",
-                        batches=result.batches,
-                        message="too little time left for another batch; the rest waits for "
-                        "the next cycle",
-                    )
+                    self._log("relay deadline", level="warning", batches=result.batches,
+                              message="too little time left for another batch; the rest waits "
+                              "for the next cycle")
                     break
                 self._wait_until = deadline if bounded else None
                 self._stop = stop
@@ -318,14 +272,8 @@ class Relay:
         result.published += marked
         result.failed += len(batch.failed)
         if batch.acked:
-            self._log(
-                "batch published",
-                topic=settings.topic,
-                rows=len(rows),
-                published=marked,
-                firstId=batch.acked[0],
-                lastId=batch.acked[-1],
-            )
+            self._log("batch published", topic=settings.topic, rows=len(rows), published=marked,
+                      firstId=batch.acked[0], lastId=batch.acked[-1])
         if batch.failed:
             self._log_failures(batch)
         # A bounded drain's close waits no longer than its deadline either.
@@ -334,13 +282,9 @@ class Relay:
         if self._stop is not None and self._stop.is_set():
             close_wait = 0.0  # stopping: what is in flight is purged, and goes out again later
         if self._fatal is not None:
-            self._log(
-                "kafka producer fatal",
-                level="error",
-                error=self._fatal.name(),
-                reason=self._fatal.str(),
-                message="the producer is closed; the next drain builds a new one",
-            )
+            self._log("kafka producer fatal", level="error", error=self._fatal.name(),
+                      reason=self._fatal.str(),
+                      message="the producer is closed; the next drain builds a new one")
             self.close(close_wait)
             return "fatal"
         if batch.failed:
@@ -391,9 +335,7 @@ class Relay:
         for row in rows:
             if row.id not in reported:
                 batch.failed[row.id] = silent
-        if len(batch.acked) > batch.marked_upto:
-            batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
-            batch.marked_upto = len(batch.acked)
+        _mark_acknowledged(batch, mark)
         batch.acked.sort()
         return batch
 
@@ -424,27 +366,21 @@ class Relay:
                     raise
                 self._fatal = raised
                 return 0
-            if remaining and len(batch.acked) > batch.marked_upto:
-                batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
-                batch.marked_upto = len(batch.acked)
+            if remaining:
+                _mark_acknowledged(batch, mark)
             if not remaining or time.monotonic() >= deadline:
                 return remaining
 
-    def _produce(
-        self, producer: Producer, topic: str, row: queries.OutboxRow, batch: _Batch
-    ) -> None:
+    def _produce(self, producer: Producer, topic: str, row: queries.OutboxRow,
+                 batch: _Batch) -> None:
         headers: list[tuple[str, str | bytes | None]] = [
             (name, str(value).encode("utf-8")) for name, value in row.headers.items()
         ]
         while True:
             try:
-                producer.produce(
-                    topic,
-                    value=row.payload.encode("utf-8"),
-                    key=row.message_key.encode("utf-8"),
-                    headers=headers,
-                    on_delivery=partial(_on_delivery, batch, row.id),
-                )
+                producer.produce(topic, value=row.payload.encode("utf-8"),
+                                 key=row.message_key.encode("utf-8"), headers=headers,
+                                 on_delivery=partial(_on_delivery, batch, row.id))
                 return
             except BufferError:
                 # The local queue is full: let librdkafka send some, then try again.
@@ -453,15 +389,16 @@ class Relay:
     def _log_failures(self, batch: _Batch) -> None:
         ids = sorted(batch.failed)
         errors = sorted({err.name() for err in batch.failed.values()})
-        self._log(
-            "delivery failed",
-            level="warning",
-            topic=self._settings.topic,
-            failed=len(ids),
-            errors=errors,
-            ids=ids[:LOGGED_IDS],
-            message="not marked published; retried when the lease runs out",
-        )
+        self._log("delivery failed", level="warning", topic=self._settings.topic,
+                  failed=len(ids), errors=errors, ids=ids[:LOGGED_IDS],
+                  message="not marked published; retried when the lease runs out")
+
+
+def _mark_acknowledged(batch: _Batch, mark: Callable[[list[int]], int]) -> None:
+    """Marks the rows acknowledged since the last mark."""
+    if len(batch.acked) > batch.marked_upto:
+        batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
+        batch.marked_upto = len(batch.acked)
 
 
 def _malformed(row: queries.OutboxRow) -> str | None:

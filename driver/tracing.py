@@ -1,17 +1,7 @@
 """OpenTelemetry spans: one per cycle, one per finalize attempt.
 
-Nothing is exported unless the standard OpenTelemetry variables ask for it:
-
-- ``OTEL_TRACES_EXPORTER=otlp`` (or, with that variable unset, ``OTEL_EXPORTER_OTLP_ENDPOINT`` /
-  ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) → the SDK with a batching OTLP/HTTP exporter, which reads
-  its own ``OTEL_EXPORTER_OTLP_*`` settings (endpoint, headers, timeout, certificates); a
-  ``…_PROTOCOL`` other than ``http/protobuf`` is refused (gRPC is not shipped);
-- ``OTEL_TRACES_EXPORTER=console`` → every span as JSON on stderr, for debugging;
-- otherwise (unset, ``none``, or ``OTEL_SDK_DISABLED=true``) → a no-op tracer: no SDK, no
-  processor, no thread, nothing recorded.
-
-The caller hands in the environment (``configure(os.environ)`` at start-up); this module never
-reads it on its own.
+Exported only as the standard ``OTEL_*`` variables ask (``otlp`` over http/protobuf, or
+``console``); otherwise a no-op tracer, with no SDK loaded. The caller hands in the environment.
 """
 
 from __future__ import annotations
@@ -44,9 +34,6 @@ class TracingConfigError(ValueError):
 
     def __init__(self, variable: str, rule: str, value: str) -> None:
         super().__init__(f"{variable}: {rule} (got {value!r})")
-        self.variable = variable
-        self.rule = rule
-        self.value = value
 
 
 def _exporters(environ: Mapping[str, str]) -> list[str]:
@@ -58,30 +45,24 @@ def _exporters(environ: Mapping[str, str]) -> list[str]:
         names = [name.strip().lower() for name in raw.split(",") if name.strip()]
         for name in names:
             if name not in _EXPORTERS:
-                raise TracingConfigError(
-                    "OTEL_TRACES_EXPORTER", f"must be a list of {', '.join(_EXPORTERS)}", raw
-                )
+                raise TracingConfigError("OTEL_TRACES_EXPORTER",
+                                         f"must be a list of {', '.join(_EXPORTERS)}", raw)
         exporters = [name for name in names if name != "none"]
     else:
-        endpoint = environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or environ.get(
-            "OTEL_EXPORTER_OTLP_ENDPOINT"
-        )
+        endpoint = (environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                    or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
         exporters = ["otlp"] if endpoint else []
     if "otlp" in exporters:
         for variable in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
             protocol = environ.get(variable, "").strip()
             if protocol and protocol != "http/protobuf":
-                raise TracingConfigError(
-                    variable, "this worker exports OTLP over http/protobuf only", protocol
-                )
+                raise TracingConfigError(variable, "this worker exports OTLP over http/protobuf "
+                                         "only", protocol)
     return exporters
 
 
 def configure(environ: Mapping[str, str]) -> bool:
-    """Sets up exporting as the ``OTEL_*`` variables of ``environ`` ask; True when it exports.
-
-    Raises ``TracingConfigError`` for an exporter this worker does not ship.
-    """
+    """Sets up exporting as the ``OTEL_*`` variables of ``environ`` ask; True when it exports."""
     names = _exporters(environ)
     if not names:
         shutdown()
@@ -149,19 +130,13 @@ def cycle_span(job_run_id: str) -> Iterator[trace.Span]:
 
 @contextmanager
 def attempt_span(recording_id: str, phase: str, attempts: int) -> Iterator[trace.Span]:
-    """The span of one finalize attempt, nested in the current cycle span.
-
-    Attributes ``recording_id``, ``phase`` (reconcile, republish, …) and ``attempts`` (the count
-    after the claim's increment). The caller may add the outcome with ``span.set_attribute``.
-    An exception escaping the block is recorded on the span and marks it as an error.
-    """
+    """The span of one finalize attempt, nested in the current cycle span (``attempts``: the
+    count after the claim's increment)."""
     if _provider is None:
         # Nothing is exported: no span at all. (The API's no-op tracer would still build one and
         # attach a context for each attempt, a cost every finalized row paid for nothing.)
         yield trace.INVALID_SPAN
         return
-    with tracer().start_as_current_span(
-        ATTEMPT_SPAN,
-        attributes={"recording_id": recording_id, "phase": phase, "attempts": attempts},
-    ) as span:
+    with tracer().start_as_current_span(ATTEMPT_SPAN, attributes={
+            "recording_id": recording_id, "phase": phase, "attempts": attempts}) as span:
         yield span

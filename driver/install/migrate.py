@@ -1,24 +1,10 @@
 """``recording-finalize migrate``: check the contract, then create or update what the product owns.
 
-The product is a visitor in the messenger service's database (SPEC section 8). So, in order:
-
-1. **Check, writing nothing** (a session advisory lock keeps two migrates apart; it writes
-   nothing either): the contract with the service (``contract.check``: its tables, columns,
-   types, unique keys and the privileges of this role), the product's own objects (schemas and
-   ``messenger.recording_finalize_attempts`` free or this role's), the group roles (there, or
-   this role may create them), and what an earlier migrate left (an applied migration whose file
-   changed, a database migrated by a newer package). Any problem: ``MigrateRefused`` with the
-   whole list, and nothing was written — no schema, no bookkeeping, no role.
-2. **Then write**, only what the product owns: the missing group roles; with
-   ``create_service_tables`` (a new database) the service tables of ``sql/service/schema.sql``
-   that are missing (an existing table is never altered); migrate's own schema for yoyo's
-   tables; the migrations (yoyo-migrations); the function files that changed (internal helpers
-   first, then the API, each in name order, each in its own transaction); the bookkeeping the
-   drift check reads.
-
-Every file runs with ``lock_timeout`` 1 s and is retried a bounded number of times when a lock
-is not granted, so a writer queued behind migrate waits about a second at most; nothing here
-takes a lock on a service table that blocks its writers (see sql/README.md, "Locks").
+The product is a visitor in the service's database: first every check, writing nothing (any
+problem: ``MigrateRefused`` with the whole list), then only what the product owns: group roles,
+the missing service tables with ``--create-service-tables``, the migrations, the changed function
+files, the bookkeeping the drift check reads. Every file runs with ``lock_timeout`` 1 s and a
+bounded retry, so a service writer queued behind migrate waits about a second at most.
 """
 
 from __future__ import annotations
@@ -28,6 +14,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -139,14 +126,7 @@ def migrate(settings: Settings, *, create_service_tables: bool = False,
             adapter_done = (_apply_adapter(conn, package, adapter_state, adapter_sha, say,
                                            retries) if adapter_sha else "none (not shipped)")
             functions, unchanged = _apply_functions(conn, package, say, retries)
-            with conn.transaction():
-                for file, sha in package.functions.items():
-                    bookkeeping.record_function(conn, file, sha, package.version)
-                bookkeeping.forget_functions(conn, list(package.functions))
-                bookkeeping.record_migrate_state(conn, package.schema_version, package.version)
-                if shipped_adapter:
-                    bookkeeping.record_adapter(
-                        conn, None if adapter_state is adapter.State.DBAS else adapter_sha)
+            _record(conn, package, adapter_state, adapter_sha)
             findings = adapter.beneath(conn, rehearse=True) if shipped_adapter else []
         finally:
             bookkeeping.migrate_unlock(conn, MIGRATE_LOCK_KEY)
@@ -155,6 +135,29 @@ def migrate(settings: Settings, *, create_service_tables: bool = False,
     return MigrateResult(applied, functions, unchanged, created_roles, created_tables,
                          retries[0], package.schema_version, package.version, adapter_done,
                          [f.line() for f in findings if f.severity == "warning"])
+
+
+def _record(conn: psycopg.Connection[Any], package: drift.Shipped, adapter_state: adapter.State,
+            adapter_sha: str | None) -> None:
+    """The bookkeeping the drift check reads, in one transaction."""
+    with conn.transaction():
+        for file, sha in package.functions.items():
+            bookkeeping.record_function(conn, file, sha, package.version)
+        bookkeeping.forget_functions(conn, list(package.functions))
+        bookkeeping.record_migrate_state(conn, package.schema_version, package.version)
+        if adapter_sha is not None:
+            bookkeeping.record_adapter(
+                conn, None if adapter_state is adapter.State.DBAS else adapter_sha)
+
+
+def _apply_file(conn: psycopg.Connection[Any], text: str, schema: str | None = None) -> None:
+    """One file in its own transaction, under migrate's timeouts (a broken file leaves the ones
+    before it applied); ``schema`` is created first if missing."""
+    with conn.transaction():
+        bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
+        if schema is not None:
+            conn.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(schema)))
+        bookkeeping.apply_sql_file(conn, text)
 
 
 def _lock(conn: psycopg.Connection[Any]) -> None:
@@ -228,13 +231,9 @@ def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped
 
 
 def _backend(settings: Settings) -> Any:
-    """A yoyo backend over psycopg 3 built from the libpq parameters of ``DATABASE_URL``.
-
-    Passing every parameter through ``args`` (not yoyo's URL parser) keeps libpq's own meaning
-    of the URL: unix-socket hosts, several hosts, sslmode and the rest. ``schema`` puts yoyo's
-    tables in migrate's schema (a name no other tool uses, never public); a migration that sets
-    no lock_timeout gets ours.
-    """
+    """A yoyo backend over psycopg 3, every libpq parameter of ``DATABASE_URL`` passed through
+    ``args`` (yoyo's URL parser would lose unix sockets, several hosts, sslmode); yoyo's tables
+    in migrate's schema; our lock_timeout for a migration that sets none."""
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
@@ -242,10 +241,8 @@ def _backend(settings: Settings) -> Any:
     from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
     from yoyo.connections import DatabaseURI
 
-    uri = DatabaseURI(
-        scheme="postgresql+psycopg", username=None, password=None, hostname=None, port=None,
-        database=database, args=args,
-    )
+    uri = DatabaseURI(scheme="postgresql+psycopg", username=None, password=None, hostname=None,
+                      port=None, database=database, args=args)
     backend = PostgresqlPsycopgBackend(uri, MIGRATION_TABLE)
     backend.init_database()
     return backend
@@ -306,15 +303,8 @@ def _apply_adapter(conn: psycopg.Connection[Any], package: drift.Shipped,
     if state is adapter.State.REFERENCE and bookkeeping.recorded_adapter_sha(conn) == sha:
         return "unchanged"
     text = (package.sql_dir / adapter.REFERENCE_FILE).read_text(encoding="utf-8")
-
-    def one() -> None:
-        with conn.transaction():
-            bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
-            conn.execute(sql.SQL("create schema if not exists {}").format(
-                sql.Identifier(adapter.SCHEMA)))
-            bookkeeping.apply_sql_file(conn, text)
-
-    _retrying(f"the adapter {adapter.REFERENCE_FILE}", one, say, retries)
+    _retrying(f"the adapter {adapter.REFERENCE_FILE}",
+              partial(_apply_file, conn, text, adapter.SCHEMA), say, retries)
     return "installed" if state is adapter.State.ABSENT else "upgraded"
 
 
@@ -332,14 +322,7 @@ def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
             unchanged.append(file)
             continue
         text = package.function_path(file).read_text(encoding="utf-8")
-
-        def one(text: str = text) -> None:
-            # One transaction per file: a broken file leaves the ones before it applied.
-            with conn.transaction():
-                bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
-                bookkeeping.apply_sql_file(conn, text)
-
-        _retrying(f"function file {file}", one, say, retries)
+        _retrying(f"function file {file}", partial(_apply_file, conn, text), say, retries)
         applied.append(file)
     return applied, unchanged
 
@@ -368,6 +351,11 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
              unchanged=len(result.unchanged), createdRoles=result.created_roles,
              createdTables=result.created_tables, lockRetries=result.lock_retries,
              schemaVersion=result.schema_version)
+    _print_result(result)
+    return EXIT_OK
+
+
+def _print_result(result: MigrateResult) -> None:
     if result.created_roles:
         print(f"group roles created: {', '.join(result.created_roles)}")
     if result.created_tables:
@@ -380,7 +368,6 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     for warning in result.warnings:
         print(f"warning: {warning}")
     print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
-    return EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:

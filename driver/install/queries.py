@@ -1,8 +1,5 @@
-"""The SQL migrate sends for its own bookkeeping: its lock, its schema, the checksums it keeps.
-
-Migrate's bookkeeping lives in schema ``recording_finalize_migrations`` (yoyo-migrations' tables
-and ``file_checksums`` / ``migrate_state`` of the baseline migration): a name no other tool
-uses. migrate never moves, reads or writes a table it did not create.
+"""The SQL migrate sends for its own bookkeeping (schema ``recording_finalize_migrations``): its
+lock, its schema, the checksums it keeps.
 """
 
 from __future__ import annotations

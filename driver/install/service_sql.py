@@ -1,17 +1,7 @@
 """``recording-finalize service-sql schema|adapter|grants --to ROLE|recommended``: SQL for the DBA.
 
-Nothing here connects to a database: it prints what the package ships, so a DBA can read it,
-review it and run it as the owner of the service's objects.
-
-- ``schema``: the reference DDL of the contract tables (sql/service/schema.sql), what
-  ``migrate --create-service-tables`` creates in a new database;
-- ``adapter``: the reference adapter (sql/adapter/reference.sql), the starting point of a DBA
-  whose schema differs from the reference one;
-- ``grants --to ROLE``: the GRANTs that let ROLE (the product's owner) install and run the
-  reference adapter, column by column (driver/contract.py); ``--lifecycle`` adds what the
-  optional lifecycle functions write;
-- ``recommended``: optional service-side objects, each with what it buys and what it costs
-  (sql/service/recommended.sql); migrate never applies them.
+Connects to nothing: it prints what the package ships, for a DBA to review and run as the owner
+of the service's objects.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """``recording-finalize uninstall [--yes]``: drop everything the product owns, nothing else.
 
-What the product owns (SPEC section 8): its schemas (recording_finalize,
-recording_finalize_internal, recording_finalize_migrations) with everything in them, and the one
-table in the service's schema, messenger.recording_finalize_attempts. Each is dropped only if it
-exists and belongs to the role that runs uninstall; nothing of the service is touched (no trigger
-or function of the product is left on its tables: there never was one). The group roles are
-cluster-wide and may serve other databases: uninstall prints the DROP ROLE statements instead.
-The GRANTs the service's DBA gave the product's owner are the service's: the revokes are printed.
+Each of the product's schemas and its one table in the service's schema is dropped only if it
+belongs to the role that runs uninstall. Group roles are cluster-wide and the service's GRANTs
+are the service's: their DROP ROLE and REVOKE statements are printed, not run.
 """
 
 from __future__ import annotations
@@ -172,15 +168,8 @@ def leftovers(role: str, database: str = "") -> list[str]:
     lines.append(f"revoke all on all sequences in schema {contract.SCHEMA} from {role};")
     if database:
         lines += ["-- as the owner of the database:",
-                  f"revoke connect, create on database {sql_ident(database)} from {role};"]
+                  f"revoke connect, create on database {contract.sql_ident(database)} from {role};"]
     return lines
-
-
-def sql_ident(name: str) -> str:
-    """A name as an SQL identifier, quoted when it must be."""
-    if name.isidentifier() and name == name.lower() and name.isascii():
-        return name
-    return '"' + name.replace('"', '""') + '"'
 
 
 def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,8 +1,5 @@
-"""``recording-finalize wait-for-schema``: wait until the database matches this package.
-
-For a Kubernetes init container: the new version's sidecar starts only once the migrate Job of
-its version has run. It asks what ``run`` asks at start (the drift check, then the contract with
-the service's tables) and exits 0 as soon as both hold.
+"""``recording-finalize wait-for-schema``: wait until the database matches this package (a
+Kubernetes init container: what ``run`` asks at start, the drift check and the contract).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from ..cliutil import (
     print_json,
 )
 from ..config import Settings
-from ..queries import worker_config
+from ..queries import WorkerConfig, worker_config
 from . import queries, s3
 
 #: ``audit`` HEADs the objects of this many of the newest Failed recordings by default.
@@ -75,20 +75,26 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
                     "settingsOf": "worker" if worker is not None else "environment",
                     "checks": results, "repaired": [str(r.recording_id) for r in repaired]})
     else:
-        if args.repair:
-            print(f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
-                  + (": " + ", ".join(str(r.recording_id) for r in repaired) if repaired else ""))
-        width = max(len(_check_label(r)) for r in results)
-        for r in results:
-            examples = ", ".join(r["examples"]) if r["examples"] else "-"
-            print(f"{_check_label(r).ljust(width)}  {str(r['found']).rjust(6)}  {examples}")
-        # Say which interval and bucket were used.
-        whose = ("the worker's, reported " + iso(worker.reported_at) if worker is not None
-                 else "this environment's: no worker has reported its settings")
-        print(f"unpublished_overdue: older than {settings.polling_interval:g} s; "
-              f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})")
-        print("clean" if clean else "findings: see above (recording-finalize explain ID)")
+        _print_audit(args, settings, worker, results, repaired)
     return EXIT_OK if clean else EXIT_FAILURE
+
+
+def _print_audit(args: argparse.Namespace, settings: Settings, worker: WorkerConfig | None,
+                 results: list[dict[str, Any]], repaired: list[queries.RepairedRow]) -> None:
+    if args.repair:
+        print(f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
+              + (": " + ", ".join(str(r.recording_id) for r in repaired) if repaired else ""))
+    width = max(len(_check_label(r)) for r in results)
+    for r in results:
+        examples = ", ".join(r["examples"]) if r["examples"] else "-"
+        print(f"{_check_label(r).ljust(width)}  {str(r['found']).rjust(6)}  {examples}")
+    # Say which interval and bucket were used.
+    whose = ("the worker's, reported " + iso(worker.reported_at) if worker is not None
+             else "this environment's: no worker has reported its settings")
+    print(f"unpublished_overdue: older than {settings.polling_interval:g} s; "
+          f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})")
+    clean = all(r["found"] == 0 for r in results)
+    print("clean" if clean else "findings: see above (recording-finalize explain ID)")
 
 
 def _check_label(result: dict[str, Any]) -> str:

@@ -1,10 +1,8 @@
 """``recording-finalize run-once --dry-run``: what the next cycle would do with the rows due now.
 
-``claim_preview`` says each due row's phase without claiming it; the reconcile rows get the S3
-verdict the worker would reach (the cycle's own ``Storage``), and ``preview_outcomes`` the
-result the database would decide for it, by the same decider ``apply_outcome`` carries out (the
-storage-incident rules included): nothing here predicts an outcome itself. Claims, counts and
-writes nothing.
+The phases are ``claim_preview``'s, the S3 verdicts the cycle's own ``Storage``'s and the results
+``preview_outcomes``' (the decider ``apply_outcome`` carries out): nothing is predicted here, and
+nothing is claimed, counted or written.
 """
 
 from __future__ import annotations
@@ -41,50 +39,51 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
         state = operator_state(conn)
         rows = queries.claim_preview(conn, settings, PREVIEW_ROWS)
     reconcile = [r for r in rows if r.action == "reconcile"]
-    verdicts: dict[UUID, Verdict] = {}
-    config_error: str | None = None
-    confirmed = False
-    previews: dict[UUID, queries.OutcomePreview] = {}
-    if reconcile:
-        storage = s3.open_storage(settings)
-        try:
-            confirmed, config_error = s3.bucket(storage)
-            if config_error is None:
-                claimed = [s3.claimed(r.recording_id, r.session_kind, r.session_id, r.attempts)
-                           for r in reconcile]
-                heads = s3.head_all(storage, claimed, confirmed, settings.s3_concurrency)
-                for row, verdict in zip(claimed, heads, strict=True):
-                    verdicts[row.recording_id] = verdict
-        finally:
-            storage.close()
-        with connect(settings) as conn:
-            previews = {p.recording_id: p for p in queries.preview_outcomes(
-                conn, settings, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
-                                                                config_error))
-                                 for r in reconcile],
-                bucket_confirmed=None if config_error else confirmed)}
-    out_rows = []
-    results: Counter[str] = Counter()
-    for r in rows:
-        entry: dict[str, Any] = {"recordingId": str(r.recording_id), "sessionKind": r.session_kind,
-                                 "sessionId": str(r.session_id), "phase": r.action,
-                                 "attempts": r.attempts, "detail": r.detail,
-                                 "nextAttemptAt": iso(r.next_attempt_at)}
-        preview = previews.get(r.recording_id)
-        if r.action == "reconcile" and preview is not None:
-            entry["s3"] = s3.verdict_dict(verdicts.get(r.recording_id), config_error)
-            entry["result"] = preview.result
-            entry["finalizeStatus"] = preview.finalize_status
-            entry["attemptsAfter"] = preview.attempts
-            entry["nextAttemptAfter"] = (iso(preview.next_attempt_at)
-                                         if preview.next_attempt_at else None)
-            entry["resultDetail"] = preview.detail
-        else:
-            entry["result"] = r.action
-        results[entry["result"]] += 1
-        out_rows.append(entry)
+    verdicts, config_error, previews = _previews(settings, reconcile) if reconcile \
+        else ({}, None, {})
+    out_rows = [_entry(r, previews.get(r.recording_id), verdicts.get(r.recording_id),
+                       config_error) for r in rows]
     print_json({"dryRun": True, "asOf": iso(as_of), "paused": state.paused_parts(),
                 "due": len(rows), "truncated": len(rows) >= PREVIEW_ROWS,
-                "phases": dict(Counter(r.action for r in rows)), "results": dict(results),
+                "phases": dict(Counter(r.action for r in rows)),
+                "results": dict(Counter(e["result"] for e in out_rows)),
                 "configError": config_error, "rows": out_rows})
     return EXIT_FAILURE if config_error else EXIT_OK
+
+
+def _previews(settings: Settings, reconcile: list[queries.PreviewRow]
+              ) -> tuple[dict[UUID, Verdict], str | None, dict[UUID, queries.OutcomePreview]]:
+    """The S3 verdicts of the reconcile rows (none when the bucket is refused: its
+    configuration error instead) and the database's decision for each."""
+    verdicts: dict[UUID, Verdict] = {}
+    storage = s3.open_storage(settings)
+    try:
+        confirmed, config_error = s3.bucket(storage)
+        if config_error is None:
+            claimed = [s3.claimed(r.recording_id, r.session_kind, r.session_id, r.attempts)
+                       for r in reconcile]
+            heads = s3.head_all(storage, claimed, confirmed, settings.s3_concurrency)
+            verdicts = {row.recording_id: v for row, v in zip(claimed, heads, strict=True)}
+    finally:
+        storage.close()
+    with connect(settings) as conn:
+        previews = {p.recording_id: p for p in queries.preview_outcomes(
+            conn, settings, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
+                                                            config_error)) for r in reconcile],
+            bucket_confirmed=None if config_error else confirmed)}
+    return verdicts, config_error, previews
+
+
+def _entry(r: queries.PreviewRow, preview: queries.OutcomePreview | None,
+           verdict: Verdict | None, config_error: str | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"recordingId": str(r.recording_id), "sessionKind": r.session_kind,
+                             "sessionId": str(r.session_id), "phase": r.action,
+                             "attempts": r.attempts, "detail": r.detail,
+                             "nextAttemptAt": iso(r.next_attempt_at)}
+    if r.action != "reconcile" or preview is None:
+        return entry | {"result": r.action}
+    return entry | {
+        "s3": s3.verdict_dict(verdict, config_error), "result": preview.result,
+        "finalizeStatus": preview.finalize_status, "attemptsAfter": preview.attempts,
+        "nextAttemptAfter": iso(preview.next_attempt_at) if preview.next_attempt_at else None,
+        "resultDetail": preview.detail}

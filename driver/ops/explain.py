@@ -1,9 +1,5 @@
 """``recording-finalize explain RECORDING_ID``: everything about one recording, and what the
-worker will do next.
-
-The document is ``recording_finalize.explain()``'s (one call, read-only); the S3 part, which only
-the driver can add, is the HEAD of the recording's object through the cycle's own ``Storage``,
-and the sentence at the end puts both together.
+worker will do next: ``recording_finalize.explain()``'s document, plus the HEAD of its object.
 """
 
 from __future__ import annotations
@@ -85,7 +81,7 @@ def _explain_s3(doc: dict[str, Any], recording_id: UUID, settings: Settings) -> 
                   "bucketConfirmed": confirmed if config_error is None else None}
         if config_error is not None:
             return result | s3.verdict_dict(None, config_error)
-        return result | s3.verdict_dict(s3.head(storage, row, confirmed))
+        return result | s3.verdict_dict(storage.check(row, confirmed))
     finally:
         storage.close()
 

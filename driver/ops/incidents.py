@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -21,12 +21,15 @@ from ..cliutil import (
     EXIT_USAGE,
     Command,
     UsageError,
+    add_json_flag,
     age,
     check_limit,
     connect,
     fail,
     iso,
+    moment,
     print_json,
+    print_table,
 )
 from ..config import Settings, parse_duration
 from ..errors import SqlState, sqlstate
@@ -53,8 +56,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="list: ended incidents this recent (default 7d)")
     cmd.add_argument("--limit", type=int, default=100, metavar="N",
                      help="list: at most N incidents (1..10000, default 100)")
-    cmd.add_argument("--json", action="store_true",
-                     help="print JSON instead of text")
+    add_json_flag(cmd, "print JSON instead of text")
 
 
 @dataclass(frozen=True)
@@ -81,17 +83,11 @@ def _incident_args(args: argparse.Namespace) -> _IncidentArgs:
     """Validates the storage-incident flags; ValueError names the flag and its rule."""
     at: datetime | None = None
     if args.at is not None:
-        text = args.at.strip()
         try:
-            at = datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
+            at = moment(args.at)
         except ValueError:
-            try:
-                at = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            except ValueError:
-                raise ValueError(f"--at must be an ISO-8601 time (2026-12-01T08:00:00Z) or a "
-                                 f"duration ago (20m, 2h, 1d); got {args.at!r}") from None
-            if at.tzinfo is None:
-                at = at.replace(tzinfo=UTC)
+            raise ValueError(f"--at must be an ISO-8601 time (2026-12-01T08:00:00Z) or a "
+                             f"duration ago (20m, 2h, 1d); got {args.at!r}") from None
     if args.action == "list" and (args.at is not None or args.reason is not None):
         raise ValueError("--at and --reason go with open and close, not list")
     try:
@@ -106,24 +102,25 @@ def _incident_args(args: argparse.Namespace) -> _IncidentArgs:
 
 
 def incident_command(args: argparse.Namespace, settings: Settings) -> int:
-    incident_args: _IncidentArgs = args.incident
-    return _storage_incident(incident_args, settings)
+    a: _IncidentArgs = args.incident
+    if a.action == "list":
+        with connect(settings) as conn:
+            incidents = [i for i in storage_incident_list(conn, a.recent_s, a.limit)
+                         if a.source is None or i.source == a.source]
+        if a.as_json:
+            print_json({"storageIncidents": [incident_json(i) for i in incidents]})
+        elif incidents:
+            print_incidents(incidents)
+        else:
+            print("no open storage incident, none ended recently")
+        return EXIT_OK
+    return _open_or_close(a, settings)
 
 
-def _storage_incident(a: _IncidentArgs, settings: Settings) -> int:
+def _open_or_close(a: _IncidentArgs, settings: Settings) -> int:
+    assert a.source is not None
     try:
         with connect(settings) as conn:
-            if a.action == "list":
-                incidents = [i for i in storage_incident_list(conn, a.recent_s, a.limit)
-                             if a.source is None or i.source == a.source]
-                if a.as_json:
-                    print_json({"storageIncidents": [incident_json(i) for i in incidents]})
-                elif incidents:
-                    print_incidents(incidents)
-                else:
-                    print("no open storage incident, none ended recently")
-                return EXIT_OK
-            assert a.source is not None
             if a.action == "open":
                 incident: StorageIncident | None = storage_incident_open(
                     conn, a.source, a.reason, a.at)
@@ -147,28 +144,22 @@ def _storage_incident(a: _IncidentArgs, settings: Settings) -> int:
     logs.log(event, incidentId=incident.id, source=incident.source)
     if a.as_json:
         print_json(incident_json(incident))
-    else:
-        what = {"storage incident opened": "opened", "storage incident already open":
-                "already open (unchanged)", "storage incident closed": "closed"}[event]
-        print(f"storage incident {incident.id} ({incident.source}) {what}: started "
-              f"{iso(incident.started_at)}, ended {iso(incident.ended_at)}")
-        if a.action == "close":
-            print("a 404 stays untrusted for RFR_UPLOAD_GRACE after the end for the recordings "
-                  "whose upload window overlapped it")
+        return EXIT_OK
+    what = {"storage incident opened": "opened", "storage incident already open":
+            "already open (unchanged)", "storage incident closed": "closed"}[event]
+    print(f"storage incident {incident.id} ({incident.source}) {what}: started "
+          f"{iso(incident.started_at)}, ended {iso(incident.ended_at)}")
+    if a.action == "close":
+        print("a 404 stays untrusted for RFR_UPLOAD_GRACE after the end for the recordings "
+              "whose upload window overlapped it")
     return EXIT_OK
 
 
 def incident_json(i: StorageIncident) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": i.id,
-        "source": i.source,
-        "startedAt": iso(i.started_at),
-        "endedAt": None if i.ended_at is None else iso(i.ended_at),
-        "open": i.ended_at is None,
-        "reason": i.reason,
-        "openedBy": i.opened_by,
-        "closedBy": i.closed_by,
-    }
+        "id": i.id, "source": i.source, "startedAt": iso(i.started_at),
+        "endedAt": None if i.ended_at is None else iso(i.ended_at), "open": i.ended_at is None,
+        "reason": i.reason, "openedBy": i.opened_by, "closedBy": i.closed_by}
     if i.duration_seconds is not None:
         out["durationSeconds"] = i.duration_seconds
     if i.created is not None:
@@ -177,17 +168,10 @@ def incident_json(i: StorageIncident) -> dict[str, Any]:
 
 
 def print_incidents(incidents: list[StorageIncident]) -> None:
-    header = ("ID", "SOURCE", "STARTED_AT", "ENDED_AT", "DURATION", "REASON")
-    table = [header] + [
-        (str(i.id), i.source, iso(i.started_at),
-         "open" if i.ended_at is None else iso(i.ended_at),
-         age(i.duration_seconds or 0.0), i.reason or "-")
-        for i in incidents
-    ]
-    widths = [max(len(line[k]) for line in table) for k in range(len(header) - 1)]
-    for line in table:
-        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
-        print("  ".join([*cells, line[-1]]))
+    print_table(("ID", "SOURCE", "STARTED_AT", "ENDED_AT", "DURATION", "REASON"),
+                [(str(i.id), i.source, iso(i.started_at),
+                  "open" if i.ended_at is None else iso(i.ended_at),
+                  age(i.duration_seconds or 0.0), i.reason or "-") for i in incidents])
 
 
 COMMAND = Command(

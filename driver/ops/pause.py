@@ -1,7 +1,5 @@
-"""``recording-finalize pause|resume PART``: the pause switch in the database, audited.
-
-Every runner reads it once per cycle (``maintenance.Maintenance.read_pauses``) and skips the
-paused part (reconcile, relay) until it is resumed; ``status``, ``/metrics`` and the logs show it.
+"""``recording-finalize pause|resume PART``: the pause switch in the database, audited; every
+runner reads it once per cycle.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The operator commands' SQL: explain, audit and its repair, the dry run's previews, the
-audited reschedule (requeue, retry), the pause switch, the quarantined rows.
-
-Operators call these as a login granted ``recording_finalize_operator``. What the worker itself
-sends (its claim, apply, relay, storage incidents, pruner, ``operator_state``) is in the core's
-``queries.py``, which the commands use as well.
+"""The operator commands' SQL (as a login granted ``recording_finalize_operator``); what the worker
+itself sends is in the core's ``queries.py``.
 """
 
 from __future__ import annotations
@@ -183,11 +179,8 @@ def explain(conn: Connection, recording_id: UUID, settings: Settings) -> dict[st
 
 
 def audit(conn: Connection, settings: Settings, examples: int = 5) -> list[AuditRow]:
-    params = {
-        "policy": policy(settings),
-        "polling_interval": interval(settings.polling_interval),
-        "examples": examples,
-    }
+    params = {"policy": policy(settings), "polling_interval": interval(settings.polling_interval),
+              "examples": examples}
     with conn.cursor(row_factory=class_row(AuditRow)) as cur:
         return cur.execute(AUDIT, params).fetchall()
 
@@ -211,10 +204,8 @@ def claim_preview(conn: Connection, settings: Settings, limit: int) -> list[Prev
 def preview_outcomes(conn: Connection, settings: Settings,
                      verdicts: Sequence[tuple[UUID, Verdict]],
                      bucket_confirmed: bool | None = None) -> list[OutcomePreview]:
-    """What the next cycle would do with each recording, given the storage verdict the caller
-    just saw and whether its HeadBucket answered (None: not asked): decided by the real path's
-    own SQL (``claim_decision``, ``outcome_decision``, which also takes the worker's own storage
-    incident as the next cycle leaves it on that answer)."""
+    """What the next cycle would do with each recording, given the verdict the caller just saw
+    and whether its HeadBucket answered (None: not asked): the real path's own SQL decides."""
     if not verdicts:
         return []
     items = [{"recording_id": str(rid), "outcome": v.outcome, "file_id": v.file_id,
@@ -227,9 +218,7 @@ def preview_outcomes(conn: Connection, settings: Settings,
 
 def reschedule(conn: Connection, recording_ids: Sequence[UUID], from_status: str, *,
                operator: str, reason: str, strict: bool) -> list[RescheduledRow]:
-    """The one audited reschedule, in one transaction: from ``Quarantined`` (requeue: attempts
-    0) or from ``Pending`` (retry: due now, attempts kept). Strict: RF005 for an id without a
-    finalize row, RF006/RF020 for a row not in ``from_status``; else those are skipped."""
+    """The one audited reschedule (requeue from ``Quarantined``, retry from ``Pending``)."""
     params = {"ids": list(recording_ids), "from_status": from_status, "operator": operator,
               "reason": reason, "strict": strict}
     with conn.cursor(row_factory=class_row(RescheduledRow)) as cur:

@@ -1,16 +1,13 @@
 """``recording-finalize requeue`` and ``retry``: hand rows back to the worker, audited.
 
-``requeue`` moves Quarantined rows to Pending with attempts = 0, due now (one recording, or the
-quarantined rows in bulk, in transactions of at most ``BATCH_ROWS``); ``retry`` makes a Pending
-row that is backing off due now, attempts kept. Both are one SQL function,
-``recording_finalize.reschedule`` (set-based, one lock form, one audit write per recording:
-who, ``--operator`` else the OS user, and why, in ``recording_finalize.operator_actions``).
+Both are ``recording_finalize.reschedule``: from Quarantined (requeue, attempts 0; in bulk, in
+transactions of at most ``BATCH_ROWS``) or from Pending (retry: due now, attempts kept).
 """
 
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import psycopg
 
@@ -24,12 +21,14 @@ from ..cliutil import (
     connect,
     fail,
     iso,
+    moment,
     operator,
     parse_uuid,
     print_json,
 )
-from ..config import Settings, parse_duration
+from ..config import Settings
 from ..errors import SqlState, sqlstate
+from ..queries import Connection
 from . import queries
 
 #: One bulk-requeue transaction: never more rows than this (reschedule's own limit).
@@ -78,16 +77,6 @@ def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
     add_json_flag(cmd)
 
 
-def _since(text: str) -> datetime:
-    """--since: an ISO-8601 time (with a zone; UTC if none), or a duration ago (2h, 1d)."""
-    try:
-        return datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
-    except ValueError:
-        pass
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _as_rescheduled(row: queries.QuarantinedRow) -> queries.RescheduledRow:
     """A quarantined row as the dry run lists it (what the requeue would start from)."""
     return queries.RescheduledRow(
@@ -112,25 +101,33 @@ def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.dry_run or args.yes or args.reason_code or args.since or args.limit is not None:
         return fail("requeue: --dry-run, --yes, --reason-code, --since and --limit belong to "
                     "the bulk form (--quarantined)", EXIT_USAGE)
+    return _reschedule_one(args, settings, "Quarantined", SqlState.NOT_QUARANTINED,
+                           "only quarantined rows are re-enqueued (a Pending row backing off: "
+                           "recording-finalize retry)")
+
+
+def _reschedule_one(args: argparse.Namespace, settings: Settings, from_status: str,
+                    refused: SqlState, hint: str) -> int:
+    """requeue or retry of RECORDING_ID: strict, so a row not in ``from_status`` is refused."""
     recording_id = parse_uuid(args.recording_id)
     if recording_id is None:
         return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
     try:
         with connect(settings) as conn:
-            row = queries.reschedule(conn, [recording_id], "Quarantined", operator=operator(args),
+            row = queries.reschedule(conn, [recording_id], from_status, operator=operator(args),
                                      reason=args.reason, strict=True)[0]
     except psycopg.Error as err:
         state = sqlstate(err)
         if state == SqlState.FINALIZE_ROW_NOT_FOUND:
-            return fail(f"requeue: recording {recording_id} has no finalize row (RF005)")
-        if state == SqlState.NOT_QUARANTINED:
-            return fail(f"requeue: the finalize row of recording {recording_id} is not "
-                        "Quarantined (RF006); only quarantined rows are re-enqueued "
-                        "(a Pending row backing off: recording-finalize retry)")
+            return fail(f"{args.command}: recording {recording_id} has no finalize row (RF005)")
+        if state == refused:
+            return fail(f"{args.command}: the finalize row of recording {recording_id} is not "
+                        f"{from_status} ({refused}); {hint}")
         raise
-    logs.log("recording requeued", recordingId=row.recording_id, operator=operator(args),
-             reason=args.reason)
-    _print_row("requeued", row, args.json)
+    requeue = args.command == "requeue"
+    logs.log("recording requeued" if requeue else "recording retried",
+             recordingId=row.recording_id, operator=operator(args), reason=args.reason)
+    _print_row("requeued" if requeue else "due now:", row, args.json)
     return EXIT_OK
 
 
@@ -151,80 +148,75 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
     since: datetime | None = None
     if args.since:
         try:
-            since = _since(args.since)
+            since = moment(args.since)
         except ValueError:
             return fail(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
                         f"{args.since!r}", EXIT_USAGE)
-    by = operator(args)
-    total = args.limit
-    done: list[queries.RescheduledRow] = []
-    batches = 0
-    truncated = False
     with connect(settings) as conn:
         if args.dry_run:
-            # One look, nothing locked or changed; the listing is capped at one batch.
-            want = BATCH_ROWS if total is None else min(total, BATCH_ROWS)
-            done = [_as_rescheduled(q) for q in queries.quarantined_rows(
-                conn, want, args.reason_code, since)]
-            truncated = len(done) == BATCH_ROWS and (total is None or total > BATCH_ROWS)
-        while not args.dry_run:
-            want = BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))
-            if want <= 0:
-                break
-            # One transaction per batch: the rows it requeued are no longer Quarantined, so the
-            # next listing takes the next ones; a row requeued by someone else meanwhile is
-            # skipped (not strict), never an error.
-            ids = [q.recording_id for q in queries.quarantined_rows(
-                conn, want, args.reason_code, since)]
-            rows = (queries.reschedule(conn, ids, "Quarantined", operator=by, reason=args.reason,
-                                       strict=False) if ids else [])
-            batches += 1 if ids else 0
-            done += rows
-            logs.log("requeue batch", rows=len(rows), batch=batches, operator=by,
-                     reason=args.reason, reasonCode=args.reason_code)
-            if not args.json:
-                print(f"batch {batches}: requeued {len(rows)}")
-            if len(ids) < want:
-                break
-    verb = "would requeue" if args.dry_run else "requeued"
+            done, batches, truncated = _list_quarantined(conn, args, since), 0, False
+            truncated = len(done) == BATCH_ROWS and (args.limit is None or args.limit > BATCH_ROWS)
+        else:
+            done, batches, truncated = *_requeue_batches(conn, args, since), False
+    _print_bulk(args, done, batches, truncated)
+    return EXIT_OK
+
+
+def _list_quarantined(conn: Connection, args: argparse.Namespace,
+                      since: datetime | None) -> list[queries.RescheduledRow]:
+    """The dry run: one look, nothing locked or changed, capped at one batch."""
+    want = BATCH_ROWS if args.limit is None else min(args.limit, BATCH_ROWS)
+    return [_as_rescheduled(q) for q in queries.quarantined_rows(
+        conn, want, args.reason_code, since)]
+
+
+def _requeue_batches(conn: Connection, args: argparse.Namespace,
+                     since: datetime | None) -> tuple[list[queries.RescheduledRow], int]:
+    """One transaction per batch: the rows it requeued are no longer Quarantined, so the next
+    listing takes the next ones; a row requeued by someone else meanwhile is skipped (not
+    strict), never an error."""
+    by, total = operator(args), args.limit
+    done: list[queries.RescheduledRow] = []
+    batches = 0
+    while (want := BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))) > 0:
+        ids = [q.recording_id for q in queries.quarantined_rows(
+            conn, want, args.reason_code, since)]
+        rows = (queries.reschedule(conn, ids, "Quarantined", operator=by, reason=args.reason,
+                                   strict=False) if ids else [])
+        batches += 1 if ids else 0
+        done += rows
+        logs.log("requeue batch", rows=len(rows), batch=batches, operator=by,
+                 reason=args.reason, reasonCode=args.reason_code)
+        if not args.json:
+            print(f"batch {batches}: requeued {len(rows)}")
+        if len(ids) < want:
+            break
+    return done, batches
+
+
+def _print_bulk(args: argparse.Namespace, done: list[queries.RescheduledRow], batches: int,
+                truncated: bool) -> None:
     if args.json:
         print_json({"dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(done),
                     "matched": len(done), "batches": batches, "truncated": truncated, "rows": [
                    {"recordingId": str(r.recording_id), "quarantineReason": r.quarantine_reason,
                     "attempts": r.attempts, "lastError": r.last_error,
                     "quarantinedAt": iso(r.quarantined_at)} for r in done]})
-        return EXIT_OK
+        return
     for r in done:
         print(f"  {r.recording_id}  {r.quarantine_reason or 'unknown':<19} attempts "
               f"{r.attempts:<3} quarantined {iso(r.quarantined_at)}  {r.last_error or '-'}")
+    verb = "would requeue" if args.dry_run else "requeued"
     print(f"{verb} {len(done)} quarantined row(s)"
           + (" (nothing was changed)" if args.dry_run else f" in {batches} transaction(s)")
           + (f"; listing capped at {BATCH_ROWS}" if truncated else ""))
-    return EXIT_OK
 
 
 def retry_command(args: argparse.Namespace, settings: Settings) -> int:
-    recording_id = parse_uuid(args.recording_id)
-    if recording_id is None:
-        return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
-    if not (args.reason or "").strip():
+    if parse_uuid(args.recording_id) is not None and not (args.reason or "").strip():
         return fail("retry: --reason must say why (it goes to the audit trail)", EXIT_USAGE)
-    try:
-        with connect(settings) as conn:
-            row = queries.reschedule(conn, [recording_id], "Pending", operator=operator(args),
-                                     reason=args.reason, strict=True)[0]
-    except psycopg.Error as err:
-        state = sqlstate(err)
-        if state == SqlState.FINALIZE_ROW_NOT_FOUND:
-            return fail(f"retry: recording {recording_id} has no finalize row (RF005)")
-        if state == SqlState.NOT_PENDING:
-            return fail(f"retry: the finalize row of recording {recording_id} is not Pending "
-                        "(RF020); a Quarantined row is handed back with requeue")
-        raise
-    logs.log("recording retried", recordingId=row.recording_id, operator=operator(args),
-             reason=args.reason)
-    _print_row("due now:", row, args.json)
-    return EXIT_OK
+    return _reschedule_one(args, settings, "Pending", SqlState.NOT_PENDING,
+                           "a Quarantined row is handed back with requeue")
 
 
 REQUEUE = Command(

@@ -6,7 +6,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..cliutil import EXIT_OK, Command, add_json_flag, age, check_limit, connect, iso, print_json
+from ..cliutil import (
+    EXIT_OK,
+    Command,
+    add_json_flag,
+    age,
+    check_limit,
+    connect,
+    iso,
+    print_json,
+    print_table,
+)
 from ..config import Settings
 from ..queries import (
     Connection,
@@ -92,16 +102,9 @@ def _status_json(package: Shipped, drift: SchemaDrift, figures: Stats,
         "publishBacklog": figures.publish_backlog,
         "oldestUnpublishedAgeSeconds": figures.oldest_unpublished_age_seconds,
         "quarantinedRows": [
-            {
-                "recordingId": str(r.recording_id),
-                "sessionKind": r.session_kind,
-                "sessionId": str(r.session_id),
-                "attempts": r.attempts,
-                "lastError": r.last_error,
-                "quarantinedAt": iso(r.quarantined_at),
-            }
-            for r in rows
-        ],
+            {"recordingId": str(r.recording_id), "sessionKind": r.session_kind,
+             "sessionId": str(r.session_id), "attempts": r.attempts, "lastError": r.last_error,
+             "quarantinedAt": iso(r.quarantined_at)} for r in rows],
         "storageIncidents": [incident_json(i) for i in incidents],
     }
 
@@ -123,16 +126,9 @@ def _print_gauges(package: Shipped, drift: SchemaDrift, figures: Stats) -> None:
 
 
 def _print_quarantined(rows: list[queries.QuarantinedRow]) -> None:
-    header = ("RECORDING_ID", "KIND", "ATTEMPTS", "QUARANTINED_AT", "LAST_ERROR")
-    table = [header] + [
-        (str(r.recording_id), r.session_kind, str(r.attempts), iso(r.quarantined_at),
-         r.last_error or "-")
-        for r in rows
-    ]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
-    for line in table:
-        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
-        print("  ".join([*cells, line[-1]]))
+    print_table(("RECORDING_ID", "KIND", "ATTEMPTS", "QUARANTINED_AT", "LAST_ERROR"),
+                [(str(r.recording_id), r.session_kind, str(r.attempts), iso(r.quarantined_at),
+                  r.last_error or "-") for r in rows])
 
 
 COMMAND = Command(
