@@ -20,17 +20,13 @@ import select
 import time
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg import pq
 from psycopg.errors import error_from_result
 
 from .model import ClaimedRow, Verdict
-from .queries import APPLY_OUTCOME_PIPELINED, AppliedResult, Connection, policy
-
-if TYPE_CHECKING:
-    from .config import Settings
+from .queries import APPLY_OUTCOME_PIPELINED, AppliedResult, Connection
 
 Answer = AppliedResult | psycopg.Error
 
@@ -47,7 +43,6 @@ class PipelineTimeout(psycopg.OperationalError):
 def apply_outcomes(
     conn: Connection,
     items: Sequence[tuple[ClaimedRow, Verdict]],
-    settings: Settings,
     timeout_s: float | None = None,
 ) -> list[Answer]:
     """Records several verdicts in one round trip: one ``apply_outcome`` statement per row,
@@ -65,7 +60,7 @@ def apply_outcomes(
     if not items:
         return []
     encoding = conn.info.encoding
-    params = [_params(row, verdict, settings, encoding) for row, verdict in items]
+    params = [_params(row, verdict, encoding) for row, verdict in items]
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     wire = _Wire(conn.pgconn, deadline, len(items), timeout_s, encoding)
     with conn.lock:
@@ -97,8 +92,7 @@ def _text(value: object, encoding: str) -> bytes | None:
     return None if value is None else str(value).encode(encoding)
 
 
-def _params(row: ClaimedRow, verdict: Verdict, settings: Settings,
-            encoding: str) -> list[bytes | None]:
+def _params(row: ClaimedRow, verdict: Verdict, encoding: str) -> list[bytes | None]:
     """The positional parameters of ``APPLY_OUTCOME_PIPELINED``, sent as text."""
     return [
         _text(row.recording_id, encoding),
@@ -109,7 +103,6 @@ def _params(row: ClaimedRow, verdict: Verdict, settings: Settings,
         _text(verdict.duration_seconds, encoding),
         _text(verdict.format, encoding),
         _text(verdict.error, encoding),
-        _text(policy(settings), encoding),
     ]
 
 

@@ -39,7 +39,7 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     as_of = datetime.now(UTC)
     with connect(settings) as conn:
         state = operator_state(conn)
-        rows = queries.claim_preview(conn, settings, PREVIEW_ROWS)
+        rows = queries.claim_preview(conn, PREVIEW_ROWS)
     reconcile = [r for r in rows if r.action == "reconcile"]
     verdicts: dict[UUID, Verdict] = {}
     config_error: str | None = None
@@ -59,9 +59,9 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
             storage.close()
         with connect(settings) as conn:
             previews = {p.recording_id: p for p in queries.preview_outcomes(
-                conn, settings, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
-                                                                config_error))
-                                 for r in reconcile],
+                conn, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
+                                                      config_error))
+                       for r in reconcile],
                 bucket_confirmed=None if config_error else confirmed)}
     out_rows = []
     results: Counter[str] = Counter()
