@@ -16,7 +16,6 @@ It empties nothing but the databases it creates (``rfr_ab_<name>``), and drops t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -30,14 +29,13 @@ import psycopg
 from bench import sysstat, world
 
 CLI = Path(sys.executable).parent / "recording-finalize"
-# One policy for every call (p_policy; the server's topic): what the driver would send.
-POLICY = json.dumps({"max_attempts": 8, "sla_timeout_seconds": 600, "backoff_base_seconds": 30,
-                     "backoff_factor": 2.0, "backoff_cap_seconds": 3600, "backoff_jitter": 0.2,
-                     "upload_grace_seconds": 1800})
-CLAIM = ("select recording_id, claim_token from recording_finalize.claim_due("
-         "p_batch_size => 500, p_policy => %s)")
+# One policy for every call, stored once per database as the worker stores it at start.
+SET_POLICY = ("select recording_finalize.set_policy(p_max_attempts => 8, p_sla_timeout => "
+              "'600 s', p_backoff_base => '30 s', p_backoff_factor => 2.0, p_backoff_cap => "
+              "'3600 s', p_backoff_jitter => 0.2, p_upload_grace => '1800 s')")
+CLAIM = "select recording_id, claim_token from recording_finalize.claim_due(p_batch_size => 500)"
 APPLY = ("select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 1234, 60, "
-         "'Webm', null, %s)")
+         "'Webm', null)")
 
 
 def url_of(owner_url: str, dbname: str) -> str:
@@ -66,6 +64,7 @@ def one_run(url: str, n: int, seed: int) -> float:
         world.reset(conn)
         world.seed_stuck(conn, items)
         world.analyze(conn)
+        conn.execute(SET_POLICY)
         conn.execute("checkpoint")
     with psycopg.connect(url, autocommit=True, prepare_threshold=0) as conn:
         row = conn.execute("select pg_backend_pid()").fetchone()
@@ -73,10 +72,9 @@ def one_run(url: str, n: int, seed: int) -> float:
         pid = row[0]
         before = sysstat.process_cpu(pid)
         done = 0
-        while rows := conn.execute(CLAIM, (POLICY,)).fetchall():
+        while rows := conn.execute(CLAIM).fetchall():
             for recording_id, token in rows:
-                result = conn.execute(APPLY, (recording_id, token, f"rec/{recording_id}",
-                                              POLICY))
+                result = conn.execute(APPLY, (recording_id, token, f"rec/{recording_id}"))
                 verdict = result.fetchone()
                 if verdict is None or verdict[0] != "reconciled":
                     raise SystemExit(f"{recording_id}: apply_outcome answered {verdict}")

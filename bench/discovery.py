@@ -12,8 +12,8 @@ For each size A of ``--active`` (default 1,000, 10,000 and 100,000), in a databa
 active recordings (90 % Recording, 10 % Pending), each with its own session that has not ended
 (a live call), and ``--stuck`` recordings (default 5) Uploading whose session ended an hour ago,
 without a finalize row. Then,
-as the least-privilege worker role, calls of ``discover_stuck(p_limit => 1000, p_policy =>
-<the driver's policy>)``, each timed on the client: each call reads the next 1,000 active
+as the least-privilege worker role, calls of ``discover_stuck(p_limit => 1000)`` (the
+stored default policy), each timed on the client: each call reads the next 1,000 active
 recordings (the sweep's position in ``recording_finalize.discovery_sweep``), so the calls start
 at the beginning of a sweep and go on until at least ``--calls`` (default 20) were made and a
 sweep has ended. After each call the owner deletes the rows it opened, so every whole sweep must
@@ -140,21 +140,13 @@ def _url(url: str, dbname: str, user: str | None = None, password: str | None = 
     return urlunsplit((parts.scheme, netloc, f"/{dbname}", parts.query, ""))
 
 
-def _policy() -> str:
-    """The policy the worker sends (its defaults): built by the driver itself."""
-    from recording_finalize import queries
-    from recording_finalize.config import load_settings
-
-    return queries.policy(load_settings({"DATABASE_URL": "postgresql://unused/unused"}))
-
-
 def _settings() -> Any:
     from recording_finalize.config import load_settings
 
     return load_settings({"DATABASE_URL": "postgresql://unused/unused"})
 
 
-def _plan(owner_url: str, policy: str, republish: bool = False) -> list[str]:
+def _plan(owner_url: str, republish: bool = False) -> list[str]:
     """The plan of discover_stuck's (or discover_unpublished's) INSERT, from auto_explain (as
     the owner, a superuser on the bench's stack), then the rows it opened forgotten again."""
     lines: list[str] = []
@@ -172,8 +164,7 @@ def _plan(owner_url: str, policy: str, republish: bool = False) -> list[str]:
             conn.execute(REPUBLISH_START_SQL)
             queries.discover_unpublished(conn, _settings(), DISCOVER_LIMIT)
         else:
-            conn.execute("select recording_finalize.discover_stuck(%s, %s)",
-                         (DISCOVER_LIMIT, policy))
+            conn.execute("select recording_finalize.discover_stuck(%s)", (DISCOVER_LIMIT,))
         conn.execute("set client_min_messages = warning")
         conn.execute(FORGET_SQL)
     inserts = [m for m in lines if "messenger.recording_finalize_attempts" in m
@@ -191,11 +182,9 @@ def scan_nodes(plan: list[str]) -> list[str]:
 def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: int = 100_000,
             say: Any = print) -> dict[str, Any]:
     """Per active size: the calls' times (ms), what they opened, the plan; one database each."""
-    policy = _policy()
     password = uuid.uuid4().hex
     out: dict[str, Any] = {"stuck": stuck, "calls": calls, "history": history,
-                           "limit": DISCOVER_LIMIT,
-                           "policy": json.loads(policy), "sizes": []}
+                           "limit": DISCOVER_LIMIT, "sizes": []}
     admin = _url(owner_url, "postgres")
     for active in sizes:
         name = f"rfr_bench_discovery_{active}"
@@ -223,11 +212,11 @@ def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: i
             seeded_s = time.monotonic() - t0
             times: list[float] = []
             opened: list[int] = []
-            call = "select recording_finalize.discover_stuck(%s, %s)"
+            call = "select recording_finalize.discover_stuck(%s)"
             with psycopg.connect(_url(owner_url, name, WORKER_ROLE, password),
                                  autocommit=True) as worker, \
                     psycopg.connect(url, autocommit=True) as owner:
-                worker.execute(call, (DISCOVER_LIMIT, policy))  # warms the caches: not counted
+                worker.execute(call, (DISCOVER_LIMIT,))  # warms the caches: not counted
                 owner.execute(FORGET_SQL)
                 # The measured calls start a sweep and end one (each call reads the next slice
                 # of the active recordings; the last of a sweep starts the next over): every
@@ -239,7 +228,7 @@ def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: i
                 sweeps, ended = 0, False
                 while len(times) < most:
                     c0 = time.perf_counter()
-                    row = worker.execute(call, (DISCOVER_LIMIT, policy)).fetchone()
+                    row = worker.execute(call, (DISCOVER_LIMIT,)).fetchone()
                     times.append((time.perf_counter() - c0) * 1000)
                     opened.append(int(row[0]) if row else -1)
                     owner.execute(FORGET_SQL)
@@ -247,7 +236,7 @@ def measure(owner_url: str, sizes: list[int], stuck: int, calls: int, history: i
                     ended, sweeps = now > sweeps, now
                     if ended and len(times) >= calls:
                         break
-            plan = _plan(url, policy)
+            plan = _plan(url)
             entry = {"active": active, "seeded_s": seeded_s, "ms": times,
                      "calls_made": len(times), "sweeps": sweeps, "ended_a_sweep": ended,
                      "median_ms": statistics.median(times), "min_ms": min(times),
@@ -274,7 +263,6 @@ def measure_republish(owner_url: str, sizes: list[int], inside: int, calls: int,
     from recording_finalize import queries
 
     settings = _settings()
-    policy = _policy()
     password = uuid.uuid4().hex
     out: dict[str, Any] = {"inside": inside, "calls": calls, "limit": DISCOVER_LIMIT,
                            "window_s": settings.republish_window, "sizes": []}
@@ -329,7 +317,7 @@ def measure_republish(owner_url: str, sizes: list[int], inside: int, calls: int,
         for outside, name in names.items():
             entry = entries[outside]
             times = entry["ms"]
-            plan = _plan(_url(owner_url, name), policy, republish=True)
+            plan = _plan(_url(owner_url, name), republish=True)
             entry.update(calls_made=len(times), median_ms=statistics.median(times),
                          min_ms=min(times), max_ms=max(times), plan=plan,
                          recording_scans=scan_nodes(plan))

@@ -443,7 +443,7 @@ def _discovery(runs: list[dict[str, Any]]) -> list[str]:
              f"`bench/discovery.py`: a database per size with {first['history']:,} finished "
              f"recordings (finalize rows Done), A active recordings (live calls: Recording or "
              f"Pending, sessions not ended) and {first['stuck']} stuck ones without a finalize "
-             f"row; calls of `discover_stuck(1000, policy)` as the worker role, each reading the "
+             f"row; calls of `discover_stuck(1000)` as the worker role, each reading the "
              f"next 1,000 active recordings, from the start of a sweep until one ended and at "
              f"least {first['calls']} were made (the rows each opened deleted again), then its "
              "INSERT's plan (auto_explain). Every whole sweep must open each stuck row once. "

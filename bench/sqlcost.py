@@ -3,10 +3,11 @@ releases, in one run.
 
 The e2e figures measure the whole worker. This one measures the SQL alone, as the worker calls
 it, so that SQL trees compare on the same footing although their APIs differ (0.1.x took the
-policy as separate arguments, 0.2.x as one JSON): one connection claims a batch with
-``claim_due`` and reports ``found`` for every claimed row with ``apply_outcome``, one call and
-one transaction per row, until nothing is due; that backend's CPU (``/proc/<pid>/schedstat``,
-the scheduler's nanoseconds) over N is the figure. Every database holds the same N stopped
+policy as separate arguments, 0.2.x as one JSON every call, 0.3.0 stores it once with
+``set_policy``): one connection claims a batch with ``claim_due`` and reports ``found`` for
+every claimed row with ``apply_outcome``, one call and one transaction per row, until nothing is
+due; that backend's CPU (``/proc/<pid>/schedstat``, the scheduler's nanoseconds) over N is the
+figure. Every database holds the same N stopped
 recordings of ended sessions, each with its finalize row due.
 
 The variants (``--variants``, default ``now,0.2.1,0.2.1+ix``):
@@ -80,7 +81,8 @@ class Variant:
     commit: str | None
     #: "migrate": this tree's migrate (RFR_SQL_DIR = the commit's sql/); "files": 0.1.x's files.
     install: str
-    #: The API its claim_due and apply_outcome take: "0.2" (a policy JSON) or "0.1".
+    #: The API its claim_due and apply_outcome take: "0.3" (the policy stored once, with
+    #: set_policy), "0.2" (a policy JSON every call) or "0.1" (separate arguments).
     api: str
     extra: tuple[str, ...] = ()
 
@@ -90,7 +92,7 @@ class Variant:
 
 
 VARIANTS = {
-    "now": Variant("now", None, "migrate", "0.2"),
+    "now": Variant("now", None, "migrate", "0.3"),
     "0.2.1": Variant("0.2.1", RELEASE_0_2_1, "migrate", "0.2"),
     "0.2.1+ix": Variant("0.2.1+ix", RELEASE_0_2_1, "migrate", "0.2", (AVAILABLE_AT_INDEX,)),
     "0.1.x": Variant("0.1.x", BEFORE_COMMIT, "files", "0.1"),
@@ -111,6 +113,12 @@ def variants(spec: str) -> list[Variant]:
 POLICY_NOW = json.dumps({"max_attempts": 8, "sla_timeout_seconds": 600,
                          "backoff_base_seconds": 30, "backoff_cap_seconds": 3600,
                          "backoff_jitter": 0.2})
+# The same policy, stored once where the policy is stored (0.3.0 on).
+SET_POLICY = {
+    "0.3": ("select recording_finalize.set_policy(p_max_attempts => 8, p_sla_timeout => "
+            "'600 s', p_backoff_base => '30 s', p_backoff_cap => '3600 s', "
+            "p_backoff_jitter => 0.2)"),
+}
 CALLS = {
     "0.1": (
         f"select recording_id, claim_token from recording_finalize.claim_due("
@@ -122,6 +130,10 @@ CALLS = {
         f"'{POLICY_NOW}')",
         "select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 1234, 60, "
         f"'Webm', null, '{POLICY_NOW}')"),
+    "0.3": (
+        f"select recording_id, claim_token from recording_finalize.claim_due({BATCH})",
+        "select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 1234, 60, "
+        "'Webm', null)"),
 }
 
 #: Emptied before every run where they exist (0.2.1 has no recording_finalize.outbox).
@@ -218,9 +230,10 @@ def prepare(admin_url: str, wanted: list[Variant], tmp: Path,
             left_out = _apply_tree(url, sql_dir)
             say(f"sqlcost: {variant.label}'s SQL applied, but for "
                 f"{', '.join(left_out) or 'nothing'}")
-        if variant.extra:
+        setup = (*variant.extra, *filter(None, [SET_POLICY.get(variant.api)]))
+        if setup:
             with psycopg.connect(url, autocommit=True) as conn:
-                for statement in variant.extra:
+                for statement in setup:
                     conn.execute(statement)  # type: ignore[arg-type]  # constants of ours
         dbs[variant.label] = (variant, url)
     return dbs

@@ -14,7 +14,9 @@ import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote, urlsplit
 
 import psycopg
@@ -42,6 +44,11 @@ _FALSE = ("false", "0", "no", "off")
 _SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _INT32_MAX = 2**31 - 1
+_T = TypeVar("_T")
+# The policy variables' rules: what the driver parses; the server judges the value.
+_WHOLE_RULE = "a whole number"
+_NUMBER_RULE = "a finite number"
+_SERVER_RULE = ", within the server's bounds (recording_finalize.settings; unset: its default)"
 
 
 @dataclass(frozen=True)
@@ -97,25 +104,28 @@ VARIABLES: tuple[Variable, ...] = (
              "time between cycle starts (run)", "--polling-interval"),
     Variable("RFR_BATCH_SIZE", "100", "an integer in 1..10000",
              "finalize rows per claim", "--batch-size"),
-    Variable("RFR_MAX_ATTEMPTS", "8", f"an integer in 1..{_INT32_MAX}",
+    # The retry policy: parsed here, judged by the server (recording_finalize.set_policy, the
+    # bounds of recording_finalize.settings); unset, the server's default applies.
+    Variable("RFR_MAX_ATTEMPTS", None, f"{_WHOLE_RULE}{_SERVER_RULE}",
              "attempts before a row is quarantined", "--max-attempts"),
-    Variable("RFR_FINALIZE_SLA_TIMEOUT", "30m", f"{DURATION_RULE}, > 0",
+    Variable("RFR_FINALIZE_SLA_TIMEOUT", None, f"{DURATION_RULE}{_SERVER_RULE}",
              "how long after its session ends the happy path owns a recording",
              "--finalize-sla-timeout"),
     Variable("RFR_UPLOAD_GRACE", None,
-             f"{DURATION_DAYS_RULE}, > 0 (unset: RFR_FINALIZE_SLA_TIMEOUT)",
+             f"{DURATION_DAYS_RULE}, within the server's bounds (recording_finalize.settings; "
+             "unset: RFR_FINALIZE_SLA_TIMEOUT)",
              "after a storage incident ends, how long a 404 is not trusted for recordings "
              "whose upload window overlapped it", "--upload-grace"),
     Variable("RFR_REPUBLISH_WINDOW", "1d", f"{DURATION_DAYS_RULE}, > 0, at most 30d",
              "how far back (before the SLA) discovery looks for Available recordings that "
              "never got their event", "--republish-window"),
-    Variable("RFR_BACKOFF_BASE", "1m", f"{DURATION_RULE}, > 0", "first retry delay",
+    Variable("RFR_BACKOFF_BASE", None, f"{DURATION_RULE}{_SERVER_RULE}", "first retry delay",
              "--backoff-base"),
-    Variable("RFR_BACKOFF_FACTOR", "2.0", "a finite number >= 1", "retry delay growth",
+    Variable("RFR_BACKOFF_FACTOR", None, f"{_NUMBER_RULE}{_SERVER_RULE}", "retry delay growth",
              "--backoff-factor"),
-    Variable("RFR_BACKOFF_CAP", "15m", f"{DURATION_RULE}, >= RFR_BACKOFF_BASE",
+    Variable("RFR_BACKOFF_CAP", None, f"{DURATION_RULE}{_SERVER_RULE}",
              "longest retry delay", "--backoff-cap"),
-    Variable("RFR_BACKOFF_JITTER", "0.1", "a number with 0 <= jitter < 1",
+    Variable("RFR_BACKOFF_JITTER", None, f"{_NUMBER_RULE}{_SERVER_RULE}",
              "retry delay jitter fraction", "--backoff-jitter"),
     Variable("RFR_LOCK_TTL", "5m", f"{DURATION_RULE}, > RFR_MAX_RUN_DURATION, at most 24h",
              "the single-runner lock's lifetime; a cycle never runs past it", "--lock-ttl"),
@@ -231,14 +241,15 @@ class Settings:
     recordings_enabled: bool
     polling_interval: float
     batch_size: int
-    max_attempts: int
-    finalize_sla_timeout: float
-    upload_grace: float
+    # The retry policy as the operator set it (None: unset, the server's default applies).
+    max_attempts: int | None
+    finalize_sla_timeout: float | None
+    upload_grace: float | None
     republish_window: float
-    backoff_base: float
-    backoff_factor: float
-    backoff_cap: float
-    backoff_jitter: float
+    backoff_base: float | None
+    backoff_factor: float | None
+    backoff_cap: float | None
+    backoff_jitter: float | None
     lock_ttl: float
     max_run_duration: float
     lock_key: int
@@ -320,6 +331,16 @@ class _Reader:
         if not 0 < seconds <= high:
             raise self.fail(name, value, source)
         return seconds
+
+    def policy_value(self, name: str, parse: Callable[[str], _T]) -> _T | None:
+        """A retry-policy variable as the operator set it, parsed only; None when unset."""
+        value, source = self.raw(name)
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except (ValueError, OverflowError):
+            raise self.fail(name, value, source) from None
 
     def boolean(self, name: str) -> bool:
         value, source = self.raw(name)
@@ -511,12 +532,8 @@ def _check_bucket_and_topic(r: _Reader) -> tuple[str, str]:
     return bucket, topic
 
 
-def _check_durations(r: _Reader) -> tuple[float, float, float, float, float]:
-    """(backoff base, backoff cap, lock TTL, max run duration, S3 timeout), checked together."""
-    backoff_base = r.duration("RFR_BACKOFF_BASE")
-    backoff_cap = r.duration("RFR_BACKOFF_CAP")
-    if backoff_cap < backoff_base:
-        raise r.fail("RFR_BACKOFF_CAP", r.text("RFR_BACKOFF_CAP"), r.raw("RFR_BACKOFF_CAP")[1])
+def _check_durations(r: _Reader) -> tuple[float, float, float]:
+    """(lock TTL, max run duration, S3 timeout), checked together."""
     lock_ttl = r.duration("RFR_LOCK_TTL", high=_MAX_LOCK_TTL_S)
     max_run = r.duration("RFR_MAX_RUN_DURATION")
     if lock_ttl <= max_run:
@@ -525,15 +542,27 @@ def _check_durations(r: _Reader) -> tuple[float, float, float, float, float]:
     # An S3 check must end well inside the lock's lifetime, or a slow check could outlive it.
     if s3_timeout >= lock_ttl / 2:
         raise r.fail("RFR_S3_TIMEOUT", r.text("RFR_S3_TIMEOUT"), r.raw("RFR_S3_TIMEOUT")[1])
-    return backoff_base, backoff_cap, lock_ttl, max_run, s3_timeout
+    return lock_ttl, max_run, s3_timeout
 
 
-def _check_sla_and_grace(r: _Reader) -> tuple[float, float]:
-    sla = r.duration("RFR_FINALIZE_SLA_TIMEOUT")
-    # Unset: the grace is the SLA, the time the happy path is given for an upload anyway.
-    grace = (r.duration("RFR_UPLOAD_GRACE", days=True)
-             if r.raw("RFR_UPLOAD_GRACE")[0] is not None else sla)
-    return sla, grace
+def _whole_number(text: str) -> int:
+    """An integer the server's ``integer`` holds; its bounds are the server's."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip()) or abs(int(text)) > _INT32_MAX:
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(text)
+
+
+def _finite_number(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"not a finite number: {text!r}")
+    return number
+
+
+def _policy_duration(text: str, days: bool = False) -> float:
+    """Seconds an ``interval`` parameter can carry (a timedelta: OverflowError beyond it)."""
+    seconds = parse_duration(text, days)
+    return timedelta(seconds=seconds).total_seconds()
 
 
 def _check_pacing(r: _Reader) -> tuple[str, float, float]:
@@ -565,9 +594,8 @@ def load_settings(
     r = _Reader(environ, overrides or {})
     # In this order: the first variable that breaks its rule is the one reported.
     bucket, topic = _check_bucket_and_topic(r)
-    backoff_base, backoff_cap, lock_ttl, max_run, s3_timeout = _check_durations(r)
+    lock_ttl, max_run, s3_timeout = _check_durations(r)
     protocol, mechanism, username, password = _check_kafka_security(r)
-    sla, grace = _check_sla_and_grace(r)
     pacing, pacing_min_rate, pacing_shared_rate = _check_pacing(r)
     return Settings(
         database_url=_check_database_url(r, database_required),
@@ -590,14 +618,15 @@ def load_settings(
         recordings_enabled=r.boolean("RECORDINGS_ENABLED"),
         polling_interval=r.duration("RFR_POLLING_INTERVAL"),
         batch_size=r.integer("RFR_BATCH_SIZE", 1, 10000),
-        max_attempts=r.integer("RFR_MAX_ATTEMPTS", 1, _INT32_MAX),
-        finalize_sla_timeout=sla,
-        upload_grace=grace,
+        max_attempts=r.policy_value("RFR_MAX_ATTEMPTS", _whole_number),
+        finalize_sla_timeout=r.policy_value("RFR_FINALIZE_SLA_TIMEOUT", _policy_duration),
+        upload_grace=r.policy_value("RFR_UPLOAD_GRACE",
+                                    lambda text: _policy_duration(text, days=True)),
         republish_window=r.duration("RFR_REPUBLISH_WINDOW", high=30 * 86400, days=True),
-        backoff_base=backoff_base,
-        backoff_factor=r.number("RFR_BACKOFF_FACTOR", 1.0, math.inf, high_open=True),
-        backoff_cap=backoff_cap,
-        backoff_jitter=r.number("RFR_BACKOFF_JITTER", 0.0, 1.0, high_open=True),
+        backoff_base=r.policy_value("RFR_BACKOFF_BASE", _policy_duration),
+        backoff_factor=r.policy_value("RFR_BACKOFF_FACTOR", _finite_number),
+        backoff_cap=r.policy_value("RFR_BACKOFF_CAP", _policy_duration),
+        backoff_jitter=r.policy_value("RFR_BACKOFF_JITTER", _finite_number),
         lock_ttl=lock_ttl,
         max_run_duration=max_run,
         lock_key=DEFAULT_LOCK_KEY,

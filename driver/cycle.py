@@ -405,7 +405,7 @@ def _look_before_failing(
 def _discover(ctx: Context, conn: queries.Connection, summary: CycleSummary) -> None:
     """Opens finalize rows for recordings stuck past the SLA without one (the service opened
     none): the claim that follows takes them. Bounded per cycle; the rest is the next cycle's."""
-    summary.discovered = queries.discover_stuck(conn, ctx.settings, DISCOVER_LIMIT)
+    summary.discovered = queries.discover_stuck(conn, DISCOVER_LIMIT)
     # The republish phase for a service that never opens a row: Available, no event anywhere.
     summary.discovered += queries.discover_unpublished(conn, ctx.settings, DISCOVER_LIMIT)
     if summary.discovered:
@@ -743,7 +743,7 @@ def _apply_many(
         return
     _check_deadline(lock_deadline)
     answers = pipeline.apply_outcomes(
-        conn, [(row, verdict) for row, verdict, _ in batch], ctx.settings,
+        conn, [(row, verdict) for row, verdict, _ in batch],
         timeout_s=max(0.0, lock_deadline - time.monotonic()),
     )
     failures: list[tuple[ClaimedRow, psycopg.Error]] = []
@@ -816,7 +816,7 @@ def _apply(
     """Applies one verdict in one statement (a configuration failure's release)."""
     _check_deadline(lock_deadline)
     with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
-        result = queries.apply_outcome(conn, row, verdict, ctx.settings)
+        result = queries.apply_outcome(conn, row, verdict)
         span.set_attribute("outcome", verdict.outcome)
         span.set_attribute("result", result.result)
         span.set_attribute("check_ms", round(check_s * 1000))

@@ -13,17 +13,13 @@ import select
 import time
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg import pq
 from psycopg.errors import error_from_result
 
 from .model import ClaimedRow, Verdict
-from .queries import APPLY_OUTCOME_PIPELINED, AppliedResult, Connection, policy
-
-if TYPE_CHECKING:
-    from .config import Settings
+from .queries import APPLY_OUTCOME_PIPELINED, AppliedResult, Connection
 
 Answer = AppliedResult | psycopg.Error
 
@@ -38,7 +34,7 @@ class PipelineTimeout(psycopg.OperationalError):
 
 
 def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]],
-                   settings: Settings, timeout_s: float | None = None) -> list[Answer]:
+                   timeout_s: float | None = None) -> list[Answer]:
     """One entry per item, in order: the row's result, or the ``psycopg.Error`` its statement
     raised (the other rows are unaffected). ``conn``: an idle autocommit connection. No answer
     within ``timeout_s`` (or a broken connection): the connection is closed and
@@ -47,7 +43,7 @@ def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]]
     if not items:
         return []
     encoding = conn.info.encoding
-    params = [_params(row, verdict, settings, encoding) for row, verdict in items]
+    params = [_params(row, verdict, encoding) for row, verdict in items]
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     wire = _Wire(conn.pgconn, deadline, len(items), timeout_s, encoding)
     with conn.lock:
@@ -79,12 +75,11 @@ def _text(value: object, encoding: str) -> bytes | None:
     return None if value is None else str(value).encode(encoding)
 
 
-def _params(row: ClaimedRow, verdict: Verdict, settings: Settings,
-            encoding: str) -> list[bytes | None]:
+def _params(row: ClaimedRow, verdict: Verdict, encoding: str) -> list[bytes | None]:
     """The positional parameters of ``APPLY_OUTCOME_PIPELINED``, sent as text."""
     return [_text(value, encoding) for value in (
         row.recording_id, row.claim_token, verdict.outcome, verdict.file_id, verdict.size_bytes,
-        verdict.duration_seconds, verdict.format, verdict.error, policy(settings))]
+        verdict.duration_seconds, verdict.format, verdict.error)]
 
 
 class _Wire:

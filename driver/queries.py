@@ -11,8 +11,6 @@ operator commands' SQL is in ``ops/queries.py``, migrate's bookkeeping in ``inst
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -121,7 +119,7 @@ class SchemaStateRow:
 CLAIM_DUE = """
 select recording_id, session_kind, session_id, action, attempts, claim_token,
     recording_version, detail
-from recording_finalize.claim_due(p_batch_size => %(batch_size)s, p_policy => %(policy)s)
+from recording_finalize.claim_due(p_batch_size => %(batch_size)s)
 """
 
 APPLY_OUTCOME = """
@@ -134,8 +132,7 @@ from recording_finalize.apply_outcome(
     p_size_bytes => %(size_bytes)s,
     p_duration_seconds => %(duration_seconds)s,
     p_format => %(format)s,
-    p_error => %(error)s,
-    p_policy => %(policy)s
+    p_error => %(error)s
 )
 """
 
@@ -151,8 +148,7 @@ from recording_finalize.apply_outcome(
     p_size_bytes => $5::bigint,
     p_duration_seconds => $6::integer,
     p_format => $7::text,
-    p_error => $8::text,
-    p_policy => $9::jsonb
+    p_error => $8::text
 )
 """
 
@@ -185,11 +181,11 @@ select recording_finalize.record_apply_failure(p_recording_ids => %s::uuid[],
 
 DISCOVER_UNPUBLISHED = """
 select recording_finalize.discover_unpublished(p_window => %(window)s * interval '1 second',
-    p_limit => %(limit)s, p_policy => %(policy)s)
+    p_limit => %(limit)s)
 """
 
 DISCOVER_STUCK = """
-select recording_finalize.discover_stuck(p_limit => %(limit)s, p_policy => %(policy)s)
+select recording_finalize.discover_stuck(p_limit => %(limit)s)
 """
 
 RELAY_CLAIM = """
@@ -202,9 +198,21 @@ RELAY_MARK_PUBLISHED = """
 select recording_finalize.relay_mark_published(p_ids => %s::bigint[], p_lease_token => %s)
 """
 
-CHECK_POLICY = """
-select recording_finalize.check_policy(p_policy => %s, p_relay_batch_size => %s,
-    p_retention => %s)
+# At start: the worker's retry policy, stored once for every call (NULL: the server's default);
+# the topic, relay batch and retention are checked with it.
+SET_POLICY = """
+select recording_finalize.set_policy(
+    p_max_attempts => %(max_attempts)s::integer,
+    p_sla_timeout => %(sla_timeout)s::interval,
+    p_backoff_base => %(backoff_base)s::interval,
+    p_backoff_factor => %(backoff_factor)s::double precision,
+    p_backoff_cap => %(backoff_cap)s::interval,
+    p_backoff_jitter => %(backoff_jitter)s::double precision,
+    p_upload_grace => %(upload_grace)s::interval,
+    p_topic => %(topic)s::text,
+    p_relay_batch_size => %(relay_batch_size)s::integer,
+    p_retention => %(retention)s::interval
+)
 """
 
 SERVER_SETTINGS = "select recording_finalize.server_settings()"
@@ -283,34 +291,18 @@ def interval(seconds: float) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def policy(settings: Settings) -> str:
-    """The policy every worker call takes (``p_policy``), as the JSON text it is sent as: the
-    same text for every call of a process (its settings do not change)."""
-    return _policy_json(settings.max_attempts, settings.finalize_sla_timeout,
-                        settings.backoff_base, settings.backoff_factor, settings.backoff_cap,
-                        settings.backoff_jitter, settings.upload_grace, settings.topic)
-
-
-@functools.lru_cache(maxsize=8)
-def _policy_json(max_attempts: int, sla_s: float, base_s: float, factor: float, cap_s: float,
-                 jitter: float, grace_s: float, topic: str) -> str:
-    return json.dumps({
-        "topic": topic, "max_attempts": max_attempts, "sla_timeout_seconds": sla_s,
-        "backoff_base_seconds": base_s, "backoff_factor": factor, "backoff_cap_seconds": cap_s,
-        "backoff_jitter": jitter, "upload_grace_seconds": grace_s,
-    }, separators=(",", ":"))
+def _optional_interval(seconds: float | None) -> timedelta | None:
+    return None if seconds is None else interval(seconds)
 
 
 def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
     """Claims one batch (settles republish/closed/deferred/quarantined rows in the same call)."""
-    params = {"batch_size": settings.batch_size, "policy": policy(settings)}
+    params = {"batch_size": settings.batch_size}
     with conn.cursor(row_factory=class_row(ClaimedRow)) as cur:
         return cur.execute(CLAIM_DUE, params).fetchall()
 
 
-def apply_outcome(
-    conn: Connection, row: ClaimedRow, verdict: Verdict, settings: Settings
-) -> AppliedResult:
+def apply_outcome(conn: Connection, row: ClaimedRow, verdict: Verdict) -> AppliedResult:
     """Records one verdict: one statement, one transaction. Unusable ``found`` metadata comes
     back as a quarantined result, never as an error."""
     params = {
@@ -322,7 +314,6 @@ def apply_outcome(
         "duration_seconds": verdict.duration_seconds,
         "format": verdict.format,
         "error": verdict.error,
-        "policy": policy(settings),
     }
     with conn.cursor(row_factory=class_row(AppliedResult)) as cur:
         result = cur.execute(APPLY_OUTCOME, params).fetchone()
@@ -382,14 +373,13 @@ def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error:
 def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> int:
     """Opens finalize rows for Available recordings of the republish window with no event."""
     row = conn.execute(DISCOVER_UNPUBLISHED, {"window": settings.republish_window,
-                                              "limit": limit,
-                                              "policy": policy(settings)}).fetchone()
+                                              "limit": limit}).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def discover_stuck(conn: Connection, settings: Settings, limit: int) -> int:
+def discover_stuck(conn: Connection, limit: int) -> int:
     """Opens finalize rows for stuck recordings that have none; how many it opened."""
-    row = conn.execute(DISCOVER_STUCK, {"limit": limit, "policy": policy(settings)}).fetchone()
+    row = conn.execute(DISCOVER_STUCK, {"limit": limit}).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
@@ -408,14 +398,25 @@ def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) ->
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def check_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
-    """The policy as the server resolves it (and the relay batch and retention, which the relay
-    and the pruner pass): raises RF001/RF009/RF010 exactly as those calls would."""
-    retention = interval(settings.retention) if settings.retention > 0 else None
-    row = conn.execute(CHECK_POLICY, (policy(settings), settings.relay_batch_size,
-                                      retention)).fetchone()
+def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
+    """Stores this worker's retry policy on the server (an unset value: the server's default)
+    and returns it as the server resolved it, with ``replaced``: the values it overwrote, when
+    they differed. Raises RF001/RF009/RF010 (COLUMN: the policy column) and writes nothing."""
+    params = {
+        "max_attempts": settings.max_attempts,
+        "sla_timeout": _optional_interval(settings.finalize_sla_timeout),
+        "backoff_base": _optional_interval(settings.backoff_base),
+        "backoff_factor": settings.backoff_factor,
+        "backoff_cap": _optional_interval(settings.backoff_cap),
+        "backoff_jitter": settings.backoff_jitter,
+        "upload_grace": _optional_interval(settings.upload_grace),
+        "topic": settings.topic,
+        "relay_batch_size": settings.relay_batch_size,
+        "retention": interval(settings.retention) if settings.retention > 0 else None,
+    }
+    row = conn.execute(SET_POLICY, params).fetchone()
     if row is None or not isinstance(row[0], dict):
-        raise RuntimeError("check_policy returned no policy")
+        raise RuntimeError("set_policy returned no policy")
     return row[0]
 
 

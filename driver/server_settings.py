@@ -1,68 +1,88 @@
-"""Start-up check: the server accepts this worker's policy (``recording_finalize.check_policy``).
+"""Start-up: the worker's retry policy, stored once on the server (``set_policy``).
 
 The Kafka topic and the bounds of every policy value live on the server
-(``recording_finalize.settings``, owned by the product's owner); the worker's calls refuse
-another topic (RF009), a value the policy's own rules refuse (RF001) or one outside the bounds
-(RF010). ``run`` and ``run-once`` ask the server once, before touching any row, exactly what
-their calls would be told, and refuse to start (exit 2) with the variable it concerns: the
-server names the policy key in the error's COLUMN field, never in text the driver parses. The
-bounds themselves are not restated here.
+(``recording_finalize.settings``, owned by the product's owner); the policy itself is one row
+(``recording_finalize.policy``) that every function reads, so no call carries it. ``run`` and
+``run-once`` set it once, before touching any row, with what the operator set (an unset variable
+is NULL: the server's default). The server refuses a value outside its bounds (RF010), one the
+policy's own rules refuse (RF001) or another topic (RF009), naming the policy column in the
+error's COLUMN field, never in text the driver parses; the worker then exits 2 naming the
+variable. No rule or default is restated here.
+
+Several runners with different values: the last one to start wins; it logs what it replaced.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 
-from . import queries
+from . import logs, queries
 from .config import ConfigError, Settings
 from .db import connect
 from .errors import SqlState, sqlstate
 
-#: The policy key (or argument) the server names → the variable that sets it.
-VARIABLE_OF_KEY = {
+#: The column (or argument) the server names → the variable that sets it.
+VARIABLE_OF_COLUMN = {
     "topic": "RFR_TOPIC",
     "max_attempts": "RFR_MAX_ATTEMPTS",
-    "sla_timeout_seconds": "RFR_FINALIZE_SLA_TIMEOUT",
-    "backoff_base_seconds": "RFR_BACKOFF_BASE",
+    "sla_timeout": "RFR_FINALIZE_SLA_TIMEOUT",
+    "backoff_base": "RFR_BACKOFF_BASE",
     "backoff_factor": "RFR_BACKOFF_FACTOR",
-    "backoff_cap_seconds": "RFR_BACKOFF_CAP",
+    "backoff_cap": "RFR_BACKOFF_CAP",
     "backoff_jitter": "RFR_BACKOFF_JITTER",
-    "upload_grace_seconds": "RFR_UPLOAD_GRACE",
+    "upload_grace": "RFR_UPLOAD_GRACE",
     "relay_batch_size": "RFR_RELAY_BATCH_SIZE",
     "retention": "RFR_RETENTION",
 }
 _REFUSED = (SqlState.INVALID_PARAMETER, SqlState.TOPIC_MISMATCH, SqlState.POLICY_OUT_OF_BOUNDS)
 
 
-def check_server_settings(settings: Settings) -> None:
-    """Raises ``ConfigError`` naming the variable when the server refuses the policy (its
-    message is the server's: the value and the bound); ``psycopg.Error`` if it cannot connect
-    or the call fails otherwise."""
+def set_server_policy(settings: Settings) -> dict[str, Any]:
+    """Stores the policy and returns it as the server resolved it. Raises ``ConfigError``
+    naming the variable when the server refuses it (its message is the server's: the value and
+    the bound); ``psycopg.Error`` if it cannot connect or the call fails otherwise."""
     with connect(settings) as conn:
         try:
-            queries.check_policy(conn, settings)
+            policy = queries.set_policy(conn, settings)
         except psycopg.Error as err:
             if sqlstate(err) not in _REFUSED:
                 raise
-            key = err.diag.column_name or ""
-            variable = VARIABLE_OF_KEY.get(key, "RFR_* (the policy)")
+            variable = VARIABLE_OF_COLUMN.get(err.diag.column_name or "", "RFR_* (the policy)")
             raise ConfigError(variable,
                               f"what the server accepts ({err.diag.message_primary or err})",
-                              _value(settings, key)) from None
+                              _value(settings, variable)) from None
+    replaced = policy.pop("replaced", None)
+    if replaced is not None:
+        logs.log("policy changed", level="warning", previous=replaced, policy=policy,
+                 message="another runner had set another retry policy; the last to start wins, "
+                         "so every runner now works with this one")
+    else:
+        logs.log("policy set", policy=policy)
+    return policy
 
 
-def _value(settings: Settings, key: str) -> str:
-    """What the driver sent for ``key``, as the message shows it."""
-    values = {
-        "topic": settings.topic,
-        "max_attempts": str(settings.max_attempts),
-        "sla_timeout_seconds": f"{settings.finalize_sla_timeout:g}s",
-        "backoff_base_seconds": f"{settings.backoff_base:g}s",
-        "backoff_factor": f"{settings.backoff_factor:g}",
-        "backoff_cap_seconds": f"{settings.backoff_cap:g}s",
-        "backoff_jitter": f"{settings.backoff_jitter:g}",
-        "upload_grace_seconds": f"{settings.upload_grace:g}s",
-        "relay_batch_size": str(settings.relay_batch_size),
-        "retention": f"{settings.retention:g}s",
+def _value(settings: Settings, variable: str) -> str | None:
+    """What the operator set for ``variable``, as the message shows it (None: unset)."""
+    seconds = {
+        "RFR_FINALIZE_SLA_TIMEOUT": settings.finalize_sla_timeout,
+        "RFR_BACKOFF_BASE": settings.backoff_base,
+        "RFR_BACKOFF_CAP": settings.backoff_cap,
+        "RFR_UPLOAD_GRACE": settings.upload_grace,
+        "RFR_RETENTION": settings.retention,
     }
-    return values.get(key, "")
+    numbers = {
+        "RFR_TOPIC": settings.topic,
+        "RFR_MAX_ATTEMPTS": settings.max_attempts,
+        "RFR_BACKOFF_FACTOR": settings.backoff_factor,
+        "RFR_BACKOFF_JITTER": settings.backoff_jitter,
+        "RFR_RELAY_BATCH_SIZE": settings.relay_batch_size,
+    }
+    if variable in seconds:
+        value = seconds[variable]
+        return None if value is None else f"{value:g}s"
+    shown = numbers.get(variable)
+    if isinstance(shown, float):
+        return f"{shown:g}"
+    return None if shown is None else str(shown)

@@ -121,8 +121,6 @@ def _safe_settings(settings: Settings) -> dict[str, Any]:
         "recordingsEnabled": settings.recordings_enabled,
         "pollingIntervalS": settings.polling_interval,
         "batchSize": settings.batch_size,
-        "maxAttempts": settings.max_attempts,
-        "finalizeSlaTimeoutS": settings.finalize_sla_timeout,
         "lockTtlS": settings.lock_ttl,
         "maxRunDurationS": settings.max_run_duration,
         "s3TimeoutS": settings.s3_timeout,
@@ -139,8 +137,8 @@ def _start_checks(
     broker's acknowledgement); the database's schema must match the package (applied
     migrations and function definitions, ``driver/drift.py``) and the contract with the
     service's tables must hold (``driver/contract.py``); the file storage must accept the bucket;
-    the server must accept the policy (``recording_finalize.check_policy``); and the lock
-    connection must
+    the server must accept the retry policy, which it then stores for every call
+    (``recording_finalize.set_policy``, logged as ``policy set``); and the lock connection must
     reach a PostgreSQL session of its own (no transaction pooling). RFR_S3_TIMEOUT <
     RFR_LOCK_TTL / 2 is a configuration rule.
 
@@ -159,7 +157,7 @@ def _start_checks(
     )
     from .drift import shipped
     from .relay import ProducerConfigError, check_producer_idempotent, producer_config
-    from .server_settings import check_server_settings
+    from .server_settings import set_server_policy
 
     try:
         check_producer_idempotent(producer_config(settings))
@@ -177,7 +175,7 @@ def _start_checks(
             if (refused := _check_schema(settings, package)) is not None:
                 return refused
             check_lock_connection(settings)
-            check_server_settings(settings)
+            set_server_policy(settings)
             _report_config(settings)
         except LockConnectionError as err:
             return fail(f"start-up check failed: {err}", EXIT_USAGE)

@@ -128,6 +128,22 @@ CREATE TABLE recording_finalize.pause (
 ALTER TABLE ONLY recording_finalize.pause
     ADD CONSTRAINT pause_pkey PRIMARY KEY (part);
 
+CREATE TABLE recording_finalize.policy (
+    singleton boolean DEFAULT true NOT NULL,
+    max_attempts integer DEFAULT 8 NOT NULL,
+    sla_timeout interval DEFAULT '00:30:00'::interval NOT NULL,
+    backoff_base interval DEFAULT '00:01:00'::interval NOT NULL,
+    backoff_factor double precision DEFAULT 2.0 NOT NULL,
+    backoff_cap interval DEFAULT '00:15:00'::interval NOT NULL,
+    backoff_jitter double precision DEFAULT 0.1 NOT NULL,
+    upload_grace interval,
+    set_by text DEFAULT SESSION_USER NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT policy_singleton_ck CHECK (singleton)
+);
+ALTER TABLE ONLY recording_finalize.policy
+    ADD CONSTRAINT policy_pkey PRIMARY KEY (singleton);
+
 CREATE TABLE recording_finalize.relay_leases (
     outbox_id bigint NOT NULL,
     lease_token uuid NOT NULL,
@@ -155,7 +171,6 @@ CREATE TABLE recording_finalize.settings (
     relay_lease_max interval DEFAULT '00:15:00'::interval NOT NULL,
     relay_batch_max integer DEFAULT 10000 NOT NULL,
     retention_min interval DEFAULT '1 day'::interval NOT NULL,
-    policy_seal_key uuid DEFAULT gen_random_uuid() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT settings_backoff_base_ck CHECK (((backoff_base_min > '00:00:00'::interval) AND (backoff_base_max >= backoff_base_min))),
     CONSTRAINT settings_backoff_cap_max_ck CHECK ((backoff_cap_max >= backoff_base_min)),
@@ -317,24 +332,22 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- Functions: signature -> the roles that may execute it (recording_finalize_ left
 -- out; PUBLIC only where it says so). Bodies: sql/functions/<schema>.<name>.sql.
 -- recording_finalize.apply_outcome(p_recording_id uuid, p_claim_token uuid, p_outcome text,
---     p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_error text,
---     p_policy jsonb) -> worker
--- recording_finalize.audit(p_policy jsonb, p_polling_interval interval, p_examples integer,
---     p_lookback interval) -> operator
--- recording_finalize.audit_repair(p_operator text, p_policy jsonb, p_limit integer) -> operator
+--     p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_error text)
+--     -> worker
+-- recording_finalize.audit(p_polling_interval interval, p_examples integer, p_lookback interval) ->
+--     operator
+-- recording_finalize.audit_repair(p_operator text, p_limit integer) -> operator
 -- recording_finalize.check_adapter(p_rehearse boolean) -> worker, operator
--- recording_finalize.check_policy(p_policy jsonb, p_relay_batch_size integer, p_retention interval)
---     -> worker, operator
--- recording_finalize.claim_due(p_batch_size integer, p_policy jsonb) -> worker
--- recording_finalize.claim_preview(p_limit integer, p_policy jsonb) -> operator
--- recording_finalize.discover_stuck(p_limit integer, p_policy jsonb, p_scan integer) -> worker
--- recording_finalize.discover_unpublished(p_window interval, p_limit integer, p_policy jsonb,
---     p_scan integer) -> worker
--- recording_finalize.explain(p_recording_id uuid, p_policy jsonb) -> operator
+-- recording_finalize.claim_due(p_batch_size integer) -> worker
+-- recording_finalize.claim_preview(p_limit integer) -> operator
+-- recording_finalize.discover_stuck(p_limit integer, p_scan integer) -> worker
+-- recording_finalize.discover_unpublished(p_window interval, p_limit integer, p_scan integer) ->
+--     worker
+-- recording_finalize.explain(p_recording_id uuid) -> operator
 -- recording_finalize.failed_recordings(p_limit integer) -> operator
 -- recording_finalize.known_uploads(p_limit integer) -> worker, operator
 -- recording_finalize.operator_state() -> worker, operator
--- recording_finalize.preview_outcomes(p_verdicts jsonb, p_policy jsonb) -> operator
+-- recording_finalize.preview_outcomes(p_verdicts jsonb) -> operator
 -- recording_finalize.prune(p_older_than interval, p_batch_size integer, p_dry_run boolean) ->
 --     worker, operator
 -- recording_finalize.prune_events(p_older_than interval, p_batch_size integer, p_dry_run boolean)
@@ -363,6 +376,10 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     -> service
 -- recording_finalize.set_pause(p_part text, p_paused boolean, p_operator text, p_reason text) ->
 --     operator
+-- recording_finalize.set_policy(p_max_attempts integer, p_sla_timeout interval, p_backoff_base
+--     interval, p_backoff_factor double precision, p_backoff_cap interval, p_backoff_jitter double
+--     precision, p_upload_grace interval, p_topic text, p_relay_batch_size integer, p_retention
+--     interval) -> worker
 -- recording_finalize.stats(p_topic text) -> worker, operator
 -- recording_finalize.storage_incident_close(p_source text, p_at timestamp with time zone, p_reason
 --     text) -> worker, operator, service
@@ -393,6 +410,8 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     p_what text) -> owner only
 -- recording_finalize_internal.check_operator(p_action text, p_operator text, p_reason text) ->
 --     owner only
+-- recording_finalize_internal.check_policy_bounds(p_stored recording_finalize_internal.policy) ->
+--     owner only
 -- recording_finalize_internal.check_relay_batch(p_limit integer) -> owner only
 -- recording_finalize_internal.check_retention(p_older_than interval) -> owner only
 -- recording_finalize_internal.claim_decision(p_recording_status text, p_event_enqueued boolean,
@@ -412,7 +431,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone,
 --     p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone,
 --     p_bucket_confirmed boolean) -> owner only
--- recording_finalize_internal.policy(p_policy jsonb) -> owner only
+-- recording_finalize_internal.policy() -> owner only
 -- recording_finalize_internal.record_operator_action(p_recording_ids uuid[], p_action text,
 --     p_operator text, p_reason text, p_detail jsonb) -> owner only
 -- recording_finalize_internal.recording_row(p_recording_id uuid) -> owner only

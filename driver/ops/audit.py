@@ -57,7 +57,7 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
                                s3_bucket=worker.s3_bucket,
                                s3_key_template=worker.s3_key_template)
         if args.repair:
-            repaired = queries.audit_repair(conn, operator(args), settings)
+            repaired = queries.audit_repair(conn, operator(args))
             for row in repaired:
                 logs.log("orphan repaired", recordingId=row.recording_id,
                          operator=operator(args))

@@ -37,7 +37,7 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     as_of = datetime.now(UTC)
     with connect(settings) as conn:
         state = operator_state(conn)
-        rows = queries.claim_preview(conn, settings, PREVIEW_ROWS)
+        rows = queries.claim_preview(conn, PREVIEW_ROWS)
     reconcile = [r for r in rows if r.action == "reconcile"]
     verdicts, config_error, previews = _previews(settings, reconcile) if reconcile \
         else ({}, None, {})
@@ -68,7 +68,7 @@ def _previews(settings: Settings, reconcile: list[queries.PreviewRow]
         storage.close()
     with connect(settings) as conn:
         previews = {p.recording_id: p for p in queries.preview_outcomes(
-            conn, settings, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
+            conn, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
                                                             config_error)) for r in reconcile],
             bucket_confirmed=None if config_error else confirmed)}
     return verdicts, config_error, previews

@@ -40,7 +40,7 @@ def explain_command(args: argparse.Namespace, settings: Settings) -> int:
         return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
     try:
         with connect(settings) as conn:
-            doc = queries.explain(conn, recording_id, settings)
+            doc = queries.explain(conn, recording_id)
             state = operator_state(conn)
             worker = worker_config(conn)
     except psycopg.Error as err:
@@ -94,7 +94,7 @@ def _outcome(recording_id: UUID, seen: dict[str, Any], settings: Settings) -> di
                       duration_seconds=seen.get("durationSeconds"), format=seen.get("format"),
                       error=seen.get("error"))
     with connect(settings) as conn:
-        preview = queries.preview_outcomes(conn, settings, [(recording_id, verdict)],
+        preview = queries.preview_outcomes(conn, [(recording_id, verdict)],
                                            bucket_confirmed=seen.get("bucketConfirmed"))[0]
     return {"result": preview.result, "finalizeStatus": preview.finalize_status,
             "attempts": preview.attempts,

@@ -14,7 +14,7 @@ from uuid import UUID
 from psycopg.rows import class_row
 
 from ..model import Verdict
-from ..queries import Connection, interval, policy
+from ..queries import Connection, interval
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -115,14 +115,13 @@ from recording_finalize.quarantined_rows(p_limit => %(limit)s, p_reason_code => 
 """
 
 EXPLAIN = """
-select recording_finalize.explain(p_recording_id => %s, p_policy => %s)
+select recording_finalize.explain(p_recording_id => %s)
 """
 
 AUDIT = """
 select check_name, reason, found, examples
 from recording_finalize.audit(
-    p_policy => %(policy)s, p_polling_interval => %(polling_interval)s,
-    p_examples => %(examples)s
+    p_polling_interval => %(polling_interval)s, p_examples => %(examples)s
 )
 """
 
@@ -133,18 +132,18 @@ from recording_finalize.failed_recordings(p_limit => %s)
 
 AUDIT_REPAIR = """
 select recording_id, session_kind, session_id
-from recording_finalize.audit_repair(p_operator => %s, p_policy => %s, p_limit => %s)
+from recording_finalize.audit_repair(p_operator => %s, p_limit => %s)
 """
 
 CLAIM_PREVIEW = """
 select recording_id, session_kind, session_id, action, attempts, next_attempt_at, detail,
     quarantine_reason
-from recording_finalize.claim_preview(p_limit => %s, p_policy => %s)
+from recording_finalize.claim_preview(p_limit => %s)
 """
 
 PREVIEW_OUTCOMES = """
 select recording_id, claim_action, result, finalize_status, attempts, next_attempt_at, detail
-from recording_finalize.preview_outcomes(p_verdicts => %s::jsonb, p_policy => %s)
+from recording_finalize.preview_outcomes(p_verdicts => %s::jsonb)
 """
 
 RESCHEDULE = """
@@ -170,17 +169,16 @@ def quarantined_rows(conn: Connection, limit: int, reason_code: str | None = Non
                                               "since": since}).fetchall()
 
 
-def explain(conn: Connection, recording_id: UUID, settings: Settings) -> dict[str, Any]:
+def explain(conn: Connection, recording_id: UUID) -> dict[str, Any]:
     """The explain document. Raises RF021 for an unknown id."""
-    row = conn.execute(EXPLAIN, (recording_id, policy(settings))).fetchone()
+    row = conn.execute(EXPLAIN, (recording_id,)).fetchone()
     if row is None or not isinstance(row[0], dict):
         raise RuntimeError("explain returned no document")
     return row[0]
 
 
 def audit(conn: Connection, settings: Settings, examples: int = 5) -> list[AuditRow]:
-    params = {"policy": policy(settings), "polling_interval": interval(settings.polling_interval),
-              "examples": examples}
+    params = {"polling_interval": interval(settings.polling_interval), "examples": examples}
     with conn.cursor(row_factory=class_row(AuditRow)) as cur:
         return cur.execute(AUDIT, params).fetchall()
 
@@ -190,19 +188,17 @@ def failed_recordings(conn: Connection, limit: int) -> list[FailedRecording]:
         return cur.execute(FAILED_RECORDINGS, (limit,)).fetchall()
 
 
-def audit_repair(conn: Connection, operator: str, settings: Settings,
-                 limit: int = 1000) -> list[RepairedRow]:
+def audit_repair(conn: Connection, operator: str, limit: int = 1000) -> list[RepairedRow]:
     with conn.cursor(row_factory=class_row(RepairedRow)) as cur:
-        return cur.execute(AUDIT_REPAIR, (operator, policy(settings), limit)).fetchall()
+        return cur.execute(AUDIT_REPAIR, (operator, limit)).fetchall()
 
 
-def claim_preview(conn: Connection, settings: Settings, limit: int) -> list[PreviewRow]:
+def claim_preview(conn: Connection, limit: int) -> list[PreviewRow]:
     with conn.cursor(row_factory=class_row(PreviewRow)) as cur:
-        return cur.execute(CLAIM_PREVIEW, (limit, policy(settings))).fetchall()
+        return cur.execute(CLAIM_PREVIEW, (limit,)).fetchall()
 
 
-def preview_outcomes(conn: Connection, settings: Settings,
-                     verdicts: Sequence[tuple[UUID, Verdict]],
+def preview_outcomes(conn: Connection, verdicts: Sequence[tuple[UUID, Verdict]],
                      bucket_confirmed: bool | None = None) -> list[OutcomePreview]:
     """What the next cycle would do with each recording, given the verdict the caller just saw
     and whether its HeadBucket answered (None: not asked): the real path's own SQL decides."""
@@ -213,7 +209,7 @@ def preview_outcomes(conn: Connection, settings: Settings,
               "format": v.format, "error": v.error, "bucket_confirmed": bucket_confirmed}
              for rid, v in verdicts]
     with conn.cursor(row_factory=class_row(OutcomePreview)) as cur:
-        return cur.execute(PREVIEW_OUTCOMES, (json.dumps(items), policy(settings))).fetchall()
+        return cur.execute(PREVIEW_OUTCOMES, (json.dumps(items),)).fetchall()
 
 
 def reschedule(conn: Connection, recording_ids: Sequence[UUID], from_status: str, *,

@@ -9,8 +9,7 @@ create or replace function recording_finalize.apply_outcome(
     p_size_bytes bigint default null,
     p_duration_seconds integer default null,
     p_format text default null,
-    p_error text default null,
-    p_policy jsonb default '{}'
+    p_error text default null
 )
 returns table (result text, finalize_status text, attempts integer, detail text)
 language plpgsql
@@ -24,7 +23,7 @@ set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     -- last_error holds an error class and code: never a URL, never more than the column takes.
     v_error text := recording_finalize_internal.mask_urls(p_error, 400);
     v_row messenger.recording_finalize_attempts%rowtype;
@@ -194,7 +193,7 @@ end
 $$;
 
 comment on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, jsonb
+    uuid, uuid, text, text, bigint, integer, text, text
 ) is
 'One call, one transaction per reconciled row: recording_finalize_internal.outcome_decision '
 'decides, this carries it out on the recording, the finalize row and both outboxes, all or '
@@ -216,12 +215,12 @@ comment on function recording_finalize.apply_outcome(
 'written '
 'but the give-back; due again after the backoff base). detail is the last_error written. Locks: '
 'the finalize row SKIP LOCKED, then the recording SKIP LOCKED; a unique-key wait is cut at '
-'lock_timeout 100 ms, so a service transaction is never the one that fails. p_policy: see '
-'check_policy (RF001, RF009, RF010). Worker API (SECURITY DEFINER).';
+'lock_timeout 100 ms, so a service transaction is never the one that fails. The policy: '
+'the stored one (recording_finalize.policy, set_policy). Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, jsonb
+    uuid, uuid, text, text, bigint, integer, text, text
 ) from public;
 grant execute on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text, jsonb
+    uuid, uuid, text, text, bigint, integer, text, text
 ) to recording_finalize_worker;

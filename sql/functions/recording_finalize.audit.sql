@@ -1,7 +1,6 @@
 -- Invariant checks by business state: each with a count and a few example ids.
 
 create or replace function recording_finalize.audit(
-    p_policy jsonb default '{}',
     p_polling_interval interval default '60 seconds',
     p_examples integer default 5,
     p_lookback interval default '1 day'
@@ -14,7 +13,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
 begin
     if p_polling_interval is null or p_polling_interval <= interval '0'
         or p_examples is null or p_examples not between 0 and 100
@@ -88,16 +87,16 @@ begin
 end
 $$;
 
-comment on function recording_finalize.audit(jsonb, interval, integer, interval) is
+comment on function recording_finalize.audit(interval, integer, interval) is
 'Read-only invariant checks, each with a count and up to p_examples (0..100) recording ids: '
 'available_without_event (Available within p_lookback, no event of the topic, no Pending row '
 'to enqueue it), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
 'finalize row; the next discovery opens one), done_not_terminal (a Done row settled within '
 'p_lookback whose recording is not terminal), unpublished_overdue (older than '
 'p_polling_interval), quarantined (one line per reason). RF001 for bad arguments. Reads the '
-'service''s tables: available_without_event scans the recordings of the lookback. p_policy: '
-'see check_policy. Operator API (SECURITY DEFINER).';
+'service''s tables: available_without_event scans the recordings of the lookback. The policy: '
+'the stored one (recording_finalize.policy). Operator API (SECURITY DEFINER).';
 
-revoke all on function recording_finalize.audit(jsonb, interval, integer, interval) from public;
-grant execute on function recording_finalize.audit(jsonb, interval, integer, interval)
+revoke all on function recording_finalize.audit(interval, integer, interval) from public;
+grant execute on function recording_finalize.audit(interval, integer, interval)
 to recording_finalize_operator;

@@ -2,7 +2,6 @@
 
 create or replace function recording_finalize.audit_repair(
     p_operator text,
-    p_policy jsonb default '{}',
     p_limit integer default 1000
 )
 returns table (recording_id uuid, session_kind text, session_id uuid)
@@ -14,7 +13,7 @@ set lock_timeout = '100ms'
 as $$
 #variable_conflict use_column
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     v_ids uuid[];
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
@@ -55,12 +54,12 @@ begin
 end
 $$;
 
-comment on function recording_finalize.audit_repair(text, jsonb, integer) is
+comment on function recording_finalize.audit_repair(text, integer) is
 'Opens a finalize row (Pending, due now, opened_by repair) for up to p_limit (1..10000) orphaned '
 'recordings (recording_finalize_internal.orphans, the rule discovery uses), one audit row each '
 'naming p_operator; nothing else. Returns the recordings it opened rows for. RF001 for a bad '
-'limit or operator. p_policy: see check_policy. Operator API (SECURITY DEFINER).';
+'limit or operator. The policy: the stored one. Operator API (SECURITY DEFINER).';
 
-revoke all on function recording_finalize.audit_repair(text, jsonb, integer) from public;
-grant execute on function recording_finalize.audit_repair(text, jsonb, integer)
+revoke all on function recording_finalize.audit_repair(text, integer) from public;
+grant execute on function recording_finalize.audit_repair(text, integer)
 to recording_finalize_operator;

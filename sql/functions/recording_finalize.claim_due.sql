@@ -1,8 +1,7 @@
 -- Claims one batch of due finalize rows and settles every row that needs no file-storage check.
 
 create or replace function recording_finalize.claim_due(
-    p_batch_size integer default 100,
-    p_policy jsonb default '{}'
+    p_batch_size integer default 100
 )
 returns table (
     recording_id uuid,
@@ -38,7 +37,7 @@ set jit = off
 as $$
 #variable_conflict use_column
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     -- One claimed row: the finalize row, its recording (rec), the recording's session and the
     -- claim's decision.
     v_row record;
@@ -181,7 +180,7 @@ begin
 end
 $$;
 
-comment on function recording_finalize.claim_due(integer, jsonb) is
+comment on function recording_finalize.claim_due(integer) is
 'One call per batch. Takes up to p_batch_size (1..10000) Pending rows with next_attempt_at <= '
 'now() in next_attempt_at order (ix_rfa_due, FOR NO KEY UPDATE SKIP LOCKED), reads each one''s '
 'recording without locking it (the claim holds no service row: the service never waits behind '
@@ -196,9 +195,9 @@ comment on function recording_finalize.claim_due(integer, jsonb) is
 'quarantined - no recording, no session, or attempts >= max attempts (quarantine_reason set); '
 'busy - a republish whose event a service transaction is writing at that moment: left Pending '
 'for the backoff base (the service goes first); after one such wait (lock_timeout 100 ms) the '
-'batch''s other republishes are left busy without trying. p_policy: see check_policy (RF001, '
-'RF009, RF010). Waits on no row lock; on a unique key at most once, 100 ms. Worker API '
-'(SECURITY DEFINER).';
+'batch''s other republishes are left busy without trying. The policy: the stored one '
+'(recording_finalize.policy, set_policy). Waits on no row lock; on a unique key at most once, '
+'100 ms. Worker API (SECURITY DEFINER).';
 
-revoke all on function recording_finalize.claim_due(integer, jsonb) from public;
-grant execute on function recording_finalize.claim_due(integer, jsonb) to recording_finalize_worker;
+revoke all on function recording_finalize.claim_due(integer) from public;
+grant execute on function recording_finalize.claim_due(integer) to recording_finalize_worker;

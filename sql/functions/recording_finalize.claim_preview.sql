@@ -1,8 +1,7 @@
 -- Dry run of claim_due: what the next claim would do with each row due now; writes nothing.
 
 create or replace function recording_finalize.claim_preview(
-    p_limit integer default 1000,
-    p_policy jsonb default '{}'
+    p_limit integer default 1000
 )
 returns table (
     recording_id uuid,
@@ -25,7 +24,7 @@ set enable_sort = off
 as $$
 #variable_conflict use_column
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
@@ -64,14 +63,14 @@ begin
 end
 $$;
 
-comment on function recording_finalize.claim_preview(integer, jsonb) is
+comment on function recording_finalize.claim_preview(integer) is
 'Dry run beside claim_due: the Pending rows due now (up to p_limit, 1..10000) in claim order, '
 'each with the action claim_due would take, decided by the same '
 'recording_finalize_internal.claim_decision (reconcile, republished, closed, deferred_by_sla, '
 'quarantined), the attempts it would leave, its detail and quarantine reason. STABLE: no row '
-'lock, no attempt counted, nothing written. p_policy: see check_policy. Operator API (SECURITY '
+'lock, no attempt counted, nothing written. The policy: the stored one. Operator API (SECURITY '
 'DEFINER).';
 
-revoke all on function recording_finalize.claim_preview(integer, jsonb) from public;
-grant execute on function recording_finalize.claim_preview(integer, jsonb)
+revoke all on function recording_finalize.claim_preview(integer) from public;
+grant execute on function recording_finalize.claim_preview(integer)
 to recording_finalize_operator;

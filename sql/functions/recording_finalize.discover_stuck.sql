@@ -2,7 +2,6 @@
 
 create or replace function recording_finalize.discover_stuck(
     p_limit integer default 1000,
-    p_policy jsonb default '{}',
     p_scan integer default 1000
 )
 returns integer
@@ -21,7 +20,7 @@ set enable_mergejoin = off
 set jit = off
 as $$
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     v_after_kind text;
     v_after_id uuid;
     v_scanned integer;
@@ -109,7 +108,7 @@ begin
 end
 $$;
 
-comment on function recording_finalize.discover_stuck(integer, jsonb, integer) is
+comment on function recording_finalize.discover_stuck(integer, integer) is
 'Once per cycle: opens a finalize row (Pending, due at session end + SLA, opened_by discovery) '
 'for up to p_limit (1..10000) recordings in Pending/Recording/Uploading whose session ended '
 'more than the policy''s SLA ago and that have none (recording_finalize_internal.orphans), so '
@@ -119,9 +118,9 @@ comment on function recording_finalize.discover_stuck(integer, jsonb, integer) i
 'bounded by p_scan whatever the number of active recordings, and every one is looked at once '
 'per sweep. Never reads the history; writes only the product''s tables. Never waits for a '
 'lifecycle call that is opening a row: the recording it holds is passed over (FOR SHARE SKIP '
-'LOCKED); the lifecycle''s row wins. p_policy: see check_policy. Worker API (SECURITY '
+'LOCKED); the lifecycle''s row wins. The policy: the stored one. Worker API (SECURITY '
 'DEFINER).';
 
-revoke all on function recording_finalize.discover_stuck(integer, jsonb, integer) from public;
-grant execute on function recording_finalize.discover_stuck(integer, jsonb, integer)
+revoke all on function recording_finalize.discover_stuck(integer, integer) from public;
+grant execute on function recording_finalize.discover_stuck(integer, integer)
 to recording_finalize_worker;

@@ -3,7 +3,6 @@
 create or replace function recording_finalize.discover_unpublished(
     p_window interval default '1 day',
     p_limit integer default 1000,
-    p_policy jsonb default '{}',
     p_scan integer default 1000
 )
 returns integer
@@ -16,7 +15,7 @@ set enable_seqscan = off
 set jit = off
 as $$
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     v_upper timestamptz;
     v_lower timestamptz;
     v_after_at timestamptz;
@@ -102,7 +101,7 @@ begin
 end
 $$;
 
-comment on function recording_finalize.discover_unpublished(interval, integer, jsonb, integer) is
+comment on function recording_finalize.discover_unpublished(interval, integer, integer) is
 'Once per cycle, the republish phase for a service that never opens a finalize row: opens a '
 'finalize row, due now, for up to p_limit (1..10000) recordings that became Available between '
 'SLA + p_window (0..30 days, RF001) and SLA ago, with no event of the service (the adapter''s '
@@ -110,9 +109,9 @@ comment on function recording_finalize.discover_unpublished(interval, integer, j
 'and closes the row. Returns how many it opened. Reads the next p_scan (1..100000) Available '
 'recordings of the window in (available_at, id) order after where the previous call stopped '
 '(recording_finalize.discovery_sweep), starting over at the end of the window. Writes only the '
-'product''s tables. p_policy: see check_policy. Worker API (SECURITY DEFINER).';
+'product''s tables. The policy: the stored one. Worker API (SECURITY DEFINER).';
 
-revoke all on function recording_finalize.discover_unpublished(interval, integer, jsonb, integer)
+revoke all on function recording_finalize.discover_unpublished(interval, integer, integer)
 from public;
-grant execute on function recording_finalize.discover_unpublished(interval, integer, jsonb, integer)
+grant execute on function recording_finalize.discover_unpublished(interval, integer, integer)
 to recording_finalize_worker;

@@ -1,8 +1,7 @@
 -- Everything the database knows about one recording, and what the worker will do next.
 
 create or replace function recording_finalize.explain(
-    p_recording_id uuid,
-    p_policy jsonb default '{}'
+    p_recording_id uuid
 )
 returns jsonb
 language plpgsql
@@ -11,7 +10,7 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     v_rec recording_finalize_internal.recording;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_has_row boolean;
@@ -139,7 +138,7 @@ begin
 end
 $$;
 
-comment on function recording_finalize.explain(uuid, jsonb) is
+comment on function recording_finalize.explain(uuid) is
 'Read-only: the recording and its session as the adapter shows them (with the SLA due time), its '
 'finalize row, the product''s event (enqueued, published, event-id, lease) or the service''s '
 '(service_events), the operators'' actions on it, '
@@ -147,8 +146,8 @@ comment on function recording_finalize.explain(uuid, jsonb) is
 '(action reconcile, republished, closed, deferred_by_sla, quarantined; discover for an orphan the '
 'next cycle''s discovery opens a row for; none). For a reconcile row the driver adds what the '
 'file storage says now and asks preview_outcomes what that verdict would do. RF021 for an id that '
-'is neither a recording nor a finalize row. p_policy: see check_policy. Operator API (SECURITY '
+'is neither a recording nor a finalize row. The policy: the stored one. Operator API (SECURITY '
 'DEFINER).';
 
-revoke all on function recording_finalize.explain(uuid, jsonb) from public;
-grant execute on function recording_finalize.explain(uuid, jsonb) to recording_finalize_operator;
+revoke all on function recording_finalize.explain(uuid) from public;
+grant execute on function recording_finalize.explain(uuid) to recording_finalize_operator;

@@ -1,8 +1,7 @@
 -- Dry run of a whole cycle for given verdicts: the claim and then the verdict, decided as for real.
 
 create or replace function recording_finalize.preview_outcomes(
-    p_verdicts jsonb,
-    p_policy jsonb default '{}'
+    p_verdicts jsonb
 )
 returns table (
     recording_id uuid,
@@ -20,7 +19,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy(p_policy);
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     v_verdict jsonb;
     v_id uuid;
     v_size_bytes bigint;
@@ -135,7 +134,7 @@ begin
 end
 $$;
 
-comment on function recording_finalize.preview_outcomes(jsonb, jsonb) is
+comment on function recording_finalize.preview_outcomes(jsonb) is
 'What the next cycle would do with each recording of p_verdicts (a JSON array of {recording_id, '
 'outcome, file_id, size_bytes, duration_seconds, format, error, bucket_confirmed}: the '
 'file-storage verdict the driver just saw, as for apply_outcome, and whether the HeadBucket it '
@@ -152,6 +151,6 @@ comment on function recording_finalize.preview_outcomes(jsonb, jsonb) is
 'sizes that are not whole numbers, a bucket_confirmed that is not a boolean). Operator API '
 '(SECURITY DEFINER): run-once --dry-run and explain.';
 
-revoke all on function recording_finalize.preview_outcomes(jsonb, jsonb) from public;
-grant execute on function recording_finalize.preview_outcomes(jsonb, jsonb)
+revoke all on function recording_finalize.preview_outcomes(jsonb) from public;
+grant execute on function recording_finalize.preview_outcomes(jsonb)
 to recording_finalize_operator;

@@ -15,7 +15,7 @@ set search_path = pg_catalog, pg_temp
 set lock_timeout = '100ms'
 as $$
 declare
-    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy('{}');
+    v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     -- An error class and message: never a URL, never longer than the column.
     v_error text := recording_finalize_internal.mask_urls(p_error, 400);
     v_recorded integer;

@@ -2,7 +2,7 @@
 
 create or replace function recording_finalize.recording_stopped(
     p_recording_id uuid,
-    p_sla_timeout interval default '30 minutes'
+    p_sla_timeout interval default null
 )
 returns text
 language plpgsql
@@ -12,11 +12,13 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_rec recording_finalize_internal.recording;
+    -- Left out: the worker's SLA (the stored policy), so the row is due when the worker looks.
+    v_sla interval := coalesce(p_sla_timeout, (recording_finalize_internal.policy()).sla_timeout);
 begin
-    if p_sla_timeout is null or p_sla_timeout <= interval '0' then
+    if v_sla <= interval '0' then
         raise exception using
             errcode = 'RF001',
-            message = format('recording_stopped: p_sla_timeout must be > 0, got %s', p_sla_timeout);
+            message = format('recording_stopped: p_sla_timeout must be > 0, got %s', v_sla);
     end if;
 
     -- Lock order everywhere: session, recording, finalize row. The session is only read here
@@ -45,7 +47,7 @@ begin
         coalesce(
             (recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id)).ended_at,
             now()
-        ) + p_sla_timeout
+        ) + v_sla
     );
     return 'Uploading';
 end
@@ -55,7 +57,8 @@ comment on function recording_finalize.recording_stopped(uuid, interval) is
 'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): '
 'Pending/Recording -> Uploading (ended_at = now(), version + 1) '
 'and opens the finalize row, due at session end + p_sla_timeout (now() + p_sla_timeout while '
-'the session still runs). Idempotent: Uploading stays, a terminal recording is left alone and '
+'the session still runs; NULL, the default: the stored policy''s SLA, recording_finalize.policy). '
+'Idempotent: Uploading stays, a terminal recording is left alone and '
 'its status returned. RF001 bad SLA, RF003 unknown recording.';
 
 revoke all on function recording_finalize.recording_stopped(uuid, interval) from public;

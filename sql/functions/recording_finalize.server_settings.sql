@@ -10,14 +10,14 @@ set search_path = pg_catalog, pg_temp
 -- iso_8601 session would read PT1S where everyone else reads 00:00:01).
 set intervalstyle = 'postgres'
 as $$
-    select pg_catalog.to_jsonb(s) - 'singleton' - 'policy_seal_key'
+    select pg_catalog.to_jsonb(s) - 'singleton'
     from recording_finalize.settings as s
 $$;
 
 comment on function recording_finalize.server_settings() is
 'The one row of recording_finalize.settings as a JSON object (topic and every bound, intervals '
 'in the postgres IntervalStyle whatever the session''s, e.g. 00:00:01, 1 day): what '
-'check_policy compares a policy with. Read-only; only the owner changes the table (UPDATE). '
+'set_policy holds a policy to. Read-only; only the owner changes the table (UPDATE). '
 'Worker and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.server_settings() from public;

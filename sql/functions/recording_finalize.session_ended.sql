@@ -3,7 +3,7 @@
 create or replace function recording_finalize.session_ended(
     p_session_kind text,
     p_session_id uuid,
-    p_sla_timeout interval default '30 minutes'
+    p_sla_timeout interval default null
 )
 returns uuid
 language plpgsql
@@ -15,11 +15,13 @@ declare
     v_ended_at timestamptz;
     v_recording_id uuid;
     v_status text;
+    -- Left out: the worker's SLA (the stored policy), so the row is due when the worker looks.
+    v_sla interval := coalesce(p_sla_timeout, (recording_finalize_internal.policy()).sla_timeout);
 begin
-    if p_sla_timeout is null or p_sla_timeout <= interval '0' then
+    if v_sla <= interval '0' then
         raise exception using
             errcode = 'RF001',
-            message = format('session_ended: p_sla_timeout must be > 0, got %s', p_sla_timeout);
+            message = format('session_ended: p_sla_timeout must be > 0, got %s', v_sla);
     end if;
 
     -- The only writer of ended_at, so the update stays here (the lookups share session_of).
@@ -56,7 +58,7 @@ begin
     end if;
 
     perform recording_finalize_internal.schedule_finalize(
-        v_recording_id, p_session_kind, p_session_id, v_ended_at + p_sla_timeout
+        v_recording_id, p_session_kind, p_session_id, v_ended_at + v_sla
     );
     return v_recording_id;
 end
@@ -66,7 +68,8 @@ comment on function recording_finalize.session_ended(text, uuid, interval) is
 'Service API, lifecycle (the messenger service, as a login granted recording_finalize_service): '
 'sets the session''s ended_at (kept if already set); its '
 'non-terminal recording, if any, goes Recording -> Uploading and gets its finalize row due at '
-'ended_at + p_sla_timeout (an untried row is re-timed). Returns that recording''s id or NULL. '
+'ended_at + p_sla_timeout (NULL, the default: the stored policy''s SLA, recording_finalize.'
+'policy; an untried row is re-timed). Returns that recording''s id or NULL. '
 'Idempotent. RF001 bad kind or SLA, RF004 unknown session.';
 
 revoke all on function recording_finalize.session_ended(text, uuid, interval) from public;

@@ -12,8 +12,8 @@ language sql
 volatile
 parallel restricted
 -- No SET clause, so that it is inlined where it is called (claim_due's UPDATE runs it once per
--- claimed row). Its arguments are a policy that recording_finalize_internal.policy() checked:
--- base > 0, factor >= 1, cap >= base, jitter in [0, 1); attempts >= 1 after the claim's count.
+-- claimed row). Its arguments are the stored policy, which set_policy checked when it stored it
+-- (check_policy_bounds); attempts >= 1 after the claim's count.
 as $$
     select pg_catalog.make_interval(secs =>
         -- Compared in log space, so the exponent is capped before power() runs: base *
@@ -39,8 +39,8 @@ comment on function recording_finalize_internal.backoff_delay(
 ) is
 'Internal. delay(n) = min(cap, base * factor^(n-1)) * U(1 - jitter, 1 + jitter), n = attempts '
 'after the claim''s increment (>= 1). jitter = 0 makes it exact. The exponent is capped in log '
-'space, so any n is safe. The arguments are a checked policy (recording_finalize_internal.policy '
-'holds the rules: base > 0, factor >= 1, cap >= base, jitter in [0, 1)); nothing here checks '
+'space, so any n is safe. The arguments are the stored policy, checked when set_policy stored '
+'it (recording_finalize_internal.check_policy_bounds holds the rules); nothing here checks '
 'them again. Inlined into the caller''s statement. VOLATILE and PARALLEL RESTRICTED, like the '
 'random() it calls; reads no table.';
 

@@ -31,7 +31,7 @@ $$;
 
 comment on function recording_finalize_internal.check_relay_batch(integer) is
 'Internal. RF001 unless p_limit is 1..10000, RF010 above settings.relay_batch_max (COLUMN '
-'relay_batch_size). Called by relay_claim for its batch and by check_policy for the driver''s '
+'relay_batch_size). Called by relay_claim for its batch and by set_policy for the driver''s '
 'start-up check: the one place of this rule. Read-only.';
 
 revoke all on function recording_finalize_internal.check_relay_batch(integer) from public;

@@ -32,7 +32,7 @@ $$;
 
 comment on function recording_finalize_internal.check_retention(interval) is
 'Internal. RF001 below 1 minute, RF010 below settings.retention_min (COLUMN retention). Called '
-'by prune and by check_policy for the driver''s start-up check (RFR_RETENTION): the one place '
+'by prune and by set_policy for the driver''s start-up check (RFR_RETENTION): the one place '
 'of this rule. Read-only.';
 
 revoke all on function recording_finalize_internal.check_retention(interval) from public;

@@ -38,7 +38,7 @@ comment on function recording_finalize_internal.topic(text, text) is
 'Internal. The server''s topic (recording_finalize.settings.topic, or p_server_topic when the '
 'caller has read the settings already). p_topic NULL means that topic; any other value raises '
 'RF009 naming both (COLUMN field: topic). Every function that enqueues, leases, marks, counts '
-'or explains events resolves its topic here (policy() included), so no caller reaches another '
+'or explains events resolves its topic here (set_policy included), so no caller reaches another '
 'topic. Read-only.';
 
 revoke all on function recording_finalize_internal.topic(text, text) from public;

@@ -134,3 +134,78 @@ comment on column recording_finalize.worker_config.reported_at is 'When the work
 drop function if exists recording_finalize_internal.outcome_decision(
     text, text, text, integer, integer, timestamptz, interval, interval, timestamptz
 );
+
+-- The retry policy, stored once: the worker sets it at start (recording_finalize.set_policy,
+-- within the server's bounds of recording_finalize.settings) and every function reads it here;
+-- no call passes it any more. The column defaults are the policy's defaults (SPEC section 4).
+create table recording_finalize.policy (
+    -- Exactly one row: the primary key can only be true.
+    singleton boolean primary key default true,
+    max_attempts integer not null default 8,
+    sla_timeout interval not null default '30 minutes',
+    backoff_base interval not null default '1 minute',
+    backoff_factor double precision not null default 2.0,
+    backoff_cap interval not null default '15 minutes',
+    backoff_jitter double precision not null default 0.1,
+    -- NULL: the SLA (the time the happy path is given for an upload anyway).
+    upload_grace interval null,
+    set_by text not null default session_user,
+    set_at timestamptz not null default now(),
+    constraint policy_singleton_ck check (singleton)
+);
+insert into recording_finalize.policy default values;
+comment on table recording_finalize.policy is
+'The retry policy every function reads (recording_finalize_internal.policy): one row, written by '
+'recording_finalize.set_policy only, which the worker calls once at start with its RFR_* values '
+'(an unset one: the column default) and which refuses a value outside recording_finalize.'
+'settings. Several runners: the last to start wins (set_policy returns what it replaced).';
+comment on column recording_finalize.policy.singleton is 'Always true: one row.';
+comment on column recording_finalize.policy.max_attempts is
+'RFR_MAX_ATTEMPTS: attempts before a row is quarantined.';
+comment on column recording_finalize.policy.sla_timeout is
+'RFR_FINALIZE_SLA_TIMEOUT: how long after its session ends the happy path owns a recording.';
+comment on column recording_finalize.policy.backoff_base is 'RFR_BACKOFF_BASE: first retry delay.';
+comment on column recording_finalize.policy.backoff_factor is
+'RFR_BACKOFF_FACTOR: retry delay growth (>= 1).';
+comment on column recording_finalize.policy.backoff_cap is
+'RFR_BACKOFF_CAP: longest retry delay (>= backoff_base).';
+comment on column recording_finalize.policy.backoff_jitter is
+'RFR_BACKOFF_JITTER: retry delay jitter fraction (>= 0).';
+comment on column recording_finalize.policy.upload_grace is
+'RFR_UPLOAD_GRACE: how long after a storage incident a 404 is not trusted (NULL: sla_timeout).';
+comment on column recording_finalize.policy.set_by is 'The login that set it last.';
+comment on column recording_finalize.policy.set_at is 'When.';
+comment on type recording_finalize_internal.policy is
+'The policy as every function uses it (recording_finalize_internal.policy()): the stored policy '
+'(recording_finalize.policy, upload grace resolved), the server''s topic and upload grace cap.';
+
+-- The policy a session had checked was kept sealed with this key; it is stored now, not kept.
+-- No client reads the column (server_settings() left it out; only policy(jsonb) did).
+-- squawk-ignore ban-drop-column
+alter table recording_finalize.settings drop column policy_seal_key;
+comment on table recording_finalize.settings is
+'The server side of the worker''s configuration, one row, owner only (no grant): the Kafka topic '
+'every API function works on and the bounds of every policy value (recording_finalize.policy). '
+'Read it with recording_finalize.server_settings(); change it with UPDATE as the owner. '
+'recording_finalize.set_policy refuses a policy outside these bounds (RF010): the driver then '
+'refuses to start (exit 2).';
+
+-- Every function took the policy as a jsonb argument until this release: the old
+-- signatures go, the files of sql/functions create the new ones. The sidecars of 0.2.x stop
+-- before migrate runs (CHANGELOG: migrate before the sidecars of this version start).
+-- squawk-ignore-file ban-drop-function
+drop function if exists recording_finalize.apply_outcome(
+    uuid, uuid, text, text, bigint, integer, text, text, jsonb
+);
+drop function if exists recording_finalize.audit(jsonb, interval, integer, interval);
+drop function if exists recording_finalize.audit_repair(text, jsonb, integer);
+drop function if exists recording_finalize.check_policy(jsonb, integer, interval);
+drop function if exists recording_finalize.claim_due(integer, jsonb);
+drop function if exists recording_finalize.claim_preview(integer, jsonb);
+drop function if exists recording_finalize.discover_stuck(integer, jsonb, integer);
+drop function if exists recording_finalize.discover_unpublished(
+    interval, integer, jsonb, integer
+);
+drop function if exists recording_finalize.explain(uuid, jsonb);
+drop function if exists recording_finalize.preview_outcomes(jsonb, jsonb);
+drop function if exists recording_finalize_internal.policy(jsonb);

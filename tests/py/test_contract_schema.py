@@ -94,12 +94,12 @@ def test_safety_net_payload_validates_and_has_the_happy_path_shape(
     ingest(db, happy.recording_id, f"recordings/{happy.recording_id}", "Mp4")
 
     stuck = seed_stuck(db)  # ended an hour ago, SLA 30 minutes: due for reconciliation
-    settings = load_settings({"DATABASE_URL": db.worker_url, "RFR_BACKOFF_JITTER": "0"})
+    settings = load_settings({"DATABASE_URL": db.worker_url})
     with psycopg.connect(db.worker_url, autocommit=True) as conn:
         claimed = [r for r in queries.claim_due(conn, settings) if r.action == "reconcile"]
         assert [r.recording_id for r in claimed] == [stuck.recording_id]
         verdict = Verdict(FOUND, f"recordings/{stuck.recording_id}", 73400320, 1834, "Mp4")
-        assert queries.apply_outcome(conn, claimed[0], verdict, settings).result == "reconciled"
+        assert queries.apply_outcome(conn, claimed[0], verdict).result == "reconciled"
 
     net, ingested = payload_of(db, stuck.recording_id), payload_of(db, happy.recording_id)
     validator.validate(net)

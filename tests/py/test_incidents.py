@@ -149,7 +149,9 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
                  "(select ended_at from recording_finalize.storage_incidents) "
                  "from messenger.recording_finalize_attempts where recording_id = %s",
                  (seeded.recording_id,))[0]
-    assert due.total_seconds() == pytest.approx(ctx.settings.upload_grace, abs=0.01)
+    grace = db.one("select extract(epoch from (recording_finalize_internal.policy())"
+                   ".upload_grace)::float8")[0]
+    assert due.total_seconds() == pytest.approx(grace, abs=0.01)
 
 
 def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(

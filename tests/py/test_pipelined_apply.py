@@ -53,7 +53,7 @@ def test_pipelined_applies_are_one_transaction_each(worker: Worker, db: Db) -> N
             (rows[2], found("https://cdn.example/c")),  # refused metadata: a result, no error
             (rows[3], found("recordings/d")),
             (rows[4], Verdict("missing")),
-        ], settings)
+        ])
         # The connection is idle again and usable.
         assert conn.execute("select 1").fetchone() == (1,)
 
@@ -87,7 +87,7 @@ def test_a_pipelined_apply_without_answer_closes_its_connection(db: Db) -> None:
             proxy.delay_s = 3.0
             t0 = time.monotonic()
             with pytest.raises(pipeline.PipelineTimeout):
-                pipeline.apply_outcomes(conn, [(row, Verdict("missing"))], settings,
+                pipeline.apply_outcomes(conn, [(row, Verdict("missing"))],
                                         timeout_s=0.5)
             assert time.monotonic() - t0 < 2.5
             assert conn.closed

@@ -276,8 +276,7 @@ def test_the_worker_role_runs_only_its_own_part_and_only_for_the_servers_topic(
         other = "pin.billing.invoice-paid.v1"
         for sql in (
             f"select * from recording_finalize.relay_claim(10, '30 seconds', 1, '{other}')",
-            f"select * from recording_finalize.claim_due(10, '{{\"topic\": \"{other}\"}}')",
-            f"select recording_finalize.discover_stuck(10, '{{\"topic\": \"{other}\"}}')",
+            f"select recording_finalize.set_policy(p_topic => '{other}')",
         ):
             assert _refused(conn, sql) == "RF009", sql
         rid = uuid.uuid4()
@@ -295,7 +294,7 @@ def test_the_worker_role_runs_only_its_own_part_and_only_for_the_servers_topic(
                               "'x', now())") == "RF018"
     svc_user, svc_password = service_login
     with psycopg.connect(dsn(db, svc_user, svc_password), autocommit=True) as conn:
-        for sql in ("select * from recording_finalize.claim_due(10, '{}')",
+        for sql in ("select * from recording_finalize.claim_due(10)",
                     "select * from recording_finalize.relay_claim(10, '30 seconds', 1, null)",
                     "select * from recording_finalize.prune('30 days', 10, true)"):
             assert _refused(conn, sql) == "42501", sql

@@ -1,16 +1,20 @@
-"""The start-up check against the server's settings (``recording_finalize.settings``).
+"""The retry policy, stored once at start (``recording_finalize.set_policy``), against the
+server's settings (``recording_finalize.settings``).
 
-The topic and the policy bounds live on the server; pgTAP proves that every API function
-refuses another topic (RF009) or an out-of-bounds policy (RF010). Here: ``run`` and ``run-once``
-read them before touching any row and exit 2 with a message naming the variable (the server
-names the policy key in the error's COLUMN field), its value and the server's rule or bound,
-having written nothing; a worker whose settings agree runs as before.
+The topic and the policy bounds live on the server; pgTAP proves what set_policy refuses
+(RF001, RF009, RF010) and stores. Here: ``run`` and ``run-once`` set the policy before touching
+any row and exit 2 with a message naming the variable (the server names the policy column in
+the error's COLUMN field), its value and the server's rule or bound, having written nothing; a
+worker whose settings agree runs and stores them, the last to start wins and says so, and the
+operator commands use what it stored.
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from conftest import Db, Worker, db_fingerprint, finalize_row, seed_stuck
+from conftest import Db, Worker, db_fingerprint, finalize_row, log_events, seed_stuck
 
 
 @pytest.mark.parametrize(
@@ -26,8 +30,14 @@ from conftest import Db, Worker, db_fingerprint, finalize_row, seed_stuck
         ("RFR_BACKOFF_JITTER", "0.9", "the server's bound is at most 0.5"),
         ("RFR_UPLOAD_GRACE", "172800s", "the server's bound is 00:00:01..24:00:00"),
         ("RFR_RETENTION", "3600s", "recording_finalize.settings.retention_min) is at least 1 day"),
-        # The policy's own rule (RF001), which the driver's range does not restate.
-        ("RFR_MAX_ATTEMPTS", "2147483647", "max_attempts must be a whole number in 1..1000000000"),
+        ("RFR_MAX_ATTEMPTS", "0", "the server's bound is 1..20000"),
+        ("RFR_MAX_ATTEMPTS", "2147483647", "the server's bound is 1..20000"),
+        ("RFR_FINALIZE_SLA_TIMEOUT", "0s", "the server's bound is 00:00:01..24:00:00"),
+        ("RFR_BACKOFF_JITTER", "1", "the server's bound is at most 0.5"),
+        # The policy's own rules (RF001), which the driver does not restate.
+        ("RFR_BACKOFF_FACTOR", "0.5", "backoff_factor must be >= 1"),
+        ("RFR_BACKOFF_CAP", "30s", "backoff_cap must be >= backoff_base"),
+        ("RFR_BACKOFF_JITTER", "-0.1", "backoff_jitter must be >= 0"),
     ],
 )
 def test_run_once_refuses_settings_the_server_refuses(
@@ -74,3 +84,41 @@ def test_the_owner_tightening_a_bound_stops_the_next_start(worker: Worker, db: D
     assert proc.returncode == 2
     assert "RFR_MAX_ATTEMPTS must be what the server accepts" in proc.stderr, proc.stderr
     assert "max_attempts is 2; the server's bound is 3..5" in proc.stderr, proc.stderr
+
+
+def _policy_events(stderr: str) -> list[dict[str, object]]:
+    return [e for e in log_events(stderr) if e["event"] in ("policy set", "policy changed")]
+
+
+def test_the_last_runner_to_start_wins_and_says_what_it_replaced(
+    worker: Worker, db: Db, operator: Worker
+) -> None:
+    first = worker.run_once(RFR_MAX_ATTEMPTS="5", RFR_BACKOFF_JITTER="0")
+    [event] = _policy_events(first["_stderr"])  # set, or changed from the defaults
+    assert event["policy"]["max_attempts"] == 5  # type: ignore[index]
+    again = worker.run_once(RFR_MAX_ATTEMPTS="5", RFR_BACKOFF_JITTER="0")
+    assert [e["event"] for e in _policy_events(again["_stderr"])] == ["policy set"]
+    other = worker.run_once(RFR_MAX_ATTEMPTS="6", RFR_BACKOFF_JITTER="0")
+    [changed] = _policy_events(other["_stderr"])
+    assert changed["event"] == "policy changed" and changed["level"] == "warning"
+    assert changed["previous"]["max_attempts"] == 5  # type: ignore[index]
+    assert changed["policy"]["max_attempts"] == 6  # type: ignore[index]
+    assert db.one("select max_attempts from recording_finalize.policy") == (6,)
+    # An operator command uses the stored policy, not the operator's environment.
+    seeded = seed_stuck(db)
+    proc = operator.cli("explain", str(seeded.recording_id), "--json", RFR_MAX_ATTEMPTS="3")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["next"]["maxAttempts"] == 6
+
+
+def test_an_unset_variable_stores_the_servers_default(worker: Worker, db: Db) -> None:
+    worker.run_once(RFR_MAX_ATTEMPTS="5", RFR_UPLOAD_GRACE="2h")
+    summary = worker.run_once(RFR_MAX_ATTEMPTS=None, RFR_UPLOAD_GRACE=None)
+    [event] = _policy_events(summary["_stderr"])
+    with db.connect() as conn:
+        default = conn.execute("select column_default from information_schema.columns where "
+                               "table_schema = 'recording_finalize' and table_name = 'policy' "
+                               "and column_name = 'max_attempts'").fetchone()
+    assert default is not None
+    assert event["policy"]["max_attempts"] == int(default[0])  # type: ignore[index]
+    assert db.one("select upload_grace from recording_finalize.policy") == (None,)

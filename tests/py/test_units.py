@@ -38,9 +38,10 @@ def test_defaults_are_the_spec_defaults() -> None:
     s = load_settings(MINIMAL_ENV)
     assert (s.s3_bucket, s.s3_key_template, s.topic) == (
         "call-recordings", "recordings/{recording_id}", "pin.messenger.call-recording-available.v1")
-    assert (s.polling_interval, s.batch_size, s.max_attempts) == (60.0, 100, 8)
-    assert (s.finalize_sla_timeout, s.backoff_base, s.backoff_factor, s.backoff_cap,
-            s.backoff_jitter) == (1800.0, 60.0, 2.0, 900.0, 0.1)
+    assert (s.polling_interval, s.batch_size) == (60.0, 100)
+    # The retry policy unset: the server's defaults apply (recording_finalize.policy).
+    assert (s.max_attempts, s.finalize_sla_timeout, s.upload_grace, s.backoff_base,
+            s.backoff_factor, s.backoff_cap, s.backoff_jitter) == (None,) * 7
     assert (s.lock_ttl, s.max_run_duration, s.s3_timeout, s.metrics_port) == (
         300.0, 180.0, 10.0, 9464)
     assert (s.lock_key, s.s3_concurrency, s.relay_batch_size) == (5928001741300501, 16, 500)

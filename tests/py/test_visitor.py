@@ -1065,10 +1065,10 @@ def test_the_service_re_ingests_and_deletes_its_own_rows_while_the_product_is_th
     # but not yet marked published: discovery, claim and apply as a cycle makes them.
     leased = world.service_call(status="Uploading", ended_ago="1 hour")
     with world.connect(world.cast.worker) as relay:
-        assert relay.execute("select recording_finalize.discover_stuck(10, '{}')"
+        assert relay.execute("select recording_finalize.discover_stuck(10)"
                              ).fetchone() == (1,)
         claims = relay.execute("select recording_id, claim_token, action from "
-                               "recording_finalize.claim_due(10, '{}')").fetchall()
+                               "recording_finalize.claim_due(10)").fetchall()
         assert [(c[0], c[2]) for c in claims] == [(leased, "reconcile")], claims
         assert relay.execute(
             "select result from recording_finalize.apply_outcome(%s, %s, 'found', %s, 2048, 30, "
@@ -1077,7 +1077,7 @@ def test_the_service_re_ingests_and_deletes_its_own_rows_while_the_product_is_th
         # A stuck recording the worker's discovery has just opened a finalize row for (the
         # first step of a cycle), not yet claimed.
         pending = world.service_call(status="Uploading", ended_ago="1 hour")
-        assert relay.execute("select recording_finalize.discover_stuck(10, '{}')"
+        assert relay.execute("select recording_finalize.discover_stuck(10)"
                              ).fetchone() == (1,)
         assert (world.finalize(pending) or {}).get("status") == "Pending"
         lease = relay.execute("select id, lease_token from recording_finalize.relay_claim("
@@ -1119,10 +1119,10 @@ def test_the_service_re_ingests_and_deletes_its_own_rows_while_the_product_is_th
     # A recording claimed by the worker and deleted by the service before the verdict.
     raced = world.service_call(status="Uploading", ended_ago="5 hours")
     with world.connect(world.cast.worker) as worker:
-        assert worker.execute("select recording_finalize.discover_stuck(10, '{}')"
+        assert worker.execute("select recording_finalize.discover_stuck(10)"
                               ).fetchone() == (1,)
         claims = worker.execute("select recording_id, claim_token, action from "
-                                "recording_finalize.claim_due(10, '{}')").fetchall()
+                                "recording_finalize.claim_due(10)").fetchall()
         assert [(c[0], c[2]) for c in claims] == [(raced, "reconcile")], claims
         _service(world, "delete from messenger.call_recordings where id = %s", (raced,))
         verdict = worker.execute(

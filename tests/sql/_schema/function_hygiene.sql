@@ -38,22 +38,20 @@ select set_eq(
     $$select fn, volatility, case when prosecdef then 'definer' else 'invoker' end
     from product_functions$$,
     $$values
-        ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,jsonb)',
+        ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text)',
             'v', 'definer'),
-        ('recording_finalize.audit(jsonb,interval,integer,interval)', 's', 'definer'),
-        ('recording_finalize.audit_repair(text,jsonb,integer)', 'v', 'definer'),
+        ('recording_finalize.audit(interval,integer,interval)', 's', 'definer'),
+        ('recording_finalize.audit_repair(text,integer)', 'v', 'definer'),
         ('recording_finalize.check_adapter(boolean)', 'v', 'definer'),
-        ('recording_finalize.check_policy(jsonb,integer,interval)', 's', 'definer'),
-        ('recording_finalize.claim_due(integer,jsonb)', 'v', 'definer'),
-        ('recording_finalize.claim_preview(integer,jsonb)', 's', 'definer'),
-        ('recording_finalize.discover_stuck(integer,jsonb,integer)', 'v', 'definer'),
-        ('recording_finalize.discover_unpublished(interval,integer,jsonb,integer)', 'v',
-            'definer'),
+        ('recording_finalize.claim_due(integer)', 'v', 'definer'),
+        ('recording_finalize.claim_preview(integer)', 's', 'definer'),
+        ('recording_finalize.discover_stuck(integer,integer)', 'v', 'definer'),
+        ('recording_finalize.discover_unpublished(interval,integer,integer)', 'v', 'definer'),
         ('recording_finalize.known_uploads(integer)', 's', 'definer'),
-        ('recording_finalize.explain(uuid,jsonb)', 's', 'definer'),
+        ('recording_finalize.explain(uuid)', 's', 'definer'),
         ('recording_finalize.failed_recordings(integer)', 's', 'definer'),
         ('recording_finalize.operator_state()', 's', 'definer'),
-        ('recording_finalize.preview_outcomes(jsonb,jsonb)', 's', 'definer'),
+        ('recording_finalize.preview_outcomes(jsonb)', 's', 'definer'),
         ('recording_finalize.prune(interval,integer,boolean)', 'v', 'definer'),
         ('recording_finalize.prune_events(interval,integer,boolean)', 'v', 'definer'),
         ('recording_finalize.quarantined_rows(integer,text,timestamp with time zone)', 's',
@@ -74,6 +72,8 @@ select set_eq(
         ('recording_finalize.server_settings()', 's', 'definer'),
         ('recording_finalize.session_ended(text,uuid,interval)', 'v', 'definer'),
         ('recording_finalize.set_pause(text,boolean,text,text)', 'v', 'definer'),
+        ('recording_finalize.set_policy(integer,interval,interval,double precision,interval,'
+            || 'double precision,interval,text,integer,interval)', 'v', 'definer'),
         ('recording_finalize.stats(text)', 's', 'definer'),
         ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)', 'v',
             'definer'),
@@ -89,6 +89,8 @@ select set_eq(
         ('recording_finalize_internal.check_incident_caller(text,timestamp with time zone,text)',
             's', 'invoker'),
         ('recording_finalize_internal.check_operator(text,text,text)', 'i', 'invoker'),
+        ('recording_finalize_internal.check_policy_bounds(recording_finalize_internal.policy)',
+            's', 'invoker'),
         ('recording_finalize_internal.check_relay_batch(integer)', 's', 'invoker'),
         ('recording_finalize_internal.check_retention(interval)', 's', 'invoker'),
         ('recording_finalize_internal.claim_decision(text,boolean,boolean,'
@@ -106,7 +108,7 @@ select set_eq(
         ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
             || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean)',
             's', 'invoker'),
-        ('recording_finalize_internal.policy(jsonb)', 's', 'invoker'),
+        ('recording_finalize_internal.policy()', 's', 'invoker'),
         ('recording_finalize_internal.record_operator_action(uuid[],text,text,text,jsonb)', 'v',
             'invoker'),
         ('recording_finalize_internal.recording_row(uuid)', 's', 'invoker'),
@@ -148,11 +150,12 @@ select is_empty(
 select is_empty(
     $$select fn || ': ' || c from product_functions, unnest(proconfig) as c
     where c !~ ('^(search_path=pg_catalog, pg_temp|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort|hashjoin|mergejoin)=off|jit=off'
-        || '|IntervalStyle=postgres|extra_float_digits=1)$')
+        || '|IntervalStyle=postgres)$')
         and not (fn = 'recording_finalize.check_adapter(boolean)'
             and c = 'statement_timeout=10s')$$,
     'no function sets anything but search_path, lock_timeout, the claim''s planner switches '
-        || 'and the output forms of the kept policy (and check_adapter its statement_timeout)'
+        || 'and the postgres IntervalStyle of the messages and settings it shows (and '
+        || 'check_adapter its statement_timeout)'
 );
 -- 2: the inlinable helpers: SQL, invoker, no SET clause, granted to nobody.
 select set_eq(

@@ -114,10 +114,12 @@ select alike(
 
 \set hostile 'rfr_evil, pg_catalog, pg_temp'
 
--- 30: every API function, called under the hostile path.
+-- 30: every API function, called under the hostile path; the stored policy with jitter (the
+-- claim's random()) and a one-minute SLA (discovery below).
+select recording_finalize.set_policy(p_sla_timeout => '1 minute') is not null as policy_set \gset
 select is(
     tests.call_with_search_path(:'hostile', $$create temp table hostile_claim as
-        select * from recording_finalize.claim_due(100, '{"backoff_jitter": 0.1}')$$),
+        select * from recording_finalize.claim_due(100)$$),
     null,
     'claim_due ignores the hostile search_path'
 );
@@ -241,13 +243,13 @@ select is(
 -- backoff_delay, like the other inlined helpers, is planned inside claim_due (above).
 select is(
     tests.call_with_search_path(:'hostile', $$create temp table hostile_discovered as
-        select recording_finalize.discover_stuck(10, '{"sla_timeout_seconds": 60}') as n$$),
+        select recording_finalize.discover_stuck(10) as n$$),
     null,
     'discover_stuck ignores it'
 );
 select is(
     tests.call_with_search_path(:'hostile', $$create temp table hostile_republish as
-        select recording_finalize.discover_unpublished('1 day', 10, '{}') as n$$),
+        select recording_finalize.discover_unpublished('1 day', 10) as n$$),
     null,
     'discover_unpublished ignores it'
 );
@@ -267,13 +269,13 @@ select is(
 );
 select is(
     tests.call_with_search_path(:'hostile', $$create temp table hostile_audit as
-        select * from recording_finalize.audit('{}', '1 minute', 5, '1 day')$$),
+        select * from recording_finalize.audit('1 minute', 5, '1 day')$$),
     null,
     'audit ignores it'
 );
 select is(
     tests.call_with_search_path(:'hostile',
-        $$select * from recording_finalize.audit_repair('ann', '{}', 10)$$),
+        $$select * from recording_finalize.audit_repair('ann', 10)$$),
     null,
     'audit_repair ignores it'
 );
@@ -297,15 +299,15 @@ select is(
 );
 select is(
     tests.call_with_search_path(:'hostile', $$create temp table hostile_policy as
-        select recording_finalize.check_policy('{"max_attempts": 3, "topic":
-            "pin.messenger.call-recording-available.v1"}') as p$$),
+        select recording_finalize.set_policy(p_max_attempts => 3,
+            p_topic => 'pin.messenger.call-recording-available.v1') as p$$),
     null,
-    'check_policy ignores it'
+    'set_policy ignores it'
 );
 select is(
     tests.call_with_search_path(:'hostile', format(
-        $$select * from recording_finalize.claim_preview(10, '{}'),
-            recording_finalize.preview_outcomes(%L::jsonb, '{}')$$,
+        $$select * from recording_finalize.claim_preview(10),
+            recording_finalize.preview_outcomes(%L::jsonb)$$,
         jsonb_build_array(jsonb_build_object('recording_id', :'backoff_rec',
             'outcome', 'missing'))
     )),

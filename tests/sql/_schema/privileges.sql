@@ -22,12 +22,11 @@ where n.nspname in ('recording_finalize', 'recording_finalize_internal',
 create temp table expected (role text, fn text);
 insert into expected
 select 'worker', fn from (values
-    ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,jsonb)'),
+    ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text)'),
     ('recording_finalize.check_adapter(boolean)'),
-    ('recording_finalize.check_policy(jsonb,integer,interval)'),
-    ('recording_finalize.claim_due(integer,jsonb)'),
-    ('recording_finalize.discover_stuck(integer,jsonb,integer)'),
-    ('recording_finalize.discover_unpublished(interval,integer,jsonb,integer)'),
+    ('recording_finalize.claim_due(integer)'),
+    ('recording_finalize.discover_stuck(integer,integer)'),
+    ('recording_finalize.discover_unpublished(interval,integer,integer)'),
     ('recording_finalize.known_uploads(integer)'),
     ('recording_finalize.operator_state()'),
     ('recording_finalize.prune(interval,integer,boolean)'),
@@ -39,6 +38,8 @@ select 'worker', fn from (values
     ('recording_finalize.release_claims(uuid[],uuid[])'),
     ('recording_finalize.schema_state()'),
     ('recording_finalize.server_settings()'),
+    ('recording_finalize.set_policy(integer,interval,interval,double precision,interval,'
+        || 'double precision,interval,text,integer,interval)'),
     ('recording_finalize.stats(text)'),
     ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
     ('recording_finalize.storage_incident_list(interval,integer)'),
@@ -49,16 +50,15 @@ select 'worker', fn from (values
 ) as v(fn)
 union all
 select 'operator', fn from (values
-    ('recording_finalize.audit(jsonb,interval,integer,interval)'),
-    ('recording_finalize.audit_repair(text,jsonb,integer)'),
+    ('recording_finalize.audit(interval,integer,interval)'),
+    ('recording_finalize.audit_repair(text,integer)'),
     ('recording_finalize.check_adapter(boolean)'),
-    ('recording_finalize.check_policy(jsonb,integer,interval)'),
-    ('recording_finalize.claim_preview(integer,jsonb)'),
-    ('recording_finalize.explain(uuid,jsonb)'),
+    ('recording_finalize.claim_preview(integer)'),
+    ('recording_finalize.explain(uuid)'),
     ('recording_finalize.failed_recordings(integer)'),
     ('recording_finalize.known_uploads(integer)'),
     ('recording_finalize.operator_state()'),
-    ('recording_finalize.preview_outcomes(jsonb,jsonb)'),
+    ('recording_finalize.preview_outcomes(jsonb)'),
     ('recording_finalize.prune(interval,integer,boolean)'),
     ('recording_finalize.prune_events(interval,integer,boolean)'),
     ('recording_finalize.quarantined_rows(integer,text,timestamp with time zone)'),
@@ -186,9 +186,9 @@ select throws_ok('select count(*) from messenger.recording_finalize_attempts', '
     'the worker cannot read the finalize rows');
 select throws_ok('select * from recording_finalize.settings', '42501', null,
     'the worker cannot read the settings table');
-select throws_ok($$select recording_finalize_internal.policy('{}')$$, '42501', null,
+select throws_ok($$select recording_finalize_internal.policy()$$, '42501', null,
     'the worker cannot call an internal helper');
-select lives_ok('select * from recording_finalize.claim_due(1, ''{}'')',
+select lives_ok('select * from recording_finalize.claim_due(1)',
     'the worker claims through claim_due');
 select throws_ok(format('select * from recording_finalize.requeue(%L)', :'rec'), '42501', null,
     'the worker cannot requeue');

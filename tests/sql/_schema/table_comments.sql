@@ -16,8 +16,8 @@ where c.relkind in ('r', 'p', 'v', 'm')
     and c.relname not in ('_yoyo_log', '_yoyo_migration', '_yoyo_version', 'yoyo_lock');
 
 select cmp_ok(
-    (select count(*) from product_tables), '=', 11::bigint,
-    'the check sees the product''s eleven tables'
+    (select count(*) from product_tables), '=', 12::bigint,
+    'the check sees the product''s twelve tables'
 );
 select is_empty(
     $$select tbl from product_tables

@@ -65,21 +65,21 @@ select is(pg_temp.under_trap($$select * from recording_finalize.stats()$$), null
 select is(pg_temp.under_trap($$select recording_finalize.server_settings()$$), null,
     'server_settings');
 select is(pg_temp.under_trap(format(
-    $$select * from recording_finalize.claim_due(10, %L)$$, tests.policy())), null, 'claim_due');
+    $$select * from recording_finalize.claim_due(10)$$)), null, 'claim_due');
 select is(pg_temp.under_trap(format(
-    $$select * from recording_finalize.apply_outcome(%L, %L, 'missing', p_policy => %L)$$,
-    :'stuck_rec', tests.token(:'stuck_rec'), tests.policy())), null, 'apply_outcome');
+    $$select * from recording_finalize.apply_outcome(%L, %L, 'missing')$$,
+    :'stuck_rec', tests.token(:'stuck_rec'))), null, 'apply_outcome');
 select is(pg_temp.under_trap(format(
-    $$select recording_finalize.discover_stuck(10, %L)$$, tests.policy())), null,
+    $$select recording_finalize.discover_stuck(10)$$)), null,
     'discover_stuck');
 select is(pg_temp.under_trap(format(
-    $$select * from recording_finalize.explain(%L, %L)$$, :'stuck_rec', tests.policy())), null,
+    $$select * from recording_finalize.explain(%L)$$, :'stuck_rec')), null,
     'explain');
 select is(pg_temp.under_trap(format(
     $$select * from recording_finalize.recording_ingest_completed(%L, 'rec/x', 1, 1, 'Webm')$$,
     :'ingest_rec')), null, 'recording_ingest_completed');
 select is(pg_temp.under_trap(format(
-    $$select * from recording_finalize.audit(%L)$$, tests.policy())), null, 'audit');
+    $$select * from recording_finalize.audit()$$)), null, 'audit');
 
 select * from finish();
 rollback;

@@ -33,8 +33,7 @@ create temp table recording_before as select * from messenger.call_recordings wh
 create temp table applied as
 select * from dblink('rfr_worker', format(
     $$select a.*, extract(epoch from clock_timestamp() - statement_timestamp())::float8
-    from recording_finalize.apply_outcome(%L, %L, 'found', 'recordings/wrk', 99, 9, 'Mp4',
-        p_policy => tests.policy()) as a$$,
+    from recording_finalize.apply_outcome(%L, %L, 'found', 'recordings/wrk', 99, 9, 'Mp4') as a$$,
     :'rec', :'token'
 )) as t(result text, finalize_status text, attempts integer, detail text, elapsed float8);
 

@@ -83,8 +83,7 @@ begin
     perform public.dblink_send_query('rfr_worker', format(
         $q$select a.result, a.finalize_status, a.attempts,
             extract(epoch from clock_timestamp() - statement_timestamp())::float8
-        from recording_finalize.apply_outcome(%L, %L, 'found', 'recordings/wrk', 99, 9, 'Mp4',
-            p_policy => tests.policy()) as a$q$,
+        from recording_finalize.apply_outcome(%L, %L, 'found', 'recordings/wrk', 99, 9, 'Mp4') as a$q$,
         p_rec, p_token));
     worker_waited := pg_temp.seen_waiting_for('rfr_worker', v_worker_pid, v_service_pid);
     select w.result, w.finalize_status, w.attempts, w.elapsed

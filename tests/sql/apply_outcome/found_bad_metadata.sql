@@ -76,7 +76,7 @@ select claim_token as edge_token from tests.claim() where recording_id = :'edge'
 select results_eq(
     format(
         $$select result, detail from recording_finalize.apply_outcome(%L, %L, 'found', %L, 0, 0,
-            'M4a', p_policy => tests.policy())$$,
+            'M4a')$$,
         :'edge', :'edge_token', repeat('k', 1024)
     ),
     $$values ('reconciled', null::text)$$,

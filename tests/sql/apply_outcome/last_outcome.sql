@@ -31,7 +31,7 @@ select is_empty(
 -- A stale verdict is not this row's: the last outcome stays.
 select results_eq(
     format($$select result from recording_finalize.apply_outcome(%L, gen_random_uuid(),
-        'missing', p_policy => tests.policy())$$, (select rec from cases where n = 3)),
+        'missing')$$, (select rec from cases where n = 3)),
     $$values ('stale')$$,
     'a verdict with a made-up token is stale'
 );

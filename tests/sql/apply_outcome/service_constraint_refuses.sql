@@ -71,8 +71,7 @@ select claim_token as short_token from claimed where recording_id = :'short_col'
 select results_eq(
     format(
         $$select result, finalize_status, detail from recording_finalize.apply_outcome(%L, %L,
-            'found', 'recordings/much-longer-than-eight', 10, 5, 'Ogg',
-            p_policy => tests.policy())$$,
+            'found', 'recordings/much-longer-than-eight', 10, 5, 'Ogg')$$,
         :'short_col', :'short_token'
     ),
     $$values ('quarantined', 'Quarantined',

@@ -100,8 +100,9 @@ select is(
     (select array[min(x)] from unnest(array[:'q1', :'q2']::text[]) as x),
     'p_examples bounds the ids shown (lowest first), not the count'
 );
+select recording_finalize.set_policy(p_sla_timeout => '24 hours') is not null as day \gset
 select is(
-    (select found from recording_finalize.audit('{"sla_timeout_seconds": 86400}')
+    (select found from recording_finalize.audit()
         where check_name = 'orphaned_recordings'),
     0::bigint, 'the policy''s SLA decides who is an orphan'
 );

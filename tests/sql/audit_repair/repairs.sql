@@ -23,7 +23,7 @@ from messenger.recording_finalize_attempts as f;
 create role rfr_pgtap_repair_login login in role recording_finalize_operator;
 
 set local session authorization rfr_pgtap_repair_login;
-create temp table repaired as select * from recording_finalize.audit_repair(' ann ', '{}', 1);
+create temp table repaired as select * from recording_finalize.audit_repair(' ann ', 1);
 reset session authorization;
 select results_eq(
     format($$select count(*), bool_and(recording_id in (%L, %L)) from repaired$$,
@@ -76,8 +76,9 @@ select is((select count(*) from recording_finalize.audit_repair('ann')), 0::bigi
     'a further repair finds nothing to do');
 select is((select count(*) from recording_finalize.operator_actions), 2::bigint,
     'and audits nothing');
+select recording_finalize.set_policy(p_sla_timeout => '1 minute') is not null as minute \gset
 select is(
-    (select count(*) from recording_finalize.audit_repair('ann', '{"sla_timeout_seconds": 60}')),
+    (select count(*) from recording_finalize.audit_repair('ann')),
     1::bigint,
     'a shorter SLA makes the young recording an orphan'
 );

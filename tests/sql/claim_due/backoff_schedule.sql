@@ -47,9 +47,10 @@ select is(
     'attempt 10000 waits exactly the cap'
 );
 
--- With the policy's default jitter (0.1, p_policy '{}') every row of a batch lands within
--- +-10 % of backoff(1).
+-- With the policy's default jitter (0.1: set_policy with no argument) every row of a batch
+-- lands within +-10 % of backoff(1).
 select tests.clean_slate();
+select recording_finalize.set_policy() is not null as defaults \gset
 select count(tests.make_stuck()) as made from generate_series(1, 200) \gset
 create temp table jitter_claim as select * from recording_finalize.claim_due(p_batch_size => 1000);
 create temp table jittered as

@@ -60,7 +60,7 @@ select dblink_exec('rfr_ingest', 'commit') as ingest_commit \gset
 select is(
     (select result from dblink('rfr_worker', format(
         $$select result from recording_finalize.apply_outcome(%L, %L, 'found', 'recordings/y',
-            10, 5, 'Ogg', null, tests.policy())$$,
+            10, 5, 'Ogg', null)$$,
         :'held', (select claim_token from claimed where recording_id = :'held')))
         as t(result text)),
     'stale',

@@ -34,7 +34,7 @@ select recording_id, 'Direct', gen_random_uuid(), now() - interval '1 minute'
 from mix where name = 'no_recording';
 
 create temp table preview as
-select * from recording_finalize.claim_preview(p_policy => tests.policy());
+select * from recording_finalize.claim_preview();
 create temp table claimed as select * from tests.claim();
 create temp table after_claim as
 select f.recording_id, f.quarantine_reason::text as quarantine_reason

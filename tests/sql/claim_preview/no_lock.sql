@@ -18,8 +18,7 @@ select count(*) as held from dblink('rfr_holder', format(
 
 set local lock_timeout = '200ms';
 select results_eq(
-    format($$select action, attempts, detail from recording_finalize.claim_preview(
-        p_policy => tests.policy()) where recording_id = %L$$, :'rec'),
+    format($$select action, attempts, detail from recording_finalize.claim_preview() where recording_id = %L$$, :'rec'),
     $$values ('reconcile', 1, 'Uploading')$$,
     'a held row is previewed as reconcile, attempt 1, without waiting'
 );

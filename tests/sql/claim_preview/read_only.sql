@@ -17,7 +17,7 @@ select tests.make_due_row(:'done', 1, now() - interval '1 hour', 'Done') is not 
 
 create temp table fingerprint as select tests.snapshot() as s;
 create temp table preview as
-select * from recording_finalize.claim_preview(p_policy => tests.policy());
+select * from recording_finalize.claim_preview();
 select is(tests.snapshot(), (select s from fingerprint), 'the preview wrote nothing');
 select results_eq(
     'select recording_id, action from preview',
@@ -29,16 +29,16 @@ select results_eq(
 select is((select count(*) from preview where recording_id in (:'later', :'done')), 0::bigint,
     'a row backing off and a Done row are not in it');
 select is(
-    (select count(*) from recording_finalize.claim_preview(2, tests.policy())), 2::bigint,
+    (select count(*) from recording_finalize.claim_preview(2)), 2::bigint,
     'p_limit bounds it'
 );
 select results_eq(
-    'select recording_id from recording_finalize.claim_preview(2, tests.policy())',
+    'select recording_id from recording_finalize.claim_preview(2)',
     format('values (%L::uuid), (%L::uuid)', :'reconcile', :'exhausted'),
     'the first rows in claim order'
 );
 select is(
-    (select count(*) from recording_finalize.claim_preview(p_policy => tests.policy())),
+    (select count(*) from recording_finalize.claim_preview()),
     4::bigint,
     'called again, it says the same: nothing was counted'
 );

@@ -34,7 +34,7 @@ select status as stopped from dblink('rfr_service', format(
 )) as t(status text) \gset
 select is(
     (select e from dblink('rfr_worker', format('select tests.error_of(%L)',
-        format('select recording_finalize.discover_stuck(10, %L)', tests.policy())))
+        format('select recording_finalize.discover_stuck(10)')))
         as t(e text)),
     null,
     'discovery runs without an error while the lifecycle call is open (a wait for its row '
@@ -66,7 +66,7 @@ select tests.exec_committed(format(
 )) as committed3 \gset
 select dblink_exec('rfr_worker', 'begin') as w_begin \gset
 select opened from dblink('rfr_worker', format(
-    'select recording_finalize.discover_stuck(10, %L)', tests.policy()
+    'select recording_finalize.discover_stuck(10)'
 )) as t(opened integer) \gset
 select is(:opened, 1, 'discovery opens recording 3''s row');
 select dblink_send_query('rfr_service', format(

@@ -7,13 +7,13 @@ select count(tests.make_recording('Direct', tests.make_session('Direct', '2 hour
     'Uploading')) as made
 from generate_series(1, 5) \gset
 
-select is(recording_finalize.discover_stuck(2, tests.policy()), 2, 'p_limit 2: two rows');
+select is(recording_finalize.discover_stuck(2), 2, 'p_limit 2: two rows');
 select is(
     (select count(*) from messenger.recording_finalize_attempts), 2::bigint,
     'and only two exist'
 );
-select is(recording_finalize.discover_stuck(2, tests.policy()), 2, 'the next call: two more');
-select is(recording_finalize.discover_stuck(2, tests.policy()), 1, 'then the last one');
+select is(recording_finalize.discover_stuck(2), 2, 'the next call: two more');
+select is(recording_finalize.discover_stuck(2), 1, 'then the last one');
 select is(
     (select count(distinct recording_id) from messenger.recording_finalize_attempts), 5::bigint,
     'every stuck recording got one row'

@@ -37,7 +37,7 @@ select md5(string_agg(t::text, ',' order by t.id)) as recordings_before
 from messenger.call_recordings as t \gset
 
 select is(
-    recording_finalize.discover_stuck(100, tests.policy()), 4,
+    recording_finalize.discover_stuck(100), 4,
     'it opens 4 rows'
 );
 select set_eq(
@@ -78,13 +78,14 @@ select is(
     'no outbox row is written'
 );
 select is(
-    recording_finalize.discover_stuck(100, tests.policy()), 0,
+    recording_finalize.discover_stuck(100), 0,
     'a second call opens nothing: every stuck recording has its row'
 );
 
 -- A shorter SLA makes the recording within the old SLA stuck too.
+select tests.use_policy(p_sla_timeout => '10 minutes');
 select is(
-    recording_finalize.discover_stuck(100, tests.policy(p_sla_timeout => '10 minutes')), 1,
+    recording_finalize.discover_stuck(100), 1,
     'with a 10-minute SLA the session ended 29 minutes ago is stuck too'
 );
 select is(

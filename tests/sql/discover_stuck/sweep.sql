@@ -19,7 +19,7 @@ select n, tests.fixed_uuid('d15c0000', n) as session_id,
         case when n in (2, 5) then 'Recording' else 'Uploading' end) as recording_id
 from generate_series(1, 6) as n;
 
-select is(recording_finalize.discover_stuck(10, tests.policy(), 2), 1,
+select is(recording_finalize.discover_stuck(10, 2), 1,
     'the first slice (sessions 1, 2): one stuck');
 select is(
     (select after_session_id from recording_finalize.discovery_sweep),
@@ -27,18 +27,18 @@ select is(
     'the sweep stands after the slice''s last session'
 );
 -- p_limit 1 cuts the next slice (3 and 4 both stuck): it is read again.
-select is(recording_finalize.discover_stuck(1, tests.policy(), 2), 1,
+select is(recording_finalize.discover_stuck(1, 2), 1,
     'p_limit 1 opens one of the next slice''s two');
 select is(
     (select after_session_id from recording_finalize.discovery_sweep),
     tests.fixed_uuid('d15c0000', 2),
     'a slice the limit cut short is read again'
 );
-select is(recording_finalize.discover_stuck(10, tests.policy(), 2), 1,
+select is(recording_finalize.discover_stuck(10, 2), 1,
     'read again: the other one');
-select is(recording_finalize.discover_stuck(10, tests.policy(), 2), 1,
+select is(recording_finalize.discover_stuck(10, 2), 1,
     'the last slice (sessions 5, 6): one stuck');
-select is(recording_finalize.discover_stuck(10, tests.policy(), 2), 0,
+select is(recording_finalize.discover_stuck(10, 2), 0,
     'past the end: nothing more');
 select is(
     (select (after_session_id is null, sweeps) from recording_finalize.discovery_sweep),

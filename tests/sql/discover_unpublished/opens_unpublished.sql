@@ -24,10 +24,9 @@ select tests.make_due_row(:'has_row', 2, now() + interval '1 hour') is not null 
 select tests.make_recording('Direct', tests.make_session(), 'Uploading') as uploading \gset
 select tests.make_recording('Direct', tests.make_session(), 'Failed') as failed \gset
 create temp table service_before as select * from messenger.integration_outbox;
-select tests.policy() as policy \gset
 
 set local role rfr_pgtap_worker_login;
-select is(recording_finalize.discover_unpublished('1 day', 100, :'policy'), 1,
+select is(recording_finalize.discover_unpublished('1 day', 100), 1,
     'as the worker: one row opened');
 reset role;
 
@@ -71,7 +70,7 @@ select results_eq(
     $$values (1::bigint, 0::bigint, 1::bigint, 'Done'::varchar)$$,
     'one event in the product''s outbox, one realtime row, the row Done'
 );
-select is(recording_finalize.discover_unpublished('1 day', 100, tests.policy()), 0,
+select is(recording_finalize.discover_unpublished('1 day', 100), 0,
     'a second call opens nothing: every recording of the window has its event or its row');
 
 select * from finish();

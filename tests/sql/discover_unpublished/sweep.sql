@@ -19,21 +19,21 @@ update messenger.call_recordings as r set available_at = a.available_at
 from avail as a where a.id = r.id;
 select count(tests.make_service_event(id)) as events from avail where n in (2, 4) \gset
 
-select is(recording_finalize.discover_unpublished('1 day', 100, tests.policy(), 2), 1,
+select is(recording_finalize.discover_unpublished('1 day', 100, 2), 1,
     'the first slice (1, 2): one without an event');
 select results_eq(
     'select republish_after_at, republish_after_id from recording_finalize.discovery_sweep',
     'select available_at, id from avail where n = 2',
     'the sweep stands after the slice''s last recording'
 );
-select is(recording_finalize.discover_unpublished('1 day', 100, tests.policy(), 2), 1,
+select is(recording_finalize.discover_unpublished('1 day', 100, 2), 1,
     'the next slice (3, 4): one more');
 select results_eq(
     'select republish_after_at, republish_after_id from recording_finalize.discovery_sweep',
     'select available_at, id from avail where n = 4',
     'the sweep moved on'
 );
-select is(recording_finalize.discover_unpublished('1 day', 100, tests.policy(), 2), 1,
+select is(recording_finalize.discover_unpublished('1 day', 100, 2), 1,
     'the last, short slice (5): the last one');
 select results_eq(
     'select republish_after_at, republish_after_id from recording_finalize.discovery_sweep',
@@ -45,7 +45,7 @@ select set_eq(
     'select id from avail where n in (1, 3, 5)',
     'within one sweep every recording without an event got its row'
 );
-select is(recording_finalize.discover_unpublished('1 day', 100, tests.policy(), 2), 0,
+select is(recording_finalize.discover_unpublished('1 day', 100, 2), 0,
     'starting over, the first slice again: nothing left to open');
 
 select * from finish();

@@ -23,7 +23,7 @@ select pg_temp.available('1 day 29 minutes') as old_edge \gset
 select pg_temp.available('1 day 31 minutes') as too_old \gset
 select pg_temp.available('10 days') as ancient \gset
 
-select is(recording_finalize.discover_unpublished('1 day', 100, tests.policy()), 2,
+select is(recording_finalize.discover_unpublished('1 day', 100), 2,
     'two recordings of the window get a row');
 select set_eq(
     'select recording_id from messenger.recording_finalize_attempts',
@@ -31,7 +31,7 @@ select set_eq(
     'the ones Available 31 minutes and 1 day 29 minutes ago'
 );
 -- A wider window reaches the older one; the ancient one stays outside it.
-select is(recording_finalize.discover_unpublished('2 days', 100, tests.policy()), 1,
+select is(recording_finalize.discover_unpublished('2 days', 100), 1,
     'a two-day window reaches one more');
 select is(
     (select count(*) from messenger.recording_finalize_attempts

@@ -99,7 +99,7 @@ select results_eq(
 
 select is(
     (select provolatile::text from pg_catalog.pg_proc
-        where oid = 'recording_finalize.explain(uuid, jsonb)'::regprocedure),
+        where oid = 'recording_finalize.explain(uuid)'::regprocedure),
     's', 'explain is STABLE'
 );
 

@@ -96,10 +96,11 @@ select results_eq(
     $$values (false, now() + interval '15 minutes')$$,
     'a row due in 15 minutes is decided for then: past the SLA by then, so reconcile'
 );
+select recording_finalize.set_policy(p_max_attempts => 20) is not null as twenty \gset
 select is(
-    (recording_finalize.explain(:'crash_loop', '{"max_attempts": 20}') -> 'next' ->> 'action'),
+    (recording_finalize.explain(:'crash_loop') -> 'next' ->> 'action'),
     'reconcile',
-    'with the caller''s policy: 20 attempts allow the exhausted-at-8 row another check'
+    'with the stored policy: 20 attempts allow the exhausted-at-8 row another check'
 );
 
 -- 2: rows that are not Pending.

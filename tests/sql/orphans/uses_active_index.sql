@@ -63,7 +63,7 @@ select is_empty(
 create temp table counters_before as
 select pg_stat_get_xact_numscans('messenger.call_recordings'::regclass) as seq_scans,
     pg_stat_get_xact_numscans('messenger.ix_recording_active'::regclass) as active_scans;
-select recording_finalize.discover_stuck(1000, tests.policy()) as opened \gset
+select recording_finalize.discover_stuck(1000) as opened \gset
 select is(:opened, 100, 'discover_stuck opens the 100 stuck recordings');
 select is(
     pg_stat_get_xact_numscans('messenger.call_recordings'::regclass)

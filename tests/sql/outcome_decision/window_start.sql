@@ -26,11 +26,12 @@ select is(
 select tests.make_stuck('Conference', '2 hours') as rec \gset
 select tests.make_stuck('Direct', '2 hours') as late_stop \gset
 update messenger.call_recordings set ended_at = now() - interval '4 hours' where id = :'rec';
+select tests.use_policy(8, '30 minutes', '4 hours');
 select results_eq(
     format($$select result from recording_finalize.preview_outcomes(
         jsonb_build_array(jsonb_build_object('recording_id', %L, 'outcome', 'missing'),
-            jsonb_build_object('recording_id', %L, 'outcome', 'missing')),
-        tests.policy(8, '30 minutes', '4 hours'))$$, :'rec', :'late_stop'),
+            jsonb_build_object('recording_id', %L, 'outcome', 'missing')))$$,
+        :'rec', :'late_stop'),
     $$values ('deferred_by_incident'), ('failed')$$,
     'preview_outcomes opens the window the same way'
 );
@@ -51,8 +52,8 @@ select tests.make_stuck('Direct', '4 hours') as no_stop \gset
 update messenger.call_recordings set ended_at = null where id = :'no_stop';
 select results_eq(
     format($$select claim_action, result from recording_finalize.preview_outcomes(
-        jsonb_build_array(jsonb_build_object('recording_id', %L, 'outcome', 'missing')),
-        tests.policy(8, '30 minutes', '4 hours'))$$, :'no_stop'),
+        jsonb_build_array(jsonb_build_object('recording_id', %L, 'outcome', 'missing')))$$,
+        :'no_stop'),
     $$values ('reconcile', 'deferred_by_incident')$$,
     'preview_outcomes: without a stop the session end (4 hours ago) opens the window'
 );

@@ -6,7 +6,7 @@ begin;
 select plan(6);
 
 select tests.clean_slate();
-select tests.policy(3) as policy \gset
+select tests.use_policy(3);
 create temp table fx (n integer primary key, what text, rec uuid);
 insert into fx (n, what) values
     (1, 'no finalize row'), (2, 'row Done'), (3, 'row Quarantined'), (4, 'recording gone'),
@@ -40,7 +40,7 @@ from fx;
 create temp table previewed as
 select fx.n, p.*
 from recording_finalize.preview_outcomes(
-    (select jsonb_agg(v order by n) from verdicts), :'policy') as p
+    (select jsonb_agg(v order by n) from verdicts)) as p
 join fx on fx.rec = p.recording_id;
 select is(tests.snapshot(), (select fingerprint from before), 'the preview wrote nothing');
 
@@ -68,13 +68,13 @@ select results_eq(
 );
 
 -- The real cycle for the same rows: claim_due, then apply_outcome for what it hands out.
-create temp table claimed as select * from recording_finalize.claim_due(100, :'policy');
+create temp table claimed as select * from recording_finalize.claim_due(100);
 create temp table applied as
 select c.recording_id, a.*
 from claimed as c join verdicts as v on (v.v ->> 'recording_id')::uuid = c.recording_id
 cross join lateral recording_finalize.apply_outcome(c.recording_id, c.claim_token,
     v.v ->> 'outcome', v.v ->> 'file_id', (v.v ->> 'size_bytes')::bigint,
-    (v.v ->> 'duration_seconds')::integer, v.v ->> 'format', v.v ->> 'error', :'policy') as a
+    (v.v ->> 'duration_seconds')::integer, v.v ->> 'format', v.v ->> 'error') as a
 where c.action = 'reconcile';
 create temp table real_cycle as
 select fx.n, coalesce(c.action, 'none') as claim_action,

@@ -25,10 +25,10 @@ returns table (state text, verdict text, attempts_before integer, side text,
 language plpgsql
 as $$
 declare
-    v_policy jsonb := tests.policy(3, '30 minutes', '30 minutes');
     v_verdicts jsonb;
 begin
     perform tests.clean_slate();
+    perform tests.use_policy(3, '30 minutes', '30 minutes');
     drop table if exists pg_temp.round_rows, pg_temp.round_preview, pg_temp.round_claim,
         pg_temp.round_apply;
     if p_state = 'closed_within_grace' then
@@ -50,15 +50,15 @@ begin
 
     -- First the preview...
     create temp table round_preview as
-    select * from recording_finalize.preview_outcomes(v_verdicts, v_policy);
+    select * from recording_finalize.preview_outcomes(v_verdicts);
     -- ...then the real cycle.
-    create temp table round_claim as select * from recording_finalize.claim_due(100, v_policy);
+    create temp table round_claim as select * from recording_finalize.claim_due(100);
     create temp table round_apply as
     select c.recording_id, x.*
     from round_claim as c join round_rows as r on r.rec = c.recording_id
     cross join lateral recording_finalize.apply_outcome(c.recording_id, c.claim_token,
         r.v ->> 'outcome', r.v ->> 'file_id', (r.v ->> 'size_bytes')::bigint,
-        (r.v ->> 'duration_seconds')::integer, r.v ->> 'format', r.v ->> 'error', v_policy) as x
+        (r.v ->> 'duration_seconds')::integer, r.v ->> 'format', r.v ->> 'error') as x
     where c.action = 'reconcile';
 
     return query

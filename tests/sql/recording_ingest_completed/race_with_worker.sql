@@ -15,15 +15,14 @@ select is(:'ingest_result'::text, 'available', 'the callback won the race');
 select results_eq(
     format(
         $$select * from recording_finalize.apply_outcome(%L, %L, 'found',
-            'recordings/from-worker', 999, 99, 'Mp4', p_policy => tests.policy())$$,
+            'recordings/from-worker', 999, 99, 'Mp4')$$,
         :'rec', :'token'
     ),
     $$values ('stale', 'Done', 1, null::text)$$,
     'the worker''s late found verdict is a no-op (the callback already settled the row)'
 );
 select is(
-    (select result from recording_finalize.apply_outcome(:'rec', :'token', 'missing',
-        p_policy => tests.policy())),
+    (select result from recording_finalize.apply_outcome(:'rec', :'token', 'missing')),
     'stale',
     'a late missing verdict is a no-op too'
 );

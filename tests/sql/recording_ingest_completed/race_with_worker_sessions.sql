@@ -23,7 +23,7 @@ select token from dblink('rfr_worker', format(
 select dblink_exec('rfr_worker', 'begin') as b \gset
 select result as worker_result from dblink('rfr_worker', format(
     $$select result from recording_finalize.apply_outcome(%L, %L, 'found', 'recordings/wrk', 9,
-        9, 'Mp4', p_policy => tests.policy())$$,
+        9, 'Mp4')$$,
     :'rec', :'token'
 )) as t(result text) \gset
 select is(:'worker_result'::text, 'reconciled', 'the worker reconciled it, not yet committed');
