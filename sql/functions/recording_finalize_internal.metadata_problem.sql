@@ -20,9 +20,9 @@ as $$
         -- Blank: nothing but white space (tabs and line breaks too, not only spaces).
         when p_file_id !~ '[^[:space:]]' then 'file_id is blank'
         when pg_catalog.length(p_file_id) > 1024 then 'file_id is longer than 1024 characters'
-        -- A storage reference is copied into logs, events and URLs by the service: control
-        -- characters and other scripts' letters have no place in one.
-        when p_file_id ~ '[^\x20-\x7E]' then 'file_id is not printable ASCII'
+        -- A storage reference is copied into logs, events and headers by the service: control
+        -- characters (C0, DEL, C1) have no place in one; other scripts' letters do.
+        when p_file_id ~ '[\x01-\x1F\x7F-\x9F]' then 'file_id has control characters'
         -- INV-REC-6: a stable storage reference, never a URL.
         when p_file_id ~ '^[A-Za-z][A-Za-z0-9+.-]*://'
             then 'file_id is a URL, not a storage reference'
@@ -38,9 +38,9 @@ $$;
 comment on function recording_finalize_internal.metadata_problem(text, bigint, integer, text) is
 'Internal, pure. The rules a recording''s adopted file metadata obeys before it may become '
 'Available (apply_outcome found, recording_ingest_completed): all four present (the first '
-'missing one is named); file_id not blank (white space only), at most 1024 characters, printable '
-'ASCII, not a URL; size >= 0; duration from 0 to 604800 (7 days); format Webm, Mp4, Ogg or M4a '
-'(case-sensitive). Returns the first rule broken, in words naming the field, or NULL. The '
+'missing one is named); file_id not blank (white space only), at most 1024 characters, no '
+'control characters, not a URL; size >= 0; duration from 0 to 604800 (7 days); format Webm, '
+'Mp4, Ogg or M4a (case-sensitive). Returns the first rule broken, in words naming the field, or NULL. The '
 'product checks them itself: the service''s table may have other CHECKs, or none.';
 
 revoke all on function recording_finalize_internal.metadata_problem(text, bigint, integer, text)

@@ -30,12 +30,12 @@ insert into probes values
     (15, 'k', 1, 1, 'Matroska1', 'format must be one of Webm, Mp4, Ogg, M4a'),
     (16, 'k', 1, 1, '', 'format must be one of Webm, Mp4, Ogg, M4a'),
     (28, 'k', 1, 1, 'W' || chr(233) || 'bm', 'format must be one of Webm, Mp4, Ogg, M4a'),
-    -- Printable ASCII only: control characters, DEL and other scripts are refused.
-    (29, E'rec\tk', 1, 1, 'Ogg', 'file_id is not printable ASCII'),
-    (30, 'rec' || chr(127), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
-    (31, 'rec' || chr(233), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
-    (32, 'rec' || chr(255), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
-    (33, 'https://cdn' || chr(233), 1, 1, 'Ogg', 'file_id is not printable ASCII'),
+    -- No control characters (C0, DEL, C1); other scripts are a storage reference's right.
+    (29, E'rec\tk', 1, 1, 'Ogg', 'file_id has control characters'),
+    (30, 'rec' || chr(127), 1, 1, 'Ogg', 'file_id has control characters'),
+    (31, 'rec' || chr(133), 1, 1, 'Ogg', 'file_id has control characters'),
+    (32, 'rec' || chr(1), 1, 1, 'Ogg', 'file_id has control characters'),
+    (33, 'https://cdn' || chr(233), 1, 1, 'Ogg', 'file_id is a URL, not a storage reference'),
     -- Seven days at most: longer is a corrupt value, not a long call.
     (34, 'k', 1, 604801, 'Ogg', 'duration_seconds is more than 604800 (7 days)'),
     (35, 'k', 1, 2147483647, 'Ogg', 'duration_seconds is more than 604800 (7 days)'),
@@ -46,6 +46,7 @@ insert into probes values
     (19, repeat('k', 1024), 0, 0, 'M4a', null),
     (36, 'k', 1, 604800, 'Ogg', null),
     (37, ' !~k ', 1, 1, 'Ogg', null),
+    (38, 'recordings/запись-' || chr(233) || chr(255), 1, 1, 'Ogg', null),
     (20, 'recordings/a.webm', 4096, 600, 'Webm', null),
     (21, 'k', 1, 1, 'Mp4', null),
     (22, 'k', 1, 1, 'Ogg', null),
