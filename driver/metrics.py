@@ -304,8 +304,8 @@ class Metrics:
         )
         self.pace_slowdowns_total = Counter(
             f"{PREFIX}_pace_slowdowns",
-            "Times adaptive pacing slowed a drain (other logins at work, their statements "
-            "slowed, or the probe unanswered).",
+            "Times adaptive pacing slowed a drain to the shared rate (other logins at work, or "
+            "the probe unanswered).",
             registry=r,
         )
 
