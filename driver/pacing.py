@@ -1,28 +1,25 @@
 """Pacing of a backlog drain: unlimited while nobody else is on the database, a fixed shared
-rate while somebody is (docs/pacing.md has the figures).
+rate while somebody is (docs/pacing.md: the law's table and the bench's figures).
 
-Is anybody else here? ``pg_stat_activity`` hides the ``state`` and ``query`` of other logins'
-sessions from a least-privileged login, but not their ``backend_xmin`` / ``backend_xid``: a
-session holding either is running a statement or a transaction now (``queries.CONTENTION_SAMPLE``;
-our own login and the background processes do not count). On a database nobody else used it was
-0 in every sample; the bench's service, 200 short statements a second, shows in 4-9 % of them, so
-one sample says little. The law, at every sample and every round trip of a drain:
+Is anybody else here? ``pg_stat_activity`` hides other logins' ``state`` and ``query`` from a
+least-privileged login, not their ``backend_xmin`` / ``backend_xid``: a session holding either
+is at work now (``queries.CONTENTION_SAMPLE``; our own login and background processes do not
+count). The bench's service, 200 short statements a second, shows in only 4-9 % of the samples,
+so the law, at every sample and every round trip of a drain, looks at many:
 
 - no probe answer for ``stale_s``: the shared rate (``no_signal``): a broken probe must not
   unleash a drain;
 - a sample of the last ``presence_window_s`` saw another login at work: the shared rate,
-  ``RFR_PACING_SHARED_RATE`` (``others_active``). The window is long so that a light service,
-  missed by most samples, is not taken for gone between two that see it;
-- the probe has answered without a gap for less than ``open_after_s`` (a drain's first seconds,
-  or after a silence): the shared rate (``ramp_up``): too few samples yet to miss nobody;
-- else nobody else is here: unlimited, or ``RFR_MAX_APPLY_RATE``.
+  ``RFR_PACING_SHARED_RATE`` (``others_active``);
+- answers without a gap for less than ``open_after_s`` (a drain's first seconds, or after a
+  silence): the shared rate (``ramp_up``): too few samples yet to rule a light service out;
+- else: unlimited, or ``RFR_MAX_APPLY_RATE``.
 
 Entering ``others_active`` or ``no_signal`` is a *slowdown* (counted, logged ``pace slowed``).
-``RFR_PACING=off`` is the fixed rate of ``RFR_MAX_APPLY_RATE`` (0 = none) and samples nothing;
-so does a cycle until its first full claim (a few rows due are no drain). The pace is enforced
-after each pipelined round trip: the applying thread waits until the rows applied so far are
-due, a round trip carries at most ``burst_s`` worth of rows and a claim ``claim_horizon_s``
-worth, so a slow pace never holds a large claim (nor runs a cycle into its lock TTL).
+``RFR_PACING=off``, and a cycle before its first full claim (a few rows due are no drain), run at
+``RFR_MAX_APPLY_RATE`` (0 = none) and sample nothing. The applying thread waits after each
+pipelined round trip until the rows applied so far are due; a round trip carries at most
+``burst_s`` worth of rows and a claim ``claim_horizon_s`` worth (no large claim at a slow pace).
 """
 
 from __future__ import annotations
