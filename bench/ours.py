@@ -119,8 +119,7 @@ def _watch_pacers() -> list[Any]:
     observe = pacing.Pacer.observe
 
     def observed(self: Any, sample: Any) -> None:
-        self.__dict__.setdefault("bench_samples", []).append(
-            [sample.at, round(sample.latency_s * 1000, 3), sample.others])
+        self.__dict__.setdefault("bench_samples", []).append([sample.at, sample.others])
         observe(self, sample)
 
     pacing.Pacer.observe = observed  # type: ignore[method-assign]
@@ -210,8 +209,8 @@ def main() -> int:
         "calls": dict(timers.calls),
         "maxrss_kb": peak_rss_kb(),
         **({"trace": dict(timers.trace)} if timers.traced else {}),
-        **({"pace": [[[c.at, c.rate, c.reason, c.slowdown, c.spread, c.presence]
-                      for c in p.controller.changes] for p in pacers],
+        **({"pace": [[[c.at, c.rate, c.reason, c.slowdown] for c in p.changes]
+                     for p in pacers],
             "pace_samples": [p.__dict__.get("bench_samples", []) for p in pacers]}
            if pacers else {}),
     }

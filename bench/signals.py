@@ -77,7 +77,7 @@ def report(results: dict[str, Any]) -> str:
             flushes = sum(1 for a, b in itertools.pairwise(ss) if b[3] != a[3]) / span
             mine = [x for x in ours if lo <= x[0] < hi]
             share = (f"{sum(1 for x in ss if x[2]) / len(ss):.3f} / "
-                     + (f"{sum(1 for x in mine if x[2]) / len(mine):.3f}" if mine else "-"))
+                     + (f"{sum(1 for x in mine if x[1]) / len(mine):.3f}" if mine else "-"))
             applies = [a for a in out.get("trace", {}).get("apply_outcomes", [])
                        if lo <= a[0] < hi and a[1]]
             per_row = (f"{sum(a[2] for a in applies) / sum(a[1] for a in applies) * 1000:.2f}"

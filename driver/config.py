@@ -144,21 +144,16 @@ VARIABLES: tuple[Variable, ...] = (
              "the SQL tree for migrate (default: the package's sql/)"),
     Variable("RFR_MAX_APPLY_RATE", "0", "a number in 0..100000 (0 = no limit)",
              "at most this many verdicts applied per second: with RFR_PACING=adaptive the "
-             "ceiling of the adaptive pace, with off a fixed pace (docs/pacing.md)",
-             "--max-apply-rate"),
+             "pace while nobody else is on the database, with off a fixed pace "
+             "(docs/pacing.md)", "--max-apply-rate"),
     Variable("RFR_PACING", "adaptive", "adaptive or off",
              "adaptive: a drain runs unlimited while no other login's sessions are at work in "
-             "the database, and slows down (to RFR_PACING_MIN_RATE at the least) while they are "
-             "and a probe statement's latency shows they suffer; off: only RFR_MAX_APPLY_RATE "
-             "paces (a database the worker has to itself, or a pace set by hand)",
-             "--pacing"),
-    Variable("RFR_PACING_MIN_RATE", "20", "a number in 1..100000, <= RFR_PACING_SHARED_RATE",
-             "adaptive pacing never slows a drain below this many verdicts per second (unless "
-             "RFR_MAX_APPLY_RATE is lower)", "--pacing-min-rate"),
+             "the database, at RFR_PACING_SHARED_RATE while they are (or the probe does not "
+             "answer); off: only RFR_MAX_APPLY_RATE paces (a database the worker has to "
+             "itself, or a pace set by hand)", "--pacing"),
     Variable("RFR_PACING_SHARED_RATE", "100", "a number in 1..100000",
-             "adaptive pacing: the most a drain applies per second while other logins' sessions "
-             "are at work (it starts at half of it, or 50, and cuts for measured contention)",
-             "--pacing-shared-rate"),
+             "adaptive pacing: the verdicts a drain applies per second while other logins' "
+             "sessions are at work", "--pacing-shared-rate"),
 )
 
 VARIABLE_BY_NAME = {v.name: v for v in VARIABLES}
@@ -260,7 +255,6 @@ class Settings:
     retention: float = 30 * 86400.0
     max_apply_rate: float = 0.0
     pacing: str = "adaptive"
-    pacing_min_rate: float = 20.0
     pacing_shared_rate: float = 100.0
 
     def secrets(self) -> list[str]:
@@ -565,19 +559,13 @@ def _policy_duration(text: str, days: bool = False) -> float:
     return timedelta(seconds=seconds).total_seconds()
 
 
-def _check_pacing(r: _Reader) -> tuple[str, float, float]:
-    """(RFR_PACING, RFR_PACING_MIN_RATE, RFR_PACING_SHARED_RATE): the floor may not exceed the
-    shared ceiling."""
+def _check_pacing(r: _Reader) -> tuple[str, float]:
+    """(RFR_PACING, RFR_PACING_SHARED_RATE)."""
     value, source = r.raw("RFR_PACING")
     mode = (value or "").strip().lower()
     if mode not in ("adaptive", "off"):
         raise r.fail("RFR_PACING", value, source)
-    shared_rate = r.number("RFR_PACING_SHARED_RATE", 1.0, 100000.0)
-    min_rate = r.number("RFR_PACING_MIN_RATE", 1.0, 100000.0)
-    if min_rate > shared_rate:
-        raise r.fail("RFR_PACING_MIN_RATE", r.text("RFR_PACING_MIN_RATE"),
-                     r.raw("RFR_PACING_MIN_RATE")[1])
-    return mode, min_rate, shared_rate
+    return mode, r.number("RFR_PACING_SHARED_RATE", 1.0, 100000.0)
 
 
 def load_settings(
@@ -596,7 +584,7 @@ def load_settings(
     bucket, topic = _check_bucket_and_topic(r)
     lock_ttl, max_run, s3_timeout = _check_durations(r)
     protocol, mechanism, username, password = _check_kafka_security(r)
-    pacing, pacing_min_rate, pacing_shared_rate = _check_pacing(r)
+    pacing, pacing_shared_rate = _check_pacing(r)
     return Settings(
         database_url=_check_database_url(r, database_required),
         s3_endpoint_url=_check_endpoint(r),
@@ -636,7 +624,6 @@ def load_settings(
         retention=_check_retention(r),
         max_apply_rate=r.number("RFR_MAX_APPLY_RATE", 0.0, 100000.0),
         pacing=pacing,
-        pacing_min_rate=pacing_min_rate,
         pacing_shared_rate=pacing_shared_rate,
     )
 

@@ -209,8 +209,8 @@ class Metrics:
             "The apply pace of the current (or last) drain, verdicts per second; 0 = unlimited.")
         self.pace_slowdowns_total = self._counter(
             "pace_slowdowns",
-            "Times adaptive pacing slowed a drain (other logins at work, their statements "
-            "slowed, or the probe unanswered).")
+            "Times adaptive pacing slowed a drain to the shared rate (other logins at work, or "
+            "the probe unanswered).")
 
     def _incident_metrics(self) -> None:
         """Storage incidents (driver/incidents.py, recording_finalize_internal.outcome_decision)

@@ -40,8 +40,8 @@ comment on function recording_finalize_internal.metadata_problem(text, bigint, i
 'Available (apply_outcome found, recording_ingest_completed): all four present (the first '
 'missing one is named); file_id not blank (white space only), at most 1024 characters, no '
 'control characters, not a URL; size >= 0; duration from 0 to 604800 (7 days); format Webm, '
-'Mp4, Ogg or M4a (case-sensitive). Returns the first rule broken, in words naming the field, or NULL. The '
-'product checks them itself: the service''s table may have other CHECKs, or none.';
+'Mp4, Ogg or M4a (case-sensitive). Returns the first rule broken, in words naming the field, '
+'or NULL. The product checks them itself: the service''s table may have other CHECKs, or none.';
 
 revoke all on function recording_finalize_internal.metadata_problem(text, bigint, integer, text)
 from public;
