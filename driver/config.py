@@ -151,7 +151,7 @@ VARIABLES: tuple[Variable, ...] = (
              "the database, at RFR_PACING_SHARED_RATE while they are (or the probe does not "
              "answer); off: only RFR_MAX_APPLY_RATE paces (a database the worker has to "
              "itself, or a pace set by hand)", "--pacing"),
-    Variable("RFR_PACING_SHARED_RATE", "100", "a number in 1..100000",
+    Variable("RFR_PACING_SHARED_RATE", "50", "a number in 1..100000",
              "adaptive pacing: the verdicts a drain applies per second while other logins' "
              "sessions are at work", "--pacing-shared-rate"),
 )

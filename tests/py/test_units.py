@@ -46,7 +46,7 @@ def test_defaults_are_the_spec_defaults() -> None:
         300.0, 180.0, 10.0, 9464)
     assert (s.lock_key, s.s3_concurrency, s.relay_batch_size) == (5928001741300501, 16, 500)
     assert s.recordings_enabled is True
-    assert (s.pacing, s.pacing_shared_rate, s.max_apply_rate) == ("adaptive", 100.0, 0.0)
+    assert (s.pacing, s.pacing_shared_rate, s.max_apply_rate) == ("adaptive", 50.0, 0.0)
     assert s.s3_region == "us-east-1"
     assert "hunter22" not in repr(s)
 
