@@ -5,16 +5,15 @@ runner reads it once per cycle.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from .. import logs
 from ..cliutil import (
     EXIT_OK,
-    EXIT_USAGE,
     Command,
     add_json_flag,
     add_operator_args,
     connect,
-    fail,
     iso,
     operator,
     print_json,
@@ -24,15 +23,13 @@ from . import queries
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("part", metavar="PART", help="reconcile, relay or all")
+    cmd.add_argument("part", metavar="PART", choices=("reconcile", "relay", "all"),
+                     help="reconcile, relay or all")
     add_operator_args(cmd, reason_required=False)
     add_json_flag(cmd)
 
 
 def pause_command(args: argparse.Namespace, settings: Settings) -> int:
-    if args.part not in ("reconcile", "relay", "all"):
-        return fail(f"{args.command}: PART must be reconcile, relay or all; got {args.part!r}",
-                    EXIT_USAGE)
     paused = args.command == "pause"
     with connect(settings) as conn:
         # SPEC section 7 keeps --reason optional; the database requires one (an audited action
@@ -65,23 +62,17 @@ PAUSE = Command(
         "The workers stay up: /metrics (messenger_recording_finalize_paused{part}), status and\n"
         "the logs (\"cycle paused\") show it. Audited (--operator, --reason)."
     ),
-    exits=(
-        "exit 2: the part is not reconcile, relay or all."
-    ),
+    exits="exit 2: the part is not reconcile, relay or all.",
     handler=pause_command,
     add_arguments=_add_arguments,
 )
 
-RESUME = Command(
+RESUME = replace(
+    PAUSE,
     name="resume",
     summary="resume what pause stopped",
     description=(
         "Clears the pause switch of reconcile, relay or all; runners pick it up on their next\n"
         "cycle. Audited (--operator, --reason)."
     ),
-    exits=(
-        "exit 2: the part is not reconcile, relay or all."
-    ),
-    handler=pause_command,
-    add_arguments=_add_arguments,
 )
