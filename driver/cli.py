@@ -76,7 +76,7 @@ def _environment_help(command: Command) -> str:
             default = "default: unset" if spec.default is None else f"default: {spec.default}"
         flag = f", flag {spec.flag}" if spec.flag and name in command.flags else ""
         lines.append(f"  {name}  ({default}{flag})")
-        rule = spec.rule.replace(DURATION_RULE, "a duration").replace(
+        rule = spec.rule.text.replace(DURATION_RULE, "a duration").replace(
             DURATION_DAYS_RULE, "a duration (also in days: 30d)")
         lines += textwrap.wrap(f"{spec.help}; {rule}", width=94, initial_indent="      ",
                                subsequent_indent="      ")
@@ -117,7 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
         for variable in command.flags:
             spec = VARIABLE_BY_NAME[variable]
             flag = spec.flag or "--sql-dir"
-            cmd.add_argument(flag, dest=variable, metavar=_metavar(spec.rule), default=None,
+            metavar = ("DURATION" if spec.is_duration else
+                       "N" if spec.rule.text.startswith("an integer") else "VALUE")
+            cmd.add_argument(flag, dest=variable, metavar=metavar, default=None,
                              help=f"overrides {variable}")
     return parser
 
@@ -151,14 +153,6 @@ def version_text() -> str:
     return (f"{PROG} {package.version} (schema {package.schema_version}: "
             f"{len(package.migrations)} migrations, {len(package.functions)} function files)\n"
             f"commit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
-
-
-def _metavar(rule: str) -> str:
-    if rule.startswith((DURATION_RULE, DURATION_DAYS_RULE)):
-        return "DURATION"
-    if rule.startswith("an integer"):
-        return "N"
-    return "VALUE"
 
 
 def _settings(args: argparse.Namespace, command: Command) -> Settings:

@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 PROG = "recording-finalize"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
-#: The variables of a command that only connects to the database.
-DB_VARIABLES = ("DATABASE_URL",)
-
 Handler = Callable[[argparse.Namespace, "Settings"], int]
 
 
@@ -54,7 +51,7 @@ class Command:
     exits: str
     handler: Handler
     #: The variables the command reads (all of them are validated, whatever the command).
-    variables: Sequence[str] = DB_VARIABLES
+    variables: Sequence[str] = ("DATABASE_URL",)
     #: Those that must be set.
     required: tuple[str, ...] = ("DATABASE_URL",)
     #: Those a flag may override (``config.VARIABLES`` names the flag).
@@ -87,14 +84,10 @@ def iso(value: datetime | str | None) -> str:
     shown as it is)."""
     if value is None:
         return "-"
-    moment: datetime
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return value
-    else:
-        moment = value
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    except ValueError:
+        return str(value)
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
@@ -137,11 +130,32 @@ def print_json(data: Any) -> None:
     print(json.dumps(data, separators=(",", ":"), default=str), flush=True)
 
 
-def parse_uuid(text: str) -> UUID | None:
-    try:
-        return UUID(text)
-    except ValueError:
-        return None
+def check_recording_id(args: argparse.Namespace) -> None:
+    """RECORDING_ID, when given, is a UUID: ``args.recording_id`` becomes one."""
+    if args.recording_id is not None:
+        try:
+            args.recording_id = UUID(args.recording_id)
+        except ValueError:
+            raise UsageError(f"RECORDING_ID must be a UUID; got {args.recording_id!r}") from None
+
+
+def check_range(args: argparse.Namespace, dest: str, low: int = 1, high: int = 10000) -> None:
+    """An integer flag (``--failed-limit`` for ``failed_limit``) within ``low..high``."""
+    value = getattr(args, dest)
+    if not low <= value <= high:
+        flag = "--" + dest.replace("_", "-")
+        raise UsageError(f"{flag} must be an integer in {low}..{high}; got {value}")
+
+
+def check_limit(args: argparse.Namespace) -> None:
+    """``--limit`` within 1..10000 (status, storage-incident)."""
+    check_range(args, "limit")
+
+
+def check_reason(args: argparse.Namespace) -> None:
+    """``--reason`` says something: it goes to the audit trail."""
+    if not (args.reason or "").strip():
+        raise UsageError(f"{args.command}: --reason must say why (it goes to the audit trail)")
 
 
 def operator(args: argparse.Namespace) -> str:
@@ -167,9 +181,3 @@ def add_operator_args(cmd: argparse.ArgumentParser, reason_required: bool) -> No
 def add_json_flag(cmd: argparse.ArgumentParser, text: str = "print one JSON object instead of text"
                   ) -> None:
     cmd.add_argument("--json", action="store_true", help=text)
-
-
-def check_limit(args: argparse.Namespace) -> None:
-    """``--limit`` within 1..10000 (status, storage-incident)."""
-    if not 1 <= args.limit <= 10000:
-        raise UsageError(f"--limit must be an integer in 1..10000; got {args.limit}")

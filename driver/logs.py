@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import sys
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import Enum
-from pathlib import Path
 from typing import IO, Any, Protocol
 from uuid import UUID
 
@@ -70,13 +70,11 @@ def _plain(value: Any) -> Any:
         return value
     if isinstance(value, float):
         # json.dumps would print NaN/Infinity, which is not JSON.
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
+        return value if math.isfinite(value) else None
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, Path):
-        return str(value)
     if isinstance(value, Enum):
         return _plain(value.value)
     if isinstance(value, dict):

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from . import logs, queries
-from .config import ConfigError, Settings
+from .config import VARIABLE_BY_NAME, ConfigError, Settings, value_of
 from .db import connect
 from .errors import SqlState, sqlstate
 
@@ -65,24 +65,10 @@ def set_server_policy(settings: Settings) -> dict[str, Any]:
 
 def _value(settings: Settings, variable: str) -> str | None:
     """What the operator set for ``variable``, as the message shows it (None: unset)."""
-    seconds = {
-        "RFR_FINALIZE_SLA_TIMEOUT": settings.finalize_sla_timeout,
-        "RFR_BACKOFF_BASE": settings.backoff_base,
-        "RFR_BACKOFF_CAP": settings.backoff_cap,
-        "RFR_UPLOAD_GRACE": settings.upload_grace,
-        "RFR_RETENTION": settings.retention,
-    }
-    numbers = {
-        "RFR_TOPIC": settings.topic,
-        "RFR_MAX_ATTEMPTS": settings.max_attempts,
-        "RFR_BACKOFF_FACTOR": settings.backoff_factor,
-        "RFR_BACKOFF_JITTER": settings.backoff_jitter,
-        "RFR_RELAY_BATCH_SIZE": settings.relay_batch_size,
-    }
-    if variable in seconds:
-        value = seconds[variable]
-        return None if value is None else f"{value:g}s"
-    shown = numbers.get(variable)
-    if isinstance(shown, float):
-        return f"{shown:g}"
-    return None if shown is None else str(shown)
+    spec = VARIABLE_BY_NAME.get(variable)
+    value = None if spec is None else value_of(settings, variable)
+    if spec is None or value is None:
+        return None
+    if spec.is_duration:
+        return f"{value:g}s"
+    return f"{value:g}" if isinstance(value, float) else str(value)

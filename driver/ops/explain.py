@@ -5,7 +5,6 @@ worker will do next: ``recording_finalize.explain()``'s document, plus the HEAD 
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -13,20 +12,34 @@ import psycopg
 
 from ..cliutil import (
     EXIT_OK,
-    EXIT_USAGE,
     Command,
     add_json_flag,
+    check_recording_id,
     connect,
     fail,
     iso,
-    parse_uuid,
     print_json,
 )
 from ..config import Settings
 from ..errors import SqlState, sqlstate
-from ..model import Verdict
-from ..queries import operator_state, worker_config
+from ..queries import Connection, WorkerConfig, operator_state
 from . import queries, s3
+
+#: What a previewed result means, in words (the result itself is the database's decision).
+RESULT_WORDS = {
+    "reconciled": "the file storage has the binary now, so it becomes Available and its event "
+                  "is published",
+    "failed": "the file storage has no binary, so it becomes Failed (Timeout)",
+    "deferred_by_incident": "the file storage has no binary, but a storage incident holds the "
+                            "404 back: the attempt is given back and the row checked again "
+                            "later",
+    "backoff": "the file storage did not answer, so it backs off again",
+    "held_by_incident": "the file storage did not answer while the worker's own storage "
+                        "incident is open: the attempt is given back",
+    "quarantined": "it is quarantined",
+    "config_error_released": "the file storage refuses the bucket (configuration error): the "
+                             "cycle stops without counting the attempt",
+}
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -35,31 +48,17 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def explain_command(args: argparse.Namespace, settings: Settings) -> int:
-    recording_id = parse_uuid(args.recording_id)
-    if recording_id is None:
-        return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
-    try:
-        with connect(settings) as conn:
+    recording_id: UUID = args.recording_id
+    with connect(settings) as conn:
+        try:
             doc = queries.explain(conn, recording_id)
-            state = operator_state(conn)
-            worker = worker_config(conn)
-    except psycopg.Error as err:
-        if sqlstate(err) == SqlState.UNKNOWN_RECORDING:
+        except psycopg.Error as err:
+            if sqlstate(err) != SqlState.UNKNOWN_RECORDING:
+                raise
             return fail(f"explain: no recording and no finalize row with id {recording_id} "
                         "(RF021)")
-        raise
-    doc["paused"] = state.paused_parts()
-    # Where the worker looks, not where this operator's environment says: the worker reported
-    # its bucket and key template when it started (none yet: the operator's own).
-    if worker is not None:
-        settings = replace(settings, s3_bucket=worker.s3_bucket,
-                           s3_key_template=worker.s3_key_template)
-    doc["s3"] = _explain_s3(doc, recording_id, settings)
-    doc["s3"]["settingsOf"] = ("the worker (reported " + iso(worker.reported_at) + ")"
-                               if worker is not None else "this environment (no worker has "
-                               "reported its settings yet)")
-    if doc["next"].get("action") == "reconcile" and doc["s3"].get("outcome") is not None:
-        doc["next"]["outcome"] = _outcome(recording_id, doc["s3"], settings)
+        doc["paused"] = operator_state(conn).paused_parts()
+        _add_s3(conn, doc, recording_id, *s3.worker_settings(conn, settings))
     doc["next"]["sentence"] = _sentence(doc)
     if args.json:
         print_json(doc)
@@ -68,35 +67,29 @@ def explain_command(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _explain_s3(doc: dict[str, Any], recording_id: UUID, settings: Settings) -> dict[str, Any]:
+def _add_s3(conn: Connection, doc: dict[str, Any], recording_id: UUID, settings: Settings,
+            worker: WorkerConfig | None) -> None:
+    """What S3 says of the recording now, where the worker looks, and what the next cycle would
+    do with that verdict: the database's decision (``preview_outcomes``), never a guess here."""
+    whose = {"settingsOf": "the worker (reported " + iso(worker.reported_at) + ")"
+             if worker is not None else "this environment (no worker has reported its "
+             "settings yet)"}
     session = doc.get("session") or {}
-    kind, session_id = session.get("kind"), session.get("id")
-    if not kind or not session_id:
-        return {"outcome": None, "present": None, "error": "no session to build the key from"}
-    storage = s3.open_storage(settings)
-    try:
-        row = s3.claimed(recording_id, str(kind), UUID(str(session_id)))
-        confirmed, config_error = s3.bucket(storage)
-        result = {"key": storage.key_for(row), "bucket": settings.s3_bucket,
-                  "bucketConfirmed": confirmed if config_error is None else None}
-        if config_error is not None:
-            return result | s3.verdict_dict(None, config_error)
-        return result | s3.verdict_dict(storage.check(row, confirmed))
-    finally:
-        storage.close()
-
-
-def _outcome(recording_id: UUID, seen: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """What the next cycle would do with this verdict: the database's decision
-    (``preview_outcomes``, the decider ``apply_outcome`` carries out), never a guess here."""
-    verdict = Verdict(str(seen["outcome"]), file_id=seen.get("fileId"),
-                      size_bytes=seen.get("sizeBytes"),
-                      duration_seconds=seen.get("durationSeconds"), format=seen.get("format"),
-                      error=seen.get("error"))
-    with connect(settings) as conn:
-        preview = queries.preview_outcomes(conn, [(recording_id, verdict)],
-                                           bucket_confirmed=seen.get("bucketConfirmed"))[0]
-    return {"result": preview.result, "finalizeStatus": preview.finalize_status,
+    if not session.get("kind") or not session.get("id"):
+        doc["s3"] = {"outcome": None, "present": None,
+                     "error": "no session to build the key from"} | whose
+        return
+    heads = s3.head_rows(settings, [s3.claimed(recording_id, str(session["kind"]),
+                                               UUID(str(session["id"])))])
+    seen = heads.verdicts[0] if heads.verdicts else None
+    confirmed = heads.bucket_confirmed if heads.config_error is None else None
+    doc["s3"] = ({"key": heads.keys[0], "bucket": settings.s3_bucket, "bucketConfirmed": confirmed}
+                 | s3.verdict_dict(seen, heads.config_error) | whose)
+    if doc["next"].get("action") == "reconcile":
+        [preview] = queries.preview_outcomes(
+            conn, [(recording_id, s3.verdict_of(seen, heads.config_error))], confirmed)
+        doc["next"]["outcome"] = {
+            "result": preview.result, "finalizeStatus": preview.finalize_status,
             "attempts": preview.attempts,
             "nextAttemptAt": iso(preview.next_attempt_at) if preview.next_attempt_at else None,
             "detail": preview.detail}
@@ -108,7 +101,7 @@ def _sentence(doc: dict[str, Any]) -> str:
     parts = [text[0].upper() + text[1:] if text else "Nothing"]
     outcome = nxt.get("outcome")
     if outcome:
-        words = s3.RESULT_WORDS.get(str(outcome["result"]), str(outcome["result"]))
+        words = RESULT_WORDS.get(str(outcome["result"]), str(outcome["result"]))
         if outcome.get("nextAttemptAt") and outcome.get("finalizeStatus") == "Pending":
             words += f" (next attempt at {outcome['nextAttemptAt']})"
         if outcome.get("detail") and outcome["result"] in ("quarantined", "deferred_by_incident"):
@@ -127,11 +120,8 @@ def _sentence(doc: dict[str, Any]) -> str:
 
 
 def _print_explain(doc: dict[str, Any]) -> None:
-    rec = doc.get("recording")
+    rec, fin = doc.get("recording"), doc.get("finalize")
     ses = doc.get("session") or {}
-    fin = doc.get("finalize")
-    s3 = doc.get("s3") or {}
-    out = doc.get("outbox")
     lines = [f"recording  {doc['recordingId']}"]
     if rec:
         lines.append(f"  status {rec['status']} (version {rec['version']}), {rec['mediaType']}, "
@@ -157,31 +147,32 @@ def _print_explain(doc: dict[str, Any]) -> None:
             lines.append(f"  quarantine reason: {fin.get('quarantineReason') or 'unknown'}")
     else:
         lines.append("finalize   no finalize row")
+    print("\n".join(lines + _later_lines(doc)), flush=True)
+
+
+def _later_lines(doc: dict[str, Any]) -> list[str]:
+    """The S3 check, the event, the operators' actions and what comes next."""
+    s3, out = doc.get("s3") or {}, doc.get("outbox")
     if s3.get("outcome") is None:
-        lines.append(f"s3         not checked: {s3.get('error')}")
+        lines = [f"s3         not checked: {s3.get('error')}"]
     else:
         present = {True: "present", False: "absent", None: "unknown"}[s3.get("present")]
         size = f", {s3['sizeBytes']} bytes" if s3.get("sizeBytes") is not None else ""
         error = f" ({s3['error']})" if s3.get("error") else ""
-        lines.append(f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
-                     f"{s3['outcome']}{error}")
-        lines.append(f"           (with the settings of {s3.get('settingsOf')})")
+        lines = [f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
+                 f"{s3['outcome']}{error}", f"           (with the settings of "
+                 f"{s3.get('settingsOf')})"]
     if out:
         lines.append(f"event      enqueued {iso(out.get('createdAt'))}, published "
                      f"{iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")
     else:
         lines.append("event      none in the outbox (never enqueued, or removed by the service's "
                      "retention)")
-    for push in doc.get("realtime") or []:
-        lines.append(f"realtime   {push['kind']} created {iso(push['createdAt'])}, dispatched "
-                     f"{iso(push.get('dispatchedAt'))}")
-    for action in doc.get("operatorActions") or []:
-        lines.append(f"operator   {iso(action['at'])} {action['action']} by "
-                     f"{action['operator']}: {action['reason']}")
+    lines += [f"operator   {iso(action['at'])} {action['action']} by {action['operator']}: "
+              f"{action['reason']}" for action in doc.get("operatorActions") or []]
     if doc.get("paused"):
         lines.append(f"paused     {', '.join(doc['paused'])}")
-    lines.append(f"next       {doc['next']['sentence']}")
-    print("\n".join(lines), flush=True)
+    return [*lines, f"next       {doc['next']['sentence']}"]
 
 
 COMMAND = Command(
@@ -191,9 +182,9 @@ COMMAND = Command(
         "Prints the recording (status, version, times), its session (ended, SLA due), its\n"
         "finalize row (attempts, next attempt, last error, quarantine reason), what S3 says\n"
         "right now (present, size, the verdict the worker would reach), its integration event\n"
-        "(enqueued, published, event-id), its realtime rows, the operators' actions on it, and\n"
-        "one sentence: what the worker will do next and when. Read-only. With --json one JSON\n"
-        "object: recordingId, recording, session, finalize, s3, outbox, realtime,\n"
+        "(enqueued, published, event-id), the operators' actions on it, and one sentence: what\n"
+        "the worker will do next and when. Read-only. With --json one JSON object:\n"
+        "recordingId, recording, session, finalize, s3, outbox, serviceEvent,\n"
         "operatorActions, paused, next {action, at, text, sentence}."
     ),
     exits=(
@@ -203,4 +194,5 @@ COMMAND = Command(
     handler=explain_command,
     variables=s3.S3_VARIABLES,
     add_arguments=_add_arguments,
+    check_args=check_recording_id,
 )

@@ -9,8 +9,6 @@ recording whose upload window overlapped it. ``incident_json`` and ``print_incid
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -59,97 +57,66 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     add_json_flag(cmd, "print JSON instead of text")
 
 
-@dataclass(frozen=True)
-class _IncidentArgs:
-    action: str
-    source: str | None
-    at: datetime | None
-    reason: str | None
-    recent_s: float
-    limit: int
-    as_json: bool
-
-
 def _check_args(args: argparse.Namespace) -> None:
-    """Validated before the configuration is read; the handler gets them as ``args.incident``."""
+    """Parses --at and --recent in place, before the configuration is read."""
     check_limit(args)
-    try:
-        args.incident = _incident_args(args)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-
-
-def _incident_args(args: argparse.Namespace) -> _IncidentArgs:
-    """Validates the storage-incident flags; ValueError names the flag and its rule."""
-    at: datetime | None = None
     if args.at is not None:
         try:
-            at = moment(args.at)
+            args.at = moment(args.at)
         except ValueError:
-            raise ValueError(f"--at must be an ISO-8601 time (2026-12-01T08:00:00Z) or a "
+            raise UsageError(f"--at must be an ISO-8601 time (2026-12-01T08:00:00Z) or a "
                              f"duration ago (20m, 2h, 1d); got {args.at!r}") from None
     if args.action == "list" and (args.at is not None or args.reason is not None):
-        raise ValueError("--at and --reason go with open and close, not list")
+        raise UsageError("--at and --reason go with open and close, not list")
     try:
-        recent_s = parse_duration(args.recent, days=True)
+        args.recent = parse_duration(args.recent, days=True)
     except ValueError:
-        raise ValueError(f"--recent must be a duration (90, 5m, 1h, 30d); got {args.recent!r}") \
+        raise UsageError(f"--recent must be a duration (90, 5m, 1h, 30d); got {args.recent!r}") \
             from None
-    source = args.source
-    if source is None and args.action != "list":
-        source = "ops"
-    return _IncidentArgs(args.action, source, at, args.reason, recent_s, args.limit, args.json)
 
 
 def incident_command(args: argparse.Namespace, settings: Settings) -> int:
-    a: _IncidentArgs = args.incident
-    if a.action == "list":
-        with connect(settings) as conn:
-            incidents = [i for i in storage_incident_list(conn, a.recent_s, a.limit)
-                         if a.source is None or i.source == a.source]
-        if a.as_json:
-            print_json({"storageIncidents": [incident_json(i) for i in incidents]})
-        elif incidents:
-            print_incidents(incidents)
-        else:
-            print("no open storage incident, none ended recently")
-        return EXIT_OK
-    return _open_or_close(a, settings)
+    if args.action != "list":
+        return _open_or_close(args, settings, args.source or "ops")
+    with connect(settings) as conn:
+        incidents = [i for i in storage_incident_list(conn, args.recent, args.limit)
+                     if args.source is None or i.source == args.source]
+    if args.json:
+        print_json({"storageIncidents": [incident_json(i) for i in incidents]})
+    elif incidents:
+        print_incidents(incidents)
+    else:
+        print("no open storage incident, none ended recently")
+    return EXIT_OK
 
 
-def _open_or_close(a: _IncidentArgs, settings: Settings) -> int:
-    assert a.source is not None
+def _open_or_close(args: argparse.Namespace, settings: Settings, source: str) -> int:
     try:
         with connect(settings) as conn:
-            if a.action == "open":
-                incident: StorageIncident | None = storage_incident_open(
-                    conn, a.source, a.reason, a.at)
-            else:
-                incident = storage_incident_close(conn, a.source, a.at, a.reason)
+            incident = (storage_incident_open(conn, source, args.reason, args.at)
+                        if args.action == "open"
+                        else storage_incident_close(conn, source, args.at, args.reason))
     except psycopg.Error as err:
         state = sqlstate(err)
-        message = err.diag.message_primary or str(err)
+        message = f"storage-incident {args.action}: {err.diag.message_primary or err} ({state})"
         if state in (SqlState.INCIDENT_SOURCE_INVALID, SqlState.INCIDENT_TIME_INVALID):
-            return fail(f"storage-incident {a.action}: {message} ({state})", EXIT_USAGE)
+            return fail(message, EXIT_USAGE)
         if state == SqlState.INCIDENT_SOURCE_FORBIDDEN:
-            return fail(f"storage-incident {a.action}: {message} ({state}); log in as a role "
-                        "granted recording_finalize_operator")
+            return fail(f"{message}; log in as a role granted recording_finalize_operator")
         raise
     if incident is None:
-        return fail(f"storage-incident close: source {a.source!r} has no open incident "
+        return fail(f"storage-incident close: source {source!r} has no open incident "
                     "(see `recording-finalize storage-incident list`)")
-    event = ("storage incident opened" if a.action == "open" and incident.created
-             else "storage incident already open" if a.action == "open"
-             else "storage incident closed")
+    event, what = (("storage incident closed", "closed") if args.action == "close"
+                   else ("storage incident opened", "opened") if incident.created
+                   else ("storage incident already open", "already open (unchanged)"))
     logs.log(event, incidentId=incident.id, source=incident.source)
-    if a.as_json:
+    if args.json:
         print_json(incident_json(incident))
         return EXIT_OK
-    what = {"storage incident opened": "opened", "storage incident already open":
-            "already open (unchanged)", "storage incident closed": "closed"}[event]
     print(f"storage incident {incident.id} ({incident.source}) {what}: started "
           f"{iso(incident.started_at)}, ended {iso(incident.ended_at)}")
-    if a.action == "close":
+    if args.action == "close":
         print("a 404 stays untrusted for RFR_UPLOAD_GRACE after the end for the recordings "
               "whose upload window overlapped it")
     return EXIT_OK

@@ -5,16 +5,16 @@ runner reads it once per cycle.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from .. import logs
 from ..cliutil import (
     EXIT_OK,
-    EXIT_USAGE,
     Command,
+    UsageError,
     add_json_flag,
     add_operator_args,
     connect,
-    fail,
     iso,
     operator,
     print_json,
@@ -29,10 +29,13 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     add_json_flag(cmd)
 
 
-def pause_command(args: argparse.Namespace, settings: Settings) -> int:
+def _check_part(args: argparse.Namespace) -> None:
     if args.part not in ("reconcile", "relay", "all"):
-        return fail(f"{args.command}: PART must be reconcile, relay or all; got {args.part!r}",
-                    EXIT_USAGE)
+        raise UsageError(f"{args.command}: PART must be reconcile, relay or all; got "
+                         f"{args.part!r}")
+
+
+def pause_command(args: argparse.Namespace, settings: Settings) -> int:
     paused = args.command == "pause"
     with connect(settings) as conn:
         # SPEC section 7 keeps --reason optional; the database requires one (an audited action
@@ -65,23 +68,18 @@ PAUSE = Command(
         "The workers stay up: /metrics (messenger_recording_finalize_paused{part}), status and\n"
         "the logs (\"cycle paused\") show it. Audited (--operator, --reason)."
     ),
-    exits=(
-        "exit 2: the part is not reconcile, relay or all."
-    ),
+    exits="exit 2: the part is not reconcile, relay or all.",
     handler=pause_command,
     add_arguments=_add_arguments,
+    check_args=_check_part,
 )
 
-RESUME = Command(
+RESUME = replace(
+    PAUSE,
     name="resume",
     summary="resume what pause stopped",
     description=(
         "Clears the pause switch of reconcile, relay or all; runners pick it up on their next\n"
         "cycle. Audited (--operator, --reason)."
     ),
-    exits=(
-        "exit 2: the part is not reconcile, relay or all."
-    ),
-    handler=pause_command,
-    add_arguments=_add_arguments,
 )

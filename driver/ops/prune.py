@@ -7,11 +7,12 @@ The batches are ``maintenance.prune_batches``, the same that ``run`` prunes with
 from __future__ import annotations
 
 import argparse
-from collections import Counter
+from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 from .. import logs
-from ..cliutil import EXIT_OK, EXIT_USAGE, Command, add_json_flag, connect, fail, print_json
+from ..cliutil import EXIT_OK, Command, UsageError, add_json_flag, check_range, connect, print_json
 from ..config import Settings, parse_duration
 from ..maintenance import PRUNE_BATCH_ROWS, prune_batches
 from ..queries import prune
@@ -27,46 +28,39 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     add_json_flag(cmd)
 
 
-def _older_than(text: str) -> float | None:
+def _check_args(args: argparse.Namespace) -> None:
+    """``--older-than`` becomes seconds."""
     try:
-        seconds = parse_duration(text, days=True)
+        args.older_than_s = parse_duration(args.older_than, days=True)
     except ValueError:
-        return None
-    return seconds if seconds >= 60 else None
+        args.older_than_s = 0.0
+    if args.older_than_s < 60:
+        raise UsageError(f"prune: --older-than must be a duration of at least 1 minute (30d, "
+                         f"12h, 90m); got {args.older_than!r}")
+    check_range(args, "batch_size")
 
 
 def prune_command(args: argparse.Namespace, settings: Settings) -> int:
-    older = _older_than(args.older_than)
-    if older is None:
-        return fail(f"prune: --older-than must be a duration of at least 1 minute (30d, 12h, "
-                    f"90m); got {args.older_than!r}", EXIT_USAGE)
-    if not 1 <= args.batch_size <= 10000:
-        return fail(f"--batch-size must be an integer in 1..10000; got {args.batch_size}",
-                    EXIT_USAGE)
+    older = args.older_than_s
+    totals: Mapping[str, int]
     with connect(settings) as conn:
         if args.dry_run:
-            counts = prune(conn, older, args.batch_size, True)
-            totals = Counter(finalize=counts.finalize, events=counts.events,
-                             leases=counts.leases, incidents=counts.incidents)
-            calls = 0
+            totals, calls = asdict(prune(conn, older, args.batch_size, True)), 0
         else:
             totals, calls = prune_batches(conn, older, args.batch_size)
-    result = {"dryRun": bool(args.dry_run), "olderThanSeconds": older,
-              "finalize": totals["finalize"], "events": totals["events"],
-              "leases": totals["leases"],
-              "incidents": totals["incidents"], "statements": calls}
+    counts = {k: totals[k] for k in ("finalize", "events", "leases", "incidents")}
+    result: dict[str, Any] = {"olderThanSeconds": older, **counts, "statements": calls}
     if not args.dry_run:
-        fields: dict[str, Any] = {k: v for k, v in result.items() if k != "dryRun"}
-        logs.log("pruned", **fields)
+        logs.log("pruned", **result)
     if args.json:
-        print_json(result)
-    else:
-        verb = "would delete" if args.dry_run else "deleted"
-        print(f"{verb}: {totals['finalize']} Done finalize rows, {totals['events']} published "
-              f"events of the product's outbox, {totals['leases']} expired relay leases, "
-              f"{totals['incidents']} ended storage incidents"
-              + ("" if args.dry_run else f" ({calls} batch(es))"))
-        print("(the messenger service's outboxes are its own to prune)")
+        print_json({"dryRun": bool(args.dry_run), **result})
+        return EXIT_OK
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{verb}: {counts['finalize']} Done finalize rows, {counts['events']} published "
+          f"events of the product's outbox, {counts['leases']} expired relay leases, "
+          f"{counts['incidents']} ended storage incidents"
+          + ("" if args.dry_run else f" ({calls} batch(es))"))
+    print("(the messenger service's outboxes are its own to prune)")
     return EXIT_OK
 
 
@@ -84,10 +78,8 @@ COMMAND = Command(
         "--json one object: dryRun, olderThanSeconds, finalize, events, leases, incidents,\n"
         "statements."
     ),
-    exits=(
-        "exit 2: --older-than is not a duration of at least 1 minute."
-    ),
+    exits="exit 2: --older-than is not a duration of at least 1 minute.",
     handler=prune_command,
-    variables=("DATABASE_URL",),
     add_arguments=_add_arguments,
+    check_args=_check_args,
 )

@@ -1,5 +1,5 @@
 """The operator commands' SQL (as a login granted ``recording_finalize_operator``); what the worker
-itself sends is in the core's ``queries.py``.
+itself sends is in the core's ``queries.py``. Each row type is its function's columns.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -16,8 +16,7 @@ from psycopg.rows import class_row
 from ..model import Verdict
 from ..queries import Connection, interval
 
-if TYPE_CHECKING:
-    from ..config import Settings
+_Row = TypeVar("_Row")
 
 
 @dataclass(frozen=True)
@@ -46,25 +45,16 @@ class RescheduledRow:
 
 @dataclass(frozen=True)
 class AuditRow:
-    """One invariant check: ``found`` findings, a few example recording ids."""
-
     check_name: str
     reason: str | None
     found: int
-    examples: list[str]
+    examples: list[str] | None
 
 
 @dataclass(frozen=True)
-class FailedRecording:
-    recording_id: UUID
-    session_kind: str
-    session_id: UUID
-    failure_reason: str | None
-    failed_at: datetime | None
+class RecordingRow:
+    """A recording and its session: a Failed one, or an orphan ``audit_repair`` repaired."""
 
-
-@dataclass(frozen=True)
-class RepairedRow:
     recording_id: UUID
     session_kind: str
     session_id: UUID
@@ -72,7 +62,7 @@ class RepairedRow:
 
 @dataclass(frozen=True)
 class PreviewRow:
-    """What ``claim_due`` would do with one due row (``claim_preview``)."""
+    """What ``claim_due`` would do with one due row."""
 
     recording_id: UUID
     session_kind: str
@@ -86,8 +76,8 @@ class PreviewRow:
 
 @dataclass(frozen=True)
 class OutcomePreview:
-    """What the next cycle would do with a recording given a storage verdict
-    (``preview_outcomes``): the claim's action, then, for reconcile, the verdict's result."""
+    """What the next cycle would do with a recording given a storage verdict: the claim's
+    action, then, for reconcile, the verdict's result."""
 
     recording_id: UUID
     claim_action: str
@@ -110,8 +100,7 @@ class PauseRow:
 QUARANTINED_ROWS = """
 select recording_id, session_kind, session_id, attempts, last_error, quarantine_reason,
     quarantined_at
-from recording_finalize.quarantined_rows(p_limit => %(limit)s, p_reason_code => %(reason_code)s,
-    p_since => %(since)s)
+from recording_finalize.quarantined_rows(p_limit => %s, p_reason_code => %s, p_since => %s)
 """
 
 EXPLAIN = """
@@ -120,13 +109,11 @@ select recording_finalize.explain(p_recording_id => %s)
 
 AUDIT = """
 select check_name, reason, found, examples
-from recording_finalize.audit(
-    p_polling_interval => %(polling_interval)s, p_examples => %(examples)s
-)
+from recording_finalize.audit(p_polling_interval => %s, p_examples => %s)
 """
 
 FAILED_RECORDINGS = """
-select recording_id, session_kind, session_id, failure_reason, failed_at
+select recording_id, session_kind, session_id
 from recording_finalize.failed_recordings(p_limit => %s)
 """
 
@@ -150,8 +137,8 @@ RESCHEDULE = """
 select recording_id, status, attempts, next_attempt_at, last_error, quarantine_reason,
     quarantined_at
 from recording_finalize.reschedule(
-    p_recording_ids => %(ids)s::uuid[], p_from_status => %(from_status)s,
-    p_operator => %(operator)s, p_reason => %(reason)s, p_strict => %(strict)s
+    p_recording_ids => %s::uuid[], p_from_status => %s, p_operator => %s, p_reason => %s,
+    p_strict => %s
 )
 """
 
@@ -161,12 +148,15 @@ from recording_finalize.set_pause(p_part => %s, p_paused => %s, p_operator => %s
 """
 
 
+def _rows(conn: Connection, row: type[_Row], query: str, params: Sequence[Any]) -> list[_Row]:
+    with conn.cursor(row_factory=class_row(row)) as cur:
+        return cur.execute(query, params).fetchall()
+
+
 def quarantined_rows(conn: Connection, limit: int, reason_code: str | None = None,
                      since: datetime | None = None) -> list[QuarantinedRow]:
     """The quarantined rows, oldest first (of ``reason_code``, quarantined since ``since``)."""
-    with conn.cursor(row_factory=class_row(QuarantinedRow)) as cur:
-        return cur.execute(QUARANTINED_ROWS, {"limit": limit, "reason_code": reason_code,
-                                              "since": since}).fetchall()
+    return _rows(conn, QuarantinedRow, QUARANTINED_ROWS, (limit, reason_code, since))
 
 
 def explain(conn: Connection, recording_id: UUID) -> dict[str, Any]:
@@ -177,25 +167,20 @@ def explain(conn: Connection, recording_id: UUID) -> dict[str, Any]:
     return row[0]
 
 
-def audit(conn: Connection, settings: Settings, examples: int = 5) -> list[AuditRow]:
-    params = {"polling_interval": interval(settings.polling_interval), "examples": examples}
-    with conn.cursor(row_factory=class_row(AuditRow)) as cur:
-        return cur.execute(AUDIT, params).fetchall()
+def audit(conn: Connection, polling_interval: float, examples: int = 5) -> list[AuditRow]:
+    return _rows(conn, AuditRow, AUDIT, (interval(polling_interval), examples))
 
 
-def failed_recordings(conn: Connection, limit: int) -> list[FailedRecording]:
-    with conn.cursor(row_factory=class_row(FailedRecording)) as cur:
-        return cur.execute(FAILED_RECORDINGS, (limit,)).fetchall()
+def failed_recordings(conn: Connection, limit: int) -> list[RecordingRow]:
+    return _rows(conn, RecordingRow, FAILED_RECORDINGS, (limit,))
 
 
-def audit_repair(conn: Connection, operator: str, limit: int = 1000) -> list[RepairedRow]:
-    with conn.cursor(row_factory=class_row(RepairedRow)) as cur:
-        return cur.execute(AUDIT_REPAIR, (operator, limit)).fetchall()
+def audit_repair(conn: Connection, operator: str, limit: int = 1000) -> list[RecordingRow]:
+    return _rows(conn, RecordingRow, AUDIT_REPAIR, (operator, limit))
 
 
 def claim_preview(conn: Connection, limit: int) -> list[PreviewRow]:
-    with conn.cursor(row_factory=class_row(PreviewRow)) as cur:
-        return cur.execute(CLAIM_PREVIEW, (limit,)).fetchall()
+    return _rows(conn, PreviewRow, CLAIM_PREVIEW, (limit,))
 
 
 def preview_outcomes(conn: Connection, verdicts: Sequence[tuple[UUID, Verdict]],
@@ -208,20 +193,16 @@ def preview_outcomes(conn: Connection, verdicts: Sequence[tuple[UUID, Verdict]],
               "size_bytes": v.size_bytes, "duration_seconds": v.duration_seconds,
               "format": v.format, "error": v.error, "bucket_confirmed": bucket_confirmed}
              for rid, v in verdicts]
-    with conn.cursor(row_factory=class_row(OutcomePreview)) as cur:
-        return cur.execute(PREVIEW_OUTCOMES, (json.dumps(items),)).fetchall()
+    return _rows(conn, OutcomePreview, PREVIEW_OUTCOMES, (json.dumps(items),))
 
 
 def reschedule(conn: Connection, recording_ids: Sequence[UUID], from_status: str, *,
                operator: str, reason: str, strict: bool) -> list[RescheduledRow]:
     """The one audited reschedule (requeue from ``Quarantined``, retry from ``Pending``)."""
-    params = {"ids": list(recording_ids), "from_status": from_status, "operator": operator,
-              "reason": reason, "strict": strict}
-    with conn.cursor(row_factory=class_row(RescheduledRow)) as cur:
-        return cur.execute(RESCHEDULE, params).fetchall()
+    return _rows(conn, RescheduledRow, RESCHEDULE,
+                 (list(recording_ids), from_status, operator, reason, strict))
 
 
 def set_pause(conn: Connection, part: str, paused: bool, operator: str,
-              reason: str | None) -> list[PauseRow]:
-    with conn.cursor(row_factory=class_row(PauseRow)) as cur:
-        return cur.execute(SET_PAUSE, (part, paused, operator, reason)).fetchall()
+              reason: str) -> list[PauseRow]:
+    return _rows(conn, PauseRow, SET_PAUSE, (part, paused, operator, reason))

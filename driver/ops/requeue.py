@@ -7,23 +7,24 @@ transactions of at most ``BATCH_ROWS``) or from Pending (retry: due now, attempt
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
+from collections.abc import Sequence
 
 import psycopg
 
 from .. import logs
 from ..cliutil import (
     EXIT_OK,
-    EXIT_USAGE,
     Command,
+    UsageError,
     add_json_flag,
     add_operator_args,
+    check_reason,
+    check_recording_id,
     connect,
     fail,
     iso,
     moment,
     operator,
-    parse_uuid,
     print_json,
 )
 from ..config import Settings
@@ -35,21 +36,6 @@ from . import queries
 BATCH_ROWS = 1000
 REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
                 "session_not_found")
-
-REQUEUE_DESCRIPTION = (
-    "Single: moves the finalize row of RECORDING_ID from Quarantined to Pending with\n"
-    "attempts = 0, due now; its last_error is kept. Bulk: --quarantined takes every\n"
-    "quarantined row (or those of --reason-code, quarantined since --since), at most --limit,\n"
-    "in transactions of at most 1,000 rows; --dry-run lists them and changes nothing, --yes\n"
-    "does it. Either way --reason is required, and the operator (--operator, else the OS\n"
-    "user), the reason and the time are recorded per recording (see `explain`)."
-)
-REQUEUE_EXITS = (
-    "exit 1: no finalize row for RECORDING_ID, or the row is not Quarantined.\n"
-    "exit 2: RECORDING_ID is not a UUID; --reason missing; --quarantined without --dry-run\n"
-    "        or --yes; both RECORDING_ID and --quarantined; a bad --since or --reason-code."
-)
-
 
 def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
     """RECORDING_ID is optional (the bulk form has none)."""
@@ -77,45 +63,57 @@ def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
     add_json_flag(cmd)
 
 
-def _as_rescheduled(row: queries.QuarantinedRow) -> queries.RescheduledRow:
-    """A quarantined row as the dry run lists it (what the requeue would start from)."""
-    return queries.RescheduledRow(
-        recording_id=row.recording_id, status="Quarantined", attempts=row.attempts,
-        next_attempt_at=row.quarantined_at, last_error=row.last_error,
-        quarantine_reason=row.quarantine_reason, quarantined_at=row.quarantined_at)
+def _check_requeue(args: argparse.Namespace) -> None:
+    check_reason(args)
+    if not args.quarantined:
+        if args.recording_id is None:
+            raise UsageError("requeue: give RECORDING_ID, or --quarantined for the bulk form")
+        if args.dry_run or args.yes or args.reason_code or args.since or args.limit is not None:
+            raise UsageError("requeue: --dry-run, --yes, --reason-code, --since and --limit "
+                             "belong to the bulk form (--quarantined)")
+        check_recording_id(args)
+        return
+    if args.recording_id is not None:
+        raise UsageError("requeue: give RECORDING_ID or --quarantined, not both")
+    if not (args.dry_run or args.yes):
+        raise UsageError("requeue --quarantined needs --dry-run (list, change nothing) or --yes "
+                         "(do it)")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be a positive integer; got {args.limit}")
+    if args.since:
+        try:
+            args.since = moment(args.since)
+        except ValueError:
+            raise UsageError(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
+                             f"{args.since!r}") from None
+
+
+def _check_retry(args: argparse.Namespace) -> None:
+    check_recording_id(args)
+    check_reason(args)
 
 
 def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
-    if not (args.reason or "").strip():
-        return fail("requeue: --reason must say why (it goes to the audit trail)", EXIT_USAGE)
     if args.quarantined:
-        if args.recording_id is not None:
-            return fail("requeue: give RECORDING_ID or --quarantined, not both", EXIT_USAGE)
-        if not (args.dry_run or args.yes):
-            return fail("requeue --quarantined needs --dry-run (list, change nothing) or --yes "
-                        "(do it)", EXIT_USAGE)
         return _bulk_requeue(args, settings)
-    if args.recording_id is None:
-        return fail("requeue: give RECORDING_ID, or --quarantined for the bulk form",
-                    EXIT_USAGE)
-    if args.dry_run or args.yes or args.reason_code or args.since or args.limit is not None:
-        return fail("requeue: --dry-run, --yes, --reason-code, --since and --limit belong to "
-                    "the bulk form (--quarantined)", EXIT_USAGE)
     return _reschedule_one(args, settings, "Quarantined", SqlState.NOT_QUARANTINED,
                            "only quarantined rows are re-enqueued (a Pending row backing off: "
                            "recording-finalize retry)")
 
 
+def retry_command(args: argparse.Namespace, settings: Settings) -> int:
+    return _reschedule_one(args, settings, "Pending", SqlState.NOT_PENDING,
+                           "a Quarantined row is handed back with requeue")
+
+
 def _reschedule_one(args: argparse.Namespace, settings: Settings, from_status: str,
                     refused: SqlState, hint: str) -> int:
     """requeue or retry of RECORDING_ID: strict, so a row not in ``from_status`` is refused."""
-    recording_id = parse_uuid(args.recording_id)
-    if recording_id is None:
-        return fail(f"RECORDING_ID must be a UUID; got {args.recording_id!r}", EXIT_USAGE)
+    recording_id = args.recording_id
     try:
         with connect(settings) as conn:
-            row = queries.reschedule(conn, [recording_id], from_status, operator=operator(args),
-                                     reason=args.reason, strict=True)[0]
+            [row] = queries.reschedule(conn, [recording_id], from_status,
+                                       operator=operator(args), reason=args.reason, strict=True)
     except psycopg.Error as err:
         state = sqlstate(err)
         if state == SqlState.FINALIZE_ROW_NOT_FOUND:
@@ -127,51 +125,48 @@ def _reschedule_one(args: argparse.Namespace, settings: Settings, from_status: s
     requeue = args.command == "requeue"
     logs.log("recording requeued" if requeue else "recording retried",
              recordingId=row.recording_id, operator=operator(args), reason=args.reason)
-    _print_row("requeued" if requeue else "due now:", row, args.json)
-    return EXIT_OK
-
-
-def _print_row(verb: str, row: queries.RescheduledRow, as_json: bool) -> None:
-    if as_json:
+    if args.json:
         print_json({"recordingId": str(row.recording_id), "status": row.status,
                     "attempts": row.attempts, "nextAttemptAt": iso(row.next_attempt_at),
                     "lastError": row.last_error})
-        return
-    print(f"{verb} {row.recording_id}: status {row.status}, attempts {row.attempts}, "
-          f"due {iso(row.next_attempt_at)}")
+        return EXIT_OK
+    print(f"{'requeued' if requeue else 'due now:'} {row.recording_id}: status {row.status}, "
+          f"attempts {row.attempts}, due {iso(row.next_attempt_at)}")
     print(f"last error (kept): {row.last_error or '-'}")
-
-
-def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
-    if args.limit is not None and args.limit < 1:
-        return fail(f"--limit must be a positive integer; got {args.limit}", EXIT_USAGE)
-    since: datetime | None = None
-    if args.since:
-        try:
-            since = moment(args.since)
-        except ValueError:
-            return fail(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
-                        f"{args.since!r}", EXIT_USAGE)
-    with connect(settings) as conn:
-        if args.dry_run:
-            done, batches, truncated = _list_quarantined(conn, args, since), 0, False
-            truncated = len(done) == BATCH_ROWS and (args.limit is None or args.limit > BATCH_ROWS)
-        else:
-            done, batches, truncated = *_requeue_batches(conn, args, since), False
-    _print_bulk(args, done, batches, truncated)
     return EXIT_OK
 
 
-def _list_quarantined(conn: Connection, args: argparse.Namespace,
-                      since: datetime | None) -> list[queries.RescheduledRow]:
-    """The dry run: one look, nothing locked or changed, capped at one batch."""
-    want = BATCH_ROWS if args.limit is None else min(args.limit, BATCH_ROWS)
-    return [_as_rescheduled(q) for q in queries.quarantined_rows(
-        conn, want, args.reason_code, since)]
+def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
+    rows: Sequence[queries.QuarantinedRow | queries.RescheduledRow]
+    with connect(settings) as conn:
+        if args.dry_run:
+            # One look, nothing locked or changed, capped at one batch.
+            limit = BATCH_ROWS if args.limit is None else min(args.limit, BATCH_ROWS)
+            rows, batches = queries.quarantined_rows(conn, limit, args.reason_code,
+                                                     args.since), 0
+        else:
+            rows, batches = _requeue_batches(conn, args)
+    truncated = bool(args.dry_run) and len(rows) == BATCH_ROWS and (
+        args.limit is None or args.limit > BATCH_ROWS)
+    if args.json:
+        print_json({"dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(rows),
+                    "matched": len(rows), "batches": batches, "truncated": truncated, "rows": [
+                   {"recordingId": str(r.recording_id), "quarantineReason": r.quarantine_reason,
+                    "attempts": r.attempts, "lastError": r.last_error,
+                    "quarantinedAt": iso(r.quarantined_at)} for r in rows]})
+        return EXIT_OK
+    for r in rows:
+        print(f"  {r.recording_id}  {r.quarantine_reason or 'unknown':<19} attempts "
+              f"{r.attempts:<3} quarantined {iso(r.quarantined_at)}  {r.last_error or '-'}")
+    verb = "would requeue" if args.dry_run else "requeued"
+    print(f"{verb} {len(rows)} quarantined row(s)"
+          + (" (nothing was changed)" if args.dry_run else f" in {batches} transaction(s)")
+          + (f"; listing capped at {BATCH_ROWS}" if truncated else ""))
+    return EXIT_OK
 
 
-def _requeue_batches(conn: Connection, args: argparse.Namespace,
-                     since: datetime | None) -> tuple[list[queries.RescheduledRow], int]:
+def _requeue_batches(conn: Connection, args: argparse.Namespace
+                     ) -> tuple[list[queries.RescheduledRow], int]:
     """One transaction per batch: the rows it requeued are no longer Quarantined, so the next
     listing takes the next ones; a row requeued by someone else meanwhile is skipped (not
     strict), never an error."""
@@ -180,7 +175,7 @@ def _requeue_batches(conn: Connection, args: argparse.Namespace,
     batches = 0
     while (want := BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))) > 0:
         ids = [q.recording_id for q in queries.quarantined_rows(
-            conn, want, args.reason_code, since)]
+            conn, want, args.reason_code, args.since)]
         rows = (queries.reschedule(conn, ids, "Quarantined", operator=by, reason=args.reason,
                                    strict=False) if ids else [])
         batches += 1 if ids else 0
@@ -194,38 +189,25 @@ def _requeue_batches(conn: Connection, args: argparse.Namespace,
     return done, batches
 
 
-def _print_bulk(args: argparse.Namespace, done: list[queries.RescheduledRow], batches: int,
-                truncated: bool) -> None:
-    if args.json:
-        print_json({"dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(done),
-                    "matched": len(done), "batches": batches, "truncated": truncated, "rows": [
-                   {"recordingId": str(r.recording_id), "quarantineReason": r.quarantine_reason,
-                    "attempts": r.attempts, "lastError": r.last_error,
-                    "quarantinedAt": iso(r.quarantined_at)} for r in done]})
-        return
-    for r in done:
-        print(f"  {r.recording_id}  {r.quarantine_reason or 'unknown':<19} attempts "
-              f"{r.attempts:<3} quarantined {iso(r.quarantined_at)}  {r.last_error or '-'}")
-    verb = "would requeue" if args.dry_run else "requeued"
-    print(f"{verb} {len(done)} quarantined row(s)"
-          + (" (nothing was changed)" if args.dry_run else f" in {batches} transaction(s)")
-          + (f"; listing capped at {BATCH_ROWS}" if truncated else ""))
-
-
-def retry_command(args: argparse.Namespace, settings: Settings) -> int:
-    if parse_uuid(args.recording_id) is not None and not (args.reason or "").strip():
-        return fail("retry: --reason must say why (it goes to the audit trail)", EXIT_USAGE)
-    return _reschedule_one(args, settings, "Pending", SqlState.NOT_PENDING,
-                           "a Quarantined row is handed back with requeue")
-
-
 REQUEUE = Command(
     name="requeue",
     summary="runbook: hand quarantined recordings back to the worker (one, or in bulk), audited",
-    description=REQUEUE_DESCRIPTION,
-    exits=REQUEUE_EXITS,
+    description=(
+        "Single: moves the finalize row of RECORDING_ID from Quarantined to Pending with\n"
+        "attempts = 0, due now; its last_error is kept. Bulk: --quarantined takes every\n"
+        "quarantined row (or those of --reason-code, quarantined since --since), at most --limit,\n"
+        "in transactions of at most 1,000 rows; --dry-run lists them and changes nothing, --yes\n"
+        "does it. Either way --reason is required, and the operator (--operator, else the OS\n"
+        "user), the reason and the time are recorded per recording (see `explain`)."
+    ),
+    exits=(
+        "exit 1: no finalize row for RECORDING_ID, or the row is not Quarantined.\n"
+        "exit 2: RECORDING_ID is not a UUID; --reason missing; --quarantined without --dry-run\n"
+        "        or --yes; both RECORDING_ID and --quarantined; a bad --since or --reason-code."
+    ),
     handler=requeue_command,
     add_arguments=_add_requeue_arguments,
+    check_args=_check_requeue,
 )
 
 RETRY = Command(
@@ -242,4 +224,5 @@ RETRY = Command(
     ),
     handler=retry_command,
     add_arguments=_add_retry_arguments,
+    check_args=_check_retry,
 )

@@ -1,5 +1,6 @@
 """The S3 check as the operator commands make it (``explain``, ``audit``, ``run-once --dry-run``):
-through the same ``Storage`` the cycle uses, so the verdicts are the ones the worker would reach.
+through the same ``Storage`` the cycle uses, with the settings the worker reported, so the
+verdicts are the ones the worker would reach.
 
 ``storage`` (boto3, obstore) is imported only when a command asks S3.
 """
@@ -7,14 +8,15 @@ through the same ``Storage`` the cycle uses, so the verdicts are the ones the wo
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
-from ..model import ClaimedRow
+from ..model import CONFIG_ERROR, ClaimedRow, Verdict
+from ..queries import Connection, WorkerConfig, worker_config
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..storage import Storage, Verdict
 
 #: The variables of a command that asks S3.
 S3_VARIABLES = ("DATABASE_URL", "S3_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
@@ -22,11 +24,15 @@ S3_VARIABLES = ("DATABASE_URL", "S3_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SEC
                 "RFR_S3_TIMEOUT", "RFR_S3_CONCURRENCY", "RFR_TOPIC", "RFR_MAX_ATTEMPTS",
                 "RFR_FINALIZE_SLA_TIMEOUT")
 
-
-def open_storage(settings: Settings) -> Storage:
-    from ..storage import Storage
-
-    return Storage(settings)
+def worker_settings(conn: Connection, settings: Settings) -> tuple[Settings, WorkerConfig | None]:
+    """``settings`` with the worker's bucket, key template and polling interval, as it reported
+    them when it started: the commands judge by where the worker looks, not by this operator's
+    environment (which stays the fallback until a worker has reported)."""
+    worker = worker_config(conn)
+    if worker is None:
+        return settings, None
+    return replace(settings, polling_interval=worker.polling_interval,
+                   s3_bucket=worker.s3_bucket, s3_key_template=worker.s3_key_template), worker
 
 
 def claimed(recording_id: UUID, session_kind: str, session_id: UUID,
@@ -37,45 +43,37 @@ def claimed(recording_id: UUID, session_kind: str, session_id: UUID,
                       claim_token=None, recording_version=None, detail=None)
 
 
-def bucket(storage: Storage) -> tuple[bool, str | None]:
-    """(bucket confirmed, configuration error code)."""
-    from ..storage import StorageConfigError
+class Heads(NamedTuple):
+    keys: list[str]
+    #: In the rows' order; none when the storage refuses the bucket (``config_error``).
+    verdicts: list[Verdict]
+    config_error: str | None
+    bucket_confirmed: bool
 
+
+def head_rows(settings: Settings, rows: list[ClaimedRow]) -> Heads:
+    """HeadBucket, then the rows' HEADs, at most RFR_S3_CONCURRENCY at a time."""
+    from ..storage import Storage, StorageConfigError
+
+    if not rows:
+        return Heads([], [], None, False)
+    storage = Storage(settings)
     try:
-        return storage.check_bucket(), None
-    except StorageConfigError as err:
-        return False, err.code
-
-
-def head_all(storage: Storage, rows: list[ClaimedRow], bucket_confirmed: bool,
-             concurrency: int) -> list[Verdict]:
-    """The verdicts of ``rows``, in order, at most ``concurrency`` HEADs at a time."""
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(rows))) as pool:
-        return list(pool.map(lambda r: storage.check(r, bucket_confirmed), rows))
+        keys = [storage.key_for(row) for row in rows]
+        try:
+            confirmed = storage.check_bucket()
+        except StorageConfigError as err:
+            return Heads(keys, [], err.code, False)
+        with ThreadPoolExecutor(max_workers=min(settings.s3_concurrency, len(rows))) as pool:
+            return Heads(keys, list(pool.map(lambda r: storage.check(r, confirmed), rows)),
+                         None, confirmed)
+    finally:
+        storage.close()
 
 
 def verdict_of(verdict: Verdict | None, config_error: str | None) -> Verdict:
     """The verdict the cycle would apply: a bucket the storage refuses is a ``config_error``."""
-    from ..storage import CONFIG_ERROR, Verdict
-
     return verdict if verdict is not None else Verdict(CONFIG_ERROR, error=config_error)
-
-
-#: What a previewed result means, in words (the result itself is the database's decision).
-RESULT_WORDS = {
-    "reconciled": "the file storage has the binary now, so it becomes Available and its event "
-                  "is published",
-    "failed": "the file storage has no binary, so it becomes Failed (Timeout)",
-    "deferred_by_incident": "the file storage has no binary, but a storage incident holds the "
-                            "404 back: the attempt is given back and the row checked again "
-                            "later",
-    "backoff": "the file storage did not answer, so it backs off again",
-    "held_by_incident": "the file storage did not answer while the worker's own storage "
-                        "incident is open: the attempt is given back",
-    "quarantined": "it is quarantined",
-    "config_error_released": "the file storage refuses the bucket (configuration error): the "
-                             "cycle stops without counting the attempt",
-}
 
 
 def verdict_dict(verdict: Verdict | None, config_error: str | None = None) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from ..cliutil import (
 )
 from ..config import Settings
 from ..queries import (
-    Connection,
     Stats,
     StorageIncident,
     operator_state,
@@ -39,20 +38,6 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="list at most N quarantined rows (1..10000, default 50)")
 
 
-def status_lines(conn: Connection) -> tuple[list[str], dict[str, Any]]:
-    """What ``status`` adds: the pause switch and the quarantined rows by reason."""
-    state = operator_state(conn)
-    lines = []
-    for pause in state.pauses:
-        lines.append(f"paused {pause['part']:<23}since {iso(pause['pausedAt'])} by "
-                     f"{pause['pausedBy']}: {pause['reason']}")
-    if state.quarantined_by_reason:
-        by = ", ".join(f"{k} {v}" for k, v in sorted(state.quarantined_by_reason.items()))
-        lines.append(f"quarantined by reason         {by}")
-    return lines, {"paused": state.paused_parts(), "pauses": state.pauses,
-                   "quarantinedByReason": state.quarantined_by_reason}
-
-
 def status_command(args: argparse.Namespace, settings: Settings) -> int:
     from ..drift import schema_drift, shipped
 
@@ -60,24 +45,29 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
     with connect(settings) as conn:
         figures = stats(conn, settings.topic)
         rows = queries.quarantined_rows(conn, args.limit)
-        extra_lines, extra = status_lines(conn)
+        state = operator_state(conn)
         incidents = storage_incident_list(conn)
         drift = schema_drift(conn, package)
     if args.json:
-        print_json(_status_json(package, drift, figures, rows, incidents) | extra)
+        print_json(_status_json(package, drift, figures, rows, incidents) | {
+            "paused": state.paused_parts(), "pauses": state.pauses,
+            "quarantinedByReason": state.quarantined_by_reason})
         return EXIT_OK
     _print_gauges(package, drift, figures)
-    for extra_line in extra_lines:
-        print(extra_line)
+    for pause in state.pauses:
+        print(f"paused {pause['part']:<23}since {iso(pause['pausedAt'])} by "
+              f"{pause['pausedBy']}: {pause['reason']}")
+    if state.quarantined_by_reason:
+        by = ", ".join(f"{k} {v}" for k, v in sorted(state.quarantined_by_reason.items()))
+        print(f"quarantined by reason         {by}")
     if rows:
-        print()
-        print(f"quarantined (oldest first, {len(rows)} of {figures.quarantined}):")
-        _print_quarantined(rows)
-    open_count = sum(1 for i in incidents if i.is_open)
-    print(f"storage incidents open        {open_count}")
+        print(f"\nquarantined (oldest first, {len(rows)} of {figures.quarantined}):")
+        print_table(("RECORDING_ID", "KIND", "ATTEMPTS", "QUARANTINED_AT", "LAST_ERROR"),
+                    [(str(r.recording_id), r.session_kind, str(r.attempts),
+                      iso(r.quarantined_at), r.last_error or "-") for r in rows])
+    print(f"storage incidents open        {sum(1 for i in incidents if i.is_open)}")
     if incidents:
-        print()
-        print("storage incidents (open, then ended in the last 7 days):")
+        print("\nstorage incidents (open, then ended in the last 7 days):")
         print_incidents(incidents)
     return EXIT_OK
 
@@ -115,20 +105,15 @@ def _print_gauges(package: Shipped, drift: SchemaDrift, figures: Stats) -> None:
         "AN OLDER HISTORY, see CHANGELOG.md" if drift.older_history else "DIFFERS, run migrate")
     print(f"schema version                {drift.database_schema_version or '-'} (package "
           f"{package.schema_version}, recording-finalize {package.version}): {verdict}")
-    print(f"backlog (Pending rows)        {figures.backlog}")
-    print(f"due now                       {figures.due}")
-    print(f"oldest Pending row            {age(figures.oldest_age_seconds)}")
-    print(f"quarantined rows              {figures.quarantined}")
-    print(f"publish backlog               {figures.publish_backlog}")
-    print(f"oldest unpublished event      {age(figures.oldest_unpublished_age_seconds)}")
+    for label, value in (("backlog (Pending rows)", figures.backlog), ("due now", figures.due),
+                         ("oldest Pending row", age(figures.oldest_age_seconds)),
+                         ("quarantined rows", figures.quarantined),
+                         ("publish backlog", figures.publish_backlog),
+                         ("oldest unpublished event",
+                          age(figures.oldest_unpublished_age_seconds))):
+        print(f"{label:<30}{value}")
     if not drift.matches:
         print(f"schema: {drift.message()}")
-
-
-def _print_quarantined(rows: list[queries.QuarantinedRow]) -> None:
-    print_table(("RECORDING_ID", "KIND", "ATTEMPTS", "QUARANTINED_AT", "LAST_ERROR"),
-                [(str(r.recording_id), r.session_kind, str(r.attempts), iso(r.quarantined_at),
-                  r.last_error or "-") for r in rows])
 
 
 COMMAND = Command(

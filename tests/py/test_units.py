@@ -51,6 +51,29 @@ def test_defaults_are_the_spec_defaults() -> None:
     assert "hunter22" not in repr(s)
 
 
+def test_aws_region_wins_over_aws_default_region() -> None:
+    assert load_settings(MINIMAL_ENV | {"AWS_DEFAULT_REGION": "eu-west-1"}).s3_region == \
+        "eu-west-1"
+    both = {"AWS_DEFAULT_REGION": "eu-west-1", "AWS_REGION": "eu-central-1"}
+    assert load_settings(MINIMAL_ENV | both).s3_region == "eu-central-1"
+
+
+def test_a_rule_broken_names_the_flag_and_masks_a_secret() -> None:
+    with pytest.raises(ConfigError) as err:
+        load_settings(MINIMAL_ENV, {"RFR_LOCK_TTL": "1m"})  # not > RFR_MAX_RUN_DURATION (3m)
+    assert str(err.value).startswith("RFR_LOCK_TTL (--lock-ttl) must be a duration")
+    sasl = {"KAFKA_SECURITY_PROTOCOL": "sasl_ssl", "KAFKA_SASL_MECHANISM": "PLAIN",
+            "KAFKA_SASL_USERNAME": "u", "KAFKA_SASL_PASSWORD": "pw-not-shown"}
+    assert load_settings(MINIMAL_ENV | sasl).kafka_security_protocol == "SASL_SSL"
+    with pytest.raises(ConfigError) as err:
+        load_settings(MINIMAL_ENV | sasl | {"KAFKA_SASL_MECHANISM": "md5"})
+    assert err.value.variable == "KAFKA_SASL_MECHANISM"
+    with pytest.raises(ConfigError) as err:
+        load_settings(MINIMAL_ENV | {"DATABASE_URL": "postgresql://u:pw-not-shown@h/db?"
+                                                     "sslmode=bogus"})
+    assert "with a valid sslmode" in str(err.value) and "pw-not-shown" not in str(err.value)
+
+
 def test_overrides_win_over_the_environment() -> None:
     s = load_settings(MINIMAL_ENV | {"RFR_BATCH_SIZE": "7"}, {"RFR_BATCH_SIZE": "9"})
     assert s.batch_size == 9
