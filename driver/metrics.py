@@ -62,7 +62,8 @@ class _Metric(Generic[_M]):
 
     def __init__(self, kind: type[_M], text: str, label: str = "",
                  values: Sequence[str] = ()) -> None:
-        self.kind, self.text, self.label, self.values = kind, text, label, values
+        self.kind: type[_M] = kind
+        self.text, self.label, self.values = text, label, values
 
     def __set_name__(self, owner: type[Any], attribute: str) -> None:
         self.attribute = attribute

@@ -312,7 +312,8 @@ class Relay:
                 return remaining
 
     def _produce(self, producer: Producer, row: queries.OutboxRow, batch: _Batch) -> None:
-        headers = [(name, str(value).encode("utf-8")) for name, value in row.headers.items()]
+        headers: list[tuple[str, str | bytes | None]] = [
+            (name, str(value).encode("utf-8")) for name, value in row.headers.items()]
         while True:
             try:
                 producer.produce(self._settings.topic, value=row.payload.encode("utf-8"),

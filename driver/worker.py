@@ -252,8 +252,10 @@ def _check_bucket(settings: Settings) -> int | None:
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from .cycle import run_loop
+    from .maintenance import start_pruner
     from .metrics import Metrics
-    from .probes import Health, ReadinessChecker, cycle_bound
+    from .probes import Health, ReadinessChecker, Watchdog, cycle_bound
 
     stop = _StopSignal()
     metrics = Metrics()
@@ -275,32 +277,22 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
             stop.report()
             return refused
-        _serve(settings, metrics, health, stop, port)
+        with _cycle_context(settings, metrics) as context:
+            logs.log("worker started", metricsPort=port, **_safe_settings(settings))
+            health.started()
+            start_pruner(settings, stop.event)
+            if not settings.recordings_enabled:
+                logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
+                         "idles, touches no recording and publishes nothing")
+            with Watchdog(health, settings.max_run_duration, logs.log).running():
+                run_loop(context, stop.event, on_tick=health.cycle_started,
+                         on_done=health.cycle_ended)
+            stop.report()
+            logs.log("worker stopped")
         return EXIT_OK
     finally:
         readiness.stop()
         metrics.stop_server()
-
-
-def _serve(settings: Settings, metrics: Metrics, health: Health, stop: _StopSignal,
-           port: int | None) -> None:
-    """``run`` once its start-up checks passed: the cycle loop until a stop."""
-    from .cycle import run_loop
-    from .maintenance import start_pruner
-    from .probes import Watchdog
-
-    with _cycle_context(settings, metrics) as context:
-        logs.log("worker started", metricsPort=port, **_safe_settings(settings))
-        health.started()
-        start_pruner(settings, stop.event)
-        if not settings.recordings_enabled:
-            logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
-                     "idles, touches no recording and publishes nothing")
-        with Watchdog(health, settings.max_run_duration, logs.log).running():
-            run_loop(context, stop.event, on_tick=health.cycle_started,
-                     on_done=health.cycle_ended)
-        stop.report()
-        logs.log("worker stopped")
 
 
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
