@@ -219,9 +219,10 @@ class Metrics:
             raise ValueError(f"unknown cycle result {result!r}; expected one of {CYCLE_RESULTS}")
         self.cycles_total.labels(result=result).inc()
         self.cycle_duration_seconds.observe(duration_seconds)
-        if result == "ok":
-            self.last_success_timestamp_seconds.set(self._clock())
-            self.mark_progress()
+        if result == "ok":  # a success is progress too, at the same instant
+            now = self._clock()
+            self.last_success_timestamp_seconds.set(now)
+            self.last_progress_timestamp_seconds.set(now)
 
     def count_published(self, acknowledged: int, failed: int) -> None:
         """One relay batch: the events the broker acknowledged (progress) and those it did not."""
