@@ -13,6 +13,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -505,7 +506,9 @@ RUN = Command(
     for_operators=False,
 )
 
-RUN_ONCE = Command(
+# As run does, but with its own flags and the operator's --dry-run.
+RUN_ONCE = replace(
+    RUN,
     name="run-once",
     summary="one full cycle and a relay drain; prints the cycle summary as JSON",
     description=(
@@ -527,11 +530,6 @@ RUN_ONCE = Command(
         "bucket, ...)."
     ),
     handler=_run_once,
-    variables=_CYCLE,
-    required=("DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"),
     flags=_RUN_ONCE_FLAGS,
     add_arguments=dry_run.add_arguments,
-    prepare=_prepare,
-    env_note=_OTEL_NOTE,
-    for_operators=False,
 )
