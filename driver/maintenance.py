@@ -1,7 +1,7 @@
 """Maintenance beside the cycle: the pause switch it reads once per cycle, the gauges it keeps
-fresh while no cycle runs, and ``run``'s hourly ``Pruner`` (the ``prune`` command runs the same
+fresh while no cycle runs, and ``run``'s hourly pruner (the ``prune`` command runs the same
 ``prune_batches``). Kept apart from the cycle, as River keeps its maintenance services apart
-from its client: each piece small, with a ``run_once`` a test can call.
+from its client.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
-from . import logs, queries
+from . import queries
 from .config import Settings
 from .db import PoolLike, connect
 from .errors import describe
-from .logs import LogFn
+from .logs import log
 
 if TYPE_CHECKING:
     from .metrics import Metrics
@@ -40,30 +40,21 @@ class CycleMaintenance(Protocol):
 class Maintenance:
     """The cycle's maintenance over the worker's pool (``CycleMaintenance``)."""
 
-    def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics,
-                 log: LogFn = logs.log) -> None:
+    def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics) -> None:
         self._settings = settings
         self._pool = pool
         self._metrics = metrics
-        self._log = log
-
-    def _publish(self, state: queries.OperatorState) -> None:
-        self._metrics.update_operator_state(
-            {"reconcile": state.reconcile_paused, "relay": state.relay_paused},
-            state.quarantined_by_reason,
-        )
 
     def read_pauses(self, job_run_id: str) -> frozenset[str]:
-        """The one extra call of a cycle: reads the pause switch (and the quarantined rows by
-        reason for /metrics), logs a paused part; returns the paused parts."""
+        """The one extra call of a cycle: the pause switch (and the quarantined rows by reason
+        for /metrics); returns the paused parts, and logs them."""
         with self._pool.connection() as conn:
             state = queries.operator_state(conn)
-        self._publish(state)
+        self._metrics.update_operator_state(state)
         paused = frozenset(state.paused_parts())
         if paused:
-            self._log("cycle paused", jobRunId=job_run_id, paused=sorted(paused),
-                      pauses=state.pauses,
-                      message="skipped by the pause switch: recording-finalize resume PART")
+            log("cycle paused", jobRunId=job_run_id, paused=sorted(paused), pauses=state.pauses,
+                message="skipped by the pause switch: recording-finalize resume PART")
         return paused
 
     def refresh_gauges(self) -> None:
@@ -72,9 +63,9 @@ class Maintenance:
         try:
             with self._pool.connection() as conn:
                 self._metrics.update_from_stats(queries.stats(conn, self._settings.topic))
-                self._publish(queries.operator_state(conn))
+                self._metrics.update_operator_state(queries.operator_state(conn))
         except psycopg.Error as err:
-            self._log("gauges not refreshed", level="warning", error=describe(err))
+            log("gauges not refreshed", level="warning", error=describe(err))
 
 
 def prune_batches(conn: queries.Connection, older_than_s: float,
@@ -98,43 +89,25 @@ def prune_batches(conn: queries.Connection, older_than_s: float,
     return totals, calls
 
 
-class Pruner:
+def start_pruner(settings: Settings, stop: threading.Event) -> None:
     """``run``'s retention (RFR_RETENTION): a daemon thread that prunes at start and then every
-    ``interval_s``, on its own connection, logging what it did."""
+    PRUNE_INTERVAL_S, on its own connection, logging what it did."""
+    if settings.retention <= 0:
+        log("retention off", message="RFR_RETENTION=0: run prunes nothing")
+        return
 
-    def __init__(self, settings: Settings, log: LogFn = logs.log,
-                 interval_s: float = PRUNE_INTERVAL_S, pause_s: float = RUN_PRUNE_PAUSE_S
-                 ) -> None:
-        self._settings = settings
-        self._log = log
-        self._interval_s = interval_s
-        self._pause_s = pause_s
+    def prune() -> None:
+        wait = 0.0
+        while not stop.wait(wait):
+            wait = PRUNE_INTERVAL_S
+            try:
+                with connect(settings) as conn:
+                    totals, calls = prune_batches(conn, settings.retention, stop=stop,
+                                                  pause_s=RUN_PRUNE_PAUSE_S)
+                counts: dict[str, Any] = dict(totals)
+                log("pruned", olderThanSeconds=settings.retention, statements=calls, **counts)
+            except psycopg.Error as err:
+                log("prune failed", level="warning", error=describe(err),
+                    message="retried in an hour")
 
-    def run_once(self, stop: threading.Event) -> None:
-        """One pass: prunes everything older than RFR_RETENTION; a database error is logged."""
-        settings = self._settings
-        try:
-            with connect(settings) as conn:
-                totals, calls = prune_batches(conn, settings.retention, stop=stop,
-                                              pause_s=self._pause_s)
-            counts: dict[str, Any] = dict(totals)
-            self._log("pruned", olderThanSeconds=settings.retention, statements=calls, **counts)
-        except psycopg.Error as err:
-            self._log("prune failed", level="warning", error=describe(err),
-                      message="retried in an hour")
-
-    def start(self, stop: threading.Event) -> threading.Thread | None:
-        """Starts the thread (None, and a log line, when retention is off)."""
-        if self._settings.retention <= 0:
-            self._log("retention off", message="RFR_RETENTION=0: run prunes nothing")
-            return None
-
-        def loop() -> None:
-            wait = 0.0
-            while not stop.wait(wait):
-                wait = self._interval_s
-                self.run_once(stop)
-
-        thread = threading.Thread(target=loop, name="rfr-pruner", daemon=True)
-        thread.start()
-        return thread
+    threading.Thread(target=prune, name="rfr-pruner", daemon=True).start()

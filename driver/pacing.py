@@ -1,25 +1,9 @@
 """Pacing of a backlog drain: unlimited while nobody else is on the database, a fixed shared
-rate while somebody is (docs/pacing.md: the law's table and the bench's figures).
-
-Is anybody else here? ``pg_stat_activity`` hides other logins' ``state`` and ``query`` from a
-least-privileged login, not their ``backend_xmin`` / ``backend_xid``: a session holding either
-is at work now (``queries.CONTENTION_SAMPLE``; our own login and background processes do not
-count). The bench's service, 200 short statements a second, shows in only 4-9 % of the samples,
-so the law, at every sample and every round trip of a drain, looks at many:
-
-- no probe answer for ``stale_s``: the shared rate (``no_signal``): a broken probe must not
-  unleash a drain;
-- a sample of the last ``presence_window_s`` saw another login at work: the shared rate,
-  ``RFR_PACING_SHARED_RATE`` (``others_active``);
-- answers without a gap for less than ``open_after_s`` (a drain's first seconds, or after a
-  silence): the shared rate (``ramp_up``): too few samples yet to rule a light service out;
-- else: unlimited, or ``RFR_MAX_APPLY_RATE``.
-
-Entering ``others_active`` or ``no_signal`` is a *slowdown* (counted, logged ``pace slowed``).
-``RFR_PACING=off``, and a cycle before its first full claim (a few rows due are no drain), run at
-``RFR_MAX_APPLY_RATE`` (0 = none) and sample nothing. The applying thread waits after each
-pipelined round trip until the rows applied so far are due; a round trip carries at most
-``burst_s`` worth of rows and a claim ``claim_horizon_s`` worth (no large claim at a slow pace).
+rate while somebody is. docs/pacing.md is the law (``Pacer._law`` is its table), why the probe
+(``queries.CONTENTION_SAMPLE``) must look many times a second, and the bench's figures. The
+applying thread waits after each pipelined round trip until the rows applied so far are due; a
+round trip carries at most ``burst_s`` worth of rows and a claim ``claim_horizon_s`` worth (no
+large claim at a slow pace).
 """
 
 from __future__ import annotations
@@ -31,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -39,6 +23,9 @@ from psycopg_pool import ConnectionPool
 from . import queries
 from .config import Settings
 from .logs import LogFn, log
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
 
 #: Why pacing held the drain back (the summary's ``pacing.reason``, the log's ``reason``).
 REASON_RAMP = "ramp_up"  # the probe has not watched long enough to say nobody is here
@@ -90,16 +77,6 @@ class Change:
     slowdown: bool
 
 
-class PaceMetrics(Protocol):
-    """The two metrics pacing moves (``metrics.Metrics`` has them)."""
-
-    @property
-    def pace_rows_per_second(self) -> Any: ...
-
-    @property
-    def pace_slowdowns_total(self) -> Any: ...
-
-
 @contextmanager
 def database_probe(pool: ConnectionPool[psycopg.Connection[Any]]) -> Iterator[OthersAtWork]:
     """The probe on a connection of the work pool, held while the sampler runs."""
@@ -109,15 +86,11 @@ def database_probe(pool: ConnectionPool[psycopg.Connection[Any]]) -> Iterator[Ot
 
 class Pacer:
     """The pace of one cycle's drain, shared by the applying thread and the sampler thread.
-
-    ``applied()`` after each pipelined round trip (it waits), ``burst()`` and ``claim_size()``
-    for the sizes, ``claimed()`` after each claim (a full one starts the sampler), ``close()``
-    at the end, then ``summary()``. ``observe()`` and ``wait_after()`` are the law without a
-    thread or a wait, for the sampler and for tests (with a fake ``clock``).
-    """
+    ``observe()`` and ``wait_after()`` are the law without a thread or a wait, for the sampler
+    and for tests (with a fake ``clock``)."""
 
     def __init__(self, tuning: Tuning, stop: threading.Event, *, adaptive: bool = True,
-                 metrics: PaceMetrics | None = None, log: LogFn | None = None,
+                 metrics: Metrics | None = None, log: LogFn | None = None,
                  job_run_id: str = "", clock: Callable[[], float] = time.monotonic,
                  source: ProbeSource | None = None) -> None:
         self.tuning, self.stop, self.adaptive = tuning, stop, adaptive
@@ -141,7 +114,7 @@ class Pacer:
 
     @classmethod
     def for_drain(cls, settings: Settings, pool: ConnectionPool[psycopg.Connection[Any]],
-                  metrics: PaceMetrics | None, stop: threading.Event,
+                  metrics: Metrics | None, stop: threading.Event,
                   job_run_id: str = "") -> Pacer:
         """What a cycle builds when its first claim brings rows: the pacer of its settings,
         whose probe (adaptive mode) runs on a connection of the work pool."""

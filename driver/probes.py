@@ -1,14 +1,10 @@
-"""``/livez`` and ``/readyz``: what an orchestrator asks a sidecar (served beside ``/metrics``).
-
-Live while the loop moves: start-up attempts and cycle starts are heartbeats, a cycle past its
-bound is wedged. Ready while every dependency holds, each checked on its own thread so that a
-probe never waits; an unreachable one only counts past its grace. docs/driver-design.md has
-the phases and the rules.
-"""
+"""``/livez`` and ``/readyz`` (served beside ``/metrics``). Live while the loop moves: start-up
+attempts and cycle starts are heartbeats, a cycle past its bound is wedged. Ready while every
+dependency holds, each checked on its own thread so that a probe never waits; an unreachable one
+only counts past its grace. docs/driver-design.md has the phases and the rules."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -26,6 +22,11 @@ CYCLE_GRACE_S = 5.0
 
 def _ago(seconds: float) -> str:
     return f"{seconds:.1f} s"
+
+
+def cycle_bound(lock_ttl_s: float) -> float:
+    """The longest a healthy cycle runs: the lock TTL plus a grace for the gauges and unlock."""
+    return lock_ttl_s + min(CYCLE_GRACE_S, lock_ttl_s / 2)
 
 
 # --- readiness: one answer per dependency -----------------------------------------------------
@@ -58,38 +59,50 @@ class Probe:
 
 @dataclass
 class _Dependency:
-    name: str
-    grace_s: float
+    grace_s: float = 0.0
     timeout_s: float = 0.0
     answer: Answer | None = None
-    checked_at: float | None = None
-    last_ok_at: float | None = None
+    checked_at: float = 0.0
+    reached: bool = False
     failing_since: float | None = None
+
+    def verdict(self, now: float, period_s: float) -> tuple[bool, str]:
+        """Whether the dependency holds at ``now``, and why."""
+        answer = self.answer
+        if answer is None:
+            return False, "not checked yet"
+        if now - self.checked_at > 3 * period_s + self.timeout_s:
+            return False, (f"the check has not answered for {now - self.checked_at:.0f} s (is "
+                           f"it hanging?); its last answer: {answer.reason}")
+        if answer.ok or not answer.transient:
+            return answer.ok, answer.reason
+        if not self.reached or self.failing_since is None:
+            return False, f"never reached since start: {answer.reason}"
+        down = now - self.failing_since
+        within = down <= self.grace_s
+        return within, (f"unreachable for {_ago(down)}, {'within' if within else 'past'} its "
+                        f"bound of {self.grace_s:g} s: {answer.reason}")
 
 
 class Health:
-    """The state both probes answer from; every method is thread-safe.
-
-    ``stale_after_s``: the longest gap between two cycle starts (or start-up attempts);
-    ``cycle_bound_s``: the longest a cycle may run (None: unbounded).
-    """
+    """The state both probes answer from; every method is thread-safe. ``stale_after_s``: the
+    longest gap between two cycle starts (or start-up attempts); ``cycle_bound_s``: the longest
+    a cycle may run (None: unbounded)."""
 
     def __init__(self, stale_after_s: float, clock: Callable[[], float] = time.monotonic,
                  cycle_bound_s: float | None = None) -> None:
         self.stale_after_s = stale_after_s
         self.cycle_bound_s = cycle_bound_s
+        self.check_period_s = READINESS_PERIOD_S
         self._clock = clock
         self._lock = threading.Lock()
-        self._born = clock()
-        self._last_beat = self._born
+        self._born = self._last_beat = clock()
         self._thread: threading.Thread | None = None
-        self.check_period_s = READINESS_PERIOD_S
         self._deps: dict[str, _Dependency] = {}
         # Liveness: "starting" until the start-up checks passed, then "running".
         self._phase = "starting"
         self._startup = "running the start-up checks"
-        self._attempts = 0
-        self._cycles = 0
+        self._attempts = self._cycles = 0
         self._cycle_started: float | None = None
         self._last_cycle_s: float | None = None
 
@@ -138,85 +151,64 @@ class Health:
 
     def live(self) -> tuple[bool, str]:
         with self._lock:
-            thread, last, phase = self._thread, self._last_beat, self._phase
-            running_since, cycles, last_s = self._cycle_started, self._cycles, self._last_cycle_s
-            attempts, startup = self._attempts, self._startup
-        now = self._clock()
-        if thread is not None and not thread.is_alive():
-            return False, "the cycle loop has stopped"
-        idle = now - last
-        limit = (f"limit {self.stale_after_s:g} s = 2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL")
-        if phase == "starting":
+            now = self._clock()
+            if self._thread is not None and not self._thread.is_alive():
+                return False, "the cycle loop has stopped"
+            idle = now - self._last_beat
+            limit = f"limit {self.stale_after_s:g} s = 2 x RFR_POLLING_INTERVAL + RFR_LOCK_TTL"
+            if self._phase == "starting":
+                up, attempt = _ago(now - self._born), self._attempts
+                if idle > self.stale_after_s:
+                    return False, (f"starting up for {up}: start-up attempt {attempt} has not "
+                                   f"ended for {_ago(idle)} ({limit}): hung")
+                return True, (f"ok: starting up for {up}, no cycle yet (start-up attempt "
+                              f"{attempt}: {self._startup})")
+            if self._cycle_started is not None:
+                running = now - self._cycle_started
+                if self.cycle_bound_s is not None and running > self.cycle_bound_s:
+                    return False, (f"a cycle has been running for {_ago(running)}, past its "
+                                   f"bound of {self.cycle_bound_s:g} s (RFR_LOCK_TTL and a "
+                                   "grace): the cycle is wedged")
+                return True, (f"ok: a cycle is running for {_ago(running)} ({self._cycles} "
+                              "done before)")
             if idle > self.stale_after_s:
-                return False, (f"starting up for {_ago(now - self._born)}: start-up attempt "
-                               f"{attempts} has not ended for {_ago(idle)} ({limit}): hung")
-            return True, (f"ok: starting up for {_ago(now - self._born)}, no cycle yet "
-                          f"(start-up attempt {attempts}: {startup})")
-        if running_since is not None:
-            running = now - running_since
-            if self.cycle_bound_s is not None and running > self.cycle_bound_s:
-                return False, (f"a cycle has been running for {_ago(running)}, past its bound "
-                               f"of {self.cycle_bound_s:g} s (RFR_LOCK_TTL and a grace): "
-                               "the cycle is wedged")
-            return True, f"ok: a cycle is running for {_ago(running)} ({cycles} done before)"
-        if idle > self.stale_after_s:
-            return False, (f"no cycle started for {_ago(idle)} ({limit}): the loop is wedged")
-        if cycles == 0:
-            return True, f"ok: start-up checks passed {_ago(idle)} ago, first cycle next"
-        took = f", took {_ago(last_s)}" if last_s is not None else ""
-        return True, f"ok: last cycle started {_ago(idle)} ago{took} ({cycles} cycles)"
+                return False, f"no cycle started for {_ago(idle)} ({limit}): the loop is wedged"
+            if self._cycles == 0:
+                return True, f"ok: start-up checks passed {_ago(idle)} ago, first cycle next"
+            took = "" if self._last_cycle_s is None else f", took {_ago(self._last_cycle_s)}"
+            return True, f"ok: last cycle started {_ago(idle)} ago{took} ({self._cycles} cycles)"
 
     # --- readiness ---------------------------------------------------------------------------
 
     def expect(self, name: str, grace_s: float = 0.0, timeout_s: float = 0.0) -> None:
         """Registers a dependency; it is unready until its first answer."""
         with self._lock:
-            self._deps.setdefault(name, _Dependency(name, grace_s, timeout_s))
+            self._deps.setdefault(name, _Dependency(grace_s, timeout_s))
 
     def report(self, name: str, answer: Answer) -> None:
         """The dependency's latest answer."""
-        now = self._clock()
         with self._lock:
-            dep = self._deps.setdefault(name, _Dependency(name, 0.0))
-            dep.answer, dep.checked_at = answer, now
+            dep = self._deps.setdefault(name, _Dependency())
+            dep.answer, dep.checked_at = answer, self._clock()
+            dep.reached |= answer.ok
             if answer.ok:
-                dep.last_ok_at, dep.failing_since = now, None
+                dep.failing_since = None
             elif dep.failing_since is None:
-                dep.failing_since = now
+                dep.failing_since = dep.checked_at
 
     def _states(self) -> list[tuple[str, bool, str, float | None]]:
         """(name, holds, reason, seconds since its last answer) per dependency."""
-        now = self._clock()
         with self._lock:
-            deps = [(d.name, d.grace_s, d.timeout_s, d.answer, d.checked_at, d.last_ok_at,
-                     d.failing_since) for d in self._deps.values()]
-            phase = self._phase
-        out: list[tuple[str, bool, str, float | None]] = []
-        for name, grace, timeout, answer, checked, last_ok, failing in deps:
-            age = None if checked is None else now - checked
-            if answer is None or checked is None:
-                out.append((name, False, "not checked yet", None))
-            elif now - checked > 3 * self.check_period_s + timeout:
-                out.append((name, False, f"the check has not answered for {now - checked:.0f} "
-                            f"s (is it hanging?); its last answer: {answer.reason}", age))
-            elif answer.ok:
-                out.append((name, True, answer.reason, age))
-            elif answer.transient and last_ok is not None and failing is not None \
-                    and now - failing <= grace:
-                out.append((name, True, f"unreachable for {_ago(now - failing)}, within its "
-                            f"bound of {grace:g} s: {answer.reason}", age))
-            elif answer.transient and last_ok is not None and failing is not None:
-                out.append((name, False, f"unreachable for {_ago(now - failing)}, past its "
-                            f"bound of {grace:g} s: {answer.reason}", age))
-            elif answer.transient:
-                out.append((name, False, f"never reached since start: {answer.reason}", age))
-            else:
-                out.append((name, False, answer.reason, age))
-        if not out:
-            out.append(("database", False, "not checked yet", None))
-        if phase == "starting":
-            out.append(("start-up", False, "the start-up checks have not passed yet", None))
-        return out
+            now = self._clock()
+            states = [(name, *dep.verdict(now, self.check_period_s),
+                       None if dep.answer is None else now - dep.checked_at)
+                      for name, dep in self._deps.items()]
+            starting = self._phase == "starting"
+        if not states:
+            states.append(("database", False, "not checked yet", None))
+        if starting:
+            states.append(("start-up", False, "the start-up checks have not passed yet", None))
+        return states
 
     def ready(self) -> tuple[bool, str]:
         """(ready, text): ``ok: …`` with each dependency on one line, or ``not ready (N of M
@@ -242,9 +234,6 @@ class Health:
                        for n, holds, r, age in states},
         }
 
-    def readiness_json(self) -> str:
-        return json.dumps(self.readiness(), separators=(",", ":"))
-
 
 class ReadinessChecker:
     """Runs each dependency's check every period, each on its own daemon thread, into
@@ -253,15 +242,13 @@ class ReadinessChecker:
     def __init__(self, health: Health, probes: Mapping[str, Probe],
                  period_s: float = READINESS_PERIOD_S) -> None:
         self.health = health
-        self.health.check_period_s = period_s
-        self._period_s = period_s
+        health.check_period_s = self._period_s = period_s
         self._stop = threading.Event()
-        self._probes = dict(probes)
-        for name, probe in self._probes.items():
+        for name, probe in probes.items():
             health.expect(name, probe.grace_s, probe.timeout_s)
         self._threads = [threading.Thread(target=self._run, args=(name, probe.check),
                                           name=f"readiness-{name}", daemon=True)
-                         for name, probe in self._probes.items()]
+                         for name, probe in probes.items()]
 
     def start(self) -> None:
         for thread in self._threads:
@@ -278,34 +265,30 @@ class ReadinessChecker:
             self._stop.wait(self._period_s)
 
 
-# --- the watchdog -------------------------------------------------------------------------------
-
-
 class Watchdog:
     """Logs a cycle that runs long: once past ``warn_after_s`` (RFR_MAX_RUN_DURATION: claiming
-    has stopped), and once past the health's cycle bound (wedged: ``/livez`` fails meanwhile),
-    then when it finally ends. Looks every ``period_s`` from a daemon thread."""
+    has stopped), once past the health's cycle bound (wedged: ``/livez`` fails meanwhile), and
+    when a wedged one finally ends. Looks a few times per bound from a daemon thread."""
 
-    def __init__(self, health: Health, warn_after_s: float, log: LogFn,
-                 period_s: float | None = None) -> None:
+    def __init__(self, health: Health, warn_after_s: float, log: LogFn) -> None:
         self._health = health
         self._warn_after_s = warn_after_s
         self._log = log
         bound = health.cycle_bound_s or warn_after_s
-        self._period_s = period_s or max(0.1, min(1.0, warn_after_s / 4, bound / 4))
+        self._period_s = max(0.1, min(1.0, warn_after_s / 4, bound / 4))
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="watchdog", daemon=True)
         self._warned = self._wedged = False
         self._running_for = 0.0
 
     @contextmanager
     def running(self) -> Iterator[None]:
-        self._thread.start()
+        thread = threading.Thread(target=self._run, name="watchdog", daemon=True)
+        thread.start()
         try:
             yield
         finally:
             self._stop.set()
-            self._thread.join(timeout=5)
+            thread.join(timeout=5)
 
     def look(self) -> None:
         """One look (the thread's loop; tests call it)."""
@@ -335,9 +318,3 @@ class Watchdog:
     def _run(self) -> None:
         while not self._stop.wait(self._period_s):
             self.look()
-
-
-def cycle_bound(lock_ttl_s: float) -> float:
-    """The longest a healthy cycle runs: the lock TTL (its client-side deadline is a second
-    before) plus a grace for the gauges and the unlock."""
-    return lock_ttl_s + min(CYCLE_GRACE_S, lock_ttl_s / 2)

@@ -10,9 +10,10 @@ producer error, ends the drain and closes the producer: a broker that forgot the
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -53,20 +54,16 @@ BOUNDED_MIN_S = 0.2
 STOP_WAIT_S = 2.0
 
 # Without a logger librdkafka prints its own (non-JSON) lines to stderr.
-_LIBRDKAFKA_LOG = logging.getLogger("recording_finalize.relay.librdkafka")
-_LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
-_LIBRDKAFKA_LOG.propagate = False
-
-
-class ProducerConfigError(ValueError):
-    """The producer configuration would not give the delivery guarantee the relay relies on."""
+LIBRDKAFKA_LOG = logging.getLogger("recording_finalize.relay.librdkafka")
+LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
+LIBRDKAFKA_LOG.propagate = False
 
 
 def producer_config(settings: Settings,
                     delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S) -> dict[str, Any]:
-    """The librdkafka configuration of the relay's producer (no callbacks)."""
-    if not settings.kafka_bootstrap_servers:
-        raise ProducerConfigError("KAFKA_BOOTSTRAP_SERVERS is not set")
+    """The librdkafka configuration of the relay's producer (no callbacks). Code, not
+    configuration: "marked published only after the broker's ack" rests on its idempotence and
+    acks=all."""
     config: dict[str, Any] = {
         "bootstrap.servers": settings.kafka_bootstrap_servers,
         "client.id": CLIENT_ID,
@@ -83,40 +80,18 @@ def producer_config(settings: Settings,
         "reconnect.backoff.max.ms": 2000,
         "security.protocol": settings.kafka_security_protocol,
     }
-    if settings.kafka_sasl_mechanism:
-        config["sasl.mechanism"] = settings.kafka_sasl_mechanism
-    if settings.kafka_sasl_username is not None:
-        config["sasl.username"] = settings.kafka_sasl_username
-    if settings.kafka_sasl_password is not None:
-        config["sasl.password"] = settings.kafka_sasl_password
-    return config
+    sasl = {"sasl.mechanism": settings.kafka_sasl_mechanism or None,
+            "sasl.username": settings.kafka_sasl_username,
+            "sasl.password": settings.kafka_sasl_password}
+    return config | {key: value for key, value in sasl.items() if value is not None}
 
 
 def delivery_timeout_for(settings: Settings) -> float:
-    """The delivery timeout that lets a relay batch fit in what a cycle leaves of the lock TTL.
-
-    A cycle claims for up to ``RFR_MAX_RUN_DURATION`` (its last batch's S3 checks may add
-    ``RFR_S3_TIMEOUT``), then drains the relay before the lock's deadline (TTL less a second);
-    ``drain`` starts a batch only if its whole wait (at most twice the delivery timeout) ends
-    before that deadline. With the fixed 30 s a lock TTL under about 36 s plus the claim phase
-    never published anything; half of the remaining budget always leaves room for one batch.
-    """
+    """The delivery timeout that lets a relay batch (whose wait is at most twice it) fit in what
+    a cycle leaves of the lock TTL after claiming (RFR_MAX_RUN_DURATION + RFR_S3_TIMEOUT + the
+    lock's second): with a fixed 30 s a short TTL never published anything."""
     budget = settings.lock_ttl - settings.max_run_duration - settings.s3_timeout - 1.0
     return max(MIN_DELIVERY_TIMEOUT_S, min(DEFAULT_DELIVERY_TIMEOUT_S, budget / 2))
-
-
-def check_producer_idempotent(config: Mapping[str, Any]) -> None:
-    """Raises ``ProducerConfigError`` unless ``config`` asks for an idempotent producer with
-    ``acks=all`` — the two settings "marked published only after the broker's ack" rests on."""
-    idempotence = config.get("enable.idempotence")
-    if idempotence is not True and str(idempotence).strip().lower() != "true":
-        raise ProducerConfigError(f"enable.idempotence must be true, got {idempotence!r}")
-    given = {key: config[key] for key in ("acks", "request.required.acks") if key in config}
-    if not given:
-        raise ProducerConfigError("acks must be set to all")
-    for key, value in given.items():
-        if str(value).strip().lower() not in ("all", "-1"):
-            raise ProducerConfigError(f"{key} must be all (or -1), got {value!r}")
 
 
 @dataclass
@@ -153,38 +128,30 @@ class Relay:
                  delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S,
                  lease_margin_s: float = LEASE_MARGIN_S,
                  producer_factory: Callable[[dict[str, Any]], Producer] = Producer) -> None:
-        if delivery_timeout_s <= 0:
-            raise ValueError(f"delivery_timeout_s must be > 0, got {delivery_timeout_s}")
-        if lease_margin_s <= 0:
-            raise ValueError(f"lease_margin_s must be > 0, got {lease_margin_s}")
         self._settings = settings
         self._pool = pool
         self._metrics = metrics
         self._log = log
         self._producer_factory = producer_factory
         self._config = producer_config(settings, delivery_timeout_s)
-        check_producer_idempotent(self._config)
         self._flush_wait_s = delivery_timeout_s + min(FLUSH_MARGIN_S, delivery_timeout_s)
         #: The lease ``relay_claim`` takes: claim + delivery wait + mark fit in it.
         self.lease_s = self._flush_wait_s + lease_margin_s
         self._producer: Producer | None = None
         self._fatal: KafkaError | None = None
         self._logged_errors: set[int] = set()
-        #: When the current batch stops waiting for its delivery reports (``time.monotonic()``);
-        #: None: the full flush wait.
-        self._wait_until: float | None = None
-        #: The drain's stop event while a drain runs (a stop cuts the batch's wait).
-        self._stop: threading.Event | None = None
+        #: The current drain's stop event (a stop cuts a batch's wait) and when its batches stop
+        #: waiting for their delivery reports (``time.monotonic()``; a bounded drain's deadline).
+        self._stop = threading.Event()
+        self._wait_until = math.inf
 
     # --- the producer ------------------------------------------------------------------------
 
     def _ensure_producer(self) -> Producer:
         if self._producer is None:
-            config = dict(self._config)
-            config["error_cb"] = self._on_error
-            config["logger"] = _LIBRDKAFKA_LOG
             self._fatal = None
-            self._producer = self._producer_factory(config)
+            self._producer = self._producer_factory(
+                self._config | {"error_cb": self._on_error, "logger": LIBRDKAFKA_LOG})
         return self._producer
 
     def _on_error(self, err: KafkaError) -> None:
@@ -224,31 +191,25 @@ class Relay:
         worker's last drain, whose batches wait for their reports only until ``deadline``."""
         result = RelayResult()
         self._logged_errors.clear()
+        self._stop, self._wait_until = stop, deadline if bounded else math.inf
         with self._pool.connection() as conn:
             while True:
-                if stop.is_set():
-                    result.reason = "stopped"
-                    break
+                reason: str | None
                 # A batch may take the whole delivery wait: start one only if it ends in time
                 # (bounded: only if any time is left; its wait ends at the deadline).
-                left = deadline - time.monotonic()
-                if left <= (BOUNDED_MIN_S if bounded else self._flush_wait_s):
-                    result.reason = "deadline"
+                if stop.is_set():
+                    reason = "stopped"
+                elif deadline - time.monotonic() <= (BOUNDED_MIN_S if bounded
+                                                     else self._flush_wait_s):
+                    reason = "deadline"
                     self._log("relay deadline", level="warning", batches=result.batches,
                               message="too little time left for another batch; the rest waits "
                               "for the next cycle")
-                    break
-                self._wait_until = deadline if bounded else None
-                self._stop = stop
-                try:
+                else:
                     reason = self._batch(conn, result)
-                finally:
-                    self._wait_until = None
-                    self._stop = None
                 if reason is not None:
                     result.reason = reason
-                    break
-        return result
+                    return result
 
     def _batch(self, conn: queries.Connection, result: RelayResult) -> str | None:
         """One batch: claim, produce, wait, mark. Returns why the drain ends, or None."""
@@ -260,38 +221,33 @@ class Relay:
             return "empty"
         rows.sort(key=lambda row: row.id)
         token = rows[0].lease_token
-
-        def mark(ids: list[int]) -> int:
-            return queries.relay_mark_published(conn, ids, token)
-
-        batch = self._publish(producer, rows, mark)
-        marked = batch.marked
-        self._metrics.count_published(marked, len(batch.failed))
+        batch = self._publish(producer, rows,
+                              lambda ids: queries.relay_mark_published(conn, ids, token))
+        self._metrics.count_published(batch.marked, len(batch.failed))
         result.batches += 1
         result.claimed += len(rows)
-        result.published += marked
+        result.published += batch.marked
         result.failed += len(batch.failed)
         if batch.acked:
-            self._log("batch published", topic=settings.topic, rows=len(rows), published=marked,
-                      firstId=batch.acked[0], lastId=batch.acked[-1])
+            self._log("batch published", topic=settings.topic, rows=len(rows),
+                      published=batch.marked, firstId=batch.acked[0], lastId=batch.acked[-1])
         if batch.failed:
-            self._log_failures(batch)
-        # A bounded drain's close waits no longer than its deadline either.
-        close_wait = (FLUSH_MARGIN_S if self._wait_until is None
-                      else self._wait_until - time.monotonic())
-        if self._stop is not None and self._stop.is_set():
-            close_wait = 0.0  # stopping: what is in flight is purged, and goes out again later
-        if self._fatal is not None:
-            self._log("kafka producer fatal", level="error", error=self._fatal.name(),
-                      reason=self._fatal.str(),
-                      message="the producer is closed; the next drain builds a new one")
-            self.close(close_wait)
-            return "fatal"
-        if batch.failed:
+            self._log("delivery failed", level="warning", topic=settings.topic,
+                      failed=len(batch.failed),
+                      errors=sorted({err.name() for err in batch.failed.values()}),
+                      ids=sorted(batch.failed)[:LOGGED_IDS],
+                      message="not marked published; retried when the lease runs out")
+        if self._fatal is not None or batch.failed:
+            if self._fatal is not None:
+                self._log("kafka producer fatal", level="error", error=self._fatal.name(),
+                          reason=self._fatal.str(),
+                          message="the producer is closed; the next drain builds a new one")
             # The producer's session with the broker may be what fails (see the module doc):
-            # the next drain starts with a new one.
-            self.close(close_wait)
-            return "delivery_failed"
+            # the next drain starts with a new one. A stopping worker's close waits for
+            # nothing (what is in flight goes out again later), a bounded drain's no longer
+            # than its deadline.
+            self.close(0.0 if self._stop.is_set() else self._wait_until - time.monotonic())
+            return "fatal" if self._fatal is not None else "delivery_failed"
         if len(rows) < settings.relay_batch_size:
             # A short batch took every row that was claimable: the drain is done. Claiming on
             # while the service writes would chase its new events a few at a time, each claim
@@ -305,24 +261,15 @@ class Relay:
         """Produces every row, then waits for the delivery reports, marking what the broker
         acknowledged as it comes (``mark``): a crash re-delivers only what was in flight."""
         batch = _Batch()
-        topic = self._settings.topic
         for index, row in enumerate(rows):
-            if (problem := _malformed(row)) is not None:
-                # One bad row is that row's problem: reported, left unpublished, never a stop
-                # for the rows behind it.
-                self._log("outbox row malformed", level="error", id=row.id, problem=problem,
-                          message="skipped; fix or delete the row in recording_finalize.outbox")
-                continue
             try:
-                self._produce(producer, topic, row, batch)
+                self._produce(producer, row, batch)
             except KafkaException as exc:
-                err = _kafka_error(exc)
-                batch.failed[row.id] = err
+                err = batch.failed[row.id] = kafka_error(exc)
                 if _is_fatal(err):
                     # Nothing more can be produced: the rest of the batch waits for its lease.
                     self._fatal = err
-                    for rest in rows[index + 1 :]:
-                        batch.failed[rest.id] = err
+                    batch.failed |= dict.fromkeys((rest.id for rest in rows[index + 1:]), err)
                     break
         remaining = self._flush_marking(producer, batch, mark)
         batch.closed = True
@@ -332,27 +279,20 @@ class Relay:
             self._log("kafka flush timed out", level="warning", inFlight=remaining)
         reported = set(batch.acked) | set(batch.failed)
         silent = KafkaError(KafkaError._MSG_TIMED_OUT)
-        for row in rows:
-            if row.id not in reported:
-                batch.failed[row.id] = silent
+        batch.failed |= {row.id: silent for row in rows if row.id not in reported}
         _mark_acknowledged(batch, mark)
         batch.acked.sort()
         return batch
 
     def _flush_marking(self, producer: Producer, batch: _Batch,
                        mark: Callable[[list[int]], int]) -> int:
-        """Waits (at most the flush wait) for the delivery reports in slices of MARK_EVERY_S,
-        marking the acknowledged rows after each slice; returns the messages still in flight.
-        With a broker that answers in time that is one slice and one mark per batch (the relay's
-        two calls); a slow one gets a mark per slice, and a crash re-delivers only what was in
-        flight then."""
-        deadline = time.monotonic() + self._flush_wait_s
-        if self._wait_until is not None:
-            deadline = min(deadline, self._wait_until)
-        stopping = False
+        """Waits (at most the flush wait; a stop cuts it to STOP_WAIT_S) for the delivery
+        reports in slices of MARK_EVERY_S, marking the acknowledged rows after each slice;
+        returns the messages still in flight. With a broker that answers in time that is one
+        slice and one mark per batch; a crash re-delivers only what was in flight then."""
+        deadline = min(time.monotonic() + self._flush_wait_s, self._wait_until)
         while True:
-            if not stopping and self._stop is not None and self._stop.is_set():
-                stopping = True
+            if self._stop.is_set():
                 deadline = min(deadline, time.monotonic() + STOP_WAIT_S)
             try:
                 remaining = int(producer.flush(max(0.0, min(MARK_EVERY_S,
@@ -371,14 +311,12 @@ class Relay:
             if not remaining or time.monotonic() >= deadline:
                 return remaining
 
-    def _produce(self, producer: Producer, topic: str, row: queries.OutboxRow,
-                 batch: _Batch) -> None:
+    def _produce(self, producer: Producer, row: queries.OutboxRow, batch: _Batch) -> None:
         headers: list[tuple[str, str | bytes | None]] = [
-            (name, str(value).encode("utf-8")) for name, value in row.headers.items()
-        ]
+            (name, str(value).encode("utf-8")) for name, value in row.headers.items()]
         while True:
             try:
-                producer.produce(topic, value=row.payload.encode("utf-8"),
+                producer.produce(self._settings.topic, value=row.payload.encode("utf-8"),
                                  key=row.message_key.encode("utf-8"), headers=headers,
                                  on_delivery=partial(_on_delivery, batch, row.id))
                 return
@@ -386,28 +324,12 @@ class Relay:
                 # The local queue is full: let librdkafka send some, then try again.
                 producer.poll(0.1)
 
-    def _log_failures(self, batch: _Batch) -> None:
-        ids = sorted(batch.failed)
-        errors = sorted({err.name() for err in batch.failed.values()})
-        self._log("delivery failed", level="warning", topic=self._settings.topic,
-                  failed=len(ids), errors=errors, ids=ids[:LOGGED_IDS],
-                  message="not marked published; retried when the lease runs out")
-
 
 def _mark_acknowledged(batch: _Batch, mark: Callable[[list[int]], int]) -> None:
     """Marks the rows acknowledged since the last mark."""
     if len(batch.acked) > batch.marked_upto:
         batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
         batch.marked_upto = len(batch.acked)
-
-
-def _malformed(row: queries.OutboxRow) -> str | None:
-    """What makes an outbox row unpublishable, or None."""
-    if not isinstance(row.headers, dict):
-        return f"headers is {type(row.headers).__name__}, not a JSON object"
-    if row.payload is None or row.message_key is None:
-        return "payload or message_key is NULL"
-    return None
 
 
 def _on_delivery(batch: _Batch, row_id: int, err: KafkaError | None, msg: Message) -> None:
@@ -429,11 +351,11 @@ def _raised_kafka_error(exc: BaseException) -> KafkaError | None:
     """The KafkaError behind ``exc`` (itself, or the exception it wraps), if there is one."""
     for candidate in (exc, exc.__cause__, exc.__context__):
         if isinstance(candidate, KafkaException):
-            return _kafka_error(candidate)
+            return kafka_error(candidate)
     return None
 
 
-def _kafka_error(exc: KafkaException) -> KafkaError:
+def kafka_error(exc: KafkaException) -> KafkaError:
     arg = exc.args[0] if exc.args else None
     if isinstance(arg, KafkaError):
         return arg

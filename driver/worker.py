@@ -1,10 +1,7 @@
-"""``recording-finalize run`` and ``run-once``: the worker's start-up checks and the wiring of
-its ``Context`` (pool, storage, relay, metrics), then the cycle loop or one cycle.
-
-A composition root, like ``cli.py``: it may import every part of the package (the drift check,
-the operator's dry run). The modules that load boto3, librdkafka, prometheus_client and the
-OpenTelemetry SDK are imported inside the commands, so ``--help`` answers at once.
-"""
+"""``recording-finalize run`` and ``run-once``: the start-up checks, /readyz's checks and the
+wiring of a cycle's ``Context``. A composition root, like ``cli.py``: it may import every part
+of the package. The modules that load boto3, librdkafka, prometheus_client and the OpenTelemetry
+SDK are imported inside the commands, so ``--help`` answers at once."""
 
 from __future__ import annotations
 
@@ -14,7 +11,9 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,9 @@ from .ops import dry_run
 from .ops.dry_run import dry_run_command
 
 if TYPE_CHECKING:
-    from .drift import Shipped
+    from .contract import Problems
+    from .cycle import Context
+    from .drift import SchemaDrift, Shipped
     from .metrics import Metrics
     from .model import ClaimedRow
     from .probes import Check, Health, ReadinessChecker
@@ -45,13 +46,9 @@ _OTEL_NOTE = "  OTEL_*  standard OpenTelemetry variables; spans are exported onl
 
 
 def freeze_start_up_heap() -> None:
-    """Leaves what start-up built out of the garbage collector's passes.
-
-    The modules, clients and pools built before the first cycle live as long as the process;
-    without this, every full collection walks them again (the collector runs a few times a
-    second while rows are finalized). A collection first, so that start-up's garbage is not kept.
-    """
-    gc.collect()
+    """Leaves what start-up built (modules, clients, pools: they live as long as the process)
+    out of the collector's full passes, which run a few times a second while rows are finalized."""
+    gc.collect()  # first, so that start-up's garbage is not kept
     gc.freeze()
 
 
@@ -61,40 +58,36 @@ def _prepare(settings: Settings) -> None:
     tracing.configure(os.environ)
 
 
-class _Worker:
-    """The objects a cycle needs, built once; ``close()`` releases them."""
+@contextmanager
+def _cycle_context(settings: Settings, metrics: Metrics | None = None) -> Iterator[Context]:
+    """The objects a cycle needs (pool, storage, relay, metrics), built once, released at the
+    end."""
+    from .cycle import Context
+    from .db import open_pool
+    from .metrics import Metrics
+    from .relay import Relay, delivery_timeout_for
+    from .storage import Storage
 
-    def __init__(self, settings: Settings, metrics: Metrics | None = None) -> None:
-        from .cycle import Context
-        from .db import open_pool
-        from .metrics import Metrics
-        from .relay import Relay, delivery_timeout_for
-        from .storage import Storage
-
-        self.metrics = metrics or Metrics()
-        self.pool = open_pool(settings)
-        self.relay = Relay(settings, self.pool, self.metrics, logs.log,
-                           delivery_timeout_s=delivery_timeout_for(settings))
-        self.context = Context(
-            settings=settings, pool=self.pool, storage=Storage(settings),
-            metrics=self.metrics, relay=self.relay,
-        )
-        freeze_start_up_heap()
-
-    def close(self) -> None:
-        self.relay.close()
-        self.pool.close()
-        self.metrics.stop_server()
+    metrics = metrics or Metrics()
+    pool = open_pool(settings)
+    relay = Relay(settings, pool, metrics, logs.log,
+                  delivery_timeout_s=delivery_timeout_for(settings))
+    context = Context(settings=settings, pool=pool, storage=Storage(settings), metrics=metrics,
+                      relay=relay)
+    freeze_start_up_heap()
+    try:
+        yield context
+    finally:
+        relay.close()
+        pool.close()
+        metrics.stop_server()
         tracing.shutdown()
 
 
 class _StopSignal:
-    """SIGTERM/SIGINT set ``event``; the handler does nothing else.
-
-    A handler runs between two bytecodes of the main thread, possibly inside the logger while
-    it holds its lock: logging from here could deadlock, so the signal is only recorded and
-    reported once the work has stopped.
-    """
+    """SIGTERM/SIGINT set ``event`` and do nothing else: a handler runs between two bytecodes
+    of the main thread, possibly inside the logger while it holds its lock, so logging from
+    there could deadlock; the signal is reported once the work has stopped."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
@@ -128,69 +121,31 @@ def _safe_settings(settings: Settings) -> dict[str, Any]:
     }
 
 
+# --- the start-up self-checks of run and run-once: a failure exits 2 before any work -----------
+
+
 def _start_checks(
     settings: Settings, retry: threading.Event | None = None, health: Health | None = None
 ) -> int | None:
-    """The start-up self-checks of run and run-once; a failure exits 2 before any work.
-
-    The producer must be idempotent with acks=all (a row is marked published only after the
-    broker's acknowledgement); the database's schema must match the package (applied
-    migrations and function definitions, ``driver/drift.py``) and the contract with the
-    service's tables must hold (``driver/contract.py``); the file storage must accept the bucket;
-    the server must accept the retry policy, which it then stores for every call
-    (``recording_finalize.set_policy``, logged as ``policy set``); and the lock connection must
-    reach a PostgreSQL session of its own (no transaction pooling). RFR_S3_TIMEOUT <
-    RFR_LOCK_TTL / 2 is a configuration rule.
-
-    A server answer that waiting will not change (authentication failed, unknown database,
-    no worker grant, never migrated) exits 2 with the server's own message. An unreachable
-    database is no verdict: with ``retry`` (``run``) the checks are tried again every polling
-    interval until they can be made or ``retry`` is set (stop: exit 0), and ``health`` hears
-    each attempt; without it (``run-once``) the database error propagates.
-    """
-    from .db import (
-        LockConnectionError,
-        check_lock_connection,
-        database_target,
-        refusal,
-        server_message,
-    )
+    """The bucket, then the database's checks. An unreachable database is no verdict: with
+    ``retry`` (``run``) the checks are tried again every polling interval until they can be made
+    or ``retry`` is set (stop: exit 0), ``health`` hearing each attempt; without it
+    (``run-once``) the database error propagates."""
+    from .db import database_target, server_message
     from .drift import shipped
-    from .relay import ProducerConfigError, check_producer_idempotent, producer_config
-    from .server_settings import set_server_policy
 
-    try:
-        check_producer_idempotent(producer_config(settings))
-    except ProducerConfigError as err:
-        return fail(f"start-up check failed: the Kafka producer must be idempotent with "
-                    f"acks=all: {err}", EXIT_USAGE)
     package = shipped(settings.sql_dir)
     if (refused := _check_bucket(settings)) is not None:
         return refused
-    target = database_target(settings)
     while True:
         if health is not None:
             health.startup_attempt()
         try:
-            if (refused := _check_schema(settings, package)) is not None:
-                return refused
-            check_lock_connection(settings)
-            set_server_policy(settings)
-            _report_config(settings)
-        except LockConnectionError as err:
-            return fail(f"start-up check failed: {err}", EXIT_USAGE)
-        except ConfigError as err:
-            # RFR_TOPIC or a policy value the server's settings refuse: named with both values.
-            return fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
+            return _check_database(settings, package)
         except psycopg.Error as err:
-            if (meaning := refusal(err)) is not None:
-                logs.log("start-up check failed", level="error", error=describe(err),
-                         message=meaning)
-                return fail(f"start-up check failed: {meaning}. The server said: "
-                            f"{server_message(err)}", EXIT_USAGE)
             if retry is None:
                 raise
-            said = server_message(err)
+            target, said = database_target(settings), server_message(err)
             logs.log("start-up check waiting", level="warning", error=describe(err),
                      database=target, reason=said, retryInSeconds=settings.polling_interval,
                      message="the database cannot be reached; the checks are made once it can")
@@ -198,32 +153,61 @@ def _start_checks(
                 health.startup_waiting(f"the database cannot be reached at {target}: {said}")
             if retry.wait(settings.polling_interval):
                 return EXIT_OK
-            continue
-        return None
 
 
-def _report_config(settings: Settings) -> None:
-    """Where this worker looks and how often, for explain and audit (the last start wins)."""
+def _check_database(settings: Settings, package: Shipped) -> int | None:
+    """The schema and the contract (``_check_schema``); a PostgreSQL session of its own for the
+    lock connection (no transaction pooling); the retry policy, which the server then stores for
+    every call (``policy set``); and where this worker looks, for explain and audit. A server
+    answer that waiting will not change (authentication failed, unknown database, no worker
+    grant, never migrated) exits 2 with the server's own message; other errors propagate."""
     from . import queries
+    from .db import LockConnectionError, check_lock_connection, refusal, server_message
+    from .server_settings import set_server_policy
 
-    with connect(settings) as conn:
-        queries.report_worker_config(conn, settings)
+    try:
+        if (refused := _check_schema(settings, package)) is not None:
+            return refused
+        check_lock_connection(settings)
+        set_server_policy(settings)
+        with connect(settings) as conn:
+            queries.report_worker_config(conn, settings)
+    except LockConnectionError as err:
+        return fail(f"start-up check failed: {err}", EXIT_USAGE)
+    except ConfigError as err:
+        # RFR_TOPIC or a policy value the server's settings refuse: named with both values.
+        return fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
+    except psycopg.Error as err:
+        if (meaning := refusal(err)) is None:
+            raise
+        logs.log("start-up check failed", level="error", error=describe(err), message=meaning)
+        return fail(f"start-up check failed: {meaning}. The server said: "
+                    f"{server_message(err)}", EXIT_USAGE)
+    return None
+
+
+def _schema_findings(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool
+                     ) -> tuple[SchemaDrift, str | None, Problems | None, list[str]]:
+    """The schema against the package; once it matches, the product's owner and the contract
+    with the service's tables; once that holds, what check_adapter finds beneath the adapter
+    (``rehearse``: the writes too, rolled back). Start-up and /readyz both ask this."""
+    from . import adapter, contract
+    from .drift import schema_drift
+
+    drift = schema_drift(conn, package)
+    owner = contract.product_owner(conn) if drift.matches else None
+    problems = contract.check(conn, owner) if owner is not None else None
+    failing = (adapter.errors(adapter.beneath(conn, rehearse=rehearse))
+               if owner is not None and not problems else [])
+    return drift, owner, problems, failing
 
 
 def _check_schema(settings: Settings, package: Shipped) -> int | None:
-    """Exit 2 when the database's schema differs from the package's, or the contract with the
-    service's tables does not hold (a grant revoked, a column changed), else None."""
-    from .adapter import beneath, errors
-    from .contract import check, product_owner
-    from .drift import schema_drift
-
+    """Exit 2 when the schema differs from the package's, the contract does not hold (a grant
+    revoked, a column changed) or the worker would fail beneath the adapter, else None."""
     with connect(settings) as conn:
-        drift = schema_drift(conn, package)
-        owner = product_owner(conn) if drift.matches else None
-        problems = check(conn, owner) if owner is not None else None
-        # Beneath the adapter, with the writes rehearsed (rolled back): before any row is touched.
-        failing = errors(beneath(conn, rehearse=True)) if owner is not None and not problems \
-            else []
+        # The writes rehearsed (rolled back): before any row is touched.
+        drift, owner, problems, failing = _schema_findings(conn, package, rehearse=True)
     if not drift.matches:
         logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
                  differences=drift.differences)
@@ -241,6 +225,11 @@ def _check_schema(settings: Settings, package: Shipped) -> int | None:
     return None
 
 
+def _bucket_refused(bucket: str, code: str) -> str:
+    return (f"the file storage refuses the bucket {bucket!r} ({code}): check RFR_S3_BUCKET, the "
+            "endpoint and the credentials")
+
+
 def _check_bucket(settings: Settings) -> int | None:
     """Exit 2 when the file storage refuses the bucket (missing, access denied, no
     credentials): no cycle could work. Storage that cannot be reached is no verdict: the
@@ -253,19 +242,21 @@ def _check_bucket(settings: Settings) -> int | None:
     except StorageConfigError as err:
         logs.log("start-up check failed", level="error", error=err.code,
                  bucket=settings.s3_bucket, message="the file storage refuses the bucket")
-        return fail(f"start-up check failed: the file storage refuses the bucket "
-                    f"{settings.s3_bucket!r} ({err.code}): check RFR_S3_BUCKET, the endpoint and "
-                    "the credentials", EXIT_USAGE)
+        return fail(f"start-up check failed: {_bucket_refused(settings.s3_bucket, err.code)}",
+                    EXIT_USAGE)
     finally:
         storage.close()
     return None
 
 
+# --- the commands -----------------------------------------------------------------------------
+
+
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import run_loop
-    from .maintenance import Pruner
+    from .maintenance import start_pruner
     from .metrics import Metrics
-    from .probes import Health, Watchdog, cycle_bound
+    from .probes import Health, ReadinessChecker, Watchdog, cycle_bound
 
     stop = _StopSignal()
     metrics = Metrics()
@@ -281,60 +272,28 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return fail(f"cannot serve /metrics on {settings.metrics_address} port "
                     f"{settings.metrics_port}: {err}")
     # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
-    readiness = _readiness(settings, health) if port is not None else None
-    if readiness is not None:
-        readiness.start()
-    watchdog = Watchdog(health, settings.max_run_duration, logs.log)
+    readiness = _readiness(settings, health) if port is not None else ReadinessChecker(health, {})
+    readiness.start()
     try:
         if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
             stop.report()
             return refused
-        worker = _Worker(settings, metrics)
-        try:
+        with _cycle_context(settings, metrics) as context:
             logs.log("worker started", metricsPort=port, **_safe_settings(settings))
             health.started()
-            Pruner(settings).start(stop.event)
+            start_pruner(settings, stop.event)
             if not settings.recordings_enabled:
                 logs.log("recordings disabled", message="RECORDINGS_ENABLED=false: the worker "
                          "idles, touches no recording and publishes nothing")
-            with watchdog.running():
-                run_loop(worker.context, stop.event, on_tick=health.cycle_started,
+            with Watchdog(health, settings.max_run_duration, logs.log).running():
+                run_loop(context, stop.event, on_tick=health.cycle_started,
                          on_done=health.cycle_ended)
             stop.report()
             logs.log("worker stopped")
-            return EXIT_OK
-        finally:
-            worker.close()
+        return EXIT_OK
     finally:
-        if readiness is not None:
-            readiness.stop()
+        readiness.stop()
         metrics.stop_server()
-
-
-def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
-    """/readyz's checks: the database (login, schema, contract) at once; the bucket and Kafka
-    unready at once when they refuse, and past a bound when they cannot be reached: two
-    polling intervals plus the time one attempt may take (a broker restart is no reason to
-    take every pod out of service)."""
-    from .db import CONNECT_TIMEOUT_S, database_target
-    from .drift import shipped
-    from .probes import Probe, ReadinessChecker
-    from .relay import delivery_timeout_for
-    from .storage import Storage
-
-    database = database_check(lambda: connect(settings), shipped(settings.sql_dir),
-                              database_target(settings))
-    probes = {
-        "database": Probe(database, timeout_s=CONNECT_TIMEOUT_S),
-        "storage": Probe(storage_check(Storage(settings), lambda: _known_uploads(settings)),
-                         grace_s=2 * settings.polling_interval + settings.s3_timeout,
-                         timeout_s=3 * settings.s3_timeout),
-        "kafka": Probe(kafka_check(settings),
-                       grace_s=2 * settings.polling_interval + delivery_timeout_for(settings),
-                       timeout_s=KAFKA_CHECK_TIMEOUT_S),
-    }
-    return ReadinessChecker(health, probes,
-                            period_s=max(1.0, min(settings.polling_interval, 10.0)))
 
 
 def _run_once(args: argparse.Namespace, settings: Settings) -> int:
@@ -356,21 +315,16 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
                                error=describe(err))
         logs.log("cycle failed", level="error", jobRunId=summary.job_run_id,
                  error=describe(err), detail=str(err))
-        print(json.dumps(summary.to_dict() | {"stopped": False}, separators=(",", ":")),
-              flush=True)
-        return EXIT_FAILURE
-    if refused is not None:
-        return refused
-    stop = _StopSignal()
-    worker = _Worker(settings)
-    try:
-        summary = run_cycle(worker.context, stop.event)
-    finally:
-        worker.close()
-    stop.report()
-    result = summary.to_dict()
-    result["stopped"] = stop.event.is_set()
-    print(json.dumps(result, separators=(",", ":")), flush=True)
+        stopped = False
+    else:
+        if refused is not None:
+            return refused
+        stop = _StopSignal()
+        with _cycle_context(settings) as context:
+            summary = run_cycle(context, stop.event)
+        stop.report()
+        stopped = stop.event.is_set()
+    print(json.dumps(summary.to_dict() | {"stopped": stopped}, separators=(",", ":")), flush=True)
     return EXIT_OK if summary.ok else EXIT_FAILURE
 
 
@@ -380,34 +334,50 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 KAFKA_CHECK_TIMEOUT_S = 5.0
 
 
-def database_check(connect: Callable[[], psycopg.Connection[Any]], package: Shipped,
-                   target: str) -> Check:
+def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
+    """The database (login, schema, contract) unready at once; the bucket and Kafka unready at
+    once when they refuse, and past a bound when they cannot be reached: two polling intervals
+    plus the time one attempt may take (a broker restart is no reason to take every pod out of
+    service)."""
+    from .db import CONNECT_TIMEOUT_S
+    from .probes import Probe, ReadinessChecker
+    from .relay import delivery_timeout_for
+    from .storage import Storage
+
+    probes = {
+        "database": Probe(database_check(settings), timeout_s=CONNECT_TIMEOUT_S),
+        "storage": Probe(storage_check(Storage(settings), lambda: _known_uploads(settings)),
+                         grace_s=2 * settings.polling_interval + settings.s3_timeout,
+                         timeout_s=3 * settings.s3_timeout),
+        "kafka": Probe(kafka_check(settings),
+                       grace_s=2 * settings.polling_interval + delivery_timeout_for(settings),
+                       timeout_s=KAFKA_CHECK_TIMEOUT_S),
+    }
+    return ReadinessChecker(health, probes,
+                            period_s=max(1.0, min(settings.polling_interval, 10.0)))
+
+
+def database_check(settings: Settings) -> Check:
     """A new connection every time (a password rotated under the running worker shows here,
     while the pool's open connections still work), then the drift check and the contract."""
-    from . import adapter, contract
-    from .db import refusal, server_message
-    from .drift import schema_drift
+    from .db import database_target, refusal, server_message
+    from .drift import shipped
     from .probes import Answer
+
+    package, target = shipped(settings.sql_dir), database_target(settings)
 
     def check() -> Answer:
         try:
-            with connect() as conn:
-                drift = schema_drift(conn, package)
-                if not drift.matches:
-                    return Answer(False, f"schema mismatch: {drift.message(limit=2)}")
-                owner = contract.product_owner(conn)
-                problems = contract.check(conn, owner) if owner is not None else None
-                failing = (adapter.errors(adapter.beneath(conn, rehearse=False))
-                           if owner is not None and not problems else [])
+            with connect(settings) as conn:
+                drift, _, problems, failing = _schema_findings(conn, package, rehearse=False)
         except psycopg.Error as err:
             said = server_message(err)
             if (meaning := refusal(err)) is not None:
                 return Answer(False, f"the database at {target} refused the worker: {meaning} "
                               f"(the server said: {said})")
             return Answer(False, f"the database cannot be reached at {target}: {said}")
-        if owner is None:
-            return Answer(False, "schema missing: schema recording_finalize does not exist "
-                          "(run `recording-finalize migrate`)")
+        if not drift.matches:
+            return Answer(False, f"schema mismatch: {drift.message(limit=2)}")
         if problems:
             return Answer(False, "the contract with the messenger service's tables does not "
                           f"hold: {' '.join(problems.message().split())}")
@@ -430,8 +400,7 @@ def _known_uploads(settings: Settings) -> list[ClaimedRow]:
         return []
 
 
-def storage_check(storage: Storage,
-                  known: Callable[[], list[ClaimedRow]] = lambda: []) -> Check:
+def storage_check(storage: Storage, known: Callable[[], list[ClaimedRow]]) -> Check:
     """HeadBucket (and the HEAD client's view of the bucket), then whether the bucket holds
     the binaries of the newest uploaded recordings at the keys the template gives."""
     from .probes import Answer
@@ -441,8 +410,7 @@ def storage_check(storage: Storage,
         try:
             confirmed = storage.check_bucket()
         except StorageConfigError as err:
-            return Answer(False, f"the file storage refuses the bucket {storage.bucket!r} "
-                          f"({err.code}): check RFR_S3_BUCKET, the endpoint and the credentials")
+            return Answer(False, _bucket_refused(storage.bucket, err.code))
         if not confirmed:
             return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
                           "file storage cannot be reached)", transient=True)
@@ -460,22 +428,17 @@ def storage_check(storage: Storage,
 def kafka_check(settings: Settings) -> Check:
     """A metadata request for the topic, on a client of its own (it never produces, and never
     creates the topic)."""
-    import logging
-
-    from confluent_kafka import KafkaError, KafkaException, Producer
+    from confluent_kafka import KafkaException, Producer
 
     from .probes import Answer
-    from .relay import CLIENT_ID, producer_config
+    from .relay import CLIENT_ID, LIBRDKAFKA_LOG, kafka_error, producer_config
 
-    quiet = logging.getLogger("recording_finalize.probes.librdkafka")
-    quiet.addHandler(logging.NullHandler())
-    quiet.propagate = False
     config = {k: v for k, v in producer_config(settings).items() if k in (
         "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.username",
         "sasl.password", "reconnect.backoff.max.ms")}
     config |= {"client.id": f"{CLIENT_ID}-readiness", "allow.auto.create.topics": False,
                "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
-               "logger": quiet, "error_cb": lambda _err: None}
+               "logger": LIBRDKAFKA_LOG, "error_cb": lambda _err: None}
     topic = settings.topic
     try:
         client = Producer(config)
@@ -488,14 +451,12 @@ def kafka_check(settings: Settings) -> Check:
         try:
             metadata = client.list_topics(topic=topic, timeout=KAFKA_CHECK_TIMEOUT_S)
         except KafkaException as exc:
-            err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            name = err.name() if err is not None else type(exc).__name__
             return Answer(False, f"the broker ({settings.kafka_bootstrap_servers}) did not "
-                          f"answer within {KAFKA_CHECK_TIMEOUT_S:g} s ({name})", transient=True)
+                          f"answer within {KAFKA_CHECK_TIMEOUT_S:g} s "
+                          f"({kafka_error(exc).name()})", transient=True)
         found = metadata.topics.get(topic)
         if found is None or found.error is not None:
-            why = found.error.name() if found is not None and found.error is not None \
-                else "absent"
+            why = "absent" if found is None else found.error.name()
             return Answer(False, f"the broker answers but has no topic {topic!r} for us "
                           f"({why}): check RFR_TOPIC, the topic and its ACLs")
         return Answer(True, f"broker answers, topic {topic!r} has "
@@ -533,8 +494,8 @@ RUN = Command(
         "(password, unknown database, no recording_finalize_worker grant, never migrated);\n"
         "RFR_TOPIC or a policy value disagrees with the server's settings\n"
         "(recording_finalize.settings); the file storage refuses the bucket (missing, access\n"
-        "denied, no credentials); the lock connection goes through a transaction-pooling\n"
-        "proxy; or the producer would not be idempotent."
+        "denied, no credentials); or the lock connection goes through a transaction-pooling\n"
+        "proxy."
     ),
     handler=_run,
     variables=_CYCLE,
@@ -545,7 +506,9 @@ RUN = Command(
     for_operators=False,
 )
 
-RUN_ONCE = Command(
+# As run does, but with its own flags and the operator's --dry-run.
+RUN_ONCE = replace(
+    RUN,
     name="run-once",
     summary="one full cycle and a relay drain; prints the cycle summary as JSON",
     description=(
@@ -567,11 +530,6 @@ RUN_ONCE = Command(
         "bucket, ...)."
     ),
     handler=_run_once,
-    variables=_CYCLE,
-    required=("DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"),
     flags=_RUN_ONCE_FLAGS,
     add_arguments=dry_run.add_arguments,
-    prepare=_prepare,
-    env_note=_OTEL_NOTE,
-    for_operators=False,
 )

@@ -201,8 +201,7 @@ def test_port_zero_disables_the_endpoint() -> None:
     m = Metrics()
     with serving(m, 0) as served:
         assert served is None
-    with pytest.raises(ValueError):
-        m.start_server(70000)
+    # A port out of range is the configuration's to refuse (test_cli: RFR_METRICS_PORT=65536).
 
 
 # --- tracing -----------------------------------------------------------------------------

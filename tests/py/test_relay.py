@@ -32,12 +32,7 @@ from recording_finalize import db as driver_db
 from recording_finalize import logs
 from recording_finalize.config import Settings, load_settings
 from recording_finalize.metrics import Metrics
-from recording_finalize.relay import (
-    ProducerConfigError,
-    Relay,
-    check_producer_idempotent,
-    producer_config,
-)
+from recording_finalize.relay import Relay, producer_config
 
 # Short enough for tests, long enough for a loopback broker.
 DELIVERY_TIMEOUT_S = 2.0
@@ -699,7 +694,7 @@ def test_no_batch_starts_that_could_outlive_the_deadline_or_after_stop_unless_bo
 
 
 # ------------------------------------------------------------------------------------------
-# the start-up self-check
+# the producer's configuration
 
 
 OFFLINE_ENV = {
@@ -713,24 +708,6 @@ def test_the_relay_producer_is_idempotent_with_acks_all() -> None:
     assert config["enable.idempotence"] is True and config["acks"] == "all"
     assert config["message.timeout.ms"] == 30000  # a dead broker fails a batch, never hangs it
     assert config["partitioner"] == "murmur2_random"  # the contract's key → partition rule
-    check_producer_idempotent(config)
-    check_producer_idempotent({"enable.idempotence": "true", "request.required.acks": "-1"})
-
-
-@pytest.mark.parametrize(
-    "config",
-    [
-        {"acks": "all"},
-        {"enable.idempotence": False, "acks": "all"},
-        {"enable.idempotence": "false", "acks": "all"},
-        {"enable.idempotence": True},
-        {"enable.idempotence": True, "acks": "1"},
-        {"enable.idempotence": True, "acks": "all", "request.required.acks": 1},
-    ],
-)
-def test_check_producer_idempotent_refuses_weaker_settings(config: dict[str, Any]) -> None:
-    with pytest.raises(ProducerConfigError):
-        check_producer_idempotent(config)
 
 
 def test_security_settings_reach_the_producer() -> None:

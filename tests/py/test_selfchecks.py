@@ -5,14 +5,12 @@ that says what is wrong) before any row is touched.
   ``pool_mode = transaction`` between the worker and PostgreSQL;
 - a proxy drops the connection options (PgBouncer in session mode with
   ``ignore_startup_parameters = options``): the lock TTL's ``idle_session_timeout`` is lost;
-- the producer would not be idempotent with ``acks=all``;
 - the S3 timeout is not well below the lock TTL.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import pwd
 import shutil
@@ -21,12 +19,10 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from conftest import Db, Worker, finalize_row, free_port, seed_stuck
-from recording_finalize import cli, logs, relay
 
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 
@@ -143,32 +139,6 @@ def test_a_direct_connection_passes_the_checks(worker: Worker, db: Db) -> None:
     seed_stuck(db)
     summary = worker.run_once()
     assert summary["claimed"] == 1 and summary["error"] is None
-
-
-def test_a_producer_that_is_not_idempotent_is_refused(
-    worker: Worker, db: Db, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The producer's settings are code, not configuration: the check guards a regression."""
-    seeded = seed_stuck(db)
-    real = relay.producer_config
-
-    def weakened(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        return real(*args, **kwargs) | {"enable.idempotence": False, "acks": "1"}
-
-    monkeypatch.setattr(relay, "producer_config", weakened)
-    for name, value in worker.environ().items():
-        monkeypatch.setenv(name, value)
-    log = io.StringIO()
-    logs.set_stream(log)
-    try:
-        code = cli.main(["run-once"])
-    finally:
-        logs.set_stream(None)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert "idempotent" in err and "enable.idempotence" in err
-    assert finalize_row(db, seeded.recording_id)["attempts"] == 0
 
 
 def test_an_s3_timeout_not_well_below_the_lock_ttl_is_refused(worker: Worker, db: Db) -> None:
