@@ -46,7 +46,7 @@ class Tuning:
     """Rates in rows per second, times in seconds."""
 
     #: RFR_PACING_SHARED_RATE: the pace while another login may be at work.
-    shared_rate: float = 100.0
+    shared_rate: float
     #: RFR_MAX_APPLY_RATE: never faster (0 = no ceiling).
     ceiling: float = 0.0
     presence_window_s: float = 10.0

@@ -39,6 +39,8 @@ from recording_finalize.pacing import (
     Tuning,
 )
 
+# The law's tests pace at a round rate of their own, not at RFR_PACING_SHARED_RATE's default.
+SHARED_RATE = 100.0
 APPLY_S_PER_ROW = 0.0007
 PIPELINE_MAX = 100
 
@@ -62,7 +64,7 @@ def simulate(seconds: float, present: Callable[[float], bool] = lambda t: False,
              log: Callable[..., None] | None = None, metrics: Any = None) -> Run:
     """Discrete-event drain from t = 0, when its first full claim starts the sampler."""
     clock = [0.0]
-    pacer = Pacer(tuning or Tuning(), threading.Event(), adaptive=adaptive, log=log,
+    pacer = Pacer(tuning or Tuning(SHARED_RATE), threading.Event(), adaptive=adaptive, log=log,
                   metrics=metrics, clock=lambda: clock[0])
     if adaptive:
         pacer.observe(Sample(0.0, 0))
@@ -142,17 +144,18 @@ def test_a_probe_that_stops_answering_holds_the_drain_to_the_shared_rate() -> No
 
 
 def test_max_apply_rate_is_the_open_pace_and_bounds_the_shared_one() -> None:
-    run = simulate(10, tuning=Tuning(ceiling=300))
+    run = simulate(10, tuning=Tuning(SHARED_RATE, ceiling=300))
     assert run.rates_between(2.1, 10) == {300} and run.pacer.reason == REASON_MAX_RATE
     assert 0.95 * 300 * 7 <= run.rows_between(3, 10) <= 1.05 * 300 * 7
-    low = simulate(10, present=lambda t: True, tuning=Tuning(ceiling=40))
+    low = simulate(10, present=lambda t: True, tuning=Tuning(SHARED_RATE, ceiling=40))
     assert low.rates_between(0, 10) == {40} and low.pacer.summary()["reason"] == REASON_MAX_RATE
     assert low.pacer.slowdowns == 0  # the ceiling held it all along: pacing slowed nothing
 
 
 def test_off_is_the_fixed_rate_of_max_apply_rate() -> None:
     clock = [0.0]
-    p = Pacer(Tuning(ceiling=4), threading.Event(), adaptive=False, clock=lambda: clock[0])
+    p = Pacer(Tuning(SHARED_RATE, ceiling=4), threading.Event(), adaptive=False,
+              clock=lambda: clock[0])
     p.observe(Sample(0.0, 1))  # off ignores any sample: the rate stays fixed
     assert p.burst(PIPELINE_MAX) == 1 and p.claim_size(100) == 20
     waits = [p.wait_after(1) for _ in range(4)]
@@ -160,7 +163,7 @@ def test_off_is_the_fixed_rate_of_max_apply_rate() -> None:
     # A pause (slow checks) earns one burst's worth of credit (50 ms), not a burst of rows.
     clock[0] = 11.0
     assert p.wait_after(1) == pytest.approx(0.2)
-    unlimited = Pacer(Tuning(), threading.Event(), adaptive=False)
+    unlimited = Pacer(Tuning(SHARED_RATE), threading.Event(), adaptive=False)
     assert unlimited.wait_after(100) == 0 and unlimited.rate is None
     assert unlimited.burst(PIPELINE_MAX) == PIPELINE_MAX and unlimited.claim_size(500) == 500
     assert unlimited.summary() == {"mode": "off", "limited": False, "reason": None,
@@ -294,7 +297,7 @@ def test_the_sampler_starts_with_the_first_full_claim_only() -> None:
         opened.append(1)
         yield lambda: 0
 
-    pacer = Pacer(Tuning(), threading.Event(), source=source)
+    pacer = Pacer(Tuning(SHARED_RATE), threading.Event(), source=source)
     pacer.claimed(5, 100)  # a few rows due: no backlog, no sampler, no connection, no pace
     assert pacer.wait_after(5) == 0 and pacer.rate is None and pacer.burst(100) == 100
     pacer.claimed(100, 100)
