@@ -2,7 +2,7 @@
 does not keep apart (SKIP LOCKED and the status guard must then prevent double work on their own).
 
 The key is fixed in the product (``recording_finalize.config.DEFAULT_LOCK_KEY``; RFR_LOCK_KEY was
-retired), so this runs the console script's ``main`` in a Python that set another key first.
+retired), so this runs the console script's ``main`` in a Python whose settings carry another key.
 Prefix the argv of a ``recording-finalize`` process with ``with_lock_key(key)``: the script's path
 and the command follow as usual and are passed on.
 """
@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import sys
 
+# The key is set on the loaded settings (a dataclass default is bound when the class is made,
+# so changing DEFAULT_LOCK_KEY after the import would change nothing).
 _RUN = """\
-import sys
+import dataclasses, sys
 import recording_finalize.config as config
-config.DEFAULT_LOCK_KEY = int(sys.argv[1])
+_load = config.load_settings
+config.load_settings = lambda *a, **k: dataclasses.replace(_load(*a, **k), lock_key=int(sys.argv[1]))
 from recording_finalize.cli import main
 sys.exit(main(sys.argv[3:]))
 """
