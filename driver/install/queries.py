@@ -23,7 +23,8 @@ select pg_catalog.set_config('lock_timeout', %s, true),
     pg_catalog.set_config('statement_timeout', %s, true)
 """
 
-# Every migration yoyo applied: once migrate has applied them, those the package ships.
+# The checksum of each migration the package ships, once yoyo has applied them all; a record
+# already there is kept (it is what the check for a changed applied migration compares with).
 RECORD_MIGRATIONS = """
 insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
     package_version)
