@@ -43,38 +43,21 @@ class State(enum.Enum):
 
 
 _STATE = """
-select pg_catalog.to_regnamespace(%(schema)s) is not null,
-    (select s.adapter_md5::text from recording_finalize_migrations.migrate_state as s),
-    recording_finalize_internal.adapter_fingerprint()
+select pg_catalog.to_regnamespace('recording_finalize_adapter') is not null,
+    pg_catalog.to_regprocedure('recording_finalize.schema_state()') is not null
 """
-_STATE_BEFORE_INSTALL = "select pg_catalog.to_regnamespace(%(schema)s) is not null, null, null"
-_HAS_BOOKKEEPING = """
-select pg_catalog.to_regprocedure('recording_finalize_internal.adapter_fingerprint()') is not null
-    and exists (select from pg_catalog.pg_attribute
-        where attrelid = pg_catalog.to_regclass('recording_finalize_migrations.migrate_state')
-            and attname = 'adapter_md5')
-"""
-_STATE_FROM_SCHEMA_STATE = """
-select sha256, recorded_md5, live_md5 from recording_finalize.schema_state()
-where kind = 'adapter'
+# The adapter's fingerprint as migrate recorded it (NULL: a DBA's) and as it is now.
+_FINGERPRINTS = """
+select recorded_md5, live_md5 from recording_finalize.schema_state() where kind = 'adapter'
 """
 
 
-def state(conn: psycopg.Connection[Any], *, as_owner: bool = True) -> State:
-    """Which adapter the database holds. ``as_owner``: read migrate's bookkeeping directly (the
-    owner); otherwise through ``schema_state()`` (the worker, the operator)."""
-    exists_row = conn.execute(_STATE_BEFORE_INSTALL, {"schema": SCHEMA}).fetchone()
-    if not (exists_row and exists_row[0]):
+def state(conn: psycopg.Connection[Any]) -> State:
+    """Which adapter the database holds (before the first migrate, any is a DBA's)."""
+    exists, migrated = conn.execute(_STATE).fetchone() or (False, False)
+    if not exists:
         return State.ABSENT
-    if as_owner:
-        ready = conn.execute(_HAS_BOOKKEEPING).fetchone()
-        if not (ready and ready[0]):
-            return State.DBAS
-        row = conn.execute(_STATE, {"schema": SCHEMA}).fetchone()
-        recorded, live = (row[1], row[2]) if row else (None, None)
-    else:
-        row = conn.execute(_STATE_FROM_SCHEMA_STATE).fetchone()
-        recorded, live = (row[1], row[2]) if row else (None, None)
+    recorded, live = (conn.execute(_FINGERPRINTS).fetchone() if migrated else None) or (None, None)
     return State.REFERENCE if recorded is not None and recorded == live else State.DBAS
 
 
@@ -98,39 +81,35 @@ where n.nspname = %s and p.prokind = 'f'
 def port_problems(conn: psycopg.Connection[Any]) -> list[str]:
     """Each port that is missing, or lacks a column, argument or result type the product uses.
     Read-only (the catalog)."""
-    problems: list[str] = []
-    columns: dict[str, dict[str, str]] = {}
+    views: dict[str, dict[str, str]] = {}
     for view, column, type_name in conn.execute(_VIEW_COLUMNS, (SCHEMA,)):
-        columns.setdefault(str(view), {})[str(column)] = str(type_name)
+        views.setdefault(str(view), {})[str(column)] = str(type_name)
+    functions: dict[str, dict[tuple[str, ...], tuple[str, bool]]] = {}
+    for name, args, result, returns_set in conn.execute(_FUNCTION_SIGNATURES, (SCHEMA,)):
+        functions.setdefault(str(name), {})[tuple(args)] = (str(result), bool(returns_set))
+    problems: list[str] = []
     for view, wanted in VIEWS.items():
-        where = f"{SCHEMA}.{view}"
-        have = columns.get(view)
-        if have is None:
-            problems.append(f"{where}: the view does not exist (service-sql adapter prints the "
-                            "reference one)")
+        if view not in views:
+            problems.append(f"{SCHEMA}.{view}: the view does not exist (service-sql adapter "
+                            "prints the reference one)")
             continue
         for column, type_name in wanted:
-            if column not in have:
-                problems.append(f"{where}.{column}: the column does not exist (the product needs "
-                                f"{column} {type_name})")
-            elif have[column] != type_name:
-                problems.append(f"{where}.{column}: type {have[column]}, the product needs "
+            have = views[view].get(column)
+            if have is None:
+                problems.append(f"{SCHEMA}.{view}.{column}: the column does not exist (the "
+                                f"product needs {column} {type_name})")
+            elif have != type_name:
+                problems.append(f"{SCHEMA}.{view}.{column}: type {have}, the product needs "
                                 f"{type_name} (cast it in the view)")
-    signatures: dict[str, list[tuple[tuple[str, ...], str, bool]]] = {}
-    for name, args, result, returns_set in conn.execute(_FUNCTION_SIGNATURES, (SCHEMA,)):
-        signatures.setdefault(str(name), []).append((tuple(args), str(result), bool(returns_set)))
     for name, (args, result) in FUNCTIONS.items():
-        where = f"{SCHEMA}.{name}({', '.join(args)})"
-        found = signatures.get(name, [])
-        if not any(a == args for a, _, _ in found):
+        where, found = f"{SCHEMA}.{name}({', '.join(args)})", functions.get(name, {})
+        if args not in found:
             problems.append(f"{where}: the function does not exist with these arguments"
-                            + (f" (found: {'; '.join(', '.join(a) for a, _, _ in found)})"
+                            + (f" (found: {'; '.join(', '.join(a) for a in found)})"
                                if found else ""))
-            continue
-        _, have_result, returns_set = next(f for f in found if f[0] == args)
-        if have_result != result or returns_set:
-            problems.append(f"{where}: returns {'setof ' if returns_set else ''}{have_result}, "
-                            f"the product needs {result}")
+        elif found[args] != (result, False):
+            problems.append(f"{where}: returns {'setof ' if found[args][1] else ''}"
+                            f"{found[args][0]}, the product needs {result}")
     return problems
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import psycopg
 
+from . import adapter
+
 SCHEMA = "messenger"
 #: The product's own table in the service's schema (the design card puts it there).
 PRODUCT_TABLE = "recording_finalize_attempts"
@@ -57,6 +59,12 @@ class Table:
     @property
     def qualified(self) -> str:
         return f"{SCHEMA}.{self.name}"
+
+    @property
+    def grants(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Each privilege the product needs on the table, with its columns."""
+        return [(privilege, columns) for privilege, columns in (
+            ("select", self.select), ("insert", self.insert), ("update", self.update)) if columns]
 
 
 _SESSION_COLUMNS = (
@@ -125,20 +133,10 @@ TABLES: tuple[Table, ...] = (
 TABLE_BY_NAME = {t.name: t for t in TABLES}
 
 
-@dataclass(frozen=True)
-class UniqueKey:
-    table: str
-    columns: tuple[str, ...]
-    #: The index must have this name (the design card fixes it), or any name when None.
-    index_name: str | None
-    why: str
-
-
-UNIQUE_KEYS: tuple[UniqueKey, ...] = (
-    UniqueKey("call_recordings", ("session_kind", "session_id"), "ix_recording_active",
+#: The unique key the product relies on, under the name the design card fixes, and why.
+UNIQUE_KEY = ("call_recordings", "ix_recording_active", ("session_kind", "session_id"),
               "at most one non-terminal recording per session; discovery reads the active "
-              "recordings through it (a unique index, partial on the non-terminal statuses)"),
-)
+              "recordings through it (a unique index, partial on the non-terminal statuses)")
 
 
 @dataclass
@@ -164,39 +162,35 @@ class Problems:
         return "\n".join(lines)
 
 
-_COLUMNS = """
-select c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
+# Each table's oid, and its columns (none: a table without columns).
+_TABLE_COLUMNS = """
+select c.relname, c.oid::bigint, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
     case when a.atttypid = 'pg_catalog.varchar'::pg_catalog.regtype and a.atttypmod > 4
         then a.atttypmod - 4 end
 from pg_catalog.pg_class as c
 join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-join pg_catalog.pg_attribute as a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+left join pg_catalog.pg_attribute as a
+    on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
 where n.nspname = %s and c.relkind in ('r', 'p') and c.relname = any(%s)
 """
 
-_TABLES = """
-select c.relname, c.oid::bigint, pg_catalog.pg_get_userbyid(c.relowner)
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-where n.nspname = %s and c.relkind in ('r', 'p') and c.relname = any(%s)
-"""
-
-_UNIQUE_INDEXES = """
-select t.relname, i.relname, x.indpred is not null,
-    array(select a.attname::text from pg_catalog.unnest(x.indkey) with ordinality as k (attnum, o)
-          join pg_catalog.pg_attribute as a on a.attrelid = t.oid and a.attnum = k.attnum
-          order by k.o)
+# The columns of a unique index, if it is one an ON CONFLICT can use as its arbiter (not
+# deferrable, no expression column).
+_UNIQUE_INDEX = """
+select array(
+    select a.attname::text from pg_catalog.unnest(x.indkey) with ordinality as k (attnum, o)
+    join pg_catalog.pg_attribute as a on a.attrelid = t.oid and a.attnum = k.attnum
+    order by k.o)
 from pg_catalog.pg_index as x
 join pg_catalog.pg_class as i on i.oid = x.indexrelid
 join pg_catalog.pg_class as t on t.oid = x.indrelid
 join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
--- ON CONFLICT cannot use a deferrable key as its arbiter, nor one with an expression column.
-where n.nspname = %s and x.indisunique and x.indisvalid and x.indimmediate
-    and x.indexprs is null and t.relname = any(%s)
+where n.nspname = %s and t.relname = %s and i.relname = %s and x.indisunique and x.indisvalid
+    and x.indimmediate and x.indexprs is null
 """
 
 _ROLE = """
-select r.rolname, r.rolcreaterole or r.rolsuper,
+select r.rolcreaterole or r.rolsuper,
     pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT'),
     pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CREATE'),
     n.oid is not null,
@@ -207,9 +201,16 @@ left join pg_catalog.pg_namespace as n on n.nspname = %s
 where r.rolname = %s
 """
 
-_OWNED = """
-select n.nspname, pg_catalog.pg_get_userbyid(n.nspowner)
-from pg_catalog.pg_namespace as n where n.nspname = any(%s)
+# The owner of each of the product's schemas and of its table in the service's schema.
+_OWNERS = """
+select n.nspname::text, pg_catalog.pg_get_userbyid(n.nspowner)
+from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
+union all
+select n.nspname || '.' || c.relname, pg_catalog.pg_get_userbyid(c.relowner)
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where n.nspname = %(schema)s and c.relname = %(table)s and c.relkind in ('r', 'p')
+order by 1
 """
 
 _GROUP_ROLES = "select rolname from pg_catalog.pg_roles where rolname = any(%s)"
@@ -232,41 +233,63 @@ join pg_catalog.pg_namespace as sn on sn.oid = s.relnamespace
 where n.nspname = %s and c.relname = any(%s) and not a.attisdropped
 """
 
-_COLUMN_PRIVILEGES = """
-select x.t, x.c, x.p, pg_catalog.has_column_privilege(%s::name, x.t::oid, x.c, x.p)
-from unnest(%s::bigint[], %s::text[], %s::text[]) as x (t, c, p)
+# The column privileges asked that the role lacks, in the order asked.
+_LACKING_COLUMN_PRIVILEGES = """
+select x.t, x.c, x.p
+from unnest(%s::bigint[], %s::text[], %s::text[]) with ordinality as x (t, c, p, o)
+where not pg_catalog.has_column_privilege(%s::name, x.t::oid, x.c, x.p)
+order by x.o
 """
+
+
+def owners(conn: psycopg.Connection[Any]) -> dict[str, str]:
+    """The owner of each of the product's schemas and of ``messenger.recording_finalize_attempts``
+    that exists, by name."""
+    return {str(name): str(owner) for name, owner in conn.execute(_OWNERS, {
+        "schemas": list(PRODUCT_SCHEMAS), "schema": SCHEMA, "table": PRODUCT_TABLE})}
 
 
 def product_owner(conn: psycopg.Connection[Any]) -> str | None:
     """The role that owns schema recording_finalize (the product's owner), if installed."""
-    row = conn.execute(_OWNED, (["recording_finalize"],)).fetchone()
-    return None if row is None else str(row[1])
+    return owners(conn).get("recording_finalize")
+
+
+_Columns = dict[tuple[str, str], tuple[str, int | None]]
+
+
+def _tables(conn: psycopg.Connection[Any], names: Sequence[str]
+            ) -> tuple[dict[str, int], _Columns]:
+    """Of the tables ``names`` in the service's schema: each one's oid, and the type and varchar
+    length of each (table, column)."""
+    oids: dict[str, int] = {}
+    columns: _Columns = {}
+    for table, oid, column, type_name, length in conn.execute(_TABLE_COLUMNS,
+                                                              (SCHEMA, list(names))):
+        oids[str(table)] = int(oid)
+        if column is not None:
+            columns[(str(table), str(column))] = (
+                str(type_name), None if length is None else int(length))
+    return oids, columns
 
 
 def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
-          create_service_tables: bool = False, as_owner: bool = False) -> Problems:
+          create_service_tables: bool = False) -> Problems:
     """Every way the database falls short of the contract for ``role`` (the product's owner):
     the reference tables, or with a DBA's adapter its ports. ``installing`` (migrate): also the
     privileges to create what the product owns; ``create_service_tables``: a missing service
     table is to be created, not a problem. Read-only."""
-    from . import adapter
-
     problems = Problems()
-    dbas_adapter = adapter.state(conn, as_owner=as_owner) is adapter.State.DBAS
-    names = [] if dbas_adapter else [t.name for t in TABLES]
     role_row = conn.execute(_ROLE, (SCHEMA, role)).fetchone()
     if role_row is None:
         problems.items.append(f"role {role} does not exist")
         return problems
-    _, can_create_roles, can_connect, can_create_db, has_schema, usage, create_in_schema = role_row
-    owners = {str(r[0]): str(r[1]) for r in conn.execute(_OWNED, (list(PRODUCT_SCHEMAS),))}
-    tables = {str(r[0]): (int(r[1]), str(r[2]))
-              for r in conn.execute(_TABLES, (SCHEMA, [*names, PRODUCT_TABLE]))}
-
+    can_create_roles, can_connect, can_create_db, has_schema, usage, create_in_schema = role_row
+    dbas_adapter = adapter.state(conn) is adapter.State.DBAS
+    names = [] if dbas_adapter else [t.name for t in TABLES]
+    tables, columns = _tables(conn, names)
     if installing:
-        _installing(problems, role, bool(can_create_roles), bool(can_create_db), owners,
-                    tables, conn)
+        _installing(problems, conn, role, bool(can_create_roles), bool(can_create_db),
+                    bool(has_schema and not create_in_schema))
     if not can_connect:
         problems.items.append(f"database: role {role} has no CONNECT privilege")
     if not has_schema:
@@ -278,50 +301,44 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
         return problems
     if not usage:
         problems.items.append(f"schema {SCHEMA}: role {role} has no USAGE privilege")
-    if installing and PRODUCT_TABLE not in tables and not create_in_schema:
+    missing = [name for name in names if name not in tables]
+    if not create_service_tables:
+        problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
+    elif missing and not create_in_schema:
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
-                              f"once, to create {SCHEMA}.{PRODUCT_TABLE})")
-
-    _missing_tables(problems, role, [name for name in names if name not in tables],
-                    create_service_tables, bool(create_in_schema))
+                              f"to create {', '.join(missing)})")
+    problems.tables_to_create = missing if create_service_tables else []
     if dbas_adapter:
         problems.items += adapter.port_problems(conn)
     present = [name for name in names if name in tables]
-    existing = _columns(problems, conn, present)
-    _unique_keys(problems, conn, present)
-    _privileges(problems, conn, role, {name: tables[name][0] for name in present}, existing)
+    _columns(problems, columns, present)
+    if UNIQUE_KEY[0] in present:
+        _unique_key(problems, conn)
+    _privileges(problems, conn, role, {name: tables[name] for name in present}, columns)
     _default_sequences(problems, conn, role, present)
     return problems
 
 
-def _missing_tables(problems: Problems, role: str, missing: list[str],
-                    create_service_tables: bool, create_in_schema: bool) -> None:
-    """Missing service tables: a problem, or (``create_service_tables``) tables to create."""
-    if not create_service_tables:
-        problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
-        return
-    problems.tables_to_create = missing
-    if missing and not create_in_schema:
-        problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
-                              f"to create {', '.join(missing)})")
-
-
-def _installing(problems: Problems, role: str, can_create_roles: bool, can_create_db: bool,
-                owners: dict[str, str], tables: dict[str, tuple[int, str]],
-                conn: psycopg.Connection[Any]) -> None:
+def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
+                can_create_roles: bool, can_create_db: bool, cannot_create_in_schema: bool
+                ) -> None:
     """What creating the product's own objects needs: the schemas free or the role's own, the
     group roles there or creatable, the product table free or the role's own."""
-    for schema, owner in owners.items():
-        if owner != role:
-            problems.items.append(f"schema {schema} exists and belongs to {owner}, not {role}: "
+    owned = owners(conn)
+    table = f"{SCHEMA}.{PRODUCT_TABLE}"
+    for name, owner in owned.items():
+        if owner != role and name == table:
+            problems.items.append(f"{table} exists and belongs to {owner}, not {role}")
+        elif owner != role:
+            problems.items.append(f"schema {name} exists and belongs to {owner}, not {role}: "
                                   "migrate as its owner")
-    if len(owners) < len(PRODUCT_SCHEMAS) and not can_create_db:
-        absent = ", ".join(s for s in PRODUCT_SCHEMAS if s not in owners)
+    if any(s not in owned for s in PRODUCT_SCHEMAS) and not can_create_db:
+        absent = ", ".join(s for s in PRODUCT_SCHEMAS if s not in owned)
         problems.items.append(f"database: role {role} has no CREATE privilege (needed to create "
                               f"schemas {absent})")
-    if PRODUCT_TABLE in tables and tables[PRODUCT_TABLE][1] != role:
-        problems.items.append(f"{SCHEMA}.{PRODUCT_TABLE} exists and belongs to "
-                              f"{tables[PRODUCT_TABLE][1]}, not {role}")
+    if table not in owned and cannot_create_in_schema:
+        problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
+                              f"once, to create {table})")
     present = {str(r[0]) for r in conn.execute(_GROUP_ROLES, (list(GROUP_ROLES),))}
     roles_absent = [name for name in GROUP_ROLES if name not in present]
     if roles_absent and can_create_roles:
@@ -332,76 +349,49 @@ def _installing(problems: Problems, role: str, can_create_roles: bool, can_creat
         problems.create_roles = [f"create role {name} nologin;" for name in roles_absent]
 
 
-def _columns(problems: Problems, conn: psycopg.Connection[Any],
-             present: Sequence[str]) -> set[tuple[str, str]]:
-    """Checks every contract column of the tables present; returns the (table, column) pairs
-    that exist."""
-    found: dict[tuple[str, str], tuple[str, int | None]] = {}
-    for table, column, type_name, length in conn.execute(_COLUMNS, (SCHEMA, list(present))):
-        found[(str(table), str(column))] = (str(type_name), None if length is None else int(length))
+def _columns(problems: Problems, found: _Columns, present: Sequence[str]) -> None:
+    """Each contract column of the tables present: there, of a type the product can use."""
     for name in present:
         for column in TABLE_BY_NAME[name].columns:
             where = f"{SCHEMA}.{name}.{column.name}"
-            have = found.get((name, column.name))
-            if have is None:
+            if (name, column.name) not in found:
                 problems.items.append(f"{where}: the column does not exist")
                 continue
-            type_name, length = have
-            base = type_name.split("(")[0]
-            if base not in column.types:
+            type_name, length = found[(name, column.name)]
+            if type_name.split("(")[0] not in column.types:
                 problems.items.append(f"{where}: type {type_name}, the product needs "
                                       + " or ".join(column.types))
             elif column.min_length and length is not None and length < column.min_length:
                 problems.items.append(f"{where}: type {type_name} is too short, the product "
                                       f"writes values of up to {column.min_length} characters")
-    return set(found)
 
 
-def _unique_keys(problems: Problems, conn: psycopg.Connection[Any],
-                 present: Sequence[str]) -> None:
-    indexes = [(str(t), str(i), bool(partial), [str(c) for c in cols])
-               for t, i, partial, cols in conn.execute(_UNIQUE_INDEXES, (SCHEMA, list(present)))]
-    for key in UNIQUE_KEYS:
-        if key.table not in present:
-            continue
-        where = f"{SCHEMA}.{key.table} ({', '.join(key.columns)})"
-        if key.index_name is not None:
-            named = [ix for ix in indexes if ix[0] == key.table and ix[1] == key.index_name]
-            if not named:
-                problems.items.append(f"{where}: no unique index {key.index_name} ({key.why})")
-            elif sorted(named[0][3]) != sorted(key.columns):
-                problems.items.append(f"{where}: {key.index_name} is on "
-                                      f"({', '.join(named[0][3])}) ({key.why})")
-            continue
-        if not any(ix[0] == key.table and not ix[2] and sorted(ix[3]) == sorted(key.columns)
-                   for ix in indexes):
-            problems.items.append(f"{where}: no unique key on exactly these columns ({key.why})")
+def _unique_key(problems: Problems, conn: psycopg.Connection[Any]) -> None:
+    table, index, columns, why = UNIQUE_KEY
+    row = conn.execute(_UNIQUE_INDEX, (SCHEMA, table, index)).fetchone()
+    where = f"{SCHEMA}.{table} ({', '.join(columns)})"
+    if row is None:
+        problems.items.append(f"{where}: no unique index {index} ({why})")
+    elif sorted(row[0]) != sorted(columns):
+        problems.items.append(f"{where}: {index} is on ({', '.join(row[0])}) ({why})")
 
 
 def _privileges(problems: Problems, conn: psycopg.Connection[Any], role: str,
-                oids: dict[str, int], existing: set[tuple[str, str]]) -> None:
+                oids: dict[str, int], existing: _Columns) -> None:
     """One query for every column privilege of every table present (a missing column is
     reported by _columns and not asked about: has_column_privilege would raise)."""
-    asked = [(name, column, privilege)
-             for name in oids
-             for privilege, columns in (("SELECT", TABLE_BY_NAME[name].select),
-                                        ("INSERT", TABLE_BY_NAME[name].insert),
-                                        ("UPDATE", TABLE_BY_NAME[name].update))
+    asked = [(oid, column, privilege.upper())
+             for name, oid in oids.items()
+             for privilege, columns in TABLE_BY_NAME[name].grants
              for column in columns if (name, column) in existing]
-    if not asked:
-        return
-    rows = conn.execute(_COLUMN_PRIVILEGES, (
-        role, [oids[name] for name, _, _ in asked], [c for _, c, _ in asked],
-        [p for _, _, p in asked])).fetchall()
-    granted = {(int(t), str(c), str(p)): bool(ok) for t, c, p, ok in rows}
-    for name in oids:
-        for privilege in ("SELECT", "INSERT", "UPDATE"):
-            lacking = [column for n, column, p in asked
-                       if n == name and p == privilege
-                       and not granted.get((oids[name], column, privilege))]
-            if lacking:
-                problems.items.append(f"{TABLE_BY_NAME[name].qualified}: role {role} lacks "
-                                      f"{privilege} on {', '.join(lacking)}")
+    names = {oid: name for name, oid in oids.items()}
+    lacking: dict[tuple[str, str], list[str]] = {}
+    for oid, column, privilege in conn.execute(_LACKING_COLUMN_PRIVILEGES, (
+            [o for o, _, _ in asked], [c for _, c, _ in asked], [p for _, _, p in asked], role)):
+        lacking.setdefault((names[int(oid)], str(privilege)), []).append(str(column))
+    for (name, privilege), columns in lacking.items():
+        problems.items.append(f"{TABLE_BY_NAME[name].qualified}: role {role} lacks "
+                              f"{privilege} on {', '.join(columns)}")
 
 
 def _default_sequences(problems: Problems, conn: psycopg.Connection[Any], role: str,
@@ -409,49 +399,12 @@ def _default_sequences(problems: Problems, conn: psycopg.Connection[Any], role: 
     """A column the product's INSERT leaves to its default evaluates it as the product's owner:
     a serial key's nextval() needs USAGE on its sequence (an identity column needs none)."""
     inserting = [name for name in present if TABLE_BY_NAME[name].insert]
-    if not inserting:
-        return
     for table, column, sequence, usable in conn.execute(
             _DEFAULT_SEQUENCES, (role, SCHEMA, inserting)):
-        if str(column) in TABLE_BY_NAME[str(table)].insert or usable:
-            continue
-        problems.items.append(
-            f"{SCHEMA}.{table}.{column}: role {role} lacks USAGE on sequence {sequence} (the "
-            "column's default, which the product's INSERT leaves to the table)")
-
-
-def _sequence_grants(role: str) -> list[str]:
-    """A DO block granting USAGE on the sequences behind the defaults of the columns the
-    product's INSERTs leave to the table: their names are the service's, so it looks them up."""
-    tables = [t for t in TABLES if t.insert]
-    lines = ["do $$", "declare", "    v_sequence text;", "begin", "    for v_sequence in",
-             "        select distinct s.oid::pg_catalog.regclass::text",
-             "        from pg_catalog.pg_attrdef as d",
-             "        join pg_catalog.pg_attribute as a",
-             "            on a.attrelid = d.adrelid and a.attnum = d.adnum",
-             "        join pg_catalog.pg_depend as p",
-             "            on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass",
-             "            and p.objid = d.oid",
-             "            and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass",
-             "        join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'"]
-    for i, table in enumerate(tables):
-        keyword = "where" if i == 0 else "or"
-        lines.append(f"        {keyword} (d.adrelid = pg_catalog.to_regclass("
-                     f"{_literal(table.qualified)})")
-        columns = ", ".join(_literal(c) for c in table.insert)
-        lines += textwrap.wrap(
-            f"and a.attname <> all (array[{columns}]::name[]))",
-            width=96, initial_indent="            ", subsequent_indent="                ")
-    lines += [
-        "    loop",
-        "        execute pg_catalog.format('grant usage on sequence %s to %I', v_sequence,",
-        f"            {_literal(role)});",
-        f"        raise notice 'granted usage on sequence % to {role}', v_sequence;",
-        "    end loop;",
-        "end",
-        "$$;",
-    ]
-    return lines
+        if str(column) not in TABLE_BY_NAME[str(table)].insert and not usable:
+            problems.items.append(
+                f"{SCHEMA}.{table}.{column}: role {role} lacks USAGE on sequence {sequence} "
+                "(the column's default, which the product's INSERT leaves to the table)")
 
 
 #: What the optional lifecycle functions (recording_started, recording_stopped, session_ended)
@@ -464,11 +417,53 @@ LIFECYCLE_GRANTS = (
     ("update", ("ended_at",), "conference_sessions"),
 )
 
+# USAGE on the sequences behind the defaults of the columns the product's INSERTs leave to the
+# table: their names are the service's, so the block looks them up.
+_SEQUENCE_GRANTS = """\
+do $$
+declare
+    v_sequence text;
+begin
+    for v_sequence in
+        select distinct s.oid::pg_catalog.regclass::text
+        from pg_catalog.pg_attrdef as d
+        join pg_catalog.pg_attribute as a
+            on a.attrelid = d.adrelid and a.attnum = d.adnum
+        join pg_catalog.pg_depend as p
+            on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+            and p.objid = d.oid
+            and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+        join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'
+{tables}
+    loop
+        execute pg_catalog.format('grant usage on sequence %s to %I', v_sequence,
+            {role_literal});
+        raise notice 'granted usage on sequence % to {role_in_literal}', v_sequence;
+    end loop;
+end
+$$;"""
+
+# Only the database's owner (or a superuser) can grant these; anyone else is told who must.
+_DATABASE_GRANTS = """\
+do $$
+begin
+    if pg_catalog.pg_has_role(current_user, (select d.datdba from pg_catalog.pg_database
+        as d where d.datname = pg_catalog.current_database()), 'USAGE') then
+        execute pg_catalog.format('grant connect, create on database %I to %I',
+            pg_catalog.current_database(), {role_literal});
+    else
+        raise notice 'the owner of database % must run: grant connect, create on '
+            'database % to {role_in_literal}', pg_catalog.current_database(),
+            pg_catalog.current_database();
+    end if;
+end
+$$;"""
+
 
 def grants_sql(role: str, *, lifecycle: bool = False) -> str:
     """The GRANTs the service's owner runs so that ``role`` (the product's owner) can install
     and run: only statements the owner of the service's objects can run on them."""
-    ident = sql_ident(role)
+    ident, literal = sql_ident(role), _literal(role)
     lines = _comment(
         f"GRANTs for the product's owner role {ident}, to be run by the owner of schema {SCHEMA} "
         "and its tables: each statement touches only the service's own objects. The product's "
@@ -480,57 +475,50 @@ def grants_sql(role: str, *, lifecycle: bool = False) -> str:
     lines.append(f"grant usage, create on schema {SCHEMA} to {ident};")
     for table in TABLES:
         lines += ["", *_comment(f"{table.qualified}: {table.why}.")]
-        for privilege, columns in (("select", table.select), ("insert", table.insert),
-                                   ("update", table.update)):
-            if columns:
-                lines += textwrap.wrap(
-                    f"grant {privilege} ({', '.join(columns)}) on {table.qualified} to {ident};",
-                    width=100, subsequent_indent="    ", break_on_hyphens=False)
+        for privilege, columns in table.grants:
+            lines += _grant(privilege, columns, table.name, ident)
     if lifecycle:
-        lines += _lifecycle_grants(ident)
+        lines += ["", *_comment(
+            "The optional lifecycle functions: recording_started inserts a recording, "
+            "session_ended sets a session's end (UPDATE also lets recording_started hold the "
+            "session FOR SHARE).")]
+        for privilege, columns, name in LIFECYCLE_GRANTS:
+            lines += _grant(privilege, columns, name, ident)
     lines += ["", *_comment(
         "The sequences behind the defaults of the columns the product's INSERTs leave to the "
         "table (a serial or bigserial key): USAGE, so that their nextval() works. An identity "
         "column needs none, and then this grants nothing.")]
-    lines += _sequence_grants(role)
+    lines.append(_SEQUENCE_GRANTS.format(tables=_sequence_filter(), role_literal=literal,
+                                         role_in_literal=literal[1:-1]))
     lines += ["", *_comment(
         "The database: CONNECT, and CREATE for the product's schemas "
         f"({', '.join(PRODUCT_SCHEMAS)}). Only the database's owner (or a superuser) can grant "
         "these; anyone else is told who must.")]
-    lines += [
-        "do $$",
-        "begin",
-        "    if pg_catalog.pg_has_role(current_user, (select d.datdba from pg_catalog.pg_database",
-        "        as d where d.datname = pg_catalog.current_database()), 'USAGE') then",
-        "        execute pg_catalog.format('grant connect, create on database %I to %I',",
-        f"            pg_catalog.current_database(), {_literal(role)});",
-        "    else",
-        "        raise notice 'the owner of database % must run: grant connect, create on '",
-        f"            'database % to {role}', pg_catalog.current_database(),",
-        "            pg_catalog.current_database();",
-        "    end if;",
-        "end",
-        "$$;",
-        "",
-        *_comment(
-            "CREATE is needed only while installing. Once migrate has run, take it back (a later "
-            "release that adds a schema asks for it again):"),
-        f"-- revoke create on database <this database> from {ident};",
-        f"-- revoke create on schema {SCHEMA} from {ident};",
-    ]
+    lines += [_DATABASE_GRANTS.format(role_literal=literal, role_in_literal=literal[1:-1]), "",
+              *_comment("CREATE is needed only while installing. Once migrate has run, take it "
+                        "back (a later release that adds a schema asks for it again):"),
+              f"-- revoke create on database <this database> from {ident};",
+              f"-- revoke create on schema {SCHEMA} from {ident};"]
     return "\n".join(lines) + "\n"
 
 
-def _lifecycle_grants(ident: str) -> list[str]:
-    lines = ["", *_comment(
-        "The optional lifecycle functions: recording_started inserts a recording, "
-        "session_ended sets a session's end (UPDATE also lets recording_started hold the "
-        "session FOR SHARE).")]
-    for privilege, columns, name in LIFECYCLE_GRANTS:
-        lines += textwrap.wrap(
-            f"grant {privilege} ({', '.join(columns)}) on {SCHEMA}.{name} to {ident};",
-            width=100, subsequent_indent="    ", break_on_hyphens=False)
-    return lines
+def _sequence_filter() -> str:
+    """The DO block's WHERE: the columns of the tables the product inserts into that its INSERTs
+    leave to their defaults."""
+    lines = []
+    for i, table in enumerate(t for t in TABLES if t.insert):
+        lines.append(f"        {'where' if i == 0 else 'or'} (d.adrelid = "
+                     f"pg_catalog.to_regclass({_literal(table.qualified)})")
+        columns = ", ".join(_literal(c) for c in table.insert)
+        lines += textwrap.wrap(f"and a.attname <> all (array[{columns}]::name[]))", width=96,
+                               initial_indent=" " * 12, subsequent_indent=" " * 16)
+    return "\n".join(lines)
+
+
+def _grant(privilege: str, columns: Sequence[str], table: str, ident: str) -> list[str]:
+    return textwrap.wrap(
+        f"grant {privilege} ({', '.join(columns)}) on {SCHEMA}.{table} to {ident};",
+        width=100, subsequent_indent="    ", break_on_hyphens=False)
 
 
 def _comment(text: str) -> list[str]:

@@ -9,9 +9,7 @@ paused or hung holder loses the lock on the server's side instead of holding it 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from types import TracebackType
 from typing import Any, Protocol
 
 import psycopg
@@ -45,28 +43,30 @@ def _ms(seconds: float) -> int:
 
 def conninfo(settings: Settings, *, idle_session_timeout_s: float | None = None) -> str:
     """``DATABASE_URL`` plus the session settings the worker needs, as a libpq conninfo.
-
-    Options already in the URL are kept; ours are appended (a later ``-c`` wins in PostgreSQL).
-    """
-    params: dict[str, Any] = conninfo_to_dict(settings.database_url)
+    Options already in the URL are kept; ours are appended (a later ``-c`` wins in PostgreSQL)."""
+    # Keepalives notice a peer that vanished from the network (not a hung one: see cycle.py).
+    params: dict[str, Any] = {
+        "connect_timeout": str(CONNECT_TIMEOUT_S), "keepalives": "1", "keepalives_idle": "30",
+        "keepalives_interval": "10", "keepalives_count": "3",
+    } | conninfo_to_dict(settings.database_url)
     timeouts = {"idle_in_transaction_session_timeout": _ms(settings.lock_ttl)}
     if idle_session_timeout_s is not None:
         timeouts["idle_session_timeout"] = _ms(idle_session_timeout_s)
     options = " ".join(f"-c {name}={value}" for name, value in timeouts.items())
     params["options"] = f"{params['options']} {options}" if params.get("options") else options
     params["application_name"] = APPLICATION_NAME
-    params.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
-    # Keepalives notice a peer that vanished from the network (not a hung one: see cycle.py).
-    params.setdefault("keepalives", "1")
-    params.setdefault("keepalives_idle", "30")
-    params.setdefault("keepalives_interval", "10")
-    params.setdefault("keepalives_count", "3")
     return make_conninfo("", **params)
 
 
 def connect(settings: Settings) -> psycopg.Connection[Any]:
     """One autocommit connection (status, requeue): every statement is its own transaction."""
     return psycopg.connect(conninfo(settings), autocommit=True)
+
+
+def _lock_connection(settings: Settings) -> psycopg.Connection[Any]:
+    """A connection the server ends once it has been idle for the lock's TTL."""
+    return psycopg.connect(conninfo(settings, idle_session_timeout_s=settings.lock_ttl),
+                           autocommit=True)
 
 
 def open_pool(settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
@@ -84,27 +84,15 @@ class LockConnectionError(Exception):
 def check_lock_connection(settings: Settings) -> None:
     """Start-up self-check: the lock connection keeps a PostgreSQL session of its own (behind
     a transaction-pooling proxy two runners could both "hold" the advisory lock) and the server
-    took its ``idle_session_timeout``. Uses a throw-away key, so a running peer is not disturbed.
-    Raises ``LockConnectionError`` with what was seen."""
+    took its ``idle_session_timeout``. A throw-away key leaves a running peer undisturbed."""
     probe_key = secrets.randbits(62) + 1
-    lock_info = conninfo(settings, idle_session_timeout_s=settings.lock_ttl)
-    with psycopg.connect(lock_info, autocommit=True) as first, \
-            psycopg.connect(conninfo(settings), autocommit=True) as second:
+    with _lock_connection(settings) as first, connect(settings) as second:
         pid = queries.backend_pid(first)
         if not queries.try_lock_runner(first, probe_key):
             raise LockConnectionError(
                 "a fresh advisory lock key was refused to the lock connection")
-        pooled: str | None = None
         try:
-            if queries.backend_pid(first) != pid:
-                pooled = ("pg_backend_pid() changed between two statements of the lock "
-                          "connection")
-            elif queries.try_lock_runner(second, probe_key):
-                queries.unlock_runner(second, probe_key)
-                pooled = ("a second connection was granted the advisory lock the lock "
-                          "connection holds: both run in one server session")
-            elif queries.backend_pid(second) == pid:
-                pooled = "two connections run in the same server process"
+            pooled = _shared_session(first, second, pid, probe_key)
         finally:
             released = queries.unlock_runner(first, probe_key)
         if pooled is None and not released:
@@ -114,8 +102,7 @@ def check_lock_connection(settings: Settings) -> None:
                 f"{pooled}. DATABASE_URL goes through a transaction-pooling proxy (PgBouncer "
                 "pool_mode=transaction?): two runners could both hold the single-runner lock. "
                 "Connect the worker to PostgreSQL directly or through session pooling.")
-        expected = _ms(settings.lock_ttl)
-        applied = queries.idle_session_timeout_ms(first)
+        expected, applied = _ms(settings.lock_ttl), queries.idle_session_timeout_ms(first)
         if applied != expected:
             raise LockConnectionError(
                 f"the lock connection asked for idle_session_timeout={expected}ms and the "
@@ -124,13 +111,24 @@ def check_lock_connection(settings: Settings) -> None:
                 "past RFR_LOCK_TTL. Connect the worker to PostgreSQL directly.")
 
 
-class RunnerLock:
-    """The single-runner lock for one cycle, on a dedicated connection.
+def _shared_session(first: queries.Connection, second: queries.Connection, pid: int,
+                    key: int) -> str | None:
+    """What shows that ``first`` (pid ``pid``, holding ``key``) shares its server session."""
+    if queries.backend_pid(first) != pid:
+        return "pg_backend_pid() changed between two statements of the lock connection"
+    if queries.try_lock_runner(second, key):
+        queries.unlock_runner(second, key)
+        return ("a second connection was granted the advisory lock the lock connection holds: "
+                "both run in one server session")
+    if queries.backend_pid(second) == pid:
+        return "two connections run in the same server process"
+    return None
 
-    ``with RunnerLock(settings) as lock:`` — ``lock.acquired`` tells whether this process runs
-    the cycle; leaving the block unlocks and closes the connection (closing alone releases a
-    session lock too, so a failed unlock is only logged).
-    """
+
+class RunnerLock:
+    """The single-runner lock for one cycle, on a dedicated connection: ``lock.acquired`` tells
+    whether this process runs the cycle; leaving the block unlocks and closes the connection
+    (closing alone releases a session lock too, so a failed unlock is only logged)."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -138,30 +136,25 @@ class RunnerLock:
         self.acquired = False
 
     def __enter__(self) -> RunnerLock:
-        self._conn = psycopg.connect(
-            conninfo(self._settings, idle_session_timeout_s=self._settings.lock_ttl),
-            autocommit=True)
+        self._conn = _lock_connection(self._settings)
         try:
             self.acquired = queries.try_lock_runner(self._conn, self._settings.lock_key)
         except BaseException:
             self._conn.close()
-            self._conn = None
             raise
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         conn, self._conn = self._conn, None
-        if conn is None:
-            return
         try:
-            if self.acquired and not conn.closed:
+            if conn is not None and self.acquired and not conn.closed:
                 queries.unlock_runner(conn, self._settings.lock_key)
         except psycopg.Error as err:
             # The server may have ended the session (idle_session_timeout): the lock is gone.
             log("runner lock connection lost", level="warning", error=describe(err))
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
             self.acquired = False
 
 
@@ -214,21 +207,14 @@ def refusal(err: psycopg.Error) -> str | None:
 def database_target(settings: Settings) -> str:
     """``host:port/dbname as user`` of DATABASE_URL (never its password)."""
     try:
-        return describe_target(conninfo_to_dict(settings.database_url))
+        params = conninfo_to_dict(settings.database_url)
     except psycopg.ProgrammingError:
         return "the server of DATABASE_URL (unparsable)"
-
-
-def describe_target(conninfo_params: Mapping[str, Any]) -> str:
-    """``host:port/dbname as user`` of a libpq conninfo, never its password."""
-    hosts = str(conninfo_params.get("host") or conninfo_params.get("hostaddr") or "localhost")
-    ports = str(conninfo_params.get("port") or "5432")
-    host_list, port_list = hosts.split(","), ports.split(",")
-    if len(port_list) == 1:
-        port_list = port_list * len(host_list)
-    where = ",".join(f"{h}:{p}" for h, p in zip(host_list, port_list, strict=False))
-    db = conninfo_params.get("dbname")
-    user = conninfo_params.get("user")
+    hosts = str(params.get("host") or params.get("hostaddr") or "localhost").split(",")
+    ports = str(params.get("port") or "5432").split(",")
+    where = ",".join(f"{h}:{p}" for h, p in zip(
+        hosts, ports * len(hosts) if len(ports) == 1 else ports, strict=False))
+    db, user = params.get("dbname"), params.get("user")
     return where + (f"/{db}" if db else "") + (f" as {user}" if user else "")
 
 

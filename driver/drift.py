@@ -31,9 +31,7 @@ def version_key(version: str | None) -> tuple[int, ...]:
     """``"0.10.2"`` → ``(0, 10, 2)``: the release numbers, for "which package is newer".
     Anything after them (pre-release, local tags) is ignored; no version sorts first."""
     match = re.match(r"\s*v?([0-9]+(?:\.[0-9]+)*)", version or "")
-    if match is None:
-        return ()
-    numbers = [int(n) for n in match.group(1).split(".")]
+    numbers = [int(n) for n in match.group(1).split(".")] if match else []
     while numbers and numbers[-1] == 0:
         numbers.pop()
     return tuple(numbers)
@@ -56,12 +54,6 @@ class Shipped:
     def schema_version(self) -> str:
         return max(self.migrations) if self.migrations else "-"
 
-    def migration_path(self, migration_id: str) -> Path:
-        return self.sql_dir / "migrations" / f"{migration_id}.sql"
-
-    def function_path(self, file: str) -> Path:
-        return self.sql_dir / "functions" / file
-
 
 def shipped_schema_version(sql_dir: Path) -> str:
     """The id of the last migration under ``sql_dir`` ("-" when there is none)."""
@@ -76,50 +68,37 @@ def shipped(sql_dir: Path) -> Shipped:
 
 
 @dataclass(frozen=True)
-class FunctionRecord:
-    sha256: str | None
-    recorded_md5: str | None
-    live_md5: str | None
-    package_version: str | None
-
-
-@dataclass(frozen=True)
 class DbState:
     """What ``migrate`` left in a database (``recording_finalize.schema_state()``)."""
 
     migrations: dict[str, str | None]
-    functions: dict[str, FunctionRecord] = field(default_factory=dict)
+    functions: dict[str, queries.SchemaStateRow] = field(default_factory=dict)
     schema_version: str | None = None
     package_version: str | None = None
+    #: The sha256 of the reference adapter's file that migrate installed (None: a DBA's).
+    adapter_sha256: str | None = None
 
 
-class NoBookkeeping(Exception):
-    """The database has no ``recording_finalize.schema_state()``: never migrated by a package
-    that records its schema (or never migrated at all)."""
-
-
-def read_state(conn: queries.Connection) -> DbState:
-    """The database's side; raises NoBookkeeping when it has nothing to compare."""
+def read_state(conn: queries.Connection) -> DbState | None:
+    """The database's side; None without ``recording_finalize.schema_state()``: never migrated
+    by a package that records its schema (or never migrated at all)."""
     if not queries.has_schema_state(conn):
-        raise NoBookkeeping
-    migrations: dict[str, str | None] = {}
-    functions: dict[str, FunctionRecord] = {}
-    schema_version = version = None
-    for row in queries.schema_state(conn):
-        if row.kind == "migration":
-            migrations[row.name] = row.sha256
-        elif row.kind == "function":
-            functions[row.name] = FunctionRecord(row.sha256, row.recorded_md5, row.live_md5,
-                                                 row.package_version)
-        elif row.kind == "migrate":
-            schema_version, version = row.name, row.package_version
-    return DbState(migrations, functions, schema_version, version)
+        return None
+    rows = queries.schema_state(conn)
+    last = {r.kind: r for r in rows if r.kind in ("migrate", "adapter")}
+    migrate, adapter = last.get("migrate"), last.get("adapter")
+    return DbState({r.name: r.sha256 for r in rows if r.kind == "migration"},
+                   {r.name: r for r in rows if r.kind == "function"},
+                   None if migrate is None else migrate.name,
+                   None if migrate is None else migrate.package_version,
+                   None if adapter is None else adapter.sha256)
 
 
 @dataclass(frozen=True)
 class SchemaDrift:
     """The comparison of a database with the package. ``newer`` is the side that is ahead
-    ("database" or "package") when one is; ``differences`` says what differs, one per item."""
+    ("database" or "package") when one is, or "history": the database holds a migration history
+    this package does not continue (the history before a baseline reset, CHANGELOG.md)."""
 
     package: Shipped
     database_schema_version: str | None
@@ -137,26 +116,21 @@ class SchemaDrift:
 
     @property
     def older_history(self) -> bool:
-        """The database holds a migration history this package does not continue: none of its
-        applied migrations is one of the package's, and an older package applied them (the
-        history before a baseline reset, CHANGELOG.md)."""
         return self.newer == "history"
 
     @property
     def migrate_refuses(self) -> bool:
-        """No migrate of this package may touch the database: it is newer, or its history is
-        one this package does not continue."""
+        """No migrate of this package may touch the database."""
         return self.newer in ("database", "history")
 
     def message(self, limit: int = 5) -> str:
         """One line: what differs and what to do."""
+        ours = f"recording-finalize {self.package.version} (schema {self.package.schema_version})"
         if self.matches:
-            return (f"the database schema matches recording-finalize {self.package.version} "
-                    f"(schema {self.package.schema_version})")
+            return f"the database schema matches {ours}"
         shown = "; ".join(self.differences[:limit])
         if len(self.differences) > limit:
             shown += f"; and {len(self.differences) - limit} more"
-        ours = f"recording-finalize {self.package.version} (schema {self.package.schema_version})"
         theirs = (f"recording-finalize {self.database_package_version or '?'} (schema "
                   f"{self.database_schema_version or '?'})")
         if self.database_is_newer:
@@ -242,9 +216,8 @@ def _function_differences(package: Shipped, state: DbState) -> list[str]:
 
 def schema_drift(conn: queries.Connection, package: Shipped) -> SchemaDrift:
     """Reads the database's side and compares it with ``package``."""
-    try:
-        state = read_state(conn)
-    except NoBookkeeping:
+    state = read_state(conn)
+    if state is None:
         return SchemaDrift(package, None, None, [
             "it has no recording_finalize.schema_state(): it was never migrated, or by a "
             "package older than this one"], newer="package")

@@ -43,36 +43,27 @@ _RETRYABLE = (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected)
 #: The internal helpers are applied before the API: a SQL-language API function is checked
 #: against what it calls when it is created.
 INTERNAL_PREFIX = "recording_finalize_internal."
-ROLE_COMMENTS = contract.GROUP_ROLES
 
 
-@dataclass(frozen=True)
+@dataclass
 class MigrateResult:
-    applied: list[str]
-    functions: list[str]
+    schema_version: str
+    version: str
+    applied: list[str] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     created_roles: list[str] = field(default_factory=list)
     created_tables: list[str] = field(default_factory=list)
     lock_retries: int = 0
-    schema_version: str = ""
-    version: str = ""
     #: What became of the adapter: installed, upgraded, unchanged, or kept (a DBA's).
-    adapter: str = ""
+    adapter: str = "none (not shipped)"
     #: Warnings of check_adapter (e.g. a discovery scan without an index).
     warnings: list[str] = field(default_factory=list)
 
 
-class MissingSqlError(RuntimeError):
-    """The SQL tree is not where the settings say."""
-
-
 class MigrateRefused(RuntimeError):
     """Nothing was written: the contract does not hold, the database is newer, or an applied
-    migration file changed. ``create_roles`` holds the statements a DBA with CREATEROLE runs."""
-
-    def __init__(self, message: str, create_roles: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.create_roles = create_roles or []
+    migration file changed."""
 
 
 class AdapterFails(RuntimeError):
@@ -85,56 +76,54 @@ class MigrateLockBusy(RuntimeError):
     migrate's lock."""
 
 
-def function_order(files: list[str]) -> list[str]:
-    """The order function files are applied in: internal helpers first, each group by name."""
-    return sorted(files, key=lambda f: (not f.startswith(INTERNAL_PREFIX), f))
-
-
-def migrate(settings: Settings, *, create_service_tables: bool = False,
-            say: Callable[[str], None] = lambda _: None) -> MigrateResult:
+def migrate(settings: Settings, *, create_service_tables: bool = False) -> MigrateResult:
     """Checks, then applies what is missing or changed; returns what it did."""
     sql_dir = settings.sql_dir
-    if not (sql_dir / "migrations").is_dir() or not (sql_dir / "functions").is_dir():
-        raise MissingSqlError(f"no migrations/ and functions/ under {sql_dir} (set RFR_SQL_DIR)")
     package = drift.shipped(sql_dir)
+    result = MigrateResult(package.schema_version, package.version)
+    # A SQL tree of a release before the adapter (RFR_SQL_DIR) has none to install.
+    adapter_file = sql_dir / adapter.REFERENCE_FILE
+    adapter_sha = drift.sha256_file(adapter_file) if adapter_file.is_file() else None
     with psycopg.connect(conninfo(settings), autocommit=True) as conn:
         _lock(conn)
         try:
-            role = bookkeeping.current_role(conn)
             adapter_state = adapter.state(conn)
-            problems = contract.check(conn, role, installing=True, as_owner=True,
-                                      create_service_tables=create_service_tables)
-            state = _state(conn)
-            refusal = _refusal(package, state)
-            if problems or refusal:
-                items = problems.message() + (f"\n  - {refusal}" if refusal else "")
-                raise MigrateRefused(items.lstrip("\n"), problems.create_roles)
+            problems = _check(conn, package, create_service_tables)
             # From here on migrate writes; every check above passed.
-            created_roles = _create_roles(conn, problems.roles_to_create)
-            created_tables = _create_service_tables(conn, package, problems.tables_to_create)
-            bookkeeping.create_migrations_schema(conn)
-            retries = [0]
-            applied = _apply_migrations(settings, package, say, retries)
-            for migration_id in bookkeeping.yoyo_applied_ids(conn):
-                if migration_id in package.migrations:
-                    bookkeeping.record_migration(conn, migration_id,
-                                                 package.migrations[migration_id], package.version)
-            # A SQL tree of a release before the adapter (RFR_SQL_DIR) has none to install.
-            shipped_adapter = (package.sql_dir / adapter.REFERENCE_FILE).is_file()
-            adapter_sha = (drift.sha256_file(package.sql_dir / adapter.REFERENCE_FILE)
-                           if shipped_adapter else None)
-            adapter_done = (_apply_adapter(conn, package, adapter_state, adapter_sha, say,
-                                           retries) if adapter_sha else "none (not shipped)")
-            functions, unchanged = _apply_functions(conn, package, say, retries)
+            result.created_roles = _create_roles(conn, problems.roles_to_create)
+            result.created_tables = _create_service_tables(conn, package,
+                                                           problems.tables_to_create)
+            conn.execute(bookkeeping.CREATE_MIGRATIONS_SCHEMA)
+            _apply_migrations(settings, package, result)
+            conn.execute(bookkeeping.RECORD_MIGRATIONS, (
+                package.version, list(package.migrations), list(package.migrations.values())))
+            state = _state(conn)  # after the migrations: one may have dropped a function
+            if adapter_sha is not None:
+                result.adapter = _apply_adapter(conn, adapter_file.read_text(encoding="utf-8"),
+                                                adapter_state, adapter_sha == state.adapter_sha256,
+                                                result)
+            _apply_functions(conn, package, state, result)
             _record(conn, package, adapter_state, adapter_sha)
-            findings = adapter.beneath(conn, rehearse=True) if shipped_adapter else []
+            findings = adapter.beneath(conn, rehearse=True) if adapter_sha else []
         finally:
-            bookkeeping.migrate_unlock(conn, MIGRATE_LOCK_KEY)
+            conn.execute(bookkeeping.MIGRATE_UNLOCK, (MIGRATE_LOCK_KEY,))
     if errors := adapter.errors(findings):
         raise AdapterFails("\n".join(f"  - {line}" for line in errors))
-    return MigrateResult(applied, functions, unchanged, created_roles, created_tables,
-                         retries[0], package.schema_version, package.version, adapter_done,
-                         [f.line() for f in findings if f.severity == "warning"])
+    result.warnings = [f.line() for f in findings if f.severity == "warning"]
+    return result
+
+
+def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service_tables: bool
+           ) -> contract.Problems:
+    """The contract and what an earlier migrate left: MigrateRefused with every problem."""
+    role_row = conn.execute(bookkeeping.CURRENT_ROLE).fetchone()
+    problems = contract.check(conn, role_row[0] if role_row else "", installing=True,
+                              create_service_tables=create_service_tables)
+    refusal = _refusal(package, _state(conn))
+    if problems or refusal:
+        items = problems.message() + (f"\n  - {refusal}" if refusal else "")
+        raise MigrateRefused(items.lstrip("\n"))
+    return problems
 
 
 def _record(conn: psycopg.Connection[Any], package: drift.Shipped, adapter_state: adapter.State,
@@ -142,27 +131,30 @@ def _record(conn: psycopg.Connection[Any], package: drift.Shipped, adapter_state
     """The bookkeeping the drift check reads, in one transaction."""
     with conn.transaction():
         for file, sha in package.functions.items():
-            bookkeeping.record_function(conn, file, sha, package.version)
-        bookkeeping.forget_functions(conn, list(package.functions))
-        bookkeeping.record_migrate_state(conn, package.schema_version, package.version)
+            conn.execute(bookkeeping.RECORD_FUNCTION,
+                         {"file": file, "sha256": sha, "version": package.version})
+        conn.execute(bookkeeping.FORGET_FUNCTIONS, (list(package.functions),))
+        conn.execute(bookkeeping.RECORD_MIGRATE_STATE, (package.schema_version, package.version))
         if adapter_sha is not None:
-            bookkeeping.record_adapter(
-                conn, None if adapter_state is adapter.State.DBAS else adapter_sha)
+            conn.execute(bookkeeping.RECORD_ADAPTER, {
+                "sha256": None if adapter_state is adapter.State.DBAS else adapter_sha})
 
 
 def _apply_file(conn: psycopg.Connection[Any], text: str, schema: str | None = None) -> None:
     """One file in its own transaction, under migrate's timeouts (a broken file leaves the ones
     before it applied); ``schema`` is created first if missing."""
     with conn.transaction():
-        bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
+        conn.execute(bookkeeping.MIGRATE_TIMEOUTS,
+                     (f"{LOCK_TIMEOUT_MS}ms", f"{STATEMENT_TIMEOUT_MS}ms"))
         if schema is not None:
             conn.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(schema)))
-        bookkeeping.apply_sql_file(conn, text)
+        # Without parameters psycopg uses the simple protocol, which takes many statements.
+        conn.execute(text.encode())
 
 
 def _lock(conn: psycopg.Connection[Any]) -> None:
     deadline = time.monotonic() + MIGRATE_LOCK_WAIT_S
-    while not bookkeeping.try_migrate_lock(conn, MIGRATE_LOCK_KEY):
+    while conn.execute(bookkeeping.TRY_MIGRATE_LOCK, (MIGRATE_LOCK_KEY,)).fetchone() != (True,):
         if time.monotonic() > deadline:
             raise MigrateLockBusy(f"another migrate has held the migrate lock for "
                                   f"{MIGRATE_LOCK_WAIT_S:.0f} s; try again")
@@ -171,10 +163,7 @@ def _lock(conn: psycopg.Connection[Any]) -> None:
 
 def _state(conn: psycopg.Connection[Any]) -> drift.DbState:
     """What an earlier migrate recorded (nothing for a database never migrated)."""
-    try:
-        return drift.read_state(conn)
-    except drift.NoBookkeeping:
-        return drift.DbState({})
+    return drift.read_state(conn) or drift.DbState({})
 
 
 def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
@@ -184,10 +173,10 @@ def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
     for migration_id, recorded in sorted(state.migrations.items()):
         shipped = package.migrations.get(migration_id)
         if recorded is not None and shipped is not None and recorded != shipped:
-            return (f"migration file {package.migration_path(migration_id)} has changed since it "
-                    f"was applied (sha256 then {recorded[:12]}…, now {shipped[:12]}…): applied "
-                    "migrations are immutable. Restore the file as it was and put the change in "
-                    "a new migration")
+            return (f"migration file {package.sql_dir / 'migrations' / migration_id}.sql has "
+                    f"changed since it was applied (sha256 then {recorded[:12]}…, now "
+                    f"{shipped[:12]}…): applied migrations are immutable. Restore the file as it "
+                    "was and put the change in a new migration")
     return None
 
 
@@ -198,35 +187,27 @@ def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> list[str]:
             conn.execute(sql.SQL("create role {} nologin").format(sql.Identifier(name)))
             conn.execute(sql.SQL("comment on role {} is {}").format(
                 sql.Identifier(name),
-                sql.Literal(f"recording-finalize-retry: {ROLE_COMMENTS[name]}")))
+                sql.Literal(f"recording-finalize-retry: {contract.GROUP_ROLES[name]}")))
     return roles
 
 
-_BLOCK = re.compile(r"^-- table: (messenger\.[a-z_]+)\s*$", re.MULTILINE)
+_BLOCK = re.compile(r"-- table: messenger\.([a-z_]+)\s*$", re.MULTILINE)
 
 
 def service_table_blocks(text: str) -> dict[str, str]:
     """sql/service/schema.sql split into its "-- table: messenger.X" blocks, by table name."""
-    marks = list(_BLOCK.finditer(text))
-    return {m.group(1).split(".", 1)[1]: text[m.start():(marks[i + 1].start()
-                                                         if i + 1 < len(marks) else len(text))]
-            for i, m in enumerate(marks)}
+    return {m.group(1): block for block in re.split(r"(?m)^(?=-- table: messenger\.)", text)
+            if (m := _BLOCK.match(block))}
 
 
 def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped,
                            missing: list[str]) -> list[str]:
     """For a new database only: the reference DDL of each service table that is missing, in
     one transaction (an existing table is never touched)."""
-    if not missing:
-        return []
-    blocks = service_table_blocks(
-        (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8"))
-    with conn.transaction():
-        bookkeeping.set_migrate_timeouts(conn, LOCK_TIMEOUT_MS, STATEMENT_TIMEOUT_MS)
-        conn.execute(sql.SQL("create schema if not exists {}").format(
-            sql.Identifier(contract.SCHEMA)))
-        for name in missing:
-            bookkeeping.apply_sql_file(conn, blocks[name])
+    if missing:
+        blocks = service_table_blocks(
+            (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8"))
+        _apply_file(conn, "".join(blocks[name] for name in missing), contract.SCHEMA)
     return missing
 
 
@@ -248,8 +229,7 @@ def _backend(settings: Settings) -> Any:
     return backend
 
 
-def _retrying(what: str, action: Callable[[], None], say: Callable[[str], None],
-              retries: list[int]) -> None:
+def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> None:
     """Runs ``action`` (one transaction) until its locks are granted, LOCK_TRIES at most."""
     for attempt in range(1, LOCK_TRIES + 1):
         try:
@@ -263,80 +243,65 @@ def _retrying(what: str, action: Callable[[], None], say: Callable[[str], None],
                     "transaction holds a table it needs. Nothing of this file was applied; "
                     "find the blocker in pg_stat_activity and run migrate again") from err
             pause = BACKOFF_S[min(attempt, len(BACKOFF_S)) - 1]
-            retries[0] += 1
-            say(f"{what}: lock not granted within {LOCK_TIMEOUT_MS} ms (try {attempt} of "
-                f"{LOCK_TRIES}); retrying in {pause} s")
+            result.lock_retries += 1
+            logs.log("migrate waiting", level="warning",
+                     message=f"{what}: lock not granted within {LOCK_TIMEOUT_MS} ms (try "
+                             f"{attempt} of {LOCK_TRIES}); retrying in {pause} s")
             time.sleep(pause)
 
 
-def _apply_migrations(settings: Settings, package: drift.Shipped,
-                      say: Callable[[str], None], retries: list[int]) -> list[str]:
+def _apply_migrations(settings: Settings, package: drift.Shipped, result: MigrateResult) -> None:
     from yoyo import read_migrations
 
-    migrations = read_migrations(str(package.sql_dir / "migrations"))
     backend = _backend(settings)
-    applied: list[str] = []
     try:
         with backend.lock(timeout=MIGRATE_LOCK_WAIT_S):
-            for migration in migrations:
-                if backend.is_applied(migration):
-                    continue
-
-                def one(m: Any = migration) -> None:
-                    backend.apply_one(m)
-
-                _retrying(f"migration {migration.id}", one, say, retries)
-                applied.append(migration.id)
+            for migration in read_migrations(str(package.sql_dir / "migrations")):
+                if not backend.is_applied(migration):
+                    _retrying(f"migration {migration.id}",
+                              partial(backend.apply_one, migration), result)
+                    result.applied.append(migration.id)
     finally:
         backend.connection.close()
-    return applied
 
 
-def _apply_adapter(conn: psycopg.Connection[Any], package: drift.Shipped,
-                   state: adapter.State, sha: str, say: Callable[[str], None],
-                   retries: list[int]) -> str:
+def _apply_adapter(conn: psycopg.Connection[Any], text: str, state: adapter.State,
+                   recorded: bool, result: MigrateResult) -> str:
     """The reference adapter where there is none, or where it is still what an earlier migrate
-    installed and the file changed; a DBA's adapter is never touched (its ports were checked
-    before anything was written)."""
+    installed (``recorded``: from this very file, then it stays); a DBA's adapter is never
+    touched (its ports were checked before anything was written)."""
     if state is adapter.State.DBAS:
         return "kept (a DBA's)"
-    if state is adapter.State.REFERENCE and bookkeeping.recorded_adapter_sha(conn) == sha:
+    if state is adapter.State.REFERENCE and recorded:
         return "unchanged"
-    text = (package.sql_dir / adapter.REFERENCE_FILE).read_text(encoding="utf-8")
     _retrying(f"the adapter {adapter.REFERENCE_FILE}",
-              partial(_apply_file, conn, text, adapter.SCHEMA), say, retries)
+              partial(_apply_file, conn, text, adapter.SCHEMA), result)
     return "installed" if state is adapter.State.ABSENT else "upgraded"
 
 
 def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
-                     say: Callable[[str], None], retries: list[int]
-                     ) -> tuple[list[str], list[str]]:
-    state = _state(conn)
-    live = bookkeeping.function_fingerprints(conn, list(package.functions))
-    applied: list[str] = []
-    unchanged: list[str] = []
-    for file in function_order(list(package.functions)):
+                     state: drift.DbState, result: MigrateResult) -> None:
+    """Each function file whose file or live definition differs from what migrate recorded;
+    internal helpers first, each group by name."""
+    for file in sorted(package.functions, key=lambda f: (not f.startswith(INTERNAL_PREFIX), f)):
         record = state.functions.get(file)
         if (record is not None and record.sha256 == package.functions[file]
-                and live.get(file) is not None and live.get(file) == record.recorded_md5):
-            unchanged.append(file)
+                and record.live_md5 is not None and record.live_md5 == record.recorded_md5):
+            result.unchanged.append(file)
             continue
-        text = package.function_path(file).read_text(encoding="utf-8")
-        _retrying(f"function file {file}", partial(_apply_file, conn, text), say, retries)
-        applied.append(file)
-    return applied, unchanged
+        text = (package.sql_dir / "functions" / file).read_text(encoding="utf-8")
+        _retrying(f"function file {file}", partial(_apply_file, conn, text), result)
+        result.functions.append(file)
 
 
 def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     from yoyo.exceptions import LockTimeout
 
-    def say(message: str) -> None:
-        logs.log("migrate waiting", level="warning", message=message)
-
+    sql_dir = settings.sql_dir
+    if not (sql_dir / "migrations").is_dir() or not (sql_dir / "functions").is_dir():
+        return fail(f"no migrations/ and functions/ under {sql_dir} (set RFR_SQL_DIR)", EXIT_USAGE)
     try:
-        result = migrate(settings, create_service_tables=args.create_service_tables, say=say)
-    except MissingSqlError as err:
-        return fail(str(err), EXIT_USAGE)
+        result = migrate(settings, create_service_tables=args.create_service_tables)
     except MigrateRefused as err:
         return fail(f"migrate refused, nothing was written:\n{err}", EXIT_USAGE, redact=False)
     except AdapterFails as err:
@@ -351,11 +316,6 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
              unchanged=len(result.unchanged), createdRoles=result.created_roles,
              createdTables=result.created_tables, lockRetries=result.lock_retries,
              schemaVersion=result.schema_version)
-    _print_result(result)
-    return EXIT_OK
-
-
-def _print_result(result: MigrateResult) -> None:
     if result.created_roles:
         print(f"group roles created: {', '.join(result.created_roles)}")
     if result.created_tables:
@@ -368,6 +328,7 @@ def _print_result(result: MigrateResult) -> None:
     for warning in result.warnings:
         print(f"warning: {warning}")
     print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
+    return EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:

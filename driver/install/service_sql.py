@@ -10,27 +10,26 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import contract
+from .. import adapter, contract
 from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 
 PARTS = ("schema", "adapter", "grants", "recommended")
+#: The parts that are files of the package, printed as they are.
+FILES = {"schema": "service/schema.sql", "adapter": adapter.REFERENCE_FILE,
+         "recommended": "service/recommended.sql"}
 
 
 def text(part: str, sql_dir: Path, role: str | None = None, lifecycle: bool = False) -> str:
     """The SQL of ``part``; ``grants`` needs ``role``. ValueError names what is wrong."""
-    if part == "schema":
-        return (sql_dir / "service" / "schema.sql").read_text(encoding="utf-8")
-    if part == "adapter":
-        return (sql_dir / "adapter" / "reference.sql").read_text(encoding="utf-8")
-    if part == "recommended":
-        return (sql_dir / "service" / "recommended.sql").read_text(encoding="utf-8")
-    if part == "grants":
-        if not role or not role.strip():
-            raise ValueError("service-sql grants needs --to ROLE: the role that will own the "
-                             "product (the one that runs recording-finalize migrate)")
-        return contract.grants_sql(role.strip(), lifecycle=lifecycle)
-    raise ValueError(f"the part must be one of {', '.join(PARTS)}; got {part!r}")
+    if part in FILES:
+        return (sql_dir / FILES[part]).read_text(encoding="utf-8")
+    if part != "grants":
+        raise ValueError(f"the part must be one of {', '.join(PARTS)}; got {part!r}")
+    if not role or not role.strip():
+        raise ValueError("service-sql grants needs --to ROLE: the role that will own the "
+                         "product (the one that runs recording-finalize migrate)")
+    return contract.grants_sql(role.strip(), lifecycle=lifecycle)
 
 
 def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -12,25 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg import sql
 
 from .. import contract, logs
 from ..cliutil import EXIT_FAILURE, EXIT_OK, Command, connect, fail
 from ..config import Settings
 
 LOCK_TIMEOUT = "1s"
-
-_OWNED_SCHEMAS = """
-select n.nspname, pg_catalog.pg_get_userbyid(n.nspowner)
-from pg_catalog.pg_namespace as n where n.nspname = any(%s) order by 1
-"""
-
-_OWNED_TABLE = """
-select pg_catalog.pg_get_userbyid(c.relowner)
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-where n.nspname = %s and c.relname = %s and c.relkind in ('r', 'p')
-"""
 
 _ROLE = "select current_user::text, pg_catalog.current_database()::text"
 
@@ -41,15 +28,11 @@ _DEPENDENTS = """
 with ours as (
     select n.oid from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
 ),
-product_table as (
-    select c.oid from pg_catalog.pg_class as c
-    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-    where n.nspname = %(schema)s and c.relname = %(table)s
-),
 targets as (
     select 'pg_catalog.pg_class'::pg_catalog.regclass as classid, c.oid
     from pg_catalog.pg_class as c
-    where c.relnamespace in (select oid from ours) or c.oid in (select oid from product_table)
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    where n.oid in (select oid from ours) or (n.nspname = %(schema)s and c.relname = %(table)s)
     union all
     select 'pg_catalog.pg_proc'::pg_catalog.regclass, p.oid from pg_catalog.pg_proc as p
     where p.pronamespace in (select oid from ours)
@@ -61,19 +44,11 @@ select distinct o.type || ' ' || o.identity
 from pg_catalog.pg_depend as d
 join targets as t on t.classid = d.refclassid and t.oid = d.refobjid
 -- A view depends through its rewrite rule ("_RETURN"): name the view, as its owner knows it.
-cross join lateral (
-    select coalesce(v.classid, d.classid) as classid, coalesce(v.objid, d.objid) as objid,
-        coalesce(v.objsubid, d.objsubid) as objsubid
-    from (select) as one
-    left join (
-        select 'pg_catalog.pg_class'::pg_catalog.regclass as classid, r.ev_class as objid,
-            0 as objsubid
-        from pg_catalog.pg_rewrite as r
-        where d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass and r.oid = d.objid
-            and r.rulename = '_RETURN'
-    ) as v on true
-) as x
-cross join lateral pg_catalog.pg_identify_object(x.classid, x.objid, x.objsubid) as o
+left join pg_catalog.pg_rewrite as r on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+    and r.oid = d.objid and r.rulename = '_RETURN'
+cross join lateral pg_catalog.pg_identify_object(
+    case when r.oid is null then d.classid else 'pg_catalog.pg_class'::pg_catalog.regclass end,
+    coalesce(r.ev_class, d.objid), case when r.oid is null then d.objsubid else 0 end) as o
 where d.deptype in ('n', 'a')
     and (o.schema is null or o.schema <> all(%(schemas)s))
     and not exists (
@@ -94,6 +69,7 @@ where d.deptype in ('n', 'a')
 order by 1
 """
 
+
 @dataclass(frozen=True)
 class Plan:
     """What uninstall drops (the role's own objects) and what it leaves, with why."""
@@ -108,51 +84,40 @@ class Plan:
 
     @property
     def statements(self) -> list[str]:
-        out = [f"drop schema {name} cascade;" for name in self.schemas]
-        if self.table:
-            out.append(f"drop table {self.table};")
-        out.append("alter default privileges grant execute on functions to public;")
-        return out
+        """What ``run`` runs; the names are the product's own, plain identifiers."""
+        return [*(f"drop schema {name} cascade;" for name in self.schemas),
+                *([f"drop table {self.table};"] if self.table else []),
+                # The baseline revoked EXECUTE from PUBLIC for this role's new functions (its
+                # own default privileges in this database): that setting goes with the product.
+                "alter default privileges grant execute on functions to public;"]
 
 
 def plan(conn: psycopg.Connection[Any]) -> Plan:
     """Reads what exists and who owns it; writes nothing."""
-    role_row = conn.execute(_ROLE).fetchone()
-    role, database = (str(role_row[0]), str(role_row[1])) if role_row else ("", "")
-    schemas: list[str] = []
+    role, database = map(str, conn.execute(_ROLE).fetchone() or ("", ""))
+    table = f"{contract.SCHEMA}.{contract.PRODUCT_TABLE}"
+    mine: list[str] = []
     foreign: list[str] = []
-    for name, owner in conn.execute(_OWNED_SCHEMAS, (list(contract.PRODUCT_SCHEMAS),)):
+    for name, owner in contract.owners(conn).items():
         if owner == role:
-            schemas.append(str(name))
+            mine.append(name)
         else:
-            foreign.append(f"schema {name} belongs to {owner}, not {role}: left alone")
-    owner_row = conn.execute(_OWNED_TABLE, (contract.SCHEMA, contract.PRODUCT_TABLE)).fetchone()
-    table = None
-    if owner_row is not None:
-        qualified = f"{contract.SCHEMA}.{contract.PRODUCT_TABLE}"
-        if owner_row[0] == role:
-            table = qualified
-        else:
-            foreign.append(f"{qualified} belongs to {owner_row[0]}, not {role}: left alone")
+            foreign.append(f"{'' if name == table else 'schema '}{name} belongs to {owner}, not "
+                           f"{role}: left alone")
     dependents = [f"{row[0]} depends on the product: uninstall would drop it; drop or change "
                   "it first" for row in conn.execute(_DEPENDENTS, {
                       "schemas": list(contract.PRODUCT_SCHEMAS), "schema": contract.SCHEMA,
                       "table": contract.PRODUCT_TABLE})]
-    return Plan(role, schemas, table, foreign, dependents, database)
+    return Plan(role, [name for name in mine if name != table],
+                table if table in mine else None, foreign, dependents, database)
 
 
 def run(conn: psycopg.Connection[Any], what: Plan) -> None:
-    """Drops what ``what`` lists, in one transaction (all or nothing)."""
+    """Runs ``what.statements`` in one transaction (all or nothing)."""
     with conn.transaction():
-        conn.execute(sql.SQL("set local lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
-        for name in what.schemas:
-            conn.execute(sql.SQL("drop schema {} cascade").format(sql.Identifier(name)))
-        if what.table:
-            conn.execute(sql.SQL("drop table {}.{}").format(
-                sql.Identifier(contract.SCHEMA), sql.Identifier(contract.PRODUCT_TABLE)))
-        # The baseline revoked EXECUTE from PUBLIC for this role's new functions (its own
-        # default privileges in this database): that setting goes with the product.
-        conn.execute("alter default privileges grant execute on functions to public")
+        conn.execute(f"set local lock_timeout = '{LOCK_TIMEOUT}'".encode())
+        for statement in what.statements:
+            conn.execute(statement.encode())
 
 
 def leftovers(role: str, database: str = "") -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
 import psycopg
 
@@ -37,12 +36,12 @@ def wait_for_schema_command(args: argparse.Namespace, settings: Settings) -> int
                 drift = schema_drift(conn, package)
                 if drift.migrate_refuses:  # no migrate of this package will change it
                     return fail(f"wait-for-schema: {drift.message()}", EXIT_USAGE)
-                if drift.matches:
-                    problems = _contract(conn)
+                if drift.matches:  # then schema_state() exists, and the product's owner
+                    problems = contract.check(conn, contract.product_owner(conn) or "")
                     if problems:
                         return fail("wait-for-schema: the schema matches, but the contract "
-                                     f"with the service's tables does not hold:\n{problems}",
-                                     EXIT_USAGE)
+                                    "with the service's tables does not hold:\n"
+                                    f"{problems.message()}", EXIT_USAGE)
                     print(f"schema {package.schema_version} matches recording-finalize "
                           f"{package.version}")
                     return EXIT_OK
@@ -62,14 +61,6 @@ def wait_for_schema_command(args: argparse.Namespace, settings: Settings) -> int
             return fail(f"wait-for-schema: gave up after {args.timeout}: {why}")
         logs.log("waiting for schema", reason=why)
         time.sleep(WAIT_POLL_S)
-
-
-def _contract(conn: psycopg.Connection[Any]) -> str:
-    owner = contract.product_owner(conn)
-    if owner is None:
-        return "  - schema recording_finalize does not exist"
-    problems = contract.check(conn, owner)
-    return problems.message() if problems else ""
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
