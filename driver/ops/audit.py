@@ -107,11 +107,11 @@ def _failed_with_binary(failed: list[queries.FailedRecording], settings: Setting
         return []
     storage = s3.open_storage(settings)
     try:
-        confirmed, config_error = s3.bucket(storage)
+        _, config_error = s3.bucket(storage)
         if config_error is not None:
             raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {config_error}")
         rows = [s3.claimed(f.recording_id, f.session_kind, f.session_id) for f in failed]
-        verdicts = s3.head_all(storage, rows, confirmed, settings.s3_concurrency)
+        verdicts = s3.head_all(storage, rows, settings.s3_concurrency)
     finally:
         storage.close()
     return [str(row.recording_id) for row, v in zip(rows, verdicts, strict=True)

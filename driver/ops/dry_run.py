@@ -62,7 +62,7 @@ def _previews(settings: Settings, reconcile: list[queries.PreviewRow]
         if config_error is None:
             claimed = [s3.claimed(r.recording_id, r.session_kind, r.session_id, r.attempts)
                        for r in reconcile]
-            heads = s3.head_all(storage, claimed, confirmed, settings.s3_concurrency)
+            heads = s3.head_all(storage, claimed, settings.s3_concurrency)
             verdicts = {row.recording_id: v for row, v in zip(claimed, heads, strict=True)}
     finally:
         storage.close()

@@ -81,7 +81,7 @@ def _explain_s3(doc: dict[str, Any], recording_id: UUID, settings: Settings) -> 
                   "bucketConfirmed": confirmed if config_error is None else None}
         if config_error is not None:
             return result | s3.verdict_dict(None, config_error)
-        return result | s3.verdict_dict(storage.check(row, confirmed))
+        return result | s3.verdict_dict(storage.check(row))
     finally:
         storage.close()
 

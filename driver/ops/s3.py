@@ -47,11 +47,10 @@ def bucket(storage: Storage) -> tuple[bool, str | None]:
         return False, err.code
 
 
-def head_all(storage: Storage, rows: list[ClaimedRow], bucket_confirmed: bool,
-             concurrency: int) -> list[Verdict]:
+def head_all(storage: Storage, rows: list[ClaimedRow], concurrency: int) -> list[Verdict]:
     """The verdicts of ``rows``, in order, at most ``concurrency`` HEADs at a time."""
     with ThreadPoolExecutor(max_workers=min(concurrency, len(rows))) as pool:
-        return list(pool.map(lambda r: storage.check(r, bucket_confirmed), rows))
+        return list(pool.map(storage.check, rows))
 
 
 def verdict_of(verdict: Verdict | None, config_error: str | None) -> Verdict:
