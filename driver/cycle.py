@@ -301,7 +301,8 @@ def _locked_cycle(
     if ctx.watch is None:
         ctx.watch = StorageWatch(ctx.metrics, log)
     if "reconcile" not in summary.paused:
-        _reconcile(ctx, ctx.watch, stop, summary, started, lock_deadline)
+        _reconcile(ctx, ctx.watch, stop, summary, started + ctx.settings.max_run_duration,
+                   lock_deadline)
     if ctx.relay is not None and "relay" not in summary.paused:
         # The relay may wait its whole delivery timeout (30 s with Kafka away): the gauges say
         # what the reconcile phase left meanwhile (they showed a publish backlog of 0 while 300
@@ -320,7 +321,7 @@ def _refresh_gauges(ctx: Context) -> None:
 
 def _reconcile(
     ctx: Context, watch: StorageWatch, stop: threading.Event, summary: CycleSummary,
-    started: float, lock_deadline: float,
+    claim_until: float, lock_deadline: float,
 ) -> None:
     """HeadBucket, the claim loop, then the cycle's HEAD verdicts for the worker's storage
     incident."""
@@ -333,7 +334,7 @@ def _reconcile(
         run = _Reconcile(ctx, conn, stop, summary, lock_deadline)
         run.bucket_answered(bucket_confirmed)
         run.discover()
-        run.claim_loop(started + ctx.settings.max_run_duration)
+        run.claim_loop(claim_until)
         if not summary.storage_unreachable and not summary.config_error:
             watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
                                         summary.checked)
