@@ -260,10 +260,9 @@ def _boto3_client(settings: Settings) -> S3Client:
                                      config=config)
 
 
-def _status_verdict(status: int, bucket_confirmed: bool) -> Verdict:
+def _status_verdict(status: int) -> Verdict:
     if status == 404:
-        return Verdict(MISSING) if bucket_confirmed else Verdict(
-            TRANSIENT, error="ClientError 404 (bucket unconfirmed)")
+        return Verdict(MISSING)
     if status in _CONFIG_STATUSES:
         return Verdict(CONFIG_ERROR, error=f"ClientError {status}")
     return Verdict(TRANSIENT, error=f"ClientError {status}")
@@ -281,7 +280,7 @@ class SignedStorage(Storage):
             raise SystemExit("the hand-signed HEAD cannot reproduce this client's requests")
         self._signed = signed
 
-    def check(self, row: ClaimedRow, bucket_confirmed: bool) -> Verdict:
+    def check(self, row: ClaimedRow) -> Verdict:
         key = self.key_for(row)
         try:
             status, headers = self._signed.head(key)
@@ -289,7 +288,7 @@ class SignedStorage(Storage):
             return Verdict(TRANSIENT, error=err.name)
         if status == 200:
             return parse_metadata(key, _head_dict(headers))
-        return _status_verdict(status, bucket_confirmed)
+        return _status_verdict(status)
 
     def close(self) -> None:
         self._signed.close()
@@ -302,13 +301,13 @@ class Boto3Storage(Storage):
         super().__init__(settings)
         self._heads = _boto3_client(settings)
 
-    def check(self, row: ClaimedRow, bucket_confirmed: bool) -> Verdict:
+    def check(self, row: ClaimedRow) -> Verdict:
         key = self.key_for(row)
         try:
             head = self._heads.head_object(Bucket=self.bucket, Key=key)
         except ClientError as err:
             status = int(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
-            return _status_verdict(status, bucket_confirmed)
+            return _status_verdict(status)
         except BotoCoreError as err:
             return Verdict(TRANSIENT, error=type(err).__name__)
         return parse_metadata(key, dict(head))

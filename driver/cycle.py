@@ -7,20 +7,22 @@ are in when this thread comes to apply go out together, pipelined (``pipeline.ap
 one round trip, still one statement and one transaction per row).
 
 Read top-down: ``run_cycle`` (lock, summary, metrics) → ``_locked_cycle`` (pause switch,
-``_reconcile``, ``_relay``, gauges) → ``_claim_loop`` (one ``claim_due`` per batch) →
-``_check_and_apply``, whose three parts are **check** (``_Checks``: the HEADs and their queue),
-**pace** (``pacing.Pacer``: adaptive pacing, RFR_MAX_APPLY_RATE) and **apply** (``_apply_many``,
-one pipelined round trip; ``_record`` counts and logs the database's answers). A refused
-metadata set is handled in one place (``_refused_metadata``), a configuration failure in one
-(``_config_error_release``). The pause switch and the idle gauge refresh are maintenance's
-(``maintenance.py``).
+reconcile, relay, gauges) → ``_Reconcile`` (HeadBucket, discovery, one ``claim_due`` per batch,
+then ``check_and_apply``: **check** with ``_Checks``, the HEADs and their queue; **pace** with
+``pacing.Pacer``, adaptive pacing and RFR_MAX_APPLY_RATE; **apply**, one pipelined round trip,
+and ``_record``, which counts and logs the database's answers). The pause switch and the idle
+gauge refresh are maintenance's (``maintenance.py``).
+
+The driver reports facts, the database judges them: every verdict goes out with what the cycle
+saw of the storage as a whole (``queries.StorageFacts``: its HeadBucket, the objects its HEADs
+found, the known uploads' answers), and ``outcome_decision`` says whether a 404 is believed.
 
 Before claiming, the cycle's discovery opens finalize rows for recordings stuck past the SLA
-that have none (``_discover``: the service needs no change to be rescued).
+that have none (the service needs no change to be rescued).
 
 Three things stop a cycle early. The stop event (SIGTERM/SIGINT) is checked before every
 storage call and between rows: the row being applied is applied whole or not at all, and the
-rows claimed but not applied get their attempt back (``_release_on_stop``); the relay then
+rows claimed but not applied get their attempt back (``release_on_stop``); the relay then
 drains for a few seconds. ``RFR_MAX_RUN_DURATION`` ends claiming. And a
 client-side deadline at the lock TTL: past it the server may already have ended the lock's
 session (``idle_session_timeout``) and another runner may own the rows, so nothing more is
@@ -38,7 +40,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 import psycopg
@@ -66,8 +68,12 @@ from .model import (
     Verdict,
 )
 from .pacing import Pacer
-from .queries import AppliedResult
+from .queries import AppliedResult, StorageFacts
 from .storage import Storage, StorageConfigError
+
+if TYPE_CHECKING:
+    # Only its type: the relay (and Kafka's client) is the worker's to build.
+    from .relay import Relay
 
 # Stop writing this long before the lock TTL runs out: the server's clock and ours differ a bit.
 LOCK_MARGIN_S = 1.0
@@ -79,26 +85,24 @@ PIPELINE_MAX = 100
 DISCOVER_LIMIT = 1000
 # On a stop, the relay drains what is enqueued for at most this long before the worker exits.
 STOP_DRAIN_S = 3.0
+#: How many recordings known to be uploaded a cycle HEADs before the database judges a 404.
+KNOWN_UPLOADS = 3
 # The answers that settle a row (progress, the "no run" alert's heartbeat). A backoff, a busy
 # row or a deferred 404 settles nothing: an outage of S3 must not look like work being done.
 SETTLED_BY_APPLY = frozenset({"reconciled", "failed", "quarantined", "terminal"})
 SETTLED_AT_CLAIM = frozenset({"republished", "quarantined", "closed"})
-
-
-class RelayResultLike(Protocol):
-    @property
-    def published(self) -> int: ...
-
-    @property
-    def failed(self) -> int: ...
-
-    @property
-    def reason(self) -> str: ...
-
-
-class RelayLike(Protocol):
-    def drain(self, deadline: float, stop: threading.Event, *,
-              bounded: bool = False) -> RelayResultLike: ...
+#: The counts of the run-once JSON and the log, by their names there (a contract): the field.
+COUNT_NAMES = {
+    "claimed": "claimed", "reconciled": "reconciled", "failed": "failed",
+    "republished": "republished", "closed": "closed", "deferred": "deferred_by_sla",
+    "quarantined": "quarantined", "backoff": "backoff", "stale": "stale",
+    "terminal": "terminal", "released": "config_error_released", "discovered": "discovered",
+    "busy": "busy", "heldByIncident": "held_by_incident", "releasedOnStop": "released_on_stop",
+}
+#: The rest of the run-once JSON after ``configError`` (and ``serviceFault``), in camelCase.
+REPORTED = ("published", "duration_ms", "skipped", "disabled", "error", "paused", "result",
+            "checked", "transient", "deferred_by_incident", "storage_unreachable",
+            "publish_failed", "degraded", "pacing")
 
 
 @dataclass
@@ -109,7 +113,7 @@ class Context:
     pool: ConnectionPool[psycopg.Connection[Any]]
     storage: Storage
     metrics: Metrics
-    relay: RelayLike | None = None
+    relay: Relay | None = None
     #: The worker's own storage incident across cycles; built on the first cycle if None.
     watch: StorageWatch | None = None
     #: The pause switch and the idle gauge refresh; built on the first cycle if None.
@@ -144,9 +148,6 @@ class CycleSummary:
     #: claimed rows a stop (SIGTERM) left unchecked: their attempt given back.
     released_on_stop: int = 0
     config_error: bool = False
-    #: Set once the storage showed this cycle that it holds what it should (a binary found, or
-    #: the newest uploaded ones): its 404s may be applied (``_look_before_failing``).
-    storage_layout_confirmed: bool = False
     #: Set when the cycle stopped on a fault every row met (``ServiceFault``).
     service_fault: str | None = None
     published: int = 0
@@ -155,19 +156,17 @@ class CycleSummary:
     disabled: bool = False
     error: str | None = None
     #: Parts skipped by the pause switch (``recording-finalize pause``): reconcile, relay.
-    paused: tuple[str, ...] = ()
-    #: S3 checks made, and how many of them came back transient.
+    paused: list[str] = field(default_factory=list)
+    #: S3 checks made, and how many of them the database read as transient.
     checked: int = 0
     transient: int = 0
-    #: apply time: missing verdicts a storage incident held back (apply_outcome's ``deferred``,
-    #: recording_finalize_internal.outcome_decision).
+    #: apply time: 404s a storage incident held back (outcome_decision's incident rule).
     deferred_by_incident: int = 0
     storage_unreachable: bool = False
     publish_failed: int = 0
     #: Why the cycle is ``degraded`` (it ran, but did not do its job): empty when it is not.
     degraded: list[str] = field(default_factory=list)
-    #: How pacing went (``Pacer.summary()``: mode, limited, reason, rowsPerSecond, slowdowns,
-    #: heldMs); None when nothing was claimed.
+    #: How pacing went (``Pacer.summary()``); None when nothing was claimed.
     pacing: dict[str, Any] | None = None
 
     @property
@@ -181,9 +180,7 @@ class CycleSummary:
             return "error"
         if self.config_error:
             return "config_error"
-        if self.degraded:
-            return "degraded"
-        return "ok"
+        return "degraded" if self.degraded else "ok"
 
     @property
     def ok(self) -> bool:
@@ -193,23 +190,7 @@ class CycleSummary:
 
     def counts(self) -> dict[str, Any]:
         """The counts under the names of the run-once JSON and the log (a contract)."""
-        return {
-            "claimed": self.claimed,
-            "reconciled": self.reconciled,
-            "failed": self.failed,
-            "republished": self.republished,
-            "closed": self.closed,
-            "deferred": self.deferred_by_sla,
-            "quarantined": self.quarantined,
-            "backoff": self.backoff,
-            "stale": self.stale,
-            "terminal": self.terminal,
-            "released": self.config_error_released,
-            "discovered": self.discovered,
-            "busy": self.busy,
-            "heldByIncident": self.held_by_incident,
-            "releasedOnStop": self.released_on_stop,
-        }
+        return {name: getattr(self, attr) for name, attr in COUNT_NAMES.items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,24 +199,16 @@ class CycleSummary:
             **self.counts(),
             "configError": self.config_error,
             **({"serviceFault": self.service_fault} if self.service_fault else {}),
-            "published": self.published,
-            "durationMs": self.duration_ms,
-            "skipped": self.skipped,
-            "disabled": self.disabled,
-            "error": self.error,
-            "paused": list(self.paused),
-            "result": self.result,
-            "checked": self.checked,
-            "transient": self.transient,
-            "deferredByIncident": self.deferred_by_incident,
-            "storageUnreachable": self.storage_unreachable,
-            "publishFailed": self.publish_failed,
-            "degraded": self.degraded,
-            "pacing": self.pacing,
+            **{_camel(name): getattr(self, name) for name in REPORTED},
         }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), separators=(",", ":"))
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(word.title() for word in rest)
 
 
 @dataclass(frozen=True)
@@ -258,31 +231,29 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC))
     if ctx.maintenance is None:
         ctx.maintenance = Maintenance(ctx.settings, ctx.pool, ctx.metrics)
-    maintenance = ctx.maintenance
+    maintenance, job = ctx.maintenance, summary.job_run_id
     if not ctx.settings.recordings_enabled:
         summary.disabled = True
-        log("cycle idle", jobRunId=summary.job_run_id,
+        log("cycle idle", jobRunId=job,
             message="recordings are disabled (RECORDINGS_ENABLED=false): the worker idles")
     else:
         try:
             with RunnerLock(ctx.settings) as lock:
                 if not lock.acquired:
                     summary.skipped = True
-                    log("cycle skipped", jobRunId=summary.job_run_id,
-                        reason="another runner holds the lock")
+                    log("cycle skipped", jobRunId=job, reason="another runner holds the lock")
                 else:
-                    with tracing.cycle_span(summary.job_run_id):
+                    with tracing.cycle_span(job):
                         _locked_cycle(ctx, maintenance, stop, summary, started)
         except _Deadline:
             summary.error = "LockTtlExceeded"
-            log("cycle aborted", level="error", jobRunId=summary.job_run_id,
+            log("cycle aborted", level="error", jobRunId=job,
                 message="the cycle ran into the lock TTL and stopped writing",
                 lockTtlSeconds=ctx.settings.lock_ttl)
         except Exception as err:  # noqa: BLE001 - the cycle boundary: log, count, retry next tick
             summary.error = describe(err)
-            fields: dict[str, Any] = {"error": describe(err), "detail": str(err)}
-            log("cycle failed", level="error", jobRunId=summary.job_run_id,
-                **fields, **summary.counts())
+            log("cycle failed", level="error", jobRunId=job, error=describe(err),
+                detail=str(err), **summary.counts())
     if summary.disabled or summary.skipped:
         maintenance.refresh_gauges()  # no cycle ran here: /metrics stays as fresh as status
     elapsed = time.monotonic() - started
@@ -290,7 +261,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     ctx.metrics.observe_cycle(summary.result, elapsed)
     if not (summary.skipped or summary.disabled or summary.error):
         log("cycle completed", level="warning" if summary.degraded else "info",
-            jobRunId=summary.job_run_id, result=summary.result,
+            jobRunId=job, result=summary.result,
             **summary.counts(), published=summary.published, durationMs=summary.duration_ms,
             transient=summary.transient, deferredByIncident=summary.deferred_by_incident,
             **({"degraded": summary.degraded} if summary.degraded else {}),
@@ -326,10 +297,12 @@ def _locked_cycle(
     lock_deadline = started + ctx.settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
-    summary.paused = tuple(sorted(maintenance.read_pauses(summary.job_run_id)))
+    summary.paused = sorted(maintenance.read_pauses(summary.job_run_id))
     if ctx.watch is None:
         ctx.watch = StorageWatch(ctx.metrics, log)
-    _reconcile(ctx, ctx.watch, stop, summary, started, lock_deadline)
+    if "reconcile" not in summary.paused:
+        _reconcile(ctx, ctx.watch, stop, summary, started + ctx.settings.max_run_duration,
+                   lock_deadline)
     if ctx.relay is not None and "relay" not in summary.paused:
         # The relay may wait its whole delivery timeout (30 s with Kafka away): the gauges say
         # what the reconcile phase left meanwhile (they showed a publish backlog of 0 while 300
@@ -348,74 +321,27 @@ def _refresh_gauges(ctx: Context) -> None:
 
 def _reconcile(
     ctx: Context, watch: StorageWatch, stop: threading.Event, summary: CycleSummary,
-    started: float, lock_deadline: float,
+    claim_until: float, lock_deadline: float,
 ) -> None:
     """HeadBucket, the claim loop, then the cycle's HEAD verdicts for the worker's storage
-    incident; nothing while reconcile is paused."""
+    incident."""
     try:
-        bucket_confirmed = False if "reconcile" in summary.paused else ctx.storage.check_bucket()
+        bucket_confirmed = ctx.storage.check_bucket()
     except StorageConfigError as err:
         _config_error(ctx, summary, err.code)
         return
-    if "reconcile" in summary.paused:
-        return
     with ctx.pool.connection() as conn:
-        _record_bucket_answer(ctx, conn, summary, bucket_confirmed)
-        _discover(ctx, conn, summary)
-        _claim_loop(ctx, conn, stop, summary, started, lock_deadline, bucket_confirmed)
+        run = _Reconcile(ctx, conn, stop, summary, lock_deadline)
+        run.bucket_answered(bucket_confirmed)
+        run.discover()
+        run.claim_loop(claim_until)
         if not summary.storage_unreachable and not summary.config_error:
             watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
                                         summary.checked)
 
 
-#: How many recordings known to be uploaded a cycle HEADs before it trusts a 404.
-KNOWN_UPLOADS = 3
-
-
-def _look_before_failing(
-    ctx: Context, conn: queries.Connection, batch: list[tuple[ClaimedRow, Verdict, float]],
-    summary: CycleSummary,
-) -> tuple[list[tuple[ClaimedRow, Verdict, float]], Verdict | None]:
-    """A bucket that exists is not yet the recorders' bucket. Before the cycle applies its first
-    404, the storage must have shown that it holds what it should: a HEAD of this cycle found a
-    binary, or the binaries of the newest Available recordings are there (``known_uploads``).
-    When it answers 404 for each of those, the bucket, prefix or key template is wrong: the 404
-    verdicts are held back and returned as a configuration error (their rows get their attempt
-    back), never applied as Failed. With fewer than two to look at (a new system), the HeadBucket
-    alone stands, as before."""
-    if summary.storage_layout_confirmed:
-        return batch, None
-    if any(verdict.outcome == FOUND for _, verdict, _ in batch):
-        summary.storage_layout_confirmed = True
-        return batch, None
-    if not any(verdict.outcome == MISSING for _, verdict, _ in batch):
-        return batch, None
-    known = queries.known_uploads(conn, KNOWN_UPLOADS)
-    if ctx.storage.holds_known_uploads(known) is not False:
-        summary.storage_layout_confirmed = True
-        return batch, None
-    sample = ctx.storage.key_for(known[0])
-    code = (f"KeyLayoutUnconfirmed: bucket {ctx.storage.bucket!r} holds none of the "
-            f"{len(known)} newest uploaded recordings (e.g. key {sample!r}); check "
-            "RFR_S3_BUCKET and RFR_S3_KEY_TEMPLATE")
-    kept = [entry for entry in batch if entry[1].outcome != MISSING]
-    return kept, Verdict(CONFIG_ERROR, error=code)
-
-
-def _discover(ctx: Context, conn: queries.Connection, summary: CycleSummary) -> None:
-    """Opens finalize rows for recordings stuck past the SLA without one (the service opened
-    none): the claim that follows takes them. Bounded per cycle; the rest is the next cycle's."""
-    summary.discovered = queries.discover_stuck(conn, DISCOVER_LIMIT)
-    # The republish phase for a service that never opens a row: Available, no event anywhere.
-    summary.discovered += queries.discover_unpublished(conn, ctx.settings, DISCOVER_LIMIT)
-    if summary.discovered:
-        ctx.metrics.discovered_total.inc(summary.discovered)
-        log("recordings discovered", jobRunId=summary.job_run_id, rows=summary.discovered,
-            message="stuck past the SLA without a finalize row: rows opened, due now")
-
-
 def _relay(
-    relay: RelayLike, stop: threading.Event, summary: CycleSummary, lock_deadline: float
+    relay: Relay, stop: threading.Event, summary: CycleSummary, lock_deadline: float
 ) -> None:
     _check_deadline(lock_deadline)
     if stop.is_set():
@@ -433,204 +359,260 @@ def _relay(
             "unpublished and are retried next cycle")
 
 
-def _record_bucket_answer(
-    ctx: Context, conn: queries.Connection, summary: CycleSummary, bucket_confirmed: bool
-) -> None:
-    """HeadBucket's answer: the summary notes an unreachable storage, and the worker's storage
-    incident opens or closes on it."""
-    assert ctx.watch is not None
-    if bucket_confirmed:
-        ctx.watch.bucket_confirmed(conn, summary.job_run_id)
-        return
-    if not summary.storage_unreachable:
-        summary.storage_unreachable = True
-        summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
-                                "claimed rows back off, none fails")
-        log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
-            message="the bucket could not be confirmed: no row fails, rows back off")
-    ctx.watch.unreachable(conn, summary.job_run_id, "HeadBucket unanswered")
+class _Reconcile:
+    """The reconcile phase of one cycle on its connection, and what the cycle saw of the
+    storage as a whole: the facts every verdict goes out with (``facts``)."""
 
+    def __init__(self, ctx: Context, conn: queries.Connection, stop: threading.Event,
+                 summary: CycleSummary, lock_deadline: float) -> None:
+        self.ctx, self.conn, self.stop, self.summary = ctx, conn, stop, summary
+        self.lock_deadline = lock_deadline
+        self.pacer: Pacer | None = None
+        self.bucket_confirmed = False
+        #: Objects the cycle's HEADs found so far, the known uploads' included.
+        self.objects_found = 0
+        #: The known uploads' answers, once the cycle looked at them (at most once).
+        self.known: Counter[str] | None = None
 
-def _claim_loop(
-    ctx: Context,
-    conn: queries.Connection,
-    stop: threading.Event,
-    summary: CycleSummary,
-    started: float,
-    lock_deadline: float,
-    bucket_confirmed: bool,
-) -> None:
-    settings = ctx.settings
-    claim_until = started + settings.max_run_duration
-    pacer: Pacer | None = None
-    try:
-        while not stop.is_set():
-            if time.monotonic() >= claim_until:
-                log("max run duration reached", jobRunId=summary.job_run_id,
-                    message="claiming stops; the rest waits for the next cycle")
-                return
-            # A slow pace claims less at a time: no claim outlives the pace by much.
-            limit = pacer.claim_size(settings.batch_size) if pacer else settings.batch_size
-            rows = queries.claim_due(conn, replace(settings, batch_size=limit))
-            if not rows:
-                return
-            pacer = pacer or Pacer.for_drain(settings, ctx.pool, ctx.metrics, stop,
-                                             summary.job_run_id)
-            pacer.claimed(len(rows), limit)
-            summary.claimed += len(rows)
-            log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows),
-                actions=dict(Counter(row.action for row in rows)))
-            _settled_at_claim(ctx, rows, summary)
+    def bucket_answered(self, confirmed: bool) -> None:
+        """HeadBucket's answer: the summary notes an unreachable storage, and the worker's
+        storage incident opens or closes on it."""
+        assert self.ctx.watch is not None
+        summary = self.summary
+        self.bucket_confirmed = confirmed
+        if confirmed:
+            self.ctx.watch.bucket_confirmed(self.conn, summary.job_run_id)
+            return
+        if not summary.storage_unreachable:
+            summary.storage_unreachable = True
+            summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
+                                    "claimed rows back off, none fails")
+            log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
+                message="the bucket could not be confirmed: no row fails, rows back off")
+        self.ctx.watch.unreachable(self.conn, summary.job_run_id, "HeadBucket unanswered")
 
-            reconcile = [row for row in rows if row.action == "reconcile"]
-            if reconcile:
-                if not bucket_confirmed:
-                    try:
-                        bucket_confirmed = ctx.storage.check_bucket()
-                    except StorageConfigError as err:
-                        _config_error_release(ctx, conn, reconcile, err.code, summary,
-                                              lock_deadline)
-                        return
-                    if bucket_confirmed:
-                        _record_bucket_answer(ctx, conn, summary, True)
-                if not _check_and_apply(
-                    ctx, conn, reconcile, bucket_confirmed, stop, summary, lock_deadline, pacer
-                ):
+    def discover(self) -> None:
+        """Opens finalize rows for recordings stuck past the SLA without one (the service opened
+        none): the claim that follows takes them. Bounded per cycle; the rest is the next's."""
+        summary = self.summary
+        summary.discovered = queries.discover_stuck(self.conn, DISCOVER_LIMIT)
+        # The republish phase for a service that never opens a row: Available, no event anywhere.
+        summary.discovered += queries.discover_unpublished(self.conn, self.ctx.settings,
+                                                           DISCOVER_LIMIT)
+        if summary.discovered:
+            self.ctx.metrics.discovered_total.inc(summary.discovered)
+            log("recordings discovered", jobRunId=summary.job_run_id, rows=summary.discovered,
+                message="stuck past the SLA without a finalize row: rows opened, due now")
+
+    def claim_loop(self, claim_until: float) -> None:
+        settings, summary = self.ctx.settings, self.summary
+        try:
+            while not self.stop.is_set():
+                if time.monotonic() >= claim_until:
+                    log("max run duration reached", jobRunId=summary.job_run_id,
+                        message="claiming stops; the rest waits for the next cycle")
                     return
-            # A short batch means nothing else was due when it was claimed: done for this cycle
-            # (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next one).
-            if len(rows) < limit:
-                return
-    finally:
-        if pacer is not None:
-            pacer.close()
-            summary.pacing = pacer.summary()
+                # A slow pace claims less at a time: no claim outlives the pace by much.
+                limit = (self.pacer.claim_size(settings.batch_size) if self.pacer
+                         else settings.batch_size)
+                rows = queries.claim_due(self.conn, replace(settings, batch_size=limit))
+                if not rows:
+                    return
+                self.pacer = self.pacer or Pacer.for_drain(
+                    settings, self.ctx.pool, self.ctx.metrics, self.stop, summary.job_run_id)
+                self.pacer.claimed(len(rows), limit)
+                summary.claimed += len(rows)
+                log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows),
+                    actions=dict(Counter(row.action for row in rows)))
+                _settled_at_claim(self.ctx, rows, summary)
+                reconcile = [row for row in rows if row.action == "reconcile"]
+                if reconcile and not self.check_and_apply(reconcile):
+                    return
+                # A short batch means nothing else was due when it was claimed: done for this
+                # cycle (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next).
+                if len(rows) < limit:
+                    return
+        finally:
+            if self.pacer is not None:
+                self.pacer.close()
+                summary.pacing = self.pacer.summary()
+
+    def check_and_apply(self, rows: list[ClaimedRow]) -> bool:
+        """HEADs ``rows`` with bounded concurrency (``_Checks``) and applies the verdicts as they
+        arrive: every time this thread comes to apply, all that are in (in arrival order, at
+        most a pacer's burst) in one pipelined round trip, then it waits as the pacer says.
+        False when the cycle must stop (stop requested, configuration failure)."""
+        if not self.bucket_confirmed:  # asked again before each batch while unconfirmed
+            try:
+                if self.ctx.storage.check_bucket():
+                    self.bucket_answered(True)
+            except StorageConfigError as err:
+                self.release_for_config_error(rows, err.code)
+                return False
+        checks = _Checks(self.ctx, rows, self.stop, self.lock_deadline)
+        unapplied = set(rows)
+        try:
+            while checks.waiting:
+                ready = checks.arrived(self.pacer.burst(PIPELINE_MAX) if self.pacer
+                                       else PIPELINE_MAX)
+                if self.stop.is_set():
+                    self.release_on_stop([r for r in rows if r in unapplied])
+                    return False
+                if ready is None:
+                    continue
+                batch, config_error = _verdicts(ready)
+                if config_error is not None:
+                    checks.config_failed.set()  # the checks not yet begun make no storage call
+                try:
+                    # The verdicts that came in before a configuration error are recorded.
+                    judged = self.apply(batch)
+                except ServiceFault as fault:
+                    checks.config_failed.set()  # stop the checks: nothing can be applied
+                    self.service_fault(fault, [r for r in rows if r in unapplied])
+                    return False
+                unapplied.difference_update(row for row, _, _ in batch)
+                code = (config_error.error or "ConfigError") if config_error else judged
+                if code is not None:
+                    checks.config_failed.set()
+                    self.release_for_config_error([r for r in rows if r in unapplied], code)
+                    return False
+                if self.pacer:
+                    self.pacer.applied(len(batch), self.lock_deadline)
+                if self.stop.is_set():
+                    self.release_on_stop([r for r in rows if r in unapplied])
+                    return False
+            return not self.stop.is_set()
+        finally:
+            checks.close()
+
+    def facts(self, batch: list[tuple[ClaimedRow, Verdict, float]]) -> StorageFacts:
+        """What the cycle saw of the storage, this batch included. The known uploads are HEADed
+        once, at the cycle's first 404 before any object was found: only then can they tell
+        ``outcome_decision`` anything (its key-layout rule)."""
+        self.objects_found += sum(verdict.outcome == FOUND for _, verdict, _ in batch)
+        if (self.known is None and self.bucket_confirmed and not self.objects_found
+                and any(verdict.outcome == MISSING for _, verdict, _ in batch)):
+            self.known = self.ctx.storage.known_upload_answers(
+                queries.known_uploads(self.conn, KNOWN_UPLOADS))
+            self.objects_found += self.known[FOUND]
+        known = self.known
+        return StorageFacts(
+            bucket_confirmed=self.bucket_confirmed, objects_found=self.objects_found,
+            known_missing=None if known is None else known[MISSING],
+            known_other=None if known is None else known.total() - known[MISSING] - known[FOUND])
+
+    def apply(self, batch: list[tuple[ClaimedRow, Verdict, float]]) -> str | None:
+        """Applies several verdicts in one pipelined round trip, then counts and logs each; the
+        configuration error the database read in a 404 (KeyLayoutUnconfirmed), if it did.
+
+        Every row is its own transaction: an error of one row leaves the others applied, and is
+        raised once every other row is recorded. Metadata the database refuses is not an error:
+        ``apply_outcome`` returns it quarantined (``invalid_metadata``)."""
+        if not batch:
+            return None
+        facts = self.facts(batch)
+        _check_deadline(self.lock_deadline)
+        answers = pipeline.apply_outcomes(
+            self.conn, [(row, verdict) for row, verdict, _ in batch],
+            timeout_s=max(0.0, self.lock_deadline - time.monotonic()), facts=facts)
+        failures: list[tuple[ClaimedRow, psycopg.Error]] = []
+        judged: str | None = None
+        for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
+            if isinstance(answer, psycopg.Error):
+                failures.append((row, answer))
+                continue
+            with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
+                span.set_attribute("outcome", verdict.outcome)
+                span.set_attribute("result", answer.result)
+                span.set_attribute("check_ms", round(check_s * 1000))
+                span.set_attribute("pipelined", len(batch))
+            _record(self.ctx, row, verdict, answer, self.summary)
+            if answer.result == CONFIG_ERROR_RELEASED and verdict.outcome != CONFIG_ERROR:
+                judged = (answer.detail or "ConfigError").removeprefix("ConfigError: ")
+        if not failures:
+            self.ctx.metrics.service_fault.set(0)
+            return judged
+        fault = ServiceFault.of(failures, len(batch))
+        if fault is not None:
+            raise fault
+        # One row's own failure: its attempt stands, its error is kept for the quarantine.
+        queries.record_apply_failure(self.conn, [row for row, _ in failures],
+                                     describe(failures[0][1]), give_back=False)
+        raise failures[0][1]
+
+    def release_for_config_error(self, rows: list[ClaimedRow], code: str) -> None:
+        """A configuration failure: ``rows`` get ``config_error`` applied — their attempt back,
+        due again — and the cycle counts one configuration error and stops."""
+        verdict = Verdict(CONFIG_ERROR, error=code)
+        for start in range(0, len(rows), PIPELINE_MAX):
+            self.apply([(row, verdict, 0.0) for row in rows[start:start + PIPELINE_MAX]])
+        _config_error(self.ctx, self.summary, code)
+
+    def service_fault(self, fault: ServiceFault, rows: list[ClaimedRow]) -> None:
+        """Every row of a batch failed for one reason of the service's schema: each claimed row
+        not applied keeps the reason as its last_error and gets its attempt back."""
+        summary = self.summary
+        given_back = queries.record_apply_failure(self.conn, rows, fault.text, give_back=True)
+        summary.service_fault = summary.error = fault.text
+        self.ctx.metrics.service_fault.set(1)
+        log("cycle stopped by a service fault", level="error", jobRunId=summary.job_run_id,
+            error=fault.text, rows=len(rows), givenBack=given_back,
+            message="applying fails for every row for one reason the database gives: no row is "
+                    "quarantined for it; fix it (the error names the object) and the next cycle "
+                    "goes on")
+
+    def release_on_stop(self, rows: list[ClaimedRow]) -> None:
+        """A stop (SIGTERM) between claim and apply: the rows not applied get their attempt back
+        and are due at once, for the next runner (their checks in flight are dropped)."""
+        if not rows:
+            return
+        summary = self.summary
+        summary.released_on_stop += queries.release_claims(self.conn, rows)
+        log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),
+            released=summary.released_on_stop,
+            message="stopping: the claimed rows not checked yet got their attempt back")
+
+
+#: How claim_due's settled rows are counted: action → (summary field, metric, log event, level,
+#: message); claim_due settled them itself, no S3 check needed.
+_AT_CLAIM: dict[str, tuple[str, str | None, str | None, str, str | None]] = {
+    "republished": ("republished", "republished_total", "recording republished", "info", None),
+    "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
+                    None),
+    "closed": ("closed", None, None, "info", None),
+    DEFERRED_BY_SLA: ("deferred_by_sla", None, None, "info", None),
+    BUSY: ("busy", "busy_total", "recording busy", "info",
+           "a service transaction is writing its event: the claim let it go first"),
+}
 
 
 def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummary) -> None:
     """Counts and logs the rows claim_due settled itself (no S3 check needed)."""
     for row in rows:
-        rid = row.recording_id
-        if row.action == "republished":
-            summary.republished += 1
-            ctx.metrics.republished_total.inc()
-            log("recording republished", jobRunId=summary.job_run_id, recordingId=rid)
-        elif row.action == "quarantined":
-            summary.quarantined += 1
-            ctx.metrics.quarantined_total.inc()
-            log("recording quarantined", level="warning", jobRunId=summary.job_run_id,
-                recordingId=rid, attempts=row.attempts, reason=row.detail)
-        elif row.action == "closed":
-            summary.closed += 1
-        elif row.action == DEFERRED_BY_SLA:
-            summary.deferred_by_sla += 1
-        elif row.action == BUSY:
-            summary.busy += 1
-            ctx.metrics.busy_total.inc()
-            log("recording busy", jobRunId=summary.job_run_id, recordingId=rid,
-                message="a service transaction is writing its event: the claim let it go first")
-        else:
+        if row.action not in _AT_CLAIM:
             continue
+        attr, metric, event, level, message = _AT_CLAIM[row.action]
+        setattr(summary, attr, getattr(summary, attr) + 1)
+        if metric is not None:
+            getattr(ctx.metrics, metric).inc()
+        if event is not None:
+            extra = ({"attempts": row.attempts, "reason": row.detail}
+                     if row.action == "quarantined" else {})
+            log(event, level=level, jobRunId=summary.job_run_id, recordingId=row.recording_id,
+                **extra, **({"message": message} if message else {}))
         if row.action in SETTLED_AT_CLAIM:
             ctx.metrics.mark_progress()
-        with tracing.attempt_span(str(rid), row.action, row.attempts):
+        with tracing.attempt_span(str(row.recording_id), row.action, row.attempts):
             pass  # settled inside claim_due: the span marks the attempt, it has no work of its own
-
-
-# ------------------------------------------------------------------------------------------
-# check, pace, apply: the reconcile rows of one claimed batch
-
-
-def _check_and_apply(
-    ctx: Context,
-    conn: queries.Connection,
-    rows: list[ClaimedRow],
-    bucket_confirmed: bool,
-    stop: threading.Event,
-    summary: CycleSummary,
-    lock_deadline: float,
-    pacer: Pacer | None = None,
-) -> bool:
-    """HEADs ``rows`` with bounded concurrency (``_Checks``) and applies the verdicts as they
-    arrive: every time this thread comes to apply, it takes all the verdicts that are in (in
-    arrival order, at most a pacer's burst) and applies them in one pipelined round trip
-    (``_apply_many``), then waits as the pacer says (``pacing.Pacer``).
-
-    Returns False when the cycle must stop (stop requested, configuration failure).
-    """
-    checks = _Checks(ctx, rows, bucket_confirmed, stop, lock_deadline)
-    unapplied = dict.fromkeys(rows, True)
-    try:
-        while checks.waiting:
-            ready = checks.arrived(pacer.burst(PIPELINE_MAX) if pacer else PIPELINE_MAX)
-            if stop.is_set():
-                _release_on_stop(ctx, conn, [r for r in rows if unapplied.get(r)], summary)
-                return False
-            if ready is None:
-                continue
-            batch, config_error = _verdicts(ready)
-            if config_error is None:
-                batch, config_error = _look_before_failing(ctx, conn, batch, summary)
-            if config_error is not None:
-                checks.config_failed.set()  # the checks not yet begun make no storage call
-            # The verdicts that came in before a configuration error are recorded.
-            try:
-                _apply_many(ctx, conn, batch, summary, lock_deadline)
-            except ServiceFault as fault:
-                checks.config_failed.set()  # stop the checks: nothing can be applied
-                _service_fault(ctx, conn, fault, [r for r in rows if unapplied.get(r)], summary)
-                return False
-            for row, _, _ in batch:
-                unapplied.pop(row, None)
-            if config_error is not None:
-                left = [r for r in rows if unapplied.get(r)]
-                _config_error_release(ctx, conn, left, config_error.error or "ConfigError",
-                                      summary, lock_deadline)
-                return False
-            if pacer:
-                pacer.applied(len(batch), lock_deadline)
-            if stop.is_set():
-                _release_on_stop(ctx, conn, [r for r in rows if unapplied.get(r)], summary)
-                return False
-        return not stop.is_set()
-    finally:
-        checks.close()
-
-
-def _service_fault(ctx: Context, conn: queries.Connection, fault: ServiceFault,
-                   rows: list[ClaimedRow], summary: CycleSummary) -> None:
-    """Every row of a batch failed for one reason of the service's schema: each claimed row not
-    applied keeps the reason as its last_error and gets its attempt back; the cycle stops."""
-    given_back = queries.record_apply_failure(conn, rows, fault.text, give_back=True)
-    summary.service_fault = summary.error = fault.text
-    ctx.metrics.service_fault.set(1)
-    log("cycle stopped by a service fault", level="error", jobRunId=summary.job_run_id,
-        error=fault.text, rows=len(rows), givenBack=given_back,
-        message="applying fails for every row for one reason the database gives: no row is "
-                "quarantined for it; fix it (the error names the object) and the next cycle "
-                "goes on")
-
-
-def _release_on_stop(ctx: Context, conn: queries.Connection, rows: list[ClaimedRow],
-                     summary: CycleSummary) -> None:
-    """A stop (SIGTERM) between claim and apply: the rows not applied get their attempt back
-    and are due at once, for the next runner (their checks in flight are dropped)."""
-    if not rows:
-        return
-    summary.released_on_stop += queries.release_claims(conn, rows)
-    log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),
-        released=summary.released_on_stop,
-        message="stopping: the claimed rows not checked yet got their attempt back")
 
 
 class _Checks:
     """The S3 checks of one batch in a bounded thread pool; their results arrive, in the order
     they come in, in a queue that the applying thread reads (``arrived``)."""
 
-    def __init__(self, ctx: Context, rows: list[ClaimedRow], bucket_confirmed: bool,
-                 stop: threading.Event, lock_deadline: float) -> None:
+    def __init__(self, ctx: Context, rows: list[ClaimedRow], stop: threading.Event,
+                 lock_deadline: float) -> None:
         self._ctx = ctx
-        self._bucket_confirmed = bucket_confirmed
         self._stop = stop
         self._lock_deadline = lock_deadline
         #: Set on a configuration failure: the checks not yet begun make no storage call.
@@ -656,13 +638,10 @@ class _Checks:
                 row = self._todo.get_nowait()
             except queue.Empty:
                 return
-            self._run(row)
-
-    def _run(self, row: ClaimedRow) -> None:
-        try:
-            self._arrived.put((row, self._check(row)))
-        except BaseException as err:  # noqa: BLE001 - handed to the applying thread to raise
-            self._arrived.put((row, err))
+            try:
+                self._arrived.put((row, self._check(row)))
+            except BaseException as err:  # noqa: BLE001 - handed to the applying thread to raise
+                self._arrived.put((row, err))
 
     def _check(self, row: ClaimedRow) -> _Checked:
         # Checked before every storage call: a stop, a configuration failure of another row,
@@ -672,17 +651,16 @@ class _Checks:
         if time.monotonic() + self._ctx.settings.s3_timeout > self._lock_deadline:
             return _Checked(None, past_deadline=True)
         t0 = time.monotonic()
-        verdict = self._ctx.storage.check(row, self._bucket_confirmed)
+        verdict = self._ctx.storage.check(row)
         return _Checked(verdict, time.monotonic() - t0)
 
     def arrived(self, most: int) -> list[tuple[ClaimedRow, _Checked | BaseException]] | None:
         """Waits up to ``POLL_S`` for a result, then takes those already in, ``most`` at most;
         None when none came in (the caller looks at the stop event and asks again)."""
         try:
-            first = self._arrived.get(timeout=POLL_S)
+            ready = [self._arrived.get(timeout=POLL_S)]
         except queue.Empty:
             return None
-        ready = [first]
         while len(ready) < most:
             try:
                 ready.append(self._arrived.get_nowait())
@@ -725,52 +703,6 @@ def _check_deadline(lock_deadline: float) -> None:
         raise _Deadline
 
 
-def _apply_many(
-    ctx: Context,
-    conn: queries.Connection,
-    batch: list[tuple[ClaimedRow, Verdict, float]],
-    summary: CycleSummary,
-    lock_deadline: float,
-) -> None:
-    """Applies several verdicts in one pipelined round trip, then counts and logs each.
-
-    Every row is its own transaction: an error of one row leaves the others applied, and is
-    raised once every other row is recorded. Metadata the database refuses is not an error:
-    ``apply_outcome`` returns it quarantined (``invalid_metadata``), decided in one place, the
-    SQL's ``metadata_problem``.
-    """
-    if not batch:
-        return
-    _check_deadline(lock_deadline)
-    answers = pipeline.apply_outcomes(
-        conn, [(row, verdict) for row, verdict, _ in batch],
-        timeout_s=max(0.0, lock_deadline - time.monotonic()),
-    )
-    failures: list[tuple[ClaimedRow, psycopg.Error]] = []
-    for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
-        if isinstance(answer, psycopg.Error):
-            failures.append((row, answer))
-            continue
-        with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
-            span.set_attribute("outcome", verdict.outcome)
-            span.set_attribute("result", answer.result)
-            span.set_attribute("check_ms", round(check_s * 1000))
-            span.set_attribute("pipelined", len(batch))
-        _record(ctx, row, verdict, answer, summary)
-    if not failures:
-        ctx.metrics.service_fault.set(0)
-        return
-    if failures:
-        fault = ServiceFault.of(failures, len(batch))
-        if fault is not None:
-            raise fault
-        # One row's own failure: its attempt stands, its error is kept for the quarantine.
-        first = failures[0][1]
-        queries.record_apply_failure(conn, [row for row, _ in failures], describe(first),
-                                     give_back=False)
-        raise first
-
-
 #: SQLSTATE classes of a fault that is the service schema's, not a row's: a privilege (42), a
 #: constraint (23), a value's type or form (22).
 FAULT_CLASSES = ("42", "23", "22")
@@ -780,10 +712,9 @@ class ServiceFault(Exception):
     """apply_outcome failed for every row of a batch for one reason the service's schema gives
     (SPEC section 9): not poison. The cycle stops and the attempts are given back."""
 
-    def __init__(self, text: str, rows: list[ClaimedRow]) -> None:
+    def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
-        self.rows = rows
 
     @classmethod
     def of(cls, failures: list[tuple[ClaimedRow, psycopg.Error]], batch_size: int
@@ -801,27 +732,36 @@ class ServiceFault(Exception):
             ("table", diag.table_name), ("column", diag.column_name),
             ("constraint", diag.constraint_name)) if v)
         return cls(f"ServiceFault: {state} {diag.message_primary or ''}"
-                   + (f" ({where})" if where else ""), [row for row, _ in failures])
+                   + (f" ({where})" if where else ""))
 
 
-def _apply(
-    ctx: Context,
-    conn: queries.Connection,
-    row: ClaimedRow,
-    verdict: Verdict,
-    summary: CycleSummary,
-    lock_deadline: float,
-    check_s: float = 0.0,
-) -> AppliedResult:
-    """Applies one verdict in one statement (a configuration failure's release)."""
-    _check_deadline(lock_deadline)
-    with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
-        result = queries.apply_outcome(conn, row, verdict)
-        span.set_attribute("outcome", verdict.outcome)
-        span.set_attribute("result", result.result)
-        span.set_attribute("check_ms", round(check_s * 1000))
-    _record(ctx, row, verdict, result, summary)
-    return result
+#: How apply_outcome's answers are counted: result → (summary field, metric, log event, level,
+#: message); the database's answer, not our guess.
+_BY_RESULT: dict[str, tuple[str, str | None, str | None, str, str | None]] = {
+    "reconciled": ("reconciled", "reconciled_total", "recording reconciled", "info", None),
+    "failed": ("failed", "failed_total", "recording failed", "warning", None),
+    "backoff": ("backoff", None, "recording backoff", "info", None),
+    "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
+                    None),
+    DEFERRED_BY_INCIDENT: (
+        "deferred_by_incident", "missing_deferred_total",
+        "recording deferred by storage incident", "info", "404 not trusted: a storage "
+        "incident overlapped its upload window; the attempt is given back"),
+    HELD_BY_INCIDENT: (
+        "held_by_incident", "attempts_held_total", "recording held by storage incident", "info",
+        "transient answer while the worker's storage incident is open: the attempt is given "
+        "back"),
+    BUSY: ("busy", "busy_total", "recording busy", "info",
+           "a service transaction held the recording: the attempt is given back and the row "
+           "tried again after the backoff base"),
+    CONFIG_ERROR_RELEASED: ("config_error_released", None, None, "info", None),
+    "terminal": ("terminal", None, "recording already terminal", "info",
+                 "the status guard left it alone"),
+    "stale": ("stale", None, "stale claim", "info",
+              "another runner re-claimed or settled the row"),
+}
+#: The results of a verdict the database read as transient (a 404 with the bucket unconfirmed).
+_READ_AS_TRANSIENT = frozenset({"backoff", HELD_BY_INCIDENT})
 
 
 def _record(
@@ -830,77 +770,31 @@ def _record(
     """Counts and logs one applied verdict by the database's answer (not by our guess)."""
     if result.result in SETTLED_BY_APPLY:
         ctx.metrics.mark_progress()
-    job, rid = summary.job_run_id, row.recording_id
-    attempts = result.attempts if result.attempts is not None else row.attempts
     if verdict.outcome != CONFIG_ERROR:
         summary.checked += 1
-    if verdict.outcome == TRANSIENT:
+    if verdict.outcome == TRANSIENT or (verdict.outcome == MISSING
+                                        and result.result in _READ_AS_TRANSIENT):
         summary.transient += 1
         ctx.metrics.transient_total.inc()
-    if result.result == DEFERRED_BY_INCIDENT:
-        summary.deferred_by_incident += 1
-        ctx.metrics.missing_deferred_total.inc()
-        log("recording deferred by storage incident", jobRunId=job, recordingId=rid,
-            attempts=attempts, message="404 not trusted: a storage incident overlapped its "
-            "upload window; the attempt is given back")
-    elif result.result == "reconciled":
-        summary.reconciled += 1
-        ctx.metrics.reconciled_total.inc()
-        log("recording reconciled", jobRunId=job, recordingId=rid, sessionId=row.session_id,
-            fileId=verdict.file_id, attempts=attempts)
-    elif result.result == "failed":
-        summary.failed += 1
-        ctx.metrics.failed_total.inc()
-        log("recording failed", level="warning", jobRunId=job, recordingId=rid,
-            sessionId=row.session_id, failureReason="Timeout", attempts=attempts)
-    elif result.result == "backoff":
-        summary.backoff += 1
-        log("recording backoff", jobRunId=job, recordingId=rid, attempts=attempts,
-            error=verdict.error)
-    elif result.result == "quarantined":
-        summary.quarantined += 1
-        ctx.metrics.quarantined_total.inc()
-        log("recording quarantined", level="warning", jobRunId=job, recordingId=rid,
-            attempts=attempts, reason=result.detail)
-    elif result.result == HELD_BY_INCIDENT:
-        summary.held_by_incident += 1
-        ctx.metrics.attempts_held_total.inc()
-        log("recording held by storage incident", jobRunId=job, recordingId=rid,
-            attempts=attempts, message="transient answer while the worker's storage incident "
-            "is open: the attempt is given back")
-    elif result.result == BUSY:
-        summary.busy += 1
-        ctx.metrics.busy_total.inc()
-        log("recording busy", jobRunId=job, recordingId=rid, attempts=attempts,
-            message="a service transaction held the recording: the attempt is given back and "
-            "the row tried again after the backoff base")
-    elif result.result == CONFIG_ERROR_RELEASED:
-        summary.config_error_released += 1
-    elif result.result == "terminal":
-        summary.terminal += 1
-        log("recording already terminal", jobRunId=job, recordingId=rid,
-            message="the status guard left it alone")
-    elif result.result == "stale":
-        summary.stale += 1
-        log("stale claim", jobRunId=job, recordingId=rid,
-            message="another runner re-claimed or settled the row")
-
-
-def _config_error_release(
-    ctx: Context,
-    conn: queries.Connection,
-    rows: list[ClaimedRow],
-    code: str,
-    summary: CycleSummary,
-    lock_deadline: float,
-) -> None:
-    """A configuration failure (the storage refused the bucket or an object): ``rows`` get
-    ``config_error`` applied — their attempt back, due again — and the cycle counts one
-    configuration error and stops."""
-    verdict = Verdict(CONFIG_ERROR, error=code)
-    for row in rows:
-        _apply(ctx, conn, row, verdict, summary, lock_deadline)
-    _config_error(ctx, summary, code)
+    if result.result not in _BY_RESULT:
+        return
+    attr, metric, event, level, message = _BY_RESULT[result.result]
+    setattr(summary, attr, getattr(summary, attr) + 1)
+    if metric is not None:
+        getattr(ctx.metrics, metric).inc()
+    if event is None:
+        return
+    by_result: dict[str, dict[str, Any]] = {
+        "reconciled": {"sessionId": row.session_id, "fileId": verdict.file_id},
+        "failed": {"sessionId": row.session_id, "failureReason": "Timeout"},
+        "backoff": {"error": verdict.error},
+        "quarantined": {"reason": result.detail},
+    }
+    fields = by_result.get(result.result, {})
+    if result.result not in ("terminal", "stale"):
+        fields["attempts"] = result.attempts if result.attempts is not None else row.attempts
+    log(event, level=level, jobRunId=summary.job_run_id, recordingId=row.recording_id,
+        **fields, **({"message": message} if message else {}))
 
 
 def _config_error(ctx: Context, summary: CycleSummary, code: str) -> None:

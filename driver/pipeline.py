@@ -19,7 +19,14 @@ from psycopg import pq
 from psycopg.errors import error_from_result
 
 from .model import ClaimedRow, Verdict
-from .queries import APPLY_OUTCOME_PIPELINED, AppliedResult, Connection
+from .queries import (
+    APPLY_OUTCOME_PIPELINED,
+    NO_FACTS,
+    AppliedResult,
+    Connection,
+    StorageFacts,
+    apply_params,
+)
 
 Answer = AppliedResult | psycopg.Error
 
@@ -34,16 +41,19 @@ class PipelineTimeout(psycopg.OperationalError):
 
 
 def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]],
-                   timeout_s: float | None = None) -> list[Answer]:
+                   timeout_s: float | None = None, facts: StorageFacts = NO_FACTS
+                   ) -> list[Answer]:
     """One entry per item, in order: the row's result, or the ``psycopg.Error`` its statement
-    raised (the other rows are unaffected). ``conn``: an idle autocommit connection. No answer
-    within ``timeout_s`` (or a broken connection): the connection is closed and
-    ``PipelineTimeout``/``OperationalError`` raised; each row was then applied whole or not at
-    all, and an unapplied one keeps its claim, which expires into a retry."""
+    raised (the other rows are unaffected); ``facts`` go with every verdict. ``conn``: an idle
+    autocommit connection. No answer within ``timeout_s`` (or a broken connection): the
+    connection is closed and ``PipelineTimeout``/``OperationalError`` raised; each row was then
+    applied whole or not at all, and an unapplied one keeps its claim, which expires into a
+    retry."""
     if not items:
         return []
     encoding = conn.info.encoding
-    params = [_params(row, verdict, encoding) for row, verdict in items]
+    params = [[None if value is None else str(value).encode(encoding)
+               for value in apply_params(row, verdict, facts)] for row, verdict in items]
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     wire = _Wire(conn.pgconn, deadline, len(items), timeout_s, encoding)
     with conn.lock:
@@ -59,7 +69,7 @@ def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]]
                 wire.prepare()
                 _prepared.add(conn)
             wire.send(params)
-            out = [wire.answer(encoding) for _ in params]
+            out = [wire.answer() for _ in params]
         except BaseException:
             # Mid-pipeline the connection's state is unknown: close it (the pool replaces it).
             _prepared.discard(conn)
@@ -69,17 +79,6 @@ def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]]
         if blocking:
             pg.nonblocking = 0
     return out
-
-
-def _text(value: object, encoding: str) -> bytes | None:
-    return None if value is None else str(value).encode(encoding)
-
-
-def _params(row: ClaimedRow, verdict: Verdict, encoding: str) -> list[bytes | None]:
-    """The positional parameters of ``APPLY_OUTCOME_PIPELINED``, sent as text."""
-    return [_text(value, encoding) for value in (
-        row.recording_id, row.claim_token, verdict.outcome, verdict.file_id, verdict.size_bytes,
-        verdict.duration_seconds, verdict.format, verdict.error)]
 
 
 class _Wire:
@@ -104,61 +103,53 @@ class _Wire:
                       1.0 if remaining is None else min(remaining, 1.0))
         pg.consume_input()
 
-    def _next_result(self) -> pq.abc.PGresult | None:
-        while self._pg.is_busy():
-            self._wait(write=False)
-        return self._pg.get_result()
-
-    def prepare(self) -> None:
-        """Prepares the statement on this connection (its own Sync), and reads the answer."""
-        pg = self._pg
-        pg.send_prepare(PREPARED_NAME, APPLY_OUTCOME_PIPELINED)
-        pg.pipeline_sync()
-        while pg.flush():
-            self._wait(write=True)
-        error: psycopg.Error | None = None
-        while True:
-            res = self._next_result()
-            if res is None:
-                continue
-            if res.status == pq.ExecStatus.PIPELINE_SYNC:
-                break
-            if res.status == pq.ExecStatus.FATAL_ERROR:
-                error = error_from_result(res, encoding=self._encoding)
-        if error is not None:
-            raise error
-
-    def send(self, params: list[list[bytes | None]]) -> None:
-        """Every statement, each followed by its Sync, then flushed."""
-        pg = self._pg
-        for values in params:
-            pg.send_query_prepared(PREPARED_NAME, values)
-            pg.pipeline_sync()
-        while pg.flush():
+    def _flush(self) -> None:
+        while self._pg.flush():
             self._wait(write=True)
 
-    def answer(self, encoding: str) -> Answer:
-        """The next statement's answer: its row, or the error it raised; read up to its Sync."""
-        answer: Answer | None = None
+    def _results_to_sync(self) -> list[pq.abc.PGresult]:
+        """The next statement's results, read up to its Sync."""
+        results: list[pq.abc.PGresult] = []
         ended = False
         while True:
-            res = self._next_result()
+            while self._pg.is_busy():
+                self._wait(write=False)
+            res = self._pg.get_result()
             if res is None:
                 if ended or self._pg.status == pq.ConnStatus.BAD:
                     raise psycopg.OperationalError("the connection broke during a pipeline")
                 ended = True  # the end of this statement's results; its Sync follows
-                continue
-            status = res.status
-            if status == pq.ExecStatus.PIPELINE_SYNC:
-                break
-            if status == pq.ExecStatus.TUPLES_OK and res.ntuples == 1:
-                raw = [res.get_value(0, i) for i in range(4)]
-                text = [None if v is None else v.decode(encoding) for v in raw]
+            elif res.status == pq.ExecStatus.PIPELINE_SYNC:
+                return results
+            else:
+                results.append(res)
+
+    def prepare(self) -> None:
+        """Prepares the statement on this connection (its own Sync), and reads the answer."""
+        self._pg.send_prepare(PREPARED_NAME, APPLY_OUTCOME_PIPELINED)
+        self._pg.pipeline_sync()
+        self._flush()
+        for res in self._results_to_sync():
+            if res.status == pq.ExecStatus.FATAL_ERROR:
+                raise error_from_result(res, encoding=self._encoding)
+
+    def send(self, params: list[list[bytes | None]]) -> None:
+        """Every statement, each followed by its Sync, then flushed."""
+        for values in params:
+            self._pg.send_query_prepared(PREPARED_NAME, values)
+            self._pg.pipeline_sync()
+        self._flush()
+
+    def answer(self) -> Answer:
+        """The next statement's answer: its row, or the error it raised."""
+        answer: Answer = psycopg.InternalError("apply_outcome returned no row")
+        for res in self._results_to_sync():
+            if res.status == pq.ExecStatus.TUPLES_OK and res.ntuples == 1:
+                text = [None if v is None else v.decode(self._encoding)
+                        for v in (res.get_value(0, i) for i in range(4))]
                 answer = AppliedResult(result=text[0] or "", finalize_status=text[1],
                                        attempts=None if text[2] is None else int(text[2]),
                                        detail=text[3])
-            elif status == pq.ExecStatus.FATAL_ERROR:
-                answer = error_from_result(res, encoding=encoding)
-        if answer is None:
-            answer = psycopg.InternalError("apply_outcome returned no row")
+            elif res.status == pq.ExecStatus.FATAL_ERROR:
+                answer = error_from_result(res, encoding=self._encoding)
         return answer

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .config import Settings
 
 Connection = psycopg.Connection[Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,22 @@ class AppliedResult:
     finalize_status: str | None
     attempts: int | None
     detail: str | None = None
+
+
+@dataclass(frozen=True)
+class StorageFacts:
+    """What the cycle saw of the storage as a whole, sent with each verdict: by these
+    ``outcome_decision`` decides whether a 404 is believed (None: not reported)."""
+
+    bucket_confirmed: bool | None = None
+    #: Objects this cycle's HEADs found so far (the known uploads' included).
+    objects_found: int | None = None
+    #: How the HEADs of the known uploads that found nothing answered: 404, or otherwise.
+    known_missing: int | None = None
+    known_other: int | None = None
+
+
+NO_FACTS = StorageFacts()
 
 
 @dataclass(frozen=True)
@@ -81,6 +98,16 @@ class StorageIncident:
 
 
 @dataclass(frozen=True)
+class WorkerConfig:
+    """What the last worker to start reported it runs with."""
+
+    s3_bucket: str
+    s3_key_template: str
+    polling_interval: float
+    reported_at: datetime
+
+
+@dataclass(frozen=True)
 class OperatorState:
     reconcile_paused: bool
     relay_paused: bool
@@ -116,24 +143,12 @@ class SchemaStateRow:
     recorded_at: datetime | None
 
 
-CLAIM_DUE = """
-select recording_id, session_kind, session_id, action, attempts, claim_token,
-    recording_version, detail
-from recording_finalize.claim_due(p_batch_size => %(batch_size)s)
-"""
-
 APPLY_OUTCOME = """
 select result, finalize_status, attempts, detail
 from recording_finalize.apply_outcome(
-    p_recording_id => %(recording_id)s,
-    p_claim_token => %(claim_token)s,
-    p_outcome => %(outcome)s,
-    p_file_id => %(file_id)s,
-    p_size_bytes => %(size_bytes)s,
-    p_duration_seconds => %(duration_seconds)s,
-    p_format => %(format)s,
-    p_error => %(error)s
-)
+    p_recording_id => %s, p_claim_token => %s, p_outcome => %s, p_file_id => %s,
+    p_size_bytes => %s, p_duration_seconds => %s, p_format => %s, p_error => %s,
+    p_bucket_confirmed => %s, p_objects_found => %s, p_known_missing => %s, p_known_other => %s)
 """
 
 # The same call for the pipeline (pipeline.py): prepared once per connection, positional
@@ -141,88 +156,12 @@ from recording_finalize.apply_outcome(
 APPLY_OUTCOME_PIPELINED = b"""
 select result, finalize_status, attempts, detail
 from recording_finalize.apply_outcome(
-    p_recording_id => $1::uuid,
-    p_claim_token => $2::uuid,
-    p_outcome => $3::text,
-    p_file_id => $4::text,
-    p_size_bytes => $5::bigint,
-    p_duration_seconds => $6::integer,
-    p_format => $7::text,
-    p_error => $8::text
-)
+    p_recording_id => $1::uuid, p_claim_token => $2::uuid, p_outcome => $3::text,
+    p_file_id => $4::text, p_size_bytes => $5::bigint, p_duration_seconds => $6::integer,
+    p_format => $7::text, p_error => $8::text, p_bucket_confirmed => $9::boolean,
+    p_objects_found => $10::integer, p_known_missing => $11::integer,
+    p_known_other => $12::integer)
 """
-
-RELEASE_CLAIMS = """
-select recording_finalize.release_claims(p_recording_ids => %s::uuid[],
-    p_claim_tokens => %s::uuid[])
-"""
-
-# At start: where the worker looks and how often, for explain and audit.
-REPORT_WORKER_CONFIG = """
-select recording_finalize.report_worker_config(%s, %s, %s * interval '1 second')
-"""
-WORKER_CONFIG = """
-select s3_bucket, s3_key_template,
-    extract(epoch from polling_interval)::float8 as polling_interval, reported_at
-from recording_finalize.worker_config()
-"""
-
-# Before a cycle trusts a 404: recordings whose binaries are known to be in the storage.
-KNOWN_UPLOADS = """
-select recording_id, session_kind, session_id, 'known' as action, 0 as attempts,
-    null::uuid as claim_token, null::integer as recording_version, null::text as detail
-from recording_finalize.known_uploads(%s)
-"""
-
-RECORD_APPLY_FAILURE = """
-select recording_finalize.record_apply_failure(p_recording_ids => %s::uuid[],
-    p_claim_tokens => %s::uuid[], p_error => %s, p_give_back => %s)
-"""
-
-DISCOVER_UNPUBLISHED = """
-select recording_finalize.discover_unpublished(p_window => %(window)s * interval '1 second',
-    p_limit => %(limit)s)
-"""
-
-DISCOVER_STUCK = """
-select recording_finalize.discover_stuck(p_limit => %(limit)s)
-"""
-
-RELAY_CLAIM = """
-select id, message_key, payload, headers, lease_token
-from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_lock_key => %s,
-    p_topic => %s)
-"""
-
-RELAY_MARK_PUBLISHED = """
-select recording_finalize.relay_mark_published(p_ids => %s::bigint[], p_lease_token => %s)
-"""
-
-# At start: the worker's retry policy, stored once for every call (NULL: the server's default);
-# the topic, relay batch and retention are checked with it.
-SET_POLICY = """
-select recording_finalize.set_policy(
-    p_max_attempts => %(max_attempts)s::integer,
-    p_sla_timeout => %(sla_timeout)s::interval,
-    p_backoff_base => %(backoff_base)s::interval,
-    p_backoff_factor => %(backoff_factor)s::double precision,
-    p_backoff_cap => %(backoff_cap)s::interval,
-    p_backoff_jitter => %(backoff_jitter)s::double precision,
-    p_upload_grace => %(upload_grace)s::interval,
-    p_topic => %(topic)s::text,
-    p_relay_batch_size => %(relay_batch_size)s::integer,
-    p_retention => %(retention)s::interval
-)
-"""
-
-SERVER_SETTINGS = "select recording_finalize.server_settings()"
-
-TRY_LOCK_RUNNER = "select recording_finalize.try_lock_runner(p_lock_key => %s)"
-
-UNLOCK_RUNNER = "select recording_finalize.unlock_runner(p_lock_key => %s)"
-
-# Start-up self-check of the lock connection: built-ins every role may call and read.
-BACKEND_PID = "select pg_catalog.pg_backend_pid()"
 
 # Adaptive pacing's signal (driver/pacing.py): sessions of other logins at work right now. A role
 # without pg_read_all_stats sees NULL in other logins' state and wait_event, but their
@@ -232,57 +171,6 @@ CONTENTION_SAMPLE = """
 select count(*)::int from pg_catalog.pg_stat_activity
 where usename <> session_user and pid <> pg_catalog.pg_backend_pid()
     and (backend_xmin is not null or backend_xid is not null)
-"""
-
-IDLE_SESSION_TIMEOUT_MS = """
-select setting::bigint from pg_catalog.pg_settings where name = 'idle_session_timeout'
-"""
-
-STATS = """
-select backlog, due, oldest_age_seconds, quarantined, publish_backlog,
-    oldest_unpublished_age_seconds
-from recording_finalize.stats(p_topic => %s)
-"""
-
-STORAGE_INCIDENT_OPEN = """
-select id, source, started_at, ended_at, reason, opened_by, created
-from recording_finalize.storage_incident_open(p_source => %s, p_reason => %s, p_at => %s)
-"""
-
-STORAGE_INCIDENT_CLOSE = """
-select id, source, started_at, ended_at, reason, opened_by, closed_by
-from recording_finalize.storage_incident_close(p_source => %s, p_at => %s, p_reason => %s)
-"""
-
-STORAGE_INCIDENT_LIST = """
-select id, source, started_at, ended_at, is_open, duration_seconds, reason, opened_by, closed_by
-from recording_finalize.storage_incident_list(p_recent => %s, p_limit => %s)
-"""
-
-# The pause switch and the quarantined rows by reason: once per cycle (maintenance.py).
-OPERATOR_STATE = """
-select reconcile_paused, relay_paused, pauses, quarantined_by_reason
-from recording_finalize.operator_state()
-"""
-
-# Retention of the product's own rows: run's pruner (maintenance.py) and the prune command.
-PRUNE = """
-select p.finalize, e.events, p.leases, p.incidents
-from recording_finalize.prune(p_older_than => %(older)s, p_batch_size => %(batch)s,
-    p_dry_run => %(dry)s) as p
-cross join recording_finalize.prune_events(p_older_than => %(older)s,
-    p_batch_size => %(batch)s, p_dry_run => %(dry)s) as e (events)
-"""
-
-# The schema check of start-up and /readyz (drift.py); the worker may not look into
-# recording_finalize_migrations, so it asks this function.
-HAS_SCHEMA_STATE = """
-select pg_catalog.to_regprocedure('recording_finalize.schema_state()') is not null
-"""
-
-SCHEMA_STATE = """
-select kind, name, sha256, recorded_md5, live_md5, package_version, recorded_at
-from recording_finalize.schema_state()
 """
 
 
@@ -295,113 +183,142 @@ def _optional_interval(seconds: float | None) -> timedelta | None:
     return None if seconds is None else interval(seconds)
 
 
+def _rows(conn: Connection, cls: type[T], sql: str, params: Any = None) -> list[T]:
+    with conn.cursor(row_factory=class_row(cls)) as cur:
+        return cur.execute(sql, params).fetchall()
+
+
+def _row(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T | None:
+    with conn.cursor(row_factory=class_row(cls)) as cur:
+        return cur.execute(sql, params).fetchone()
+
+
+def _one(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T:
+    """The one row a function always returns (its contract, guarded anyway)."""
+    result = _row(conn, cls, sql, params)
+    if result is None:
+        raise RuntimeError(f"the function returned no row ({cls.__name__})")
+    return result
+
+
+def _value(conn: Connection, sql: str, params: Any = None) -> Any:
+    """The first column of the first row, or None."""
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else row[0]
+
+
+def _count(conn: Connection, sql: str, params: Any = None) -> int:
+    return int(_value(conn, sql, params) or 0)
+
+
+def _json_object(value: Any, failure: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RuntimeError(failure)
+    return value
+
+
+def _claims(rows: Sequence[ClaimedRow]) -> tuple[list[UUID], list[UUID | None]]:
+    return [r.recording_id for r in rows], [r.claim_token for r in rows]
+
+
 def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
     """Claims one batch (settles republish/closed/deferred/quarantined rows in the same call)."""
-    params = {"batch_size": settings.batch_size}
-    with conn.cursor(row_factory=class_row(ClaimedRow)) as cur:
-        return cur.execute(CLAIM_DUE, params).fetchall()
+    return _rows(conn, ClaimedRow, """
+        select recording_id, session_kind, session_id, action, attempts, claim_token,
+            recording_version, detail
+        from recording_finalize.claim_due(p_batch_size => %s)""", (settings.batch_size,))
 
 
-def apply_outcome(conn: Connection, row: ClaimedRow, verdict: Verdict) -> AppliedResult:
+def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tuple[Any, ...]:
+    """The parameters of ``APPLY_OUTCOME`` and ``APPLY_OUTCOME_PIPELINED``, in their order."""
+    return (row.recording_id, row.claim_token, verdict.outcome, verdict.file_id,
+            verdict.size_bytes, verdict.duration_seconds, verdict.format, verdict.error,
+            facts.bucket_confirmed, facts.objects_found, facts.known_missing, facts.known_other)
+
+
+def apply_outcome(conn: Connection, row: ClaimedRow, verdict: Verdict,
+                  facts: StorageFacts = NO_FACTS) -> AppliedResult:
     """Records one verdict: one statement, one transaction. Unusable ``found`` metadata comes
     back as a quarantined result, never as an error."""
-    params = {
-        "recording_id": row.recording_id,
-        "claim_token": row.claim_token,
-        "outcome": verdict.outcome,
-        "file_id": verdict.file_id,
-        "size_bytes": verdict.size_bytes,
-        "duration_seconds": verdict.duration_seconds,
-        "format": verdict.format,
-        "error": verdict.error,
-    }
-    with conn.cursor(row_factory=class_row(AppliedResult)) as cur:
-        result = cur.execute(APPLY_OUTCOME, params).fetchone()
-    if result is None:  # the function always returns one row; guard the contract anyway
-        raise RuntimeError("apply_outcome returned no row")
-    return result
+    return _one(conn, AppliedResult, APPLY_OUTCOME, apply_params(row, verdict, facts))
 
 
 def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
     """Gives back the attempts of claimed rows a stopping worker did not check."""
     claimed = [r for r in rows if r.claim_token is not None]
-    if not claimed:
-        return 0
-    row = conn.execute(RELEASE_CLAIMS, ([r.recording_id for r in claimed],
-                                        [r.claim_token for r in claimed])).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    return _count(conn, """
+        select recording_finalize.release_claims(p_recording_ids => %s::uuid[],
+            p_claim_tokens => %s::uuid[])""", _claims(claimed)) if claimed else 0
 
 
 def report_worker_config(conn: Connection, settings: Settings) -> None:
-    conn.execute(REPORT_WORKER_CONFIG, (settings.s3_bucket, settings.s3_key_template,
-                                        settings.polling_interval))
-
-
-@dataclass(frozen=True)
-class WorkerConfig:
-    """What the last worker to start reported it runs with."""
-
-    s3_bucket: str
-    s3_key_template: str
-    polling_interval: float
-    reported_at: datetime
+    """At start: where the worker looks and how often, for explain and audit."""
+    conn.execute("select recording_finalize.report_worker_config(%s, %s, "
+                 "%s * interval '1 second')",
+                 (settings.s3_bucket, settings.s3_key_template, settings.polling_interval))
 
 
 def worker_config(conn: Connection) -> WorkerConfig | None:
-    with conn.cursor(row_factory=class_row(WorkerConfig)) as cur:
-        return cur.execute(WORKER_CONFIG).fetchone()
+    return _row(conn, WorkerConfig, """
+        select s3_bucket, s3_key_template,
+            extract(epoch from polling_interval)::float8 as polling_interval, reported_at
+        from recording_finalize.worker_config()""")
 
 
 def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
     """The newest Available recordings (their binaries are in the storage), as rows whose keys
-    the storage can build."""
-    with conn.cursor(row_factory=class_row(ClaimedRow)) as cur:
-        return cur.execute(KNOWN_UPLOADS, (limit,)).fetchall()
+    the storage can build: their HEADs tell outcome_decision whether a 404 is believed."""
+    return _rows(conn, ClaimedRow, """
+        select recording_id, session_kind, session_id, 'known' as action, 0 as attempts,
+            null::uuid as claim_token, null::integer as recording_version, null::text as detail
+        from recording_finalize.known_uploads(%s)""", (limit,))
 
 
 def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error: str,
                          give_back: bool) -> int:
     """The rows apply_outcome failed for: their error kept, attempts given back on request."""
-    if not claimed:
-        return 0
-    row = conn.execute(RECORD_APPLY_FAILURE, ([r.recording_id for r in claimed],
-                                              [r.claim_token for r in claimed], error,
-                                              give_back)).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    return _count(conn, """
+        select recording_finalize.record_apply_failure(p_recording_ids => %s::uuid[],
+            p_claim_tokens => %s::uuid[], p_error => %s, p_give_back => %s)""",
+                  (*_claims(claimed), error, give_back)) if claimed else 0
 
 
 def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> int:
     """Opens finalize rows for Available recordings of the republish window with no event."""
-    row = conn.execute(DISCOVER_UNPUBLISHED, {"window": settings.republish_window,
-                                              "limit": limit}).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    return _count(conn, """
+        select recording_finalize.discover_unpublished(
+            p_window => %s * interval '1 second', p_limit => %s)""",
+                  (settings.republish_window, limit))
 
 
 def discover_stuck(conn: Connection, limit: int) -> int:
     """Opens finalize rows for stuck recordings that have none; how many it opened."""
-    row = conn.execute(DISCOVER_STUCK, {"limit": limit}).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    return _count(conn, "select recording_finalize.discover_stuck(p_limit => %s)", (limit,))
 
 
 def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | None,
                 topic: str) -> list[OutboxRow]:
     """Leases up to ``limit`` unpublished rows of ``topic`` for ``lease_s`` seconds; with the
     runner's ``lock_key``, leases of a runner that lost that lock are taken over at once."""
-    with conn.cursor(row_factory=class_row(OutboxRow)) as cur:
-        return cur.execute(RELAY_CLAIM, (limit, interval(lease_s), lock_key, topic)).fetchall()
+    return _rows(conn, OutboxRow, """
+        select id, message_key, payload, headers, lease_token
+        from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_lock_key => %s,
+            p_topic => %s)""", (limit, interval(lease_s), lock_key, topic))
 
 
 def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) -> int:
     """Marks the broker-acknowledged rows published, if still leased with ``lease_token``
     (the token their ``relay_claim`` returned); returns how many it marked."""
-    row = conn.execute(RELAY_MARK_PUBLISHED, (ids, lease_token)).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    return _count(conn, """
+        select recording_finalize.relay_mark_published(p_ids => %s::bigint[],
+            p_lease_token => %s)""", (ids, lease_token))
 
 
 def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
     """Stores this worker's retry policy on the server (an unset value: the server's default)
     and returns it as the server resolved it, with ``replaced``: the values it overwrote, when
-    they differed. Raises RF001/RF009/RF010 (COLUMN: the policy column) and writes nothing."""
+    they differed. Raises RF001/RF009/RF010 (COLUMN: the policy column) and writes nothing.
+    The topic, relay batch and retention are checked with it."""
     params = {
         "max_attempts": settings.max_attempts,
         "sla_timeout": _optional_interval(settings.finalize_sla_timeout),
@@ -414,108 +331,117 @@ def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
         "relay_batch_size": settings.relay_batch_size,
         "retention": interval(settings.retention) if settings.retention > 0 else None,
     }
-    row = conn.execute(SET_POLICY, params).fetchone()
-    if row is None or not isinstance(row[0], dict):
-        raise RuntimeError("set_policy returned no policy")
-    return row[0]
+    return _json_object(_value(conn, """
+        select recording_finalize.set_policy(
+            p_max_attempts => %(max_attempts)s::integer,
+            p_sla_timeout => %(sla_timeout)s::interval,
+            p_backoff_base => %(backoff_base)s::interval,
+            p_backoff_factor => %(backoff_factor)s::double precision,
+            p_backoff_cap => %(backoff_cap)s::interval,
+            p_backoff_jitter => %(backoff_jitter)s::double precision,
+            p_upload_grace => %(upload_grace)s::interval, p_topic => %(topic)s::text,
+            p_relay_batch_size => %(relay_batch_size)s::integer,
+            p_retention => %(retention)s::interval)""", params), "set_policy returned no policy")
 
 
 def server_settings(conn: Connection) -> dict[str, Any]:
     """``recording_finalize.settings`` as a JSON object (the topic and every bound)."""
-    row = conn.execute(SERVER_SETTINGS).fetchone()
-    if row is None or not isinstance(row[0], dict):
-        raise RuntimeError("server_settings returned no row (recording_finalize.settings is empty)")
-    return row[0]
+    return _json_object(_value(conn, "select recording_finalize.server_settings()"),
+                        "server_settings returned no row (recording_finalize.settings is empty)")
 
 
 def try_lock_runner(conn: Connection, key: int) -> bool:
-    row = conn.execute(TRY_LOCK_RUNNER, (key,)).fetchone()
-    return bool(row and row[0])
+    return bool(_value(conn, "select recording_finalize.try_lock_runner(p_lock_key => %s)",
+                       (key,)))
 
 
 def unlock_runner(conn: Connection, key: int) -> bool:
-    row = conn.execute(UNLOCK_RUNNER, (key,)).fetchone()
-    return bool(row and row[0])
+    return bool(_value(conn, "select recording_finalize.unlock_runner(p_lock_key => %s)",
+                       (key,)))
 
 
 def backend_pid(conn: Connection) -> int:
-    """The server process of the session this statement ran in."""
-    row = conn.execute(BACKEND_PID).fetchone()
-    if row is None:
-        raise RuntimeError("pg_backend_pid() returned no row")
-    return int(row[0])
+    """The server process of the session this statement ran in (start-up self-check of the
+    lock connection: a built-in every role may call)."""
+    return int(_value(conn, "select pg_catalog.pg_backend_pid()"))
 
 
 def contention_sample(conn: Connection) -> int:
     """How many sessions of other logins are running a statement or a transaction now."""
-    row = conn.execute(CONTENTION_SAMPLE).fetchone()
-    return int(row[0]) if row else 0
+    return _count(conn, CONTENTION_SAMPLE)
 
 
 def idle_session_timeout_ms(conn: Connection) -> int:
     """The session's ``idle_session_timeout`` in milliseconds (0 = off)."""
-    row = conn.execute(IDLE_SESSION_TIMEOUT_MS).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    return _count(conn, "select setting::bigint from pg_catalog.pg_settings "
+                        "where name = 'idle_session_timeout'")
 
 
 def stats(conn: Connection, topic: str) -> Stats:
-    with conn.cursor(row_factory=class_row(Stats)) as cur:
-        result = cur.execute(STATS, (topic,)).fetchone()
-    if result is None:
-        raise RuntimeError("stats returned no row")
-    return result
+    return _one(conn, Stats, """
+        select backlog, due, oldest_age_seconds, quarantined, publish_backlog,
+            oldest_unpublished_age_seconds
+        from recording_finalize.stats(p_topic => %s)""", (topic,))
 
 
 def operator_state(conn: Connection) -> OperatorState:
-    with conn.cursor(row_factory=class_row(OperatorState)) as cur:
-        result = cur.execute(OPERATOR_STATE).fetchone()
-    if result is None:
-        raise RuntimeError("operator_state returned no row")
-    return result
+    """The pause switch and the quarantined rows by reason: once per cycle (maintenance.py)."""
+    return _one(conn, OperatorState, """
+        select reconcile_paused, relay_paused, pauses, quarantined_by_reason
+        from recording_finalize.operator_state()""")
 
 
 def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool) -> PruneCounts:
-    """One prune batch (or, dry, the counts of everything that would go)."""
-    with conn.cursor(row_factory=class_row(PruneCounts)) as cur:
-        result = cur.execute(PRUNE, {"older": interval(older_than_s), "batch": batch_size,
-                                     "dry": dry_run}).fetchone()
-    if result is None:
-        raise RuntimeError("prune returned no row")
-    return result
+    """One prune batch (or, dry, the counts of everything that would go): the product's own
+    rows only, for run's pruner (maintenance.py) and the prune command."""
+    return _one(conn, PruneCounts, """
+        select p.finalize, e.events, p.leases, p.incidents
+        from recording_finalize.prune(p_older_than => %(older)s, p_batch_size => %(batch)s,
+            p_dry_run => %(dry)s) as p
+        cross join recording_finalize.prune_events(p_older_than => %(older)s,
+            p_batch_size => %(batch)s, p_dry_run => %(dry)s) as e (events)""",
+                {"older": interval(older_than_s), "batch": batch_size, "dry": dry_run})
 
 
 def storage_incident_open(
     conn: Connection, source: str, reason: str | None, at: datetime | None = None
 ) -> StorageIncident:
     """Opens (or returns the open) incident of ``source``. RF016/RF017/RF018 on bad input."""
-    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
-        result = cur.execute(STORAGE_INCIDENT_OPEN, (source, reason, at)).fetchone()
-    if result is None:
-        raise RuntimeError("storage_incident_open returned no row")
-    return result
+    return _one(conn, StorageIncident, """
+        select id, source, started_at, ended_at, reason, opened_by, created
+        from recording_finalize.storage_incident_open(p_source => %s, p_reason => %s,
+            p_at => %s)""", (source, reason, at))
 
 
 def storage_incident_close(
     conn: Connection, source: str, at: datetime | None = None, reason: str | None = None
 ) -> StorageIncident | None:
     """Closes the open incident of ``source``; None when it had none open."""
-    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
-        return cur.execute(STORAGE_INCIDENT_CLOSE, (source, at, reason)).fetchone()
+    return _row(conn, StorageIncident, """
+        select id, source, started_at, ended_at, reason, opened_by, closed_by
+        from recording_finalize.storage_incident_close(p_source => %s, p_at => %s,
+            p_reason => %s)""", (source, at, reason))
 
 
 def storage_incident_list(
     conn: Connection, recent_s: float = 7 * 86400.0, limit: int = 100
 ) -> list[StorageIncident]:
     """Open incidents first, then those that ended within ``recent_s``, newest first."""
-    with conn.cursor(row_factory=class_row(StorageIncident)) as cur:
-        return cur.execute(STORAGE_INCIDENT_LIST, (interval(recent_s), limit)).fetchall()
+    return _rows(conn, StorageIncident, """
+        select id, source, started_at, ended_at, is_open, duration_seconds, reason, opened_by,
+            closed_by
+        from recording_finalize.storage_incident_list(p_recent => %s, p_limit => %s)""",
+                 (interval(recent_s), limit))
 
 
 def has_schema_state(conn: Connection) -> bool:
-    row = conn.execute(HAS_SCHEMA_STATE).fetchone()
-    return bool(row and row[0])
+    """The schema check of start-up and /readyz (drift.py): the worker may not look into
+    recording_finalize_migrations, so it asks schema_state()."""
+    return bool(_value(conn, "select pg_catalog.to_regprocedure("
+                             "'recording_finalize.schema_state()') is not null"))
 
 
 def schema_state(conn: Connection) -> list[SchemaStateRow]:
-    with conn.cursor(row_factory=class_row(SchemaStateRow)) as cur:
-        return cur.execute(SCHEMA_STATE).fetchall()
+    return _rows(conn, SchemaStateRow, """
+        select kind, name, sha256, recorded_md5, live_md5, package_version, recorded_at
+        from recording_finalize.schema_state()""")

@@ -1,10 +1,11 @@
 """The file-storage check: HEAD the recording's object in S3 and classify the answer.
 
 Outcomes (``apply_outcome``'s vocabulary): ``found`` with the adopted metadata, ``missing``
-(404 on the object, and only once the bucket was confirmed this cycle: a HEAD on a missing
-bucket is a bare 404 too), ``transient`` (timeouts, connection errors, 5xx, throttling),
-``config_error`` (missing bucket, access denied, bad credentials). Metadata is converted, never
-judged: ``apply_outcome`` quarantines a ``found`` whose metadata ``metadata_problem`` refuses.
+(a 404 on the object: a fact, named by bucket and key; whether it is believed is
+``outcome_decision``'s to say, from the bucket and key-layout facts the cycle reports with it),
+``transient`` (timeouts, connection errors, 5xx, throttling), ``config_error`` (missing bucket,
+access denied, bad credentials). Metadata is converted, never judged: ``apply_outcome``
+quarantines a ``found`` whose metadata ``metadata_problem`` refuses.
 Error texts are an exception class and, where the class stands for one, its HTTP status: never a
 URL, never a message that could quote one.
 
@@ -33,14 +34,15 @@ Two clients, each where it is best:
   ``CREDENTIAL_TTL``).
 
 Both clients are built from the same settings (bucket, endpoint, region, credentials). Because
-``Failed`` is terminal, a ``missing`` verdict needs the bucket confirmed by both: after boto3's
+``Failed`` is terminal, a 404 is believed only with the bucket confirmed by both: after boto3's
 HeadBucket, obstore lists an empty prefix of the same bucket (one request per cycle); if it
-cannot, the two clients do not see the same storage and no 404 fails a recording.
+cannot, the two clients do not see the same storage and the cycle reports the bucket unconfirmed.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -312,24 +314,18 @@ class Storage:
             session_kind=row.session_kind,
         )
 
+    def known_upload_answers(self, known: Sequence[ClaimedRow]) -> Counter[str]:
+        """HEADs the keys of recordings whose binary is known to be there (the newest Available
+        ones) and counts the outcomes: the facts ``outcome_decision`` judges the key layout by."""
+        return Counter(self.check(row).outcome for row in known)
+
     def holds_known_uploads(self, known: Sequence[ClaimedRow]) -> bool | None:
-        """HEADs the keys of recordings whose binary is known to be there (the newest
-        Available ones): True when one is found, False when the storage answers 404 for every
-        one of at least two (the bucket, prefix or key template is not the recorders'), None
-        when there are fewer than two to look at (one binary deleted by hand must not stop the
-        worker) or an answer was not a 404."""
-        store = self._store
-        if store is None or len(known) < 2:
-            return None
-        for row in known:
-            try:
-                obstore.get(store, self.key_for(row), options={"head": True})
-            except FileNotFoundError:
-                continue
-            except (BaseError, OSError, ValueError):
-                return None
+        """/readyz's reading of those facts, which has no verdict to apply: outcome_decision's
+        key-layout rule (False: at least two, and all answered 404; True: one was found)."""
+        answers = self.known_upload_answers(known)
+        if answers[FOUND]:
             return True
-        return False
+        return False if len(known) >= 2 and answers[MISSING] == len(known) else None
 
     def check_bucket(self) -> bool:
         """HeadBucket, then obstore's probe of the same bucket: True when the bucket is
@@ -368,7 +364,7 @@ class Storage:
             return False
         return True
 
-    def check(self, row: ClaimedRow, bucket_confirmed: bool) -> Verdict:
+    def check(self, row: ClaimedRow) -> Verdict:
         """HEADs the recording's object and classifies the answer (by obstore's error types,
         never by their messages)."""
         store = self._store
@@ -377,12 +373,9 @@ class Storage:
         key = self.key_for(row)
         try:
             result = obstore.get(store, key, options={"head": True})
-        except FileNotFoundError as err:
-            if bucket_confirmed:
-                # Named, so that a Failed row says where the worker looked.
-                return Verdict(MISSING, error=f"bucket {self.bucket!r}, key {key!r}")
-            # The 404 may be the bucket's: never fail a recording on it.
-            return Verdict(TRANSIENT, error=f"{_error_text(err)} (bucket unconfirmed)")
+        except FileNotFoundError:
+            # Named, so that a Failed row says where the worker looked.
+            return Verdict(MISSING, error=f"bucket {self.bucket!r}, key {key!r}")
         except _OBSTORE_CONFIG_ERRORS as err:
             return Verdict(CONFIG_ERROR, error=_error_text(err))
         except ValueError as err:

@@ -332,8 +332,9 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- Functions: signature -> the roles that may execute it (recording_finalize_ left
 -- out; PUBLIC only where it says so). Bodies: sql/functions/<schema>.<name>.sql.
 -- recording_finalize.apply_outcome(p_recording_id uuid, p_claim_token uuid, p_outcome text,
---     p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_error text)
---     -> worker
+--     p_file_id text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_error text,
+--     p_bucket_confirmed boolean, p_objects_found integer, p_known_missing integer, p_known_other
+--     integer) -> worker
 -- recording_finalize.audit(p_polling_interval interval, p_examples integer, p_lookback interval) ->
 --     operator
 -- recording_finalize.audit_repair(p_operator text, p_limit integer) -> operator
@@ -430,7 +431,8 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.outcome_decision(p_outcome text, p_metadata_problem text, p_error
 --     text, p_attempts integer, p_max_attempts integer, p_window_start timestamp with time zone,
 --     p_upload_grace interval, p_upload_grace_max interval, p_now timestamp with time zone,
---     p_bucket_confirmed boolean) -> owner only
+--     p_bucket_confirmed boolean, p_objects_found integer, p_known_missing integer, p_known_other
+--     integer) -> owner only
 -- recording_finalize_internal.policy() -> owner only
 -- recording_finalize_internal.record_operator_action(p_recording_ids uuid[], p_action text,
 --     p_operator text, p_reason text, p_detail jsonb) -> owner only

@@ -65,8 +65,7 @@ def head_rows(settings: Settings, rows: list[ClaimedRow]) -> Heads:
         except StorageConfigError as err:
             return Heads(keys, [], err.code, False)
         with ThreadPoolExecutor(max_workers=min(settings.s3_concurrency, len(rows))) as pool:
-            return Heads(keys, list(pool.map(lambda r: storage.check(r, confirmed), rows)),
-                         None, confirmed)
+            return Heads(keys, list(pool.map(storage.check, rows)), None, confirmed)
     finally:
         storage.close()
 

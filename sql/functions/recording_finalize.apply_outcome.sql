@@ -9,7 +9,12 @@ create or replace function recording_finalize.apply_outcome(
     p_size_bytes bigint default null,
     p_duration_seconds integer default null,
     p_format text default null,
-    p_error text default null
+    p_error text default null,
+    -- What the cycle saw of the storage as a whole: outcome_decision believes a 404 by it.
+    p_bucket_confirmed boolean default null,
+    p_objects_found integer default null,
+    p_known_missing integer default null,
+    p_known_other integer default null
 )
 returns table (result text, finalize_status text, attempts integer, detail text)
 language plpgsql
@@ -109,8 +114,10 @@ begin
                 v_policy.upload_grace,
                 v_policy.upload_grace_max,
                 now(),
-                -- The cycle acted on its HeadBucket before it claimed: incidents as recorded.
-                null::boolean
+                p_bucket_confirmed,
+                p_objects_found,
+                p_known_missing,
+                p_known_other
             ) as d;
             if v_decision.result = 'reconciled' then
                 v_adopting := true;
@@ -193,15 +200,19 @@ end
 $$;
 
 comment on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text
+    uuid, uuid, text, text, bigint, integer, text, text, boolean, integer, integer, integer
 ) is
 'One call, one transaction per reconciled row: recording_finalize_internal.outcome_decision '
 'decides, this carries it out on the recording, the finalize row and both outboxes, all or '
 'nothing. p_outcome found (with the file metadata as the object says it, judged by '
 'metadata_problem here; a value the driver could not convert is NULL and p_error says what it '
 'saw), missing, transient, invalid_metadata or config_error (RF001 otherwise); p_error is '
-'stored in last_error with URLs '
-'masked. result: reconciled (Available, event and realtime row, row Done), failed (Failed '
+'stored in last_error with URLs masked. p_bucket_confirmed, p_objects_found, p_known_missing, '
+'p_known_other: what the cycle saw of the storage as a whole (its HeadBucket, the objects its '
+'HEADs found, the known uploads'' HEADs; NULL: not reported), by which outcome_decision decides '
+'whether a 404 is believed: a 404 with the bucket unconfirmed is read as transient, one while '
+'the known uploads all answered 404 as config_error (KeyLayoutUnconfirmed). result: '
+'reconciled (Available, event and realtime row, row Done), failed (Failed '
 'Timeout, realtime row, row Done), deferred_by_incident (a 404 while storage is not trusted: '
 'attempt given back, due at incident end + grace), backoff, held_by_incident (transient while '
 'the worker''s own incident is open: attempt given back), quarantined (quarantine_reason set; '
@@ -219,8 +230,8 @@ comment on function recording_finalize.apply_outcome(
 'the stored one (recording_finalize.policy, set_policy). Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text
+    uuid, uuid, text, text, bigint, integer, text, text, boolean, integer, integer, integer
 ) from public;
 grant execute on function recording_finalize.apply_outcome(
-    uuid, uuid, text, text, bigint, integer, text, text
+    uuid, uuid, text, text, bigint, integer, text, text, boolean, integer, integer, integer
 ) to recording_finalize_worker;

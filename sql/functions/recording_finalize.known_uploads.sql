@@ -29,9 +29,10 @@ $$;
 comment on function recording_finalize.known_uploads(integer) is
 'Up to p_limit (1..100, RF001) recordings that became Available in the last 7 days, newest '
 'first, through the adapter''s recordings view: their binaries are known to be in the file '
-'storage. Before a cycle trusts any 404, the worker HEADs their keys: when none is found, the '
-'bucket, prefix or key template it runs with is wrong, and the cycle stops as a configuration '
-'error instead of failing recordings. No row: nothing to confirm with (a new system). '
+'storage. When a cycle sees a 404 before it found any object, the worker HEADs their keys and '
+'passes what they answered to apply_outcome: when all answer 404, outcome_decision takes the '
+'bucket, prefix or key template as wrong, and the cycle stops as a configuration error instead '
+'of failing recordings. No row: nothing to confirm with (a new system). '
 'Read-only. Worker and operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.known_uploads(integer) from public;

@@ -105,7 +105,11 @@ begin
                 v_policy.upload_grace,
                 v_policy.upload_grace_max,
                 now(),
-                v_bucket_confirmed
+                v_bucket_confirmed,
+                -- The known uploads are not looked at by a preview: the bucket alone stands.
+                null,
+                null,
+                null
             ) as d;
             result := v_outcome.result;
             finalize_status := v_outcome.finalize_status;

@@ -5,10 +5,24 @@
 -- - p_outcome: what the storage answered for the recording's key (found, missing = a 404,
 --   transient, invalid_metadata, config_error);
 -- - p_metadata_problem: metadata_problem's word on a found object's metadata;
--- - p_bucket_confirmed: whether the HeadBucket of the cycle the verdict belongs to answered
---   (true / false), or NULL when the cycle has already acted on it (apply_outcome: the worker
---   closed or opened its own incident before it claimed, so the incidents are as recorded);
+-- - p_bucket_confirmed: whether the HeadBucket of the cycle the verdict belongs to confirmed the
+--   bucket (true / false), or NULL when not reported (the incidents as recorded);
+-- - p_objects_found: how many objects the cycle's HEADs have found so far (this verdict's batch
+--   and the known uploads included); p_known_missing, p_known_other: how the HEADs of the known
+--   uploads (recording_finalize.known_uploads, the newest Available recordings) that found
+--   nothing answered, 404 or otherwise; NULL when the cycle did not look;
 -- - recording_finalize.storage_incidents: who saw the storage out, and when.
+--
+-- A 404 fails the recording only when all three rules believe it:
+-- 1. The bucket: the cycle's HeadBucket confirmed the bucket (p_bucket_confirmed false: a HEAD
+--    on a bucket that is not there is a bare 404 too). Otherwise it is read as transient.
+-- 2. The key layout: a bucket that exists is not yet the recorders'. When the cycle has found no
+--    object and at least two known uploads, and every one looked at, answered 404, the bucket,
+--    prefix or key template is wrong: a configuration error (attempt given back, nothing
+--    Failed; KeyLayoutUnconfirmed). With fewer than two to look at (a new system), or one that
+--    answered otherwise, the bucket alone stands.
+-- 3. The storage incidents: no incident that overlaps the recording's upload window is open or
+--    ended less than the upload grace ago (deferred_by_incident).
 --
 -- The worker's own incidents (source worker) are of two kinds, told apart by their reason: one
 -- opened because HeadBucket went unanswered (reason 'HeadBucket: ...') closes as soon as a
@@ -25,8 +39,11 @@ create or replace function recording_finalize_internal.outcome_decision(
     p_upload_grace interval,
     p_upload_grace_max interval,
     p_now timestamptz,
-    -- Whether the cycle's HeadBucket answered; NULL: the incidents as recorded (see above).
-    p_bucket_confirmed boolean
+    -- The storage as the cycle saw it (see above).
+    p_bucket_confirmed boolean,
+    p_objects_found integer default null,
+    p_known_missing integer default null,
+    p_known_other integer default null
 )
 returns table (
     result text,
@@ -42,20 +59,20 @@ stable
 as $$
     select
         case
-            when p_outcome = 'found' and p_metadata_problem is null then 'reconciled'
-            when p_outcome in ('found', 'invalid_metadata') then 'quarantined'
-            when p_outcome = 'missing' and d.until is not null then 'deferred_by_incident'
-            when p_outcome = 'missing' then 'failed'
+            when v.outcome = 'found' and p_metadata_problem is null then 'reconciled'
+            when v.outcome in ('found', 'invalid_metadata') then 'quarantined'
+            when v.outcome = 'missing' and d.until is not null then 'deferred_by_incident'
+            when v.outcome = 'missing' then 'failed'
             when w.held then 'held_by_incident'
-            when p_outcome = 'transient' and p_attempts >= p_max_attempts then 'quarantined'
-            when p_outcome = 'transient' then 'backoff'
+            when v.outcome = 'transient' and p_attempts >= p_max_attempts then 'quarantined'
+            when v.outcome = 'transient' then 'backoff'
             else 'config_error_released'
         end,
         case
-            when p_outcome = 'found' and p_metadata_problem is null then 'Done'
-            when p_outcome in ('found', 'invalid_metadata') then 'Quarantined'
-            when p_outcome = 'missing' and d.until is null then 'Done'
-            when p_outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
+            when v.outcome = 'found' and p_metadata_problem is null then 'Done'
+            when v.outcome in ('found', 'invalid_metadata') then 'Quarantined'
+            when v.outcome = 'missing' and d.until is null then 'Done'
+            when v.outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
                 then 'Quarantined'
             else 'Pending'
         end,
@@ -63,45 +80,71 @@ as $$
         -- while storage is not trusted, a transient answer while the worker's own incident is
         -- open, a configuration error (the deployment is wrong, not the recording).
         case
-            when (p_outcome = 'missing' and d.until is not null)
+            when (v.outcome = 'missing' and d.until is not null)
                 or w.held
-                or p_outcome = 'config_error' then greatest(p_attempts - 1, 0)
+                or v.outcome = 'config_error' then greatest(p_attempts - 1, 0)
             else p_attempts
         end,
         -- NULL keeps the row's next_attempt_at: the backoff the claim set.
         case
-            when p_outcome = 'missing' and d.until is not null
+            when v.outcome = 'missing' and d.until is not null
                 then least(d.until, p_now + p_upload_grace_max)
-            when p_outcome = 'config_error' then p_now
+            when v.outcome = 'config_error' then p_now
         end,
         -- NULL keeps the row's last_error.
         case
-            when p_outcome = 'found' and p_metadata_problem is null then null
-            -- p_error of a found verdict: what the driver could not read of the object (a
+            when v.outcome = 'found' and p_metadata_problem is null then null
+            -- v.error of a found verdict: what the driver could not read of the object (a
             -- value it could not convert is NULL here, which the problem alone cannot say).
-            when p_outcome = 'found' then 'InvalidMetadata: ' || p_metadata_problem
-                || coalesce(' (' || nullif(p_error, '') || ')', '')
-            when p_outcome = 'invalid_metadata'
-                then 'InvalidMetadata: ' || coalesce(nullif(p_error, ''), 'unspecified')
-            when p_outcome = 'missing' and d.until is not null then d.reason
-            when p_outcome = 'missing' then 'Timeout: no object in file storage after the SLA'
-                || coalesce(' (' || nullif(p_error, '') || ')', '')
+            when v.outcome = 'found' then 'InvalidMetadata: ' || p_metadata_problem
+                || coalesce(' (' || nullif(v.error, '') || ')', '')
+            when v.outcome = 'invalid_metadata'
+                then 'InvalidMetadata: ' || coalesce(nullif(v.error, ''), 'unspecified')
+            when v.outcome = 'missing' and d.until is not null then d.reason
+            when v.outcome = 'missing' then 'Timeout: no object in file storage after the SLA'
+                || coalesce(' (' || nullif(v.error, '') || ')', '')
             when w.held then format(
                 'Transient: %s (attempt given back: the worker''s storage incident %s is open)',
-                coalesce(nullif(p_error, ''), 'unspecified'),
+                coalesce(nullif(v.error, ''), 'unspecified'),
                 coalesce(h.id::text, '(opened as HeadBucket did not answer)'))
-            when p_outcome = 'transient'
-                then 'Transient: ' || coalesce(nullif(p_error, ''), 'unspecified')
-            else 'ConfigError: ' || coalesce(nullif(p_error, ''), 'unspecified')
+            when v.outcome = 'transient'
+                then 'Transient: ' || coalesce(nullif(v.error, ''), 'unspecified')
+            else 'ConfigError: ' || coalesce(nullif(v.error, ''), 'unspecified')
         end,
         case
-            when p_outcome in ('found', 'invalid_metadata')
-                and (p_outcome = 'invalid_metadata' or p_metadata_problem is not null)
+            when v.outcome in ('found', 'invalid_metadata')
+                and (v.outcome = 'invalid_metadata' or p_metadata_problem is not null)
                 then 'invalid_metadata'
-            when p_outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
+            when v.outcome = 'transient' and not w.held and p_attempts >= p_max_attempts
                 then 'max_attempts'
         end
-    from (select 1) as one
+    -- Rules 1 and 2: a 404 that is not believed is read as what it says of the storage.
+    from (
+        select case
+            when p_outcome is distinct from 'missing' then null
+            when p_bucket_confirmed is false then 'bucket_unconfirmed'
+            when coalesce(p_objects_found, 0) = 0 and p_known_missing >= 2
+                and coalesce(p_known_other, 0) = 0 then 'key_layout_unconfirmed'
+        end as doubt
+    ) as r
+    cross join lateral (
+        select
+            case r.doubt
+                when 'bucket_unconfirmed' then 'transient'
+                when 'key_layout_unconfirmed' then 'config_error'
+                else p_outcome
+            end as outcome,
+            case r.doubt
+                when 'bucket_unconfirmed'
+                    then '404 (bucket unconfirmed)' || coalesce(': ' || nullif(p_error, ''), '')
+                when 'key_layout_unconfirmed' then format(
+                    'KeyLayoutUnconfirmed: the %s newest uploaded recordings answered 404 too, '
+                    'so this 404 (%s) says the bucket or key template is not the recorders''; '
+                    'check RFR_S3_BUCKET and RFR_S3_KEY_TEMPLATE', p_known_missing,
+                    coalesce(nullif(p_error, ''), 'no key given'))
+                else p_error
+            end as error
+    ) as v
     -- The storage-incident rule for a 404: it fails the recording only if no incident that
     -- overlaps its upload window (from p_window_start, when the recording stopped or its
     -- session ended, to now) is open or ended less than the grace ago. Of several, the one that
@@ -128,7 +171,7 @@ as $$
                 and coalesce(i.reason, '') like 'HeadBucket:%' then p_now
                 else i.ended_at end as ended_at
         ) as e
-        where p_outcome = 'missing'
+        where v.outcome = 'missing'
             and i.started_at <= p_now
             -- The incidents as recorded (what the indexes on ended_at serve), then as this
             -- verdict sees them.
@@ -147,7 +190,7 @@ as $$
     left join lateral (
         select i.id
         from recording_finalize.storage_incidents as i
-        where p_outcome = 'transient'
+        where v.outcome = 'transient'
             and i.source = 'worker' and i.ended_at is null
             -- Not the HeadBucket incident a HeadBucket that answered closes.
             and not (coalesce(p_bucket_confirmed, false)
@@ -159,13 +202,14 @@ as $$
     ) as h on true
     -- HeadBucket unanswered: the cycle opens the worker's incident (or keeps it open) first.
     cross join lateral (
-        select coalesce(p_outcome = 'transient'
+        select coalesce(v.outcome = 'transient'
             and (h.id is not null or p_bucket_confirmed is false), false) as held
     ) as w
 $$;
 
 comment on function recording_finalize_internal.outcome_decision(
-    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean,
+    integer, integer, integer
 ) is
 'Internal. What a file-storage verdict does to a claimed row whose recording is not terminal, '
 'and whether a 404 is believed: called by apply_outcome (which carries it out) and '
@@ -174,20 +218,26 @@ comment on function recording_finalize_internal.outcome_decision(
 'Available), or quarantined invalid_metadata when p_metadata_problem says why the metadata is '
 'unusable (last_error the problem, then p_error in brackets: what the driver could not read); '
 'invalid_metadata: quarantined; missing (a 404): failed (row Done; the caller fails the '
-'recording, Timeout), unless a storage incident overlapping the upload window (from '
-'p_window_start) is open or ended less than p_upload_grace ago: deferred_by_incident, attempt '
-'given back, due at incident end + grace (at most now + p_upload_grace_max), last_error names '
-'the incident; transient: backoff (the claim''s backoff stands), quarantined max_attempts once '
+'recording, Timeout), unless one of three rules does not believe it: p_bucket_confirmed false '
+'(the cycle''s HeadBucket did not confirm the bucket): read as transient, last_error says '
+'''bucket unconfirmed''; no object found by the cycle (p_objects_found 0 or NULL) while at '
+'least two known uploads answered 404 and none otherwise (p_known_missing, p_known_other): read '
+'as config_error, last_error ''ConfigError: KeyLayoutUnconfirmed: ...''; a storage incident '
+'overlapping the upload window (from p_window_start) is open or ended less than p_upload_grace '
+'ago: deferred_by_incident, attempt given back, due at incident end + grace (at most now + '
+'p_upload_grace_max), last_error names the incident; transient: backoff (the claim''s '
+'backoff stands), quarantined max_attempts once '
 'p_attempts >= p_max_attempts, or held_by_incident (attempt given back) while an incident of '
 'source worker is open; config_error: config_error_released, attempt given back, due now. '
 'next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed is a fact, '
-'whether the cycle''s HeadBucket answered: NULL takes the incidents as recorded (apply_outcome: '
-'the cycle acted on its HeadBucket before it claimed); true takes the worker''s open incident '
+'whether the cycle''s HeadBucket answered: NULL takes the incidents as recorded; true takes '
+'the worker''s open incident '
 'opened because HeadBucket went unanswered (reason ''HeadBucket: ...'') as ended at p_now (the '
 'cycle closes it), the one opened for transient HEADs as open (a healthy cycle closes it, at its '
 'end); false takes a worker incident as open (the cycle opens one). STABLE: reads '
 'storage_incidents.';
 
 revoke all on function recording_finalize_internal.outcome_decision(
-    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean
+    text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean,
+    integer, integer, integer
 ) from public;

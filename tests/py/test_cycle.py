@@ -50,9 +50,9 @@ class HookedStorage(Storage):
     def check_bucket(self) -> bool:
         return super().check_bucket() if self.bucket_answer is None else self.bucket_answer
 
-    def check(self, row: ClaimedRow, bucket_confirmed: bool) -> Verdict:
+    def check(self, row: ClaimedRow) -> Verdict:
         self.calls += 1
-        return self.hook(row, super().check(row, bucket_confirmed))
+        return self.hook(row, super().check(row))
 
 
 @pytest.fixture
@@ -226,8 +226,9 @@ def test_a_404_without_a_confirmed_bucket_never_fails_a_recording(
 ) -> None:
     seeded = seed_stuck(db)  # no binary: with the bucket confirmed this would be Failed
     summary, _, events = cycle(bucket_answer=False)
-    # The unconfirmed bucket opens the worker's storage incident, so the 404 (read as
-    # transient) also gives its attempt back: held, not backed off, and never failed.
+    # The unconfirmed bucket opens the worker's storage incident, so the 404 (which the
+    # database reads as transient) also gives its attempt back: held, not backed off, and never
+    # failed.
     assert (summary.failed, summary.held_by_incident, summary.backoff) == (0, 1, 0)
     row = finalize_row(db, seeded.recording_id)
     assert row["status"] == "Pending" and "bucket unconfirmed" in row["last_error"]

@@ -52,10 +52,10 @@ class FaultyStorage(Storage):
     def check_bucket(self) -> bool:
         return super().check_bucket() if self.bucket_up else False
 
-    def check(self, row: ClaimedRow, bucket_confirmed: bool) -> Verdict:
+    def check(self, row: ClaimedRow) -> Verdict:
         if self.transient:
             return Verdict(TRANSIENT, error="ReadTimeoutError")
-        return super().check(row, bucket_confirmed)
+        return super().check(row)
 
 
 Run = Callable[[], tuple[CycleSummary, list[dict[str, Any]]]]

@@ -214,8 +214,8 @@ def test_a_claim_cut_to_the_pace_that_comes_back_full_does_not_end_the_drain(
     no_pool: Any = None  # nothing here connects: the claims are stand-ins, pacing is off
     ctx = cycle.Context(settings, no_pool, no_pool, Metrics(CollectorRegistry()))
     summary = cycle.CycleSummary("job", datetime.now(UTC))
-    cycle._claim_loop(ctx, no_pool, threading.Event(), summary, time.monotonic(),
-                      time.monotonic() + 60, True)
+    reconcile = cycle._Reconcile(ctx, no_pool, threading.Event(), summary, time.monotonic() + 60)
+    reconcile.claim_loop(time.monotonic() + settings.max_run_duration)
     assert asked == [100, 20, 20, 20]  # the first before any pace is known; the last is short
     assert summary.closed == summary.claimed == 150 and left == [0]
     assert summary.pacing is not None and summary.pacing["rowsPerSecond"] == 4

@@ -1,7 +1,8 @@
 """The per-row S3 HEAD through obstore keeps the verdict table of the boto3 path it replaced.
 
 Against the real SeaweedFS: the same verdicts as boto3's ``head_object`` on the same objects,
-``missing`` only once both clients saw the bucket, a dead endpoint is ``transient``. Against a
+a 404 is ``missing`` named by bucket and key (whether it is believed, with the bucket
+unconfirmed, is ``outcome_decision``'s: pgTAP), a dead endpoint is ``transient``. Against a
 tiny local HTTP server (a real server on a loopback port, not a mock: it only answers the
 statuses and the silences SeaweedFS cannot produce on demand): every status class, obstore's
 retries, the per-row time limit, the request signed with the region and the session token
@@ -69,20 +70,19 @@ def test_obstore_and_boto3_heads_reach_the_same_verdicts(worker: Worker) -> None
         except s3.exceptions.ClientError:
             # A 404 names where the worker looked (a Failed row's last_error says it).
             expected = Verdict("missing", error=f"bucket {worker.bucket!r}, key {key!r}")
-        assert storage.check(row, bucket_confirmed=True) == expected, name
-    assert storage.check(rows["plain"], True) == Verdict(
+        assert storage.check(row) == expected, name
+    assert storage.check(rows["plain"]) == Verdict(
         "found", file_id=storage.key_for(rows["plain"]), size_bytes=105, duration_seconds=42,
         format="Webm")
-    assert storage.check(rows["file-id"], True).file_id == "files/abc"
+    assert storage.check(rows["file-id"]).file_id == "files/abc"
     # Converted as it is, never judged here: apply_outcome quarantines it (metadata_problem).
-    assert storage.check(rows["negative"], True).duration_seconds == -5
-    assert storage.check(rows["missing"], False) == Verdict(
-        "transient", error="FileNotFoundError 404 (bucket unconfirmed)")
+    assert storage.check(rows["negative"]).duration_seconds == -5
 
 
 def test_a_bucket_the_head_client_cannot_see_is_not_confirmed(worker: Worker) -> None:
     """boto3 confirms the bucket, but the HEADs would go elsewhere (here: another bucket, as a
-    divergent endpoint or addressing would): no 404 may then fail a recording."""
+    divergent endpoint or addressing would): the cycle reports the bucket unconfirmed, and
+    outcome_decision then believes no 404 (pgTAP: outcome_decision/believed_404)."""
     settings = load_settings(worker.environ())
     elsewhere = load_settings(worker.environ(RFR_S3_BUCKET=f"rfr-absent-{uuid.uuid4().hex[:8]}"))
     from recording_finalize.storage import _session
@@ -91,13 +91,11 @@ def test_a_bucket_the_head_client_cannot_see_is_not_confirmed(worker: Worker) ->
     assert store is not None
     storage = Storage(settings, store=store)
     assert storage.check_bucket() is False
-    verdict = storage.check(_row(), bucket_confirmed=storage.check_bucket())
-    assert verdict == Verdict("transient", error="FileNotFoundError 404 (bucket unconfirmed)")
-    # The same storage with its own store confirms the bucket, and the 404 is final.
+    # The same storage with its own store confirms the bucket.
     same = Storage(settings)
     assert same.check_bucket() is True
     row = _row()
-    assert same.check(row, bucket_confirmed=True) == Verdict(
+    assert same.check(row) == Verdict(
         "missing", error=f"bucket {settings.s3_bucket!r}, key {same.key_for(row)!r}")
 
 
@@ -107,7 +105,7 @@ def test_a_dead_endpoint_is_transient(worker: Worker) -> None:
     storage = Storage(settings)
     assert storage.check_bucket() is False
     t0 = time.monotonic()
-    verdict = storage.check(_row(), bucket_confirmed=True)
+    verdict = storage.check(_row())
     assert verdict == Verdict("transient", error="GenericError")
     assert time.monotonic() - t0 < 2.0
 
@@ -127,7 +125,7 @@ def test_no_credentials_anywhere_is_a_configuration_failure(
     with pytest.raises(StorageConfigError) as err:
         storage.check_bucket()
     assert err.value.code == "NoCredentialsError"
-    assert storage.check(_row(), True) == Verdict("config_error", error="NoCredentialsError")
+    assert storage.check(_row()) == Verdict("config_error", error="NoCredentialsError")
 
 
 # --- against a scripted local HTTP server ----------------------------------------------------
@@ -198,32 +196,31 @@ def _storage(url: str, **env: str) -> Storage:
 
 
 @pytest.mark.parametrize(
-    ("statuses", "confirmed", "outcome", "error", "requests"),
+    ("statuses", "outcome", "error", "requests"),
     [
-        ([404], True, "missing", "bucket+key", 1),
-        ([404], False, "transient", "FileNotFoundError 404 (bucket unconfirmed)", 1),
-        ([503, 503], True, "transient", "GenericError", 2),  # one retry, then it gives up
-        ([503, 200], True, "found", None, 2),
-        ([500, 404], True, "missing", "bucket+key", 2),
-        ([429, 429], True, "transient", "GenericError", 2),  # throttling
-        ([502, 504], True, "transient", "GenericError", 2),
-        ([403], True, "config_error", "PermissionDeniedError 403", 1),
-        ([401], True, "config_error", "UnauthenticatedError 401", 1),
+        ([404], "missing", "bucket+key", 1),
+        ([503, 503], "transient", "GenericError", 2),  # one retry, then it gives up
+        ([503, 200], "found", None, 2),
+        ([500, 404], "missing", "bucket+key", 2),
+        ([429, 429], "transient", "GenericError", 2),  # throttling
+        ([502, 504], "transient", "GenericError", 2),
+        ([403], "config_error", "PermissionDeniedError 403", 1),
+        ([401], "config_error", "UnauthenticatedError 401", 1),
         # Statuses obstore names no error type for: never final; the cycle's HeadBucket makes
         # the bucket-wide ones (wrong region, wrong endpoint) a configuration failure.
-        ([400], True, "transient", "GenericError", 1),
-        ([301], True, "transient", "GenericError", 1),
+        ([400], "transient", "GenericError", 1),
+        ([301], "transient", "GenericError", 1),
     ],
 )
 def test_answers_are_classified_by_obstores_error_types(
-    scripted: tuple[str, type[_Scripted]], statuses: list[int], confirmed: bool, outcome: str,
+    scripted: tuple[str, type[_Scripted]], statuses: list[int], outcome: str,
     error: str | None, requests: int,
 ) -> None:
     url, handler = scripted
     handler.statuses.extend(statuses)
     storage = _storage(url)
     row = _row()
-    verdict = storage.check(row, confirmed)
+    verdict = storage.check(row)
     if error == "bucket+key":  # a 404 names where the worker looked
         error = f"bucket {storage.bucket!r}, key {storage.key_for(row)!r}"
     assert (verdict.outcome, verdict.error) == (outcome, error)
@@ -244,7 +241,7 @@ def test_a_silent_or_slow_endpoint_is_transient_within_the_row_limit(
     handler.delay_s = delay_s
     storage = _storage(url, RFR_S3_TIMEOUT="1s")
     t0 = time.monotonic()
-    verdict = storage.check(_row(), bucket_confirmed=True)
+    verdict = storage.check(_row())
     elapsed = time.monotonic() - t0
     assert verdict == Verdict("transient", error="GenericError")
     assert elapsed <= 1.05, elapsed  # RFR_S3_TIMEOUT, the retry included
@@ -260,7 +257,7 @@ def test_metadata_that_is_not_utf8_is_transient_not_adopted(
     final."""
     url, handler = scripted
     handler.raw_header = b"x-amz-meta-file-id: rec\xe9\xff\r\n"
-    verdict = _storage(url).check(_row(), bucket_confirmed=True)
+    verdict = _storage(url).check(_row())
     assert verdict == Verdict("transient", error="GenericError")
 
 
@@ -272,7 +269,7 @@ def test_checks_overlap_in_the_cycles_threads(scripted: tuple[str, type[_Scripte
     storage = _storage(url)
     t0 = time.monotonic()
     with ThreadPoolExecutor(8) as pool:
-        verdicts = list(pool.map(lambda _: storage.check(_row(), True), range(8)))
+        verdicts = list(pool.map(lambda _: storage.check(_row()), range(8)))
     assert {v.outcome for v in verdicts} == {"found"}
     assert time.monotonic() - t0 < 1.2
 

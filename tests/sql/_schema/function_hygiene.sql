@@ -22,7 +22,8 @@ insert into inlined values
     ('recording_finalize_internal.claim_decision(text,boolean,boolean,timestamp with time zone,'
         || 'integer,text,integer,interval,timestamp with time zone)'),
     ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
-        || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean)'),
+        || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean,'
+        || 'integer,integer,integer)'),
     ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
     ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
         || 'double precision)'),
@@ -38,7 +39,8 @@ select set_eq(
     $$select fn, volatility, case when prosecdef then 'definer' else 'invoker' end
     from product_functions$$,
     $$values
-        ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text)',
+        ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,'
+            || 'boolean,integer,integer,integer)',
             'v', 'definer'),
         ('recording_finalize.audit(interval,integer,interval)', 's', 'definer'),
         ('recording_finalize.audit_repair(text,integer)', 'v', 'definer'),
@@ -106,7 +108,8 @@ select set_eq(
             'invoker'),
         ('recording_finalize_internal.orphans(interval)', 's', 'invoker'),
         ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
-            || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean)',
+            || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean,'
+            || 'integer,integer,integer)',
             's', 'invoker'),
         ('recording_finalize_internal.policy()', 's', 'invoker'),
         ('recording_finalize_internal.record_operator_action(uuid[],text,text,text,jsonb)', 'v',
@@ -225,7 +228,7 @@ select unalike(
 );
 select unalike(
     pg_temp.plan_of($$select d.* from args as a, recording_finalize_internal.outcome_decision(
-        a.t, a.t, a.t, a.i, a.i, a.at, a.d, a.d, a.at, a.b) as d$$),
+        a.t, a.t, a.t, a.i, a.i, a.at, a.d, a.d, a.at, a.b, a.i, a.i, a.i) as d$$),
     '%outcome_decision%', 'outcome_decision is inlined'
 );
 select unalike(

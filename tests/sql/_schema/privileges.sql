@@ -22,7 +22,8 @@ where n.nspname in ('recording_finalize', 'recording_finalize_internal',
 create temp table expected (role text, fn text);
 insert into expected
 select 'worker', fn from (values
-    ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text)'),
+    ('recording_finalize.apply_outcome(uuid,uuid,text,text,bigint,integer,text,text,boolean,'
+        || 'integer,integer,integer)'),
     ('recording_finalize.check_adapter(boolean)'),
     ('recording_finalize.claim_due(integer)'),
     ('recording_finalize.discover_stuck(integer,integer)'),

@@ -3,8 +3,8 @@
 -- takes an open worker incident opened because HeadBucket went unanswered (reason 'HeadBucket:
 -- ...') as ended at p_now, so a transient answer backs off and a 404 is deferred by the grace
 -- that starts then, and one opened for transient HEADs as open (a healthy cycle closes it at its
--- end); false (HeadBucket did not answer) holds a transient answer even with no incident
--- recorded; NULL is the incidents as recorded (apply_outcome's case). Other sources are never
+-- end); false (HeadBucket did not answer) holds a transient answer, and a 404, even with no
+-- incident recorded; NULL is the incidents as recorded (apply_outcome's case). Other sources are never
 -- affected.
 begin;
 select plan(19);
@@ -32,9 +32,10 @@ select results_eq(
     'from pg_temp.decide(''transient'', 8, false)',
     $$values ('held_by_incident', 'Pending', 7, null::text)$$,
     'HeadBucket unanswered at the last attempt: held, not quarantined');
-select results_eq('select result, finalize_status from pg_temp.decide(''missing'', 3, false)',
-    $$values ('failed', 'Done')$$,
-    'false changes nothing for a 404 (the cycle never trusts one without a confirmed bucket)');
+select results_eq(
+    'select result, finalize_status, attempts from pg_temp.decide(''missing'', 3, false)',
+    $$values ('held_by_incident', 'Pending', 2)$$,
+    'false: a 404 is not believed (read as transient, so held), never failed');
 
 -- The worker's own incident, opened as HeadBucket went unanswered, left open.
 insert into recording_finalize.storage_incidents (source, started_at, reason)

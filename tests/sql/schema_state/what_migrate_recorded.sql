@@ -12,8 +12,9 @@ create role rfr_pgtap_state_operator login in role recording_finalize_operator;
 select results_eq(
     $$select name, sha256 ~ '^[0-9a-f]{64}$' from recording_finalize.schema_state()
     where kind = 'migration'$$,
-    $$values ('0001_baseline'::text, true), ('0002_own_outbox', true)$$,
-    'the baseline and 0002, each with the sha256 migrate recorded for its file'
+    $$values ('0001_baseline'::text, true), ('0002_own_outbox', true),
+        ('0003_believed_404', true)$$,
+    'the baseline, 0002 and 0003, each with the sha256 migrate recorded for its file'
 );
 select is(
     (select count(*) from recording_finalize.schema_state() where kind = 'function'),
@@ -32,7 +33,7 @@ select is_empty(
 select results_eq(
     $$select name, package_version is not null from recording_finalize.schema_state()
     where kind = 'migrate'$$,
-    $$values ('0002_own_outbox'::text, true)$$,
+    $$values ('0003_believed_404'::text, true)$$,
     'one row for the last migrate: the schema version it left and the package'
 );
 select results_eq(
