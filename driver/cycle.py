@@ -69,7 +69,7 @@ from .model import (
 )
 from .pacing import Pacer
 from .queries import AppliedResult, StorageFacts
-from .storage import Storage, StorageConfigError
+from .storage import KnownAnswers, Storage, StorageConfigError
 
 if TYPE_CHECKING:
     # Only its type: the relay (and Kafka's client) is the worker's to build.
@@ -372,7 +372,7 @@ class _Reconcile:
         #: Objects the cycle's HEADs found so far, the known uploads' included.
         self.objects_found = 0
         #: The known uploads' answers, once the cycle looked at them (at most once).
-        self.known: Counter[str] | None = None
+        self.known: KnownAnswers | None = None
 
     def bucket_answered(self, confirmed: bool) -> None:
         """HeadBucket's answer: the summary notes an unreachable storage, and the worker's
@@ -494,12 +494,12 @@ class _Reconcile:
                 and any(verdict.outcome == MISSING for _, verdict, _ in batch)):
             self.known = self.ctx.storage.known_upload_answers(
                 queries.known_uploads(self.conn, KNOWN_UPLOADS))
-            self.objects_found += self.known[FOUND]
+            self.objects_found += self.known.found
         known = self.known
         return StorageFacts(
             bucket_confirmed=self.bucket_confirmed, objects_found=self.objects_found,
-            known_missing=None if known is None else known[MISSING],
-            known_other=None if known is None else known.total() - known[MISSING] - known[FOUND])
+            known_missing=None if known is None else known.missing,
+            known_other=None if known is None else known.other)
 
     def apply(self, batch: list[tuple[ClaimedRow, Verdict, float]]) -> str | None:
         """Applies several verdicts in one pipelined round trip, then counts and logs each; the

@@ -274,6 +274,13 @@ def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
         from recording_finalize.known_uploads(%s)""", (limit,))
 
 
+def storage_layout_unconfirmed(conn: Connection, found: int, missing: int, other: int) -> bool:
+    """The database's word on the known uploads' answers (/readyz): the rule outcome_decision
+    applies to a cycle's 404s."""
+    return bool(_value(conn, "select recording_finalize.storage_layout_unconfirmed(%s, %s, %s)",
+                       (found, missing, other)))
+
+
 def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error: str,
                          give_back: bool) -> int:
     """The rows apply_outcome failed for: their error kept, attempts given back on request."""

@@ -45,7 +45,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import boto3
 import obstore
@@ -293,6 +293,14 @@ def make_store(settings: Settings, session: boto3.session.Session) -> S3Store | 
     )
 
 
+class KnownAnswers(NamedTuple):
+    """How the HEADs of the known uploads answered: found, 404, otherwise."""
+
+    found: int
+    missing: int
+    other: int
+
+
 class Storage:
     """The S3 check. Thread-safe: the cycle's check threads share one obstore store (its
     requests run in obstore's own runtime, the GIL released) and one boto3 client."""
@@ -314,18 +322,13 @@ class Storage:
             session_kind=row.session_kind,
         )
 
-    def known_upload_answers(self, known: Sequence[ClaimedRow]) -> Counter[str]:
+    def known_upload_answers(self, known: Sequence[ClaimedRow]) -> KnownAnswers:
         """HEADs the keys of recordings whose binary is known to be there (the newest Available
-        ones) and counts the outcomes: the facts ``outcome_decision`` judges the key layout by."""
-        return Counter(self.check(row).outcome for row in known)
-
-    def holds_known_uploads(self, known: Sequence[ClaimedRow]) -> bool | None:
-        """/readyz's reading of those facts, which has no verdict to apply: outcome_decision's
-        key-layout rule (False: at least two, and all answered 404; True: one was found)."""
-        answers = self.known_upload_answers(known)
-        if answers[FOUND]:
-            return True
-        return False if len(known) >= 2 and answers[MISSING] == len(known) else None
+        ones) and counts the answers: the facts the database judges the key layout by
+        (``key_layout_unconfirmed``)."""
+        outcomes = Counter(self.check(row).outcome for row in known)
+        return KnownAnswers(outcomes[FOUND], outcomes[MISSING],
+                            outcomes.total() - outcomes[FOUND] - outcomes[MISSING])
 
     def check_bucket(self) -> bool:
         """HeadBucket, then obstore's probe of the same bucket: True when the bucket is

@@ -11,7 +11,7 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from .cycle import Context
     from .drift import SchemaDrift, Shipped
     from .metrics import Metrics
-    from .model import ClaimedRow
     from .probes import Check, Health, ReadinessChecker
     from .storage import Storage
 
@@ -346,7 +345,7 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
 
     probes = {
         "database": Probe(database_check(settings), timeout_s=CONNECT_TIMEOUT_S),
-        "storage": Probe(storage_check(Storage(settings), lambda: _known_uploads(settings)),
+        "storage": Probe(storage_check(Storage(settings), settings),
                          grace_s=2 * settings.polling_interval + settings.s3_timeout,
                          timeout_s=3 * settings.s3_timeout),
         "kafka": Probe(kafka_check(settings),
@@ -388,19 +387,27 @@ def database_check(settings: Settings) -> Check:
     return check
 
 
-def _known_uploads(settings: Settings) -> list[ClaimedRow]:
-    """The newest Available recordings, for the storage probe (none when the database does
-    not answer: the database probe says why)."""
+def _layout_unconfirmed(settings: Settings, storage: Storage) -> tuple[int, str] | None:
+    """The HEADs of the newest uploaded recordings, judged by the database (the apply path's
+    rule): how many answered 404 and one of their keys, when the bucket or key template is not
+    the recorders'; None otherwise, or when the database does not answer (its probe says why)."""
     from . import queries
+    from .cycle import KNOWN_UPLOADS
 
     try:
         with connect(settings) as conn:
-            return queries.known_uploads(conn, 3)
+            rows = queries.known_uploads(conn, KNOWN_UPLOADS)
+            if not rows:
+                return None
+            if not queries.storage_layout_unconfirmed(
+                    conn, *storage.known_upload_answers(rows)):
+                return None
     except psycopg.Error:
-        return []
+        return None
+    return len(rows), storage.key_for(rows[0])
 
 
-def storage_check(storage: Storage, known: Callable[[], list[ClaimedRow]]) -> Check:
+def storage_check(storage: Storage, settings: Settings) -> Check:
     """HeadBucket (and the HEAD client's view of the bucket), then whether the bucket holds
     the binaries of the newest uploaded recordings at the keys the template gives."""
     from .probes import Answer
@@ -414,12 +421,12 @@ def storage_check(storage: Storage, known: Callable[[], list[ClaimedRow]]) -> Ch
         if not confirmed:
             return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
                           "file storage cannot be reached)", transient=True)
-        rows = known()
-        if storage.holds_known_uploads(rows) is False:
-            return Answer(False, f"the bucket {storage.bucket!r} holds none of the {len(rows)} "
+        if (layout := _layout_unconfirmed(settings, storage)) is not None:
+            count, key = layout
+            return Answer(False, f"the bucket {storage.bucket!r} holds none of the {count} "
                           f"newest uploaded recordings at the key template's keys (e.g. "
-                          f"{storage.key_for(rows[0])!r}): check RFR_S3_BUCKET and "
-                          "RFR_S3_KEY_TEMPLATE; no 404 fails a recording meanwhile")
+                          f"{key!r}): check RFR_S3_BUCKET and RFR_S3_KEY_TEMPLATE; no 404 "
+                          "fails a recording meanwhile")
         return Answer(True, f"bucket {storage.bucket!r} confirmed")
 
     return check

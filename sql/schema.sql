@@ -387,6 +387,8 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize.storage_incident_list(p_recent interval, p_limit integer) -> worker, operator
 -- recording_finalize.storage_incident_open(p_source text, p_reason text, p_at timestamp with time
 --     zone) -> worker, operator, service
+-- recording_finalize.storage_layout_unconfirmed(p_known_found integer, p_known_missing integer,
+--     p_known_other integer) -> worker
 -- recording_finalize.try_lock_runner(p_lock_key bigint) -> worker
 -- recording_finalize.unlock_runner(p_lock_key bigint) -> worker
 -- recording_finalize.worker_config() -> worker, operator
@@ -424,6 +426,8 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.function_fingerprint(p_file_name text) -> owner only
 -- recording_finalize_internal.has_event(p_recording_id uuid) -> owner only
 -- recording_finalize_internal.iso_utc(p_at timestamp with time zone) -> owner only
+-- recording_finalize_internal.key_layout_unconfirmed(p_objects_found integer, p_known_missing
+--     integer, p_known_other integer) -> owner only
 -- recording_finalize_internal.mask_urls(p_text text, p_max integer) -> owner only
 -- recording_finalize_internal.metadata_problem(p_file_id text, p_size_bytes bigint,
 --     p_duration_seconds integer, p_format text) -> owner only

@@ -17,7 +17,8 @@ _RUN = """\
 import dataclasses, sys
 import recording_finalize.config as config
 _load = config.load_settings
-config.load_settings = lambda *a, **k: dataclasses.replace(_load(*a, **k), lock_key=int(sys.argv[1]))
+key = int(sys.argv[1])
+config.load_settings = lambda *a, **k: dataclasses.replace(_load(*a, **k), lock_key=key)
 from recording_finalize.cli import main
 sys.exit(main(sys.argv[3:]))
 """

@@ -20,7 +20,8 @@
 --    object and at least two known uploads, and every one looked at, answered 404, the bucket,
 --    prefix or key template is wrong: a configuration error (attempt given back, nothing
 --    Failed; KeyLayoutUnconfirmed). With fewer than two to look at (a new system), or one that
---    answered otherwise, the bucket alone stands.
+--    answered otherwise, the bucket alone stands. The rule is key_layout_unconfirmed, a file
+--    of its own because /readyz judges by it too.
 -- 3. The storage incidents: no incident that overlaps the recording's upload window is open or
 --    ended less than the upload grace ago (deferred_by_incident).
 --
@@ -123,8 +124,9 @@ as $$
         select case
             when p_outcome is distinct from 'missing' then null
             when p_bucket_confirmed is false then 'bucket_unconfirmed'
-            when coalesce(p_objects_found, 0) = 0 and p_known_missing >= 2
-                and coalesce(p_known_other, 0) = 0 then 'key_layout_unconfirmed'
+            when recording_finalize_internal.key_layout_unconfirmed(
+                    p_objects_found, p_known_missing, p_known_other)
+                then 'key_layout_unconfirmed'
         end as doubt
     ) as r
     cross join lateral (

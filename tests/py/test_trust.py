@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 
-import psycopg
 import pytest
 from conftest import Db, Worker, finalize_row, put_binary, recording, seed_stuck
 
@@ -72,7 +71,6 @@ def test_readyz_names_the_bucket_and_the_key_when_the_bucket_holds_none(
     """/readyz's storage check: HeadBucket alone says "confirmed" for any bucket that exists;
     the check also asks whether the bucket holds the newest uploaded recordings' binaries."""
     from recording_finalize.config import load_settings
-    from recording_finalize.queries import known_uploads
     from recording_finalize.storage import Storage
     from recording_finalize.worker import storage_check
 
@@ -81,13 +79,11 @@ def test_readyz_names_the_bucket_and_the_key_when_the_bucket_holds_none(
     empty = f"rfr-t-empty-{uuid.uuid4().hex[:8]}"
     worker.stack.s3().create_bucket(Bucket=empty)
 
-    def known() -> list:  # type: ignore[type-arg]
-        with psycopg.connect(db.worker_url, autocommit=True) as conn:
-            return known_uploads(conn, 3)
-
-    right = storage_check(Storage(load_settings(worker.environ())), known)()
+    settings = load_settings(worker.environ())
+    right = storage_check(Storage(settings), settings)()
     assert right.ok, right.reason
-    wrong = storage_check(Storage(load_settings(worker.environ(RFR_S3_BUCKET=empty))), known)()
+    wrong_bucket = load_settings(worker.environ(RFR_S3_BUCKET=empty))
+    wrong = storage_check(Storage(wrong_bucket), wrong_bucket)()
     assert not wrong.ok and not wrong.transient
     assert repr(empty) in wrong.reason and "RFR_S3_KEY_TEMPLATE" in wrong.reason
     assert "recordings/" in wrong.reason, wrong.reason

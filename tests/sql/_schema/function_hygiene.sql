@@ -25,6 +25,7 @@ insert into inlined values
         || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean,'
         || 'integer,integer,integer)'),
     ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
+    ('recording_finalize_internal.key_layout_unconfirmed(integer,integer,integer)'),
     ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
         || 'double precision)'),
     ('recording_finalize_internal.orphans(interval)'),
@@ -50,6 +51,8 @@ select set_eq(
         ('recording_finalize.discover_stuck(integer,integer)', 'v', 'definer'),
         ('recording_finalize.discover_unpublished(interval,integer,integer)', 'v', 'definer'),
         ('recording_finalize.known_uploads(integer)', 's', 'definer'),
+        ('recording_finalize.storage_layout_unconfirmed(integer,integer,integer)', 'i',
+            'definer'),
         ('recording_finalize.explain(uuid)', 's', 'definer'),
         ('recording_finalize.failed_recordings(integer)', 's', 'definer'),
         ('recording_finalize.operator_state()', 's', 'definer'),
@@ -103,6 +106,8 @@ select set_eq(
         ('recording_finalize_internal.function_fingerprint(text)', 's', 'invoker'),
         ('recording_finalize_internal.has_event(uuid)', 's', 'invoker'),
         ('recording_finalize_internal.iso_utc(timestamp with time zone)', 's', 'invoker'),
+        ('recording_finalize_internal.key_layout_unconfirmed(integer,integer,integer)', 'i',
+            'invoker'),
         ('recording_finalize_internal.mask_urls(text,integer)', 'i', 'invoker'),
         ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)', 'i',
             'invoker'),

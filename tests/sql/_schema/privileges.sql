@@ -32,6 +32,7 @@ select 'worker', fn from (values
     ('recording_finalize.operator_state()'),
     ('recording_finalize.prune(interval,integer,boolean)'),
     ('recording_finalize.prune_events(interval,integer,boolean)'),
+    ('recording_finalize.storage_layout_unconfirmed(integer,integer,integer)'),
     ('recording_finalize.record_apply_failure(uuid[],uuid[],text,boolean)'),
     ('recording_finalize.report_worker_config(text,text,interval)'),
     ('recording_finalize.relay_claim(integer,interval,bigint,text)'),
