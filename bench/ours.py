@@ -70,11 +70,12 @@ def _levers_off(names: str) -> None:
     if unknown:
         raise SystemExit(f"unknown lever(s): {', '.join(sorted(unknown))}")
     if "pipeline" in off:
-        def one_by_one(conn: Any, items: Any, settings: Any, timeout_s: Any = None) -> Any:
+        def one_by_one(conn: Any, items: Any, timeout_s: Any = None,
+                       facts: Any = queries.NO_FACTS) -> Any:
             out: list[Any] = []
             for row, verdict in items:
                 try:
-                    out.append(queries.apply_outcome(conn, row, verdict, settings))
+                    out.append(queries.apply_outcome(conn, row, verdict, facts))
                 except psycopg.Error as err:
                     out.append(err)
             return out

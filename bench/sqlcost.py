@@ -16,6 +16,9 @@ The variants (``--variants``, default ``now,0.2.1,0.2.1+ix``):
   --create-service-tables``: every read of the service's data through the adapter's views,
   every write through its port functions (``make_available``, ``enqueue_realtime``), the event
   in the product's own outbox (``recording_finalize.outbox``).
+- **0.3.0** (on request): the SQL of release 0.3.0 (``RELEASE_0_3_0``, from the git history
+  as below), before ``outcome_decision`` took the storage's facts; the same calls as *now*
+  (the facts left at their defaults).
 - **0.2.1**: the SQL of commit ``RELEASE_0_2_1`` (the last release before the adapter, taken
   from this clone's git history with ``git archive``), installed by this tree's migrate with
   ``RFR_SQL_DIR`` pointing at it (its own reference service schema included): the service's
@@ -67,6 +70,8 @@ BATCH = 50
 BEFORE_COMMIT = "7d1be208ec2a0bda744faeb0a29a36f5471424db"
 #: Release 0.2.1, the last before the adapter (SPEC section 9) and the product's own outbox.
 RELEASE_0_2_1 = "9540ecc411ccdd71f80a9f437a72f13eeca7bd6a"
+#: Release 0.3.0 (tag v0.3.0), the last before outcome_decision judged the storage's facts.
+RELEASE_0_3_0 = "7a1f08adbfea556f9771d37ee358449c3bca1d46"
 #: The index this tree's reference service schema added (sql/service/schema.sql).
 AVAILABLE_AT_INDEX = ("create index call_recordings_available_at_idx on messenger.call_recordings"
                       " (available_at, id) where status::text = 'Available'")
@@ -93,6 +98,7 @@ class Variant:
 
 VARIANTS = {
     "now": Variant("now", None, "migrate", "0.3"),
+    "0.3.0": Variant("0.3.0", RELEASE_0_3_0, "migrate", "0.3"),
     "0.2.1": Variant("0.2.1", RELEASE_0_2_1, "migrate", "0.2"),
     "0.2.1+ix": Variant("0.2.1+ix", RELEASE_0_2_1, "migrate", "0.2", (AVAILABLE_AT_INDEX,)),
     "0.1.x": Variant("0.1.x", BEFORE_COMMIT, "files", "0.1"),
