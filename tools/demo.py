@@ -45,6 +45,7 @@ from psycopg.rows import dict_row
 from tools import demo_report as report
 from tools.demo_consumer import RecordingConsumer
 from tools.demo_sim import (
+    BAD,
     NEVER,
     RECORDER_LANES,
     RETRY_CAP_S,
@@ -259,6 +260,20 @@ def upload_grace_s(timeline: Timeline, plan: list[Recording]) -> float:
     return max(SLA_S, math.ceil(longest_retry + held * PUT_BUDGET_S / RECORDER_LANES))
 
 
+def pacing_shared_rate(timeline: Timeline, plan: list[Recording]) -> float:
+    """RFR_PACING_SHARED_RATE derived from the simulated world. The demo compresses an SLA of
+    minutes into seconds, and with it the backlog an outage leaves: every call that ends from one
+    SLA and upload delay before the outage to the end of its restart allowance may come due
+    within seconds of S3's return. Drained at production's 50 rows/s (made for an SLA of
+    minutes, docs/pacing.md) that burst alone took longer than ALLOWANCE_S, and a row coming due
+    behind it missed SLA + interval + allowance on a busy machine. So the burst must drain within
+    ALLOWANCE_S, at a pace the world sets, not the machine."""
+    lo = timeline.outage_start_s - SLA_S - UPLOAD_DELAY_S[1]
+    hi = timeline.outage_end_s + timeline.restart_allowance_s
+    burst = sum(1 for r in plan if r.scenario != BAD and lo <= r.end_at_s <= hi)
+    return float(math.ceil(burst / ALLOWANCE_S))
+
+
 def deadline_s(timeline: Timeline, grace_s: float) -> float:
     """When the demo stops waiting (after the scenario's start): the last thing the timeline
     plans (the last call's SLA deadline, the outage's end + grace, the operator's requeue and its
@@ -270,7 +285,7 @@ def deadline_s(timeline: Timeline, grace_s: float) -> float:
 
 
 def worker_env(worker_url: str, metrics_port: int, max_attempts: int,
-               grace_s: float) -> dict[str, str]:
+               grace_s: float, shared_rate: float) -> dict[str, str]:
     # The worker gets the stack's S3 and Kafka settings, but not the owner's PG* variables.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PG", "RFR_")) and k != "DATABASE_URL"}
@@ -280,6 +295,7 @@ def worker_env(worker_url: str, metrics_port: int, max_attempts: int,
         "RFR_TOPIC": TOPIC,
         "RFR_FINALIZE_SLA_TIMEOUT": f"{SLA_S:g}s",
         "RFR_UPLOAD_GRACE": f"{grace_s:g}s",
+        "RFR_PACING_SHARED_RATE": f"{shared_rate:g}",
         "RFR_POLLING_INTERVAL": f"{INTERVAL_S:g}s",
         "RFR_BACKOFF_BASE": f"{BACKOFF_BASE_S:g}s",
         "RFR_BACKOFF_FACTOR": f"{BACKOFF_FACTOR:g}",
@@ -380,16 +396,19 @@ def main(argv: list[str] | None = None) -> int:
 
     plan = make_plan(args.recordings, timeline, rng)
     grace = upload_grace_s(timeline, plan)
+    shared_rate = pacing_shared_rate(timeline, plan)
     deadline = deadline_s(timeline, grace)
     knobs = report.Knobs(SLA_S, INTERVAL_S, BACKOFF_BASE_S, BACKOFF_FACTOR, BACKOFF_CAP_S,
                          BACKOFF_JITTER, max_attempts, S3_TIMEOUT_S, LOCK_TTL_S, MAX_RUN_S,
                          ALLOWANCE_S, grace)
     say(f"demo: upload grace {grace:g} s (the recorders' longest retry delay, then the uploads "
         f"the outage may hold at {PUT_BUDGET_S:g} s each over {RECORDER_LANES} lanes); the "
-        f"demo waits at most {deadline:g} s for everything to settle")
+        f"demo waits at most {deadline:g} s for everything to settle; a drain beside the "
+        f"messenger at {shared_rate:g} rows/s (the calls around the outage, drained within "
+        f"{ALLOWANCE_S:g} s)")
     world = World(plan, timeline, owner_url, worker_url, dict(os.environ), stack_dir, say, rng)
     consumer = RecordingConsumer(bootstrap, TOPIC)
-    worker = Worker(worker_env(worker_url, free_port(), max_attempts, grace),
+    worker = Worker(worker_env(worker_url, free_port(), max_attempts, grace, shared_rate),
                     args.out / "worker.log")
     samples: list[report.Sample] = []
     settled, outstanding = False, ""
