@@ -573,9 +573,10 @@ class _Reconcile:
             message="stopping: the claimed rows not checked yet got their attempt back")
 
 
-#: How claim_due's settled rows are counted: action → (summary field, metric, log event, level,
-#: message); claim_due settled them itself, no S3 check needed.
-_AT_CLAIM: dict[str, tuple[str, str | None, str | None, str, str | None]] = {
+#: How a settled row is counted: (summary field, metric, log event, level, message).
+_Counted = tuple[str, str | None, str | None, str, str | None]
+#: claim_due's settled rows by action (claim_due settled them itself, no S3 check needed).
+_AT_CLAIM: dict[str, _Counted] = {
     "republished": ("republished", "republished_total", "recording republished", "info", None),
     "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
                     None),
@@ -591,15 +592,9 @@ def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummar
     for row in rows:
         if row.action not in _AT_CLAIM:
             continue
-        attr, metric, event, level, message = _AT_CLAIM[row.action]
-        setattr(summary, attr, getattr(summary, attr) + 1)
-        if metric is not None:
-            getattr(ctx.metrics, metric).inc()
-        if event is not None:
-            extra = ({"attempts": row.attempts, "reason": row.detail}
-                     if row.action == "quarantined" else {})
-            log(event, level=level, jobRunId=summary.job_run_id, recordingId=row.recording_id,
-                **extra, **({"message": message} if message else {}))
+        _count_and_log(ctx, summary, _AT_CLAIM[row.action], row,
+                       {"attempts": row.attempts, "reason": row.detail}
+                       if row.action == "quarantined" else {})
         if row.action in SETTLED_AT_CLAIM:
             ctx.metrics.mark_progress()
         with tracing.attempt_span(str(row.recording_id), row.action, row.attempts):
@@ -737,7 +732,7 @@ class ServiceFault(Exception):
 
 #: How apply_outcome's answers are counted: result → (summary field, metric, log event, level,
 #: message); the database's answer, not our guess.
-_BY_RESULT: dict[str, tuple[str, str | None, str | None, str, str | None]] = {
+_BY_RESULT: dict[str, _Counted] = {
     "reconciled": ("reconciled", "reconciled_total", "recording reconciled", "info", None),
     "failed": ("failed", "failed_total", "recording failed", "warning", None),
     "backoff": ("backoff", None, "recording backoff", "info", None),
@@ -778,12 +773,6 @@ def _record(
         ctx.metrics.transient_total.inc()
     if result.result not in _BY_RESULT:
         return
-    attr, metric, event, level, message = _BY_RESULT[result.result]
-    setattr(summary, attr, getattr(summary, attr) + 1)
-    if metric is not None:
-        getattr(ctx.metrics, metric).inc()
-    if event is None:
-        return
     by_result: dict[str, dict[str, Any]] = {
         "reconciled": {"sessionId": row.session_id, "fileId": verdict.file_id},
         "failed": {"sessionId": row.session_id, "failureReason": "Timeout"},
@@ -793,8 +782,20 @@ def _record(
     fields = by_result.get(result.result, {})
     if result.result not in ("terminal", "stale"):
         fields["attempts"] = result.attempts if result.attempts is not None else row.attempts
-    log(event, level=level, jobRunId=summary.job_run_id, recordingId=row.recording_id,
-        **fields, **({"message": message} if message else {}))
+    _count_and_log(ctx, summary, _BY_RESULT[result.result], row, fields)
+
+
+def _count_and_log(ctx: Context, summary: CycleSummary, spec: _Counted, row: ClaimedRow,
+                   fields: dict[str, Any]) -> None:
+    """One settled row by its table entry (``_AT_CLAIM``, ``_BY_RESULT``): the summary's count,
+    the metric and the log line, when the entry names them."""
+    attr, metric, event, level, message = spec
+    setattr(summary, attr, getattr(summary, attr) + 1)
+    if metric is not None:
+        getattr(ctx.metrics, metric).inc()
+    if event is not None:
+        log(event, level=level, jobRunId=summary.job_run_id, recordingId=row.recording_id,
+            **fields, **({"message": message} if message else {}))
 
 
 def _config_error(ctx: Context, summary: CycleSummary, code: str) -> None:
