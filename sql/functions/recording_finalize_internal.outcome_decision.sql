@@ -146,6 +146,10 @@ as $$
                     coalesce(nullif(p_error, ''), 'no key given'))
                 else p_error
             end as error
+        -- Evaluated once: without this fence the planner copies both CASEs into every
+        -- reference to v.outcome and v.error below (some twenty), and each call's plan
+        -- evaluates them all (it cost the apply path more than the rest of the decision).
+        offset 0
     ) as v
     -- The storage-incident rule for a 404: it fails the recording only if no incident that
     -- overlaps its upload window (from p_window_start, when the recording stopped or its
