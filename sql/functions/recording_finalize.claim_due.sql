@@ -34,6 +34,10 @@ set enable_mergejoin = off
 -- A switched-off plan is costed as if it were huge, which would have the claim compiled by JIT
 -- (a few hundred milliseconds) on every call: never worth it for a batch.
 set jit = off
+-- With the choices above taken away, each call's own plan would be the plan the session
+-- already has: planned once, not again for every batch (that planning cost more CPU than the
+-- claim's reads).
+set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare

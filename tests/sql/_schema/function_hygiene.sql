@@ -158,10 +158,12 @@ select is_empty(
 select is_empty(
     $$select fn || ': ' || c from product_functions, unnest(proconfig) as c
     where c !~ ('^(search_path=pg_catalog, pg_temp|lock_timeout=[0-9]+m?s|enable_(seqscan|bitmapscan|sort|hashjoin|mergejoin)=off|jit=off'
+        || '|plan_cache_mode=force_generic_plan'
         || '|IntervalStyle=postgres)$')
         and not (fn = 'recording_finalize.check_adapter(boolean)'
             and c = 'statement_timeout=10s')$$,
     'no function sets anything but search_path, lock_timeout, the claim''s planner switches '
+        || '(its plan kept generic) '
         || 'and the postgres IntervalStyle of the messages and settings it shows (and '
         || 'check_adapter its statement_timeout)'
 );
