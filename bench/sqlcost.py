@@ -19,6 +19,10 @@ The variants (``--variants``, default ``now,0.2.1,0.2.1+ix``):
 - **0.3.0** (on request): the SQL of release 0.3.0 (``RELEASE_0_3_0``, from the git history
   as below), before ``outcome_decision`` took the storage's facts; the same calls as *now*
   (the facts left at their defaults).
+- **pre-policy** (on request): the tree before the policy was stored once
+  (``BEFORE_STORED_POLICY``, within 0.3.0's development: the adapter and the product's own
+  outbox in place, the policy JSON an argument of every call), installed as 0.2.1 is: the
+  figure the SQL of this round is to be lower than.
 - **0.2.1**: the SQL of commit ``RELEASE_0_2_1`` (the last release before the adapter, taken
   from this clone's git history with ``git archive``), installed by this tree's migrate with
   ``RFR_SQL_DIR`` pointing at it (its own reference service schema included): the service's
@@ -72,6 +76,9 @@ BEFORE_COMMIT = "7d1be208ec2a0bda744faeb0a29a36f5471424db"
 RELEASE_0_2_1 = "9540ecc411ccdd71f80a9f437a72f13eeca7bd6a"
 #: Release 0.3.0 (tag v0.3.0), the last before outcome_decision judged the storage's facts.
 RELEASE_0_3_0 = "7a1f08adbfea556f9771d37ee358449c3bca1d46"
+#: The tree before the policy was stored once (0.3.0's development, the adapter in place, the
+#: policy JSON still an argument of every call): what "lower than before" is measured against.
+BEFORE_STORED_POLICY = "66082cb6abc1594752c41a68c0339e226c9fd49a"
 #: The index this tree's reference service schema added (sql/service/schema.sql).
 AVAILABLE_AT_INDEX = ("create index call_recordings_available_at_idx on messenger.call_recordings"
                       " (available_at, id) where status::text = 'Available'")
@@ -99,6 +106,7 @@ class Variant:
 VARIANTS = {
     "now": Variant("now", None, "migrate", "0.3"),
     "0.3.0": Variant("0.3.0", RELEASE_0_3_0, "migrate", "0.3"),
+    "pre-policy": Variant("pre-policy", BEFORE_STORED_POLICY, "migrate", "0.2"),
     "0.2.1": Variant("0.2.1", RELEASE_0_2_1, "migrate", "0.2"),
     "0.2.1+ix": Variant("0.2.1+ix", RELEASE_0_2_1, "migrate", "0.2", (AVAILABLE_AT_INDEX,)),
     "0.1.x": Variant("0.1.x", BEFORE_COMMIT, "files", "0.1"),
