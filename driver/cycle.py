@@ -63,10 +63,8 @@ if TYPE_CHECKING:
 LOCK_MARGIN_S = 1.0
 # How often the apply loop wakes up to look at the stop event while HEADs are in flight.
 POLL_S = 0.2
-# At most this many verdicts go out in one pipelined round trip.
-PIPELINE_MAX = 100
-# At most this many finalize rows are opened by one cycle's discovery.
-DISCOVER_LIMIT = 1000
+PIPELINE_MAX = 100  # verdicts in one pipelined round trip
+DISCOVER_LIMIT = 1000  # finalize rows one cycle's discovery opens
 # On a stop, the relay drains what is enqueued for at most this long before the worker exits.
 STOP_DRAIN_S = 3.0
 #: How many recordings known to be uploaded a cycle HEADs before the database judges a 404.
@@ -98,9 +96,7 @@ class Context:
     storage: Storage
     metrics: Metrics
     relay: Relay | None = None
-    #: The worker's own storage incident across cycles.
     watch: StorageWatch = field(init=False)
-    #: The pause switch and the idle gauge refresh.
     maintenance: Maintenance = field(init=False)
 
     def __post_init__(self) -> None:
@@ -538,7 +534,7 @@ class _Reconcile:
 
 #: How a settled row is counted: (summary field, metric, log event, level, message).
 _Counted = tuple[str, str | None, str | None, str, str | None]
-#: claim_due's settled rows by action (claim_due settled them itself, no S3 check needed).
+#: The rows claim_due settled itself (no S3 check needed), by action.
 _AT_CLAIM: dict[str, _Counted] = {
     "republished": ("republished", "republished_total", "recording republished", "info", None),
     "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
@@ -551,7 +547,6 @@ _AT_CLAIM: dict[str, _Counted] = {
 
 
 def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummary) -> None:
-    """Counts and logs the rows claim_due settled itself (no S3 check needed)."""
     for row in rows:
         if row.action not in _AT_CLAIM:
             continue
@@ -586,7 +581,6 @@ class _Checks:
         # applying thread a future and a thread hand-off for every row.
         for _ in range(threads):
             self._executor.submit(self._take_rows)
-        #: Results not yet taken by ``arrived``.
         self.waiting = len(rows)
 
     def _take_rows(self) -> None:
