@@ -10,7 +10,8 @@ judges them: every verdict goes out with what the cycle saw of the storage as a 
 Three things stop a cycle early. The stop event (SIGTERM/SIGINT), checked before every storage
 call and between rows: the rows claimed but not applied get their attempt back.
 ``RFR_MAX_RUN_DURATION`` ends claiming. And a deadline at the lock TTL: past it the server may
-have ended the lock's session and another runner may own the rows, so nothing more is written.
+have ended the lock's session and another runner may own the rows, so nothing more is written
+(a stale verdict would be a no-op anyway, thanks to the claim token).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from .db import RunnerLock
 from .errors import describe
 from .incidents import StorageWatch
 from .logs import log
-from .maintenance import Maintenance
+from .maintenance import CycleMaintenance, Maintenance
 from .metrics import Metrics
 from .model import (
     BUSY,
@@ -97,7 +98,7 @@ class Context:
     metrics: Metrics
     relay: Relay | None = None
     watch: StorageWatch = field(init=False)
-    maintenance: Maintenance = field(init=False)
+    maintenance: CycleMaintenance = field(init=False)
 
     def __post_init__(self) -> None:
         self.watch = StorageWatch(self.metrics)

@@ -205,19 +205,18 @@ def make_store(settings: Settings, session: boto3.session.Session) -> S3Store | 
         },
     }
     # Everything that decides where the request goes is given explicitly (obstore would
-    # otherwise also read AWS_* variables of its own from the environment).
+    # otherwise also read AWS_* variables of its own from the environment). Addressed as boto3
+    # does: path-style for a custom endpoint, virtual-hosted for AWS itself.
     config: S3Config = {
         "region": settings.s3_region,
         "skip_signature": False,
         "request_payer": False,
         "s3_express": False,
+        "virtual_hosted_style_request": not settings.s3_endpoint_url,
     }
     if settings.s3_endpoint_url:
         config["endpoint"] = settings.s3_endpoint_url
-        config["virtual_hosted_style_request"] = False  # as boto3's addressing_style "path"
         client["allow_http"] = settings.s3_endpoint_url.startswith("http://")
-    else:
-        config["virtual_hosted_style_request"] = True  # AWS itself, as boto3 addresses it
     return S3Store(settings.s3_bucket, config=config, client_options=client, retry_config=retry,
                    credential_provider=Boto3CredentialProvider(session, ttl=CREDENTIAL_TTL))
 
