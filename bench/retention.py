@@ -54,7 +54,7 @@ def _env(stack_dir: str) -> dict[str, str]:
 def _drain(url: str, settings: Any) -> dict[str, float]:
     """Claims and applies (missing) until nothing is due; returns rows/s and claim times."""
     from recording_finalize import pipeline, queries
-    from recording_finalize.storage import Verdict
+    from recording_finalize.model import Verdict
 
     claims: list[float] = []
     settled = 0

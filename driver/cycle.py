@@ -1,32 +1,17 @@
 """One cycle of the safety net: lock → claim → check → apply (until done) → relay → gauges.
 
-No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own
-(autocommit), the HEADs run in a bounded thread pool, and each verdict is applied by one
-``apply_outcome`` statement — its own short transaction — from this thread. The verdicts that
-are in when this thread comes to apply go out together, pipelined (``pipeline.apply_outcomes``:
-one round trip, still one statement and one transaction per row).
+No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own,
+the HEADs run in a bounded thread pool, and each verdict is one ``apply_outcome`` statement,
+its own short transaction; the verdicts that are in when this thread comes to apply go out
+together, pipelined (``pipeline.apply_outcomes``). The driver reports facts, the database
+judges them: every verdict goes out with what the cycle saw of the storage as a whole
+(``queries.StorageFacts``), and ``outcome_decision`` says whether a 404 is believed.
 
-Read top-down: ``run_cycle`` (lock, summary, metrics) → ``_locked_cycle`` (pause switch,
-reconcile, relay, gauges) → ``_Reconcile`` (HeadBucket, discovery, one ``claim_due`` per batch,
-then ``check_and_apply``: **check** with ``_Checks``, the HEADs and their queue; **pace** with
-``pacing.Pacer``, adaptive pacing and RFR_MAX_APPLY_RATE; **apply**, one pipelined round trip,
-and ``_record``, which counts and logs the database's answers). The pause switch and the idle
-gauge refresh are maintenance's (``maintenance.py``).
-
-The driver reports facts, the database judges them: every verdict goes out with what the cycle
-saw of the storage as a whole (``queries.StorageFacts``: its HeadBucket, the objects its HEADs
-found, the known uploads' answers), and ``outcome_decision`` says whether a 404 is believed.
-
-Before claiming, the cycle's discovery opens finalize rows for recordings stuck past the SLA
-that have none (the service needs no change to be rescued).
-
-Three things stop a cycle early. The stop event (SIGTERM/SIGINT) is checked before every
-storage call and between rows: the row being applied is applied whole or not at all, and the
-rows claimed but not applied get their attempt back (``release_on_stop``); the relay then
-drains for a few seconds. ``RFR_MAX_RUN_DURATION`` ends claiming. And a
-client-side deadline at the lock TTL: past it the server may already have ended the lock's
-session (``idle_session_timeout``) and another runner may own the rows, so nothing more is
-written — any stale verdict would be a no-op anyway, thanks to the claim token.
+Three things stop a cycle early. The stop event (SIGTERM/SIGINT), checked before every storage
+call and between rows: the rows claimed but not applied get their attempt back.
+``RFR_MAX_RUN_DURATION`` ends claiming. And a deadline at the lock TTL: past it the server may
+have ended the lock's session and another runner may own the rows, so nothing more is written
+(a stale verdict would be a no-op anyway, thanks to the claim token).
 """
 
 from __future__ import annotations
@@ -79,10 +64,8 @@ if TYPE_CHECKING:
 LOCK_MARGIN_S = 1.0
 # How often the apply loop wakes up to look at the stop event while HEADs are in flight.
 POLL_S = 0.2
-# At most this many verdicts go out in one pipelined round trip.
-PIPELINE_MAX = 100
-# At most this many finalize rows are opened by one cycle's discovery.
-DISCOVER_LIMIT = 1000
+PIPELINE_MAX = 100  # verdicts in one pipelined round trip
+DISCOVER_LIMIT = 1000  # finalize rows one cycle's discovery opens
 # On a stop, the relay drains what is enqueued for at most this long before the worker exits.
 STOP_DRAIN_S = 3.0
 #: How many recordings known to be uploaded a cycle HEADs before the database judges a 404.
@@ -114,10 +97,12 @@ class Context:
     storage: Storage
     metrics: Metrics
     relay: Relay | None = None
-    #: The worker's own storage incident across cycles; built on the first cycle if None.
-    watch: StorageWatch | None = None
-    #: The pause switch and the idle gauge refresh; built on the first cycle if None.
-    maintenance: CycleMaintenance | None = None
+    watch: StorageWatch = field(init=False)
+    maintenance: CycleMaintenance = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.watch = StorageWatch(self.metrics)
+        self.maintenance = Maintenance(self.settings, self.pool, self.metrics)
 
 
 @dataclass
@@ -211,13 +196,8 @@ def _camel(name: str) -> str:
     return first + "".join(word.title() for word in rest)
 
 
-@dataclass(frozen=True)
-class _Checked:
-    """One S3 check's result; no verdict when the check was not made."""
-
-    verdict: Verdict | None
-    seconds: float = 0.0
-    past_deadline: bool = False
+#: One S3 check's verdict (None: not made) and its seconds, or what it raised.
+_Checked = tuple[Verdict | None, float] | BaseException
 
 
 class _Deadline(Exception):
@@ -229,9 +209,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     ``error`` says what failed, the metrics and the log count it)."""
     started = time.monotonic()
     summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC))
-    if ctx.maintenance is None:
-        ctx.maintenance = Maintenance(ctx.settings, ctx.pool, ctx.metrics)
-    maintenance, job = ctx.maintenance, summary.job_run_id
+    job = summary.job_run_id
     if not ctx.settings.recordings_enabled:
         summary.disabled = True
         log("cycle idle", jobRunId=job,
@@ -244,7 +222,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
                     log("cycle skipped", jobRunId=job, reason="another runner holds the lock")
                 else:
                     with tracing.cycle_span(job):
-                        _locked_cycle(ctx, maintenance, stop, summary, started)
+                        _locked_cycle(ctx, stop, summary, started)
         except _Deadline:
             summary.error = "LockTtlExceeded"
             log("cycle aborted", level="error", jobRunId=job,
@@ -255,7 +233,7 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
             log("cycle failed", level="error", jobRunId=job, error=describe(err),
                 detail=str(err), **summary.counts())
     if summary.disabled or summary.skipped:
-        maintenance.refresh_gauges()  # no cycle ran here: /metrics stays as fresh as status
+        ctx.maintenance.refresh_gauges()  # no cycle ran here: /metrics stays as fresh as status
     elapsed = time.monotonic() - started
     summary.duration_ms = round(elapsed * 1000)
     ctx.metrics.observe_cycle(summary.result, elapsed)
@@ -269,40 +247,31 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
     return summary
 
 
-def run_loop(
-    ctx: Context, stop: threading.Event, on_tick: Callable[[], None] | None = None,
-    on_done: Callable[[], None] | None = None,
-) -> None:
-    """``run``: a cycle every polling interval until stopped. Cycles never overlap: the next
-    one starts an interval after the previous one started, or at once if it overran.
-    ``on_tick`` is told when each cycle starts and ``on_done`` when it ended (the liveness
-    probe and its watchdog)."""
+def run_loop(ctx: Context, stop: threading.Event, on_tick: Callable[[], None],
+             on_done: Callable[[], None]) -> None:
+    """``run``: a cycle every polling interval until stopped, never overlapping (the next
+    starts an interval after the previous one started, or at once if it overran); ``on_tick``
+    and ``on_done`` tell the liveness probe and its watchdog."""
     while not stop.is_set():
         tick = time.monotonic()
-        if on_tick is not None:
-            on_tick()
+        on_tick()
         try:
             run_cycle(ctx, stop)
         finally:
-            if on_done is not None:
-                on_done()
+            on_done()
         stop.wait(max(0.0, tick + ctx.settings.polling_interval - time.monotonic()))
 
 
 def _locked_cycle(
-    ctx: Context, maintenance: CycleMaintenance, stop: threading.Event, summary: CycleSummary,
-    started: float,
+    ctx: Context, stop: threading.Event, summary: CycleSummary, started: float
 ) -> None:
     """The cycle under the lock: pause switch → reconcile → relay → gauges."""
     lock_deadline = started + ctx.settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
-    summary.paused = sorted(maintenance.read_pauses(summary.job_run_id))
-    if ctx.watch is None:
-        ctx.watch = StorageWatch(ctx.metrics, log)
+    summary.paused = sorted(ctx.maintenance.read_pauses(summary.job_run_id))
     if "reconcile" not in summary.paused:
-        _reconcile(ctx, ctx.watch, stop, summary, started + ctx.settings.max_run_duration,
-                   lock_deadline)
+        _reconcile(ctx, stop, summary, started + ctx.settings.max_run_duration, lock_deadline)
     if ctx.relay is not None and "relay" not in summary.paused:
         # The relay may wait its whole delivery timeout (30 s with Kafka away): the gauges say
         # what the reconcile phase left meanwhile (they showed a publish backlog of 0 while 300
@@ -320,8 +289,8 @@ def _refresh_gauges(ctx: Context) -> None:
 
 
 def _reconcile(
-    ctx: Context, watch: StorageWatch, stop: threading.Event, summary: CycleSummary,
-    claim_until: float, lock_deadline: float,
+    ctx: Context, stop: threading.Event, summary: CycleSummary, claim_until: float,
+    lock_deadline: float,
 ) -> None:
     """HeadBucket, the claim loop, then the cycle's HEAD verdicts for the worker's storage
     incident."""
@@ -336,8 +305,8 @@ def _reconcile(
         run.discover()
         run.claim_loop(claim_until)
         if not summary.storage_unreachable and not summary.config_error:
-            watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
-                                        summary.checked)
+            ctx.watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
+                                            summary.checked)
 
 
 def _relay(
@@ -375,9 +344,7 @@ class _Reconcile:
         self.known: KnownAnswers | None = None
 
     def bucket_answered(self, confirmed: bool) -> None:
-        """HeadBucket's answer: the summary notes an unreachable storage, and the worker's
-        storage incident opens or closes on it."""
-        assert self.ctx.watch is not None
+        """HeadBucket's answer: the worker's storage incident opens or closes on it."""
         summary = self.summary
         self.bucket_confirmed = confirmed
         if confirmed:
@@ -392,8 +359,8 @@ class _Reconcile:
         self.ctx.watch.unreachable(self.conn, summary.job_run_id, "HeadBucket unanswered")
 
     def discover(self) -> None:
-        """Opens finalize rows for recordings stuck past the SLA without one (the service opened
-        none): the claim that follows takes them. Bounded per cycle; the rest is the next's."""
+        """Opens finalize rows (bounded per cycle) for recordings stuck past the SLA without
+        one, so the service needs no change to be rescued: the claim that follows takes them."""
         summary = self.summary
         summary.discovered = queries.discover_stuck(self.conn, DISCOVER_LIMIT)
         # The republish phase for a service that never opens a row: Available, no event anywhere.
@@ -438,9 +405,8 @@ class _Reconcile:
                 summary.pacing = self.pacer.summary()
 
     def check_and_apply(self, rows: list[ClaimedRow]) -> bool:
-        """HEADs ``rows`` with bounded concurrency (``_Checks``) and applies the verdicts as they
-        arrive: every time this thread comes to apply, all that are in (in arrival order, at
-        most a pacer's burst) in one pipelined round trip, then it waits as the pacer says.
+        """HEADs ``rows`` in the check threads and applies the verdicts as they arrive, all that
+        are in (at most a pacer's burst) in one round trip, then waits as the pacer says.
         False when the cycle must stop (stop requested, configuration failure)."""
         if not self.bucket_confirmed:  # asked again before each batch while unconfirmed
             try:
@@ -487,7 +453,7 @@ class _Reconcile:
 
     def facts(self, batch: list[tuple[ClaimedRow, Verdict, float]]) -> StorageFacts:
         """What the cycle saw of the storage, this batch included. The known uploads are HEADed
-        once, at the cycle's first 404 before any object was found: only then can they tell
+        once, at the first 404 before any object was found: only then can they tell
         ``outcome_decision`` anything (its key-layout rule)."""
         self.objects_found += sum(verdict.outcome == FOUND for _, verdict, _ in batch)
         if (self.known is None and self.bucket_confirmed and not self.objects_found
@@ -502,12 +468,9 @@ class _Reconcile:
             known_other=None if known is None else known.other)
 
     def apply(self, batch: list[tuple[ClaimedRow, Verdict, float]]) -> str | None:
-        """Applies several verdicts in one pipelined round trip, then counts and logs each; the
-        configuration error the database read in a 404 (KeyLayoutUnconfirmed), if it did.
-
-        Every row is its own transaction: an error of one row leaves the others applied, and is
-        raised once every other row is recorded. Metadata the database refuses is not an error:
-        ``apply_outcome`` returns it quarantined (``invalid_metadata``)."""
+        """Applies the verdicts in one round trip and counts each; returns the configuration
+        error the database read in a 404 (KeyLayoutUnconfirmed), if any. One row's error leaves
+        the others applied (each is its own transaction) and is raised once they are counted."""
         if not batch:
             return None
         facts = self.facts(batch)
@@ -541,29 +504,26 @@ class _Reconcile:
         raise failures[0][1]
 
     def release_for_config_error(self, rows: list[ClaimedRow], code: str) -> None:
-        """A configuration failure: ``rows`` get ``config_error`` applied — their attempt back,
-        due again — and the cycle counts one configuration error and stops."""
+        """``rows`` get ``config_error`` applied (their attempt back, due again)."""
         verdict = Verdict(CONFIG_ERROR, error=code)
         for start in range(0, len(rows), PIPELINE_MAX):
             self.apply([(row, verdict, 0.0) for row in rows[start:start + PIPELINE_MAX]])
         _config_error(self.ctx, self.summary, code)
 
     def service_fault(self, fault: ServiceFault, rows: list[ClaimedRow]) -> None:
-        """Every row of a batch failed for one reason of the service's schema: each claimed row
-        not applied keeps the reason as its last_error and gets its attempt back."""
-        summary = self.summary
-        given_back = queries.record_apply_failure(self.conn, rows, fault.text, give_back=True)
-        summary.service_fault = summary.error = fault.text
+        """The rows not applied keep the fault as their last_error and get their attempt back."""
+        summary, text = self.summary, str(fault)
+        given_back = queries.record_apply_failure(self.conn, rows, text, give_back=True)
+        summary.service_fault = summary.error = text
         self.ctx.metrics.service_fault.set(1)
         log("cycle stopped by a service fault", level="error", jobRunId=summary.job_run_id,
-            error=fault.text, rows=len(rows), givenBack=given_back,
+            error=text, rows=len(rows), givenBack=given_back,
             message="applying fails for every row for one reason the database gives: no row is "
                     "quarantined for it; fix it (the error names the object) and the next cycle "
                     "goes on")
 
     def release_on_stop(self, rows: list[ClaimedRow]) -> None:
-        """A stop (SIGTERM) between claim and apply: the rows not applied get their attempt back
-        and are due at once, for the next runner (their checks in flight are dropped)."""
+        """A stop between claim and apply: the rows not applied are due at once, attempt back."""
         if not rows:
             return
         summary = self.summary
@@ -575,7 +535,7 @@ class _Reconcile:
 
 #: How a settled row is counted: (summary field, metric, log event, level, message).
 _Counted = tuple[str, str | None, str | None, str, str | None]
-#: claim_due's settled rows by action (claim_due settled them itself, no S3 check needed).
+#: The rows claim_due settled itself (no S3 check needed), by action.
 _AT_CLAIM: dict[str, _Counted] = {
     "republished": ("republished", "republished_total", "recording republished", "info", None),
     "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
@@ -588,7 +548,6 @@ _AT_CLAIM: dict[str, _Counted] = {
 
 
 def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummary) -> None:
-    """Counts and logs the rows claim_due settled itself (no S3 check needed)."""
     for row in rows:
         if row.action not in _AT_CLAIM:
             continue
@@ -602,8 +561,8 @@ def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummar
 
 
 class _Checks:
-    """The S3 checks of one batch in a bounded thread pool; their results arrive, in the order
-    they come in, in a queue that the applying thread reads (``arrived``)."""
+    """The S3 checks of one batch in a bounded thread pool; the applying thread reads their
+    results in arrival order (``arrived``)."""
 
     def __init__(self, ctx: Context, rows: list[ClaimedRow], stop: threading.Event,
                  lock_deadline: float) -> None:
@@ -612,8 +571,7 @@ class _Checks:
         self._lock_deadline = lock_deadline
         #: Set on a configuration failure: the checks not yet begun make no storage call.
         self.config_failed = threading.Event()
-        self._arrived: queue.SimpleQueue[tuple[ClaimedRow, _Checked | BaseException]] = (
-            queue.SimpleQueue())
+        self._arrived: queue.SimpleQueue[tuple[ClaimedRow, _Checked]] = queue.SimpleQueue()
         self._todo: queue.SimpleQueue[ClaimedRow] = queue.SimpleQueue()
         for row in rows:
             self._todo.put(row)
@@ -624,7 +582,6 @@ class _Checks:
         # applying thread a future and a thread hand-off for every row.
         for _ in range(threads):
             self._executor.submit(self._take_rows)
-        #: Results not yet taken by ``arrived``.
         self.waiting = len(rows)
 
     def _take_rows(self) -> None:
@@ -638,20 +595,20 @@ class _Checks:
             except BaseException as err:  # noqa: BLE001 - handed to the applying thread to raise
                 self._arrived.put((row, err))
 
-    def _check(self, row: ClaimedRow) -> _Checked:
+    def _check(self, row: ClaimedRow) -> tuple[Verdict | None, float]:
         # Checked before every storage call: a stop, a configuration failure of another row,
         # or a check that could not finish before the lock TTL means no call at all.
         if self._stop.is_set() or self.config_failed.is_set():
-            return _Checked(None)
+            return None, 0.0
         if time.monotonic() + self._ctx.settings.s3_timeout > self._lock_deadline:
-            return _Checked(None, past_deadline=True)
+            raise _Deadline
         t0 = time.monotonic()
         verdict = self._ctx.storage.check(row)
-        return _Checked(verdict, time.monotonic() - t0)
+        return verdict, time.monotonic() - t0
 
-    def arrived(self, most: int) -> list[tuple[ClaimedRow, _Checked | BaseException]] | None:
-        """Waits up to ``POLL_S`` for a result, then takes those already in, ``most`` at most;
-        None when none came in (the caller looks at the stop event and asks again)."""
+    def arrived(self, most: int) -> list[tuple[ClaimedRow, _Checked]] | None:
+        """Waits up to ``POLL_S`` for a result, then takes those in, ``most`` at most; None when
+        none came (the caller looks at the stop event and asks again)."""
         try:
             ready = [self._arrived.get(timeout=POLL_S)]
         except queue.Empty:
@@ -665,31 +622,27 @@ class _Checks:
         return ready
 
     def close(self) -> None:
-        # Checks still in flight end on their own (bounded by the S3 timeouts); their
-        # verdicts are dropped, and the rows keep the backoff set at claim. No thread takes
-        # another row.
+        # Checks in flight end on their own (bounded by the S3 timeouts); their verdicts are
+        # dropped, and the rows keep the backoff set at claim.
         self._closed = True
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _verdicts(
-    ready: list[tuple[ClaimedRow, _Checked | BaseException]],
+    ready: list[tuple[ClaimedRow, _Checked]],
 ) -> tuple[list[tuple[ClaimedRow, Verdict, float]], Verdict | None]:
     """The verdicts to apply, in arrival order, up to a ``config_error`` one (returned apart:
-    it stops the cycle). A check that raised is raised here, one that could not be made before
-    the lock TTL raises ``_Deadline``."""
+    it stops the cycle). What a check raised (``_Deadline`` too) is raised here."""
     batch: list[tuple[ClaimedRow, Verdict, float]] = []
     for row, checked in ready:
         if isinstance(checked, BaseException):
             raise checked
-        if checked.past_deadline:
-            raise _Deadline
-        verdict = checked.verdict
+        verdict, seconds = checked
         if verdict is None:
             continue  # not checked (stop, config failure): the claim's backoff stands
         if verdict.outcome == CONFIG_ERROR:
             return batch, verdict
-        batch.append((row, verdict, checked.seconds))
+        batch.append((row, verdict, seconds))
     return batch, None
 
 
@@ -704,12 +657,8 @@ FAULT_CLASSES = ("42", "23", "22")
 
 
 class ServiceFault(Exception):
-    """apply_outcome failed for every row of a batch for one reason the service's schema gives
-    (SPEC section 9): not poison. The cycle stops and the attempts are given back."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
+    """apply_outcome failed for one reason of the service's schema (SPEC section 9), not a
+    poison row: the cycle stops and the attempts are given back."""
 
     @classmethod
     def of(cls, failures: list[tuple[ClaimedRow, psycopg.Error]], batch_size: int

@@ -1,9 +1,6 @@
 """Pacing of a backlog drain: unlimited while nobody else is on the database, a fixed shared
-rate while somebody is. docs/pacing.md is the law (``Pacer._law`` is its table), why the probe
-(``queries.CONTENTION_SAMPLE``) must look many times a second, and the bench's figures. The
-applying thread waits after each pipelined round trip until the rows applied so far are due; a
-round trip carries at most ``burst_s`` worth of rows and a claim ``claim_horizon_s`` worth (no
-large claim at a slow pace).
+rate while somebody is. docs/pacing.md is the law (``Pacer._law`` is its table) and says why
+the probe (``queries.CONTENTION_SAMPLE``) looks many times a second.
 """
 
 from __future__ import annotations
@@ -43,11 +40,11 @@ ProbeSource = Callable[[], AbstractContextManager[OthersAtWork]]
 
 @dataclass(frozen=True)
 class Tuning:
-    """Rates in rows per second, times in seconds."""
+    """Rates in rows per second (RFR_PACING_SHARED_RATE, RFR_MAX_APPLY_RATE: 0 = no ceiling),
+    times in seconds. A round trip carries at most ``burst_s`` worth of rows, a claim
+    ``claim_horizon_s`` worth (no large claim at a slow pace)."""
 
-    #: RFR_PACING_SHARED_RATE: the pace while another login may be at work.
     shared_rate: float
-    #: RFR_MAX_APPLY_RATE: never faster (0 = no ceiling).
     ceiling: float = 0.0
     presence_window_s: float = 10.0
     open_after_s: float = 2.0
@@ -79,15 +76,13 @@ class Change:
 
 @contextmanager
 def database_probe(pool: ConnectionPool[psycopg.Connection[Any]]) -> Iterator[OthersAtWork]:
-    """The probe on a connection of the work pool, held while the sampler runs."""
     with pool.connection() as conn:
         yield lambda: queries.contention_sample(conn)
 
 
 class Pacer:
-    """The pace of one cycle's drain, shared by the applying thread and the sampler thread.
-    ``observe()`` and ``wait_after()`` are the law without a thread or a wait, for the sampler
-    and for tests (with a fake ``clock``)."""
+    """The pace of one cycle's drain, shared by the applying thread and the sampler thread;
+    ``observe()`` and ``wait_after()`` are the law without a thread or a wait (tests)."""
 
     def __init__(self, tuning: Tuning, stop: threading.Event, *, adaptive: bool = True,
                  metrics: Metrics | None = None, log: LogFn | None = None,
@@ -116,13 +111,9 @@ class Pacer:
     def for_drain(cls, settings: Settings, pool: ConnectionPool[psycopg.Connection[Any]],
                   metrics: Metrics | None, stop: threading.Event,
                   job_run_id: str = "") -> Pacer:
-        """What a cycle builds when its first claim brings rows: the pacer of its settings,
-        whose probe (adaptive mode) runs on a connection of the work pool."""
         tuning = Tuning(shared_rate=settings.pacing_shared_rate, ceiling=settings.max_apply_rate)
         return cls(tuning, stop, adaptive=settings.pacing == "adaptive", metrics=metrics,
                    log=log, job_run_id=job_run_id, source=lambda: database_probe(pool))
-
-    # ---- the law -----------------------------------------------------------------------------
 
     def observe(self, sample: Sample) -> None:
         """One answer of the probe (the first one starts the law, if ``claimed`` did not)."""
@@ -169,13 +160,11 @@ class Pacer:
         return t.shared_rate, reason
 
     def _begin(self, now: float) -> None:
-        """The drain is a backlog from ``now``: the law starts, the probe's silence counts."""
         self._sampling_since = self._last_answer = self._answering_since = now
         self._move(now)
 
     def _move(self, now: float) -> None:
-        """Moves the pace where the law says (under the lock); counts and logs a slowdown
-        (entering ``HELD``) and logs the pace opening."""
+        """Moves the pace where the law says (under the lock); a slowdown enters ``HELD``."""
         rate, reason = self._law(now)
         if (rate, reason) == (self.rate, self.reason):
             return
@@ -192,11 +181,8 @@ class Pacer:
             self.log("pace slowed" if slowdown else "pace opened", level="info",
                      jobRunId=self.job_run_id, rowsPerSecond=rate or 0, reason=reason)
 
-    # ---- what a cycle calls ------------------------------------------------------------------
-
     def claimed(self, rows: int, limit: int) -> None:
-        """A claim brought ``rows`` of at most ``limit``: a full one means a backlog, and the
-        sampler starts (adaptive mode)."""
+        """A full claim means a backlog: the sampler starts (adaptive mode)."""
         if rows < limit or self._source is None:
             return
         source, self._source = self._source, None
@@ -207,32 +193,27 @@ class Pacer:
         self._sampler.start()
 
     def applied(self, rows: int, lock_deadline: float) -> None:
-        """Waits until ``rows`` more are due at the pace; never past ``lock_deadline``, and not
-        at all once the stop event is set."""
+        """Waits until ``rows`` more are due; never past ``lock_deadline`` nor a stop."""
         wait = min(self.wait_after(rows), lock_deadline - self.clock())
         if wait > 0:
             self.stop.wait(wait)
 
     def burst(self, most: int) -> int:
-        """Rows one pipelined round trip may carry: at most ``most``, ``burst_s`` worth."""
         rate = self.rate
         return most if rate is None else max(1, min(most, int(rate * self.tuning.burst_s)))
 
     def claim_size(self, batch_size: int) -> int:
-        """Rows one claim may take: at most ``claim_horizon_s`` worth at the current pace."""
         rate = self.rate
         return batch_size if rate is None else max(
             1, min(batch_size, math.ceil(rate * self.tuning.claim_horizon_s)))
 
     def close(self) -> None:
-        """Stops the sampler (if any)."""
         self._done.set()
         if self._sampler is not None:
             self._sampler.join(timeout=5)
 
     def summary(self) -> dict[str, Any]:
-        """The cycle summary's ``pacing``: the mode, whether pacing held the drain back and
-        mostly why, the pace at the end (0 = unlimited), slowdowns and the time held."""
+        """The cycle summary's ``pacing`` (docs/pacing.md)."""
         with self._lock:
             held = sum(self.held_s.values())
             return {
@@ -245,8 +226,8 @@ class Pacer:
             }
 
     def _sample(self, source: ProbeSource) -> None:
-        """The sampler thread. A failing probe is logged once and ends the sampling: the
-        silence then holds the drain to the shared rate (``no_signal``) until the cycle ends."""
+        """The sampler thread. A failing probe ends the sampling: the silence then holds the
+        drain to the shared rate (``no_signal``) until the cycle ends."""
         try:
             with source() as others_at_work:
                 while not self._done.is_set() and not self.stop.is_set():

@@ -1,12 +1,8 @@
-"""The SQL the worker sends, as named functions over a psycopg connection: its cycle (claim,
-apply, the pause switch, the gauges), its relay, its storage incidents, its pruner and its
-start-up checks (lock, the policy, the schema it runs against).
+"""The SQL the worker sends, as named functions over a psycopg connection; the operator
+commands' is in ``ops/queries.py``, migrate's in ``install/queries.py``.
 
 The driver calls the functions of ``sql/functions`` (their ``COMMENT ON`` is the contract) and
-builds no SQL. Each call is one statement: on an autocommit connection it is its own
-transaction, so ``apply_outcome`` is all-or-nothing in a single round trip. The pipelined form
-(``APPLY_OUTCOME_PIPELINED``, several in one round trip) is sent by ``pipeline.py``. The
-operator commands' SQL is in ``ops/queries.py``, migrate's bookkeeping in ``install/queries.py``.
+builds no SQL. Each call is one statement: on an autocommit connection, its own transaction.
 """
 
 from __future__ import annotations
@@ -20,9 +16,7 @@ from uuid import UUID
 import psycopg
 from psycopg.rows import class_row
 
-# ClaimedRow is re-exported: callers have always imported it from here.
-from .model import ClaimedRow as ClaimedRow
-from .model import Verdict
+from .model import ClaimedRow, Verdict
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -33,12 +27,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class AppliedResult:
-    """``result`` is reconciled, failed, deferred_by_incident, backoff, held_by_incident,
-    quarantined, config_error_released, or a no-op: stale, terminal, busy; ``detail`` the
-    last_error the call wrote (a quarantine's reason, an incident, ...)."""
+    """``apply_outcome``'s answer; ``detail`` is the last_error the call wrote."""
 
     result: str
-    finalize_status: str | None
     attempts: int | None
     detail: str | None = None
 
@@ -61,8 +52,8 @@ NO_FACTS = StorageFacts()
 
 @dataclass(frozen=True)
 class OutboxRow:
-    """A leased integration-outbox row: ``payload`` is the exact text to publish;
-    ``lease_token`` (the same for the whole batch) goes back to ``relay_mark_published``."""
+    """A leased outbox row: ``payload`` is the exact text to publish; ``lease_token`` (the
+    batch's) goes back to ``relay_mark_published``."""
 
     id: int
     message_key: str
@@ -83,7 +74,7 @@ class Stats:
 
 @dataclass(frozen=True)
 class StorageIncident:
-    """One row of ``storage_incident_open/close/list`` (the columns they share)."""
+    """One row of ``storage_incident_open/close/list``."""
 
     id: int
     source: str
@@ -122,8 +113,6 @@ class OperatorState:
 
 @dataclass(frozen=True)
 class PruneCounts:
-    """What one ``prune`` batch deleted: only the product's own rows."""
-
     finalize: int
     events: int
     leases: int
@@ -132,8 +121,6 @@ class PruneCounts:
 
 @dataclass(frozen=True)
 class SchemaStateRow:
-    """One row of ``recording_finalize.schema_state()``."""
-
     kind: str
     name: str
     sha256: str | None
@@ -143,18 +130,10 @@ class SchemaStateRow:
     recorded_at: datetime | None
 
 
-APPLY_OUTCOME = """
-select result, finalize_status, attempts, detail
-from recording_finalize.apply_outcome(
-    p_recording_id => %s, p_claim_token => %s, p_outcome => %s, p_file_id => %s,
-    p_size_bytes => %s, p_duration_seconds => %s, p_format => %s, p_error => %s,
-    p_bucket_confirmed => %s, p_objects_found => %s, p_known_missing => %s, p_known_other => %s)
-"""
-
-# The same call for the pipeline (pipeline.py): prepared once per connection, positional
-# parameters sent as text and typed in the statement.
-APPLY_OUTCOME_PIPELINED = b"""
-select result, finalize_status, attempts, detail
+# Positional parameters typed in the statement: pipeline.py prepares it once per connection
+# and sends the values as text.
+APPLY_OUTCOME = b"""
+select result, attempts, detail
 from recording_finalize.apply_outcome(
     p_recording_id => $1::uuid, p_claim_token => $2::uuid, p_outcome => $3::text,
     p_file_id => $4::text, p_size_bytes => $5::bigint, p_duration_seconds => $6::integer,
@@ -175,7 +154,6 @@ where usename <> session_user and pid <> pg_catalog.pg_backend_pid()
 
 
 def interval(seconds: float) -> timedelta:
-    """A duration in seconds as the ``interval`` parameter the SQL functions take."""
     return timedelta(seconds=seconds)
 
 
@@ -183,22 +161,25 @@ def _optional_interval(seconds: float | None) -> timedelta | None:
     return None if seconds is None else interval(seconds)
 
 
-def _rows(conn: Connection, cls: type[T], sql: str, params: Any = None) -> list[T]:
-    with conn.cursor(row_factory=class_row(cls)) as cur:
+def _rows(conn: Connection, cls: type[T], sql: str | bytes, params: Any = None,
+          raw: bool = False) -> list[T]:
+    """The rows of ``cls``'s shape (``raw``: ``$n`` placeholders)."""
+    cursor = psycopg.RawCursor if raw else psycopg.Cursor
+    with cursor(conn, row_factory=class_row(cls)) as cur:
         return cur.execute(sql, params).fetchall()
 
 
 def _row(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T | None:
-    with conn.cursor(row_factory=class_row(cls)) as cur:
-        return cur.execute(sql, params).fetchone()
+    return next(iter(_rows(conn, cls, sql, params)), None)
 
 
-def _one(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T:
+def _one(conn: Connection, cls: type[T], sql: str | bytes, params: Any = None,
+         raw: bool = False) -> T:
     """The one row a function always returns (its contract, guarded anyway)."""
-    result = _row(conn, cls, sql, params)
-    if result is None:
-        raise RuntimeError(f"the function returned no row ({cls.__name__})")
-    return result
+    rows = _rows(conn, cls, sql, params, raw)
+    if len(rows) != 1:
+        raise RuntimeError(f"the function returned {len(rows)} rows ({cls.__name__})")
+    return rows[0]
 
 
 def _value(conn: Connection, sql: str, params: Any = None) -> Any:
@@ -222,7 +203,6 @@ def _claims(rows: Sequence[ClaimedRow]) -> tuple[list[UUID], list[UUID | None]]:
 
 
 def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
-    """Claims one batch (settles republish/closed/deferred/quarantined rows in the same call)."""
     return _rows(conn, ClaimedRow, """
         select recording_id, session_kind, session_id, action, attempts, claim_token,
             recording_version, detail
@@ -230,7 +210,7 @@ def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
 
 
 def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tuple[Any, ...]:
-    """The parameters of ``APPLY_OUTCOME`` and ``APPLY_OUTCOME_PIPELINED``, in their order."""
+    """The parameters of ``APPLY_OUTCOME``, in their order."""
     return (row.recording_id, row.claim_token, verdict.outcome, verdict.file_id,
             verdict.size_bytes, verdict.duration_seconds, verdict.format, verdict.error,
             facts.bucket_confirmed, facts.objects_found, facts.known_missing, facts.known_other)
@@ -238,9 +218,7 @@ def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tupl
 
 def apply_outcome(conn: Connection, row: ClaimedRow, verdict: Verdict,
                   facts: StorageFacts = NO_FACTS) -> AppliedResult:
-    """Records one verdict: one statement, one transaction. Unusable ``found`` metadata comes
-    back as a quarantined result, never as an error."""
-    return _one(conn, AppliedResult, APPLY_OUTCOME, apply_params(row, verdict, facts))
+    return _one(conn, AppliedResult, APPLY_OUTCOME, apply_params(row, verdict, facts), raw=True)
 
 
 def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
@@ -266,8 +244,7 @@ def worker_config(conn: Connection) -> WorkerConfig | None:
 
 
 def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
-    """The newest Available recordings (their binaries are in the storage), as rows whose keys
-    the storage can build: their HEADs tell outcome_decision whether a 404 is believed."""
+    """The newest Available recordings, as rows whose keys the storage can build."""
     return _rows(conn, ClaimedRow, """
         select recording_id, session_kind, session_id, 'known' as action, 0 as attempts,
             null::uuid as claim_token, null::integer as recording_version, null::text as detail
@@ -275,15 +252,13 @@ def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
 
 
 def storage_layout_unconfirmed(conn: Connection, found: int, missing: int, other: int) -> bool:
-    """The database's word on the known uploads' answers (/readyz): the rule outcome_decision
-    applies to a cycle's 404s."""
+    """The database's word on the known uploads' answers (/readyz)."""
     return bool(_value(conn, "select recording_finalize.storage_layout_unconfirmed(%s, %s, %s)",
                        (found, missing, other)))
 
 
 def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error: str,
                          give_back: bool) -> int:
-    """The rows apply_outcome failed for: their error kept, attempts given back on request."""
     return _count(conn, """
         select recording_finalize.record_apply_failure(p_recording_ids => %s::uuid[],
             p_claim_tokens => %s::uuid[], p_error => %s, p_give_back => %s)""",
@@ -291,7 +266,6 @@ def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error:
 
 
 def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> int:
-    """Opens finalize rows for Available recordings of the republish window with no event."""
     return _count(conn, """
         select recording_finalize.discover_unpublished(
             p_window => %s * interval '1 second', p_limit => %s)""",
@@ -299,14 +273,11 @@ def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> in
 
 
 def discover_stuck(conn: Connection, limit: int) -> int:
-    """Opens finalize rows for stuck recordings that have none; how many it opened."""
     return _count(conn, "select recording_finalize.discover_stuck(p_limit => %s)", (limit,))
 
 
 def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | None,
                 topic: str) -> list[OutboxRow]:
-    """Leases up to ``limit`` unpublished rows of ``topic`` for ``lease_s`` seconds; with the
-    runner's ``lock_key``, leases of a runner that lost that lock are taken over at once."""
     return _rows(conn, OutboxRow, """
         select id, message_key, payload, headers, lease_token
         from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_lock_key => %s,
@@ -314,18 +285,14 @@ def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | No
 
 
 def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) -> int:
-    """Marks the broker-acknowledged rows published, if still leased with ``lease_token``
-    (the token their ``relay_claim`` returned); returns how many it marked."""
     return _count(conn, """
         select recording_finalize.relay_mark_published(p_ids => %s::bigint[],
             p_lease_token => %s)""", (ids, lease_token))
 
 
 def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
-    """Stores this worker's retry policy on the server (an unset value: the server's default)
-    and returns it as the server resolved it, with ``replaced``: the values it overwrote, when
-    they differed. Raises RF001/RF009/RF010 (COLUMN: the policy column) and writes nothing.
-    The topic, relay batch and retention are checked with it."""
+    """Stores this worker's policy (unset: the server's default); returns it as resolved, with
+    ``replaced``, the values it overwrote. RF001/RF009/RF010 on a bad value."""
     params = {
         "max_attempts": settings.max_attempts,
         "sla_timeout": _optional_interval(settings.finalize_sla_timeout),
@@ -352,7 +319,6 @@ def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
 
 
 def server_settings(conn: Connection) -> dict[str, Any]:
-    """``recording_finalize.settings`` as a JSON object (the topic and every bound)."""
     return _json_object(_value(conn, "select recording_finalize.server_settings()"),
                         "server_settings returned no row (recording_finalize.settings is empty)")
 
@@ -368,18 +334,14 @@ def unlock_runner(conn: Connection, key: int) -> bool:
 
 
 def backend_pid(conn: Connection) -> int:
-    """The server process of the session this statement ran in (start-up self-check of the
-    lock connection: a built-in every role may call)."""
     return int(_value(conn, "select pg_catalog.pg_backend_pid()"))
 
 
 def contention_sample(conn: Connection) -> int:
-    """How many sessions of other logins are running a statement or a transaction now."""
     return _count(conn, CONTENTION_SAMPLE)
 
 
 def idle_session_timeout_ms(conn: Connection) -> int:
-    """The session's ``idle_session_timeout`` in milliseconds (0 = off)."""
     return _count(conn, "select setting::bigint from pg_catalog.pg_settings "
                         "where name = 'idle_session_timeout'")
 
@@ -392,15 +354,13 @@ def stats(conn: Connection, topic: str) -> Stats:
 
 
 def operator_state(conn: Connection) -> OperatorState:
-    """The pause switch and the quarantined rows by reason: once per cycle (maintenance.py)."""
     return _one(conn, OperatorState, """
         select reconcile_paused, relay_paused, pauses, quarantined_by_reason
         from recording_finalize.operator_state()""")
 
 
 def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool) -> PruneCounts:
-    """One prune batch (or, dry, the counts of everything that would go): the product's own
-    rows only, for run's pruner (maintenance.py) and the prune command."""
+    """One prune batch (dry: the counts of everything that would go)."""
     return _one(conn, PruneCounts, """
         select p.finalize, e.events, p.leases, p.incidents
         from recording_finalize.prune(p_older_than => %(older)s, p_batch_size => %(batch)s,
@@ -413,7 +373,6 @@ def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool)
 def storage_incident_open(
     conn: Connection, source: str, reason: str | None, at: datetime | None = None
 ) -> StorageIncident:
-    """Opens (or returns the open) incident of ``source``. RF016/RF017/RF018 on bad input."""
     return _one(conn, StorageIncident, """
         select id, source, started_at, ended_at, reason, opened_by, created
         from recording_finalize.storage_incident_open(p_source => %s, p_reason => %s,
@@ -423,7 +382,6 @@ def storage_incident_open(
 def storage_incident_close(
     conn: Connection, source: str, at: datetime | None = None, reason: str | None = None
 ) -> StorageIncident | None:
-    """Closes the open incident of ``source``; None when it had none open."""
     return _row(conn, StorageIncident, """
         select id, source, started_at, ended_at, reason, opened_by, closed_by
         from recording_finalize.storage_incident_close(p_source => %s, p_at => %s,
@@ -433,7 +391,6 @@ def storage_incident_close(
 def storage_incident_list(
     conn: Connection, recent_s: float = 7 * 86400.0, limit: int = 100
 ) -> list[StorageIncident]:
-    """Open incidents first, then those that ended within ``recent_s``, newest first."""
     return _rows(conn, StorageIncident, """
         select id, source, started_at, ended_at, is_open, duration_seconds, reason, opened_by,
             closed_by
@@ -442,8 +399,7 @@ def storage_incident_list(
 
 
 def has_schema_state(conn: Connection) -> bool:
-    """The schema check of start-up and /readyz (drift.py): the worker may not look into
-    recording_finalize_migrations, so it asks schema_state()."""
+    """The worker may not look into recording_finalize_migrations: it asks schema_state()."""
     return bool(_value(conn, "select pg_catalog.to_regprocedure("
                              "'recording_finalize.schema_state()') is not null"))
 

@@ -1,42 +1,22 @@
 """The file-storage check: HEAD the recording's object in S3 and classify the answer.
 
-Outcomes (``apply_outcome``'s vocabulary): ``found`` with the adopted metadata, ``missing``
-(a 404 on the object: a fact, named by bucket and key; whether it is believed is
-``outcome_decision``'s to say, from the bucket and key-layout facts the cycle reports with it),
-``transient`` (timeouts, connection errors, 5xx, throttling), ``config_error`` (missing bucket,
-access denied, bad credentials). Metadata is converted, never judged: ``apply_outcome``
-quarantines a ``found`` whose metadata ``metadata_problem`` refuses.
-Error texts are an exception class and, where the class stands for one, its HTTP status: never a
-URL, never a message that could quote one.
+Outcomes (``apply_outcome``'s vocabulary): ``found`` with the metadata converted, never judged
+(``metadata_problem`` judges it), ``missing`` (a 404, named by bucket and key; whether it is
+believed is ``outcome_decision``'s), ``transient`` (timeouts, connection errors, 5xx,
+throttling), ``config_error`` (missing bucket, access denied, bad credentials). Error texts are
+an exception class and its HTTP status: never a URL, never a message that could quote one.
 
-Two clients, each where it is best:
-
-- **obstore** (Python bindings of the Rust ``object_store`` crate, maintained by Development
-  Seed; ``object_store`` is the Apache Arrow project's) sends the per-row HEAD, a head-only
-  ``get`` whose ``meta`` holds the size and whose ``attributes`` hold Content-Type and the
-  ``x-amz-meta-*`` metadata. It does for us everything the hand-made client of earlier versions
-  did by hand: AWS Signature V4 signing, the pool of keep-alive connections (the server closing
-  one is its problem, not ours), TLS, path-style addressing for a custom endpoint, the per-try
-  timeout and the retries with backoff. It was chosen because the HEAD is the hot call of a
-  backlog drain: boto3's ``head_object`` costs ~2.4 ms of CPU here, obstore's ~0.2 ms (the
-  signing and the HTTP run in Rust, outside the GIL, so the check threads really overlap),
-  which is less than the hand-signed path cost (~0.36 ms), without any protocol code of ours.
-  Its errors are typed by status: 404 ``FileNotFoundError``, 403 ``PermissionDeniedError``,
-  401 ``UnauthenticatedError``; everything else — timeouts, connection errors, 5xx and 429
-  after its retries, and the statuses it does not name (400, 301) — is a ``GenericError``,
-  which is ``transient`` here. The per-cycle HeadBucket (below) turns the bucket-wide 400/301
-  (wrong region, wrong endpoint) into a configuration failure before any HEAD goes out. A
-  metadata value that is not UTF-8 is a ``GenericError`` too: never adopted, the row backs off
-  until ``RFR_MAX_ATTEMPTS`` quarantines it.
-- **boto3** confirms the bucket (HeadBucket, once per cycle) and resolves the credentials: its
-  provider chain (environment, profile, container/instance role, web identity) through
-  obstore's ``Boto3CredentialProvider``, refreshed as botocore refreshes them (see
-  ``CREDENTIAL_TTL``).
-
-Both clients are built from the same settings (bucket, endpoint, region, credentials). Because
-``Failed`` is terminal, a 404 is believed only with the bucket confirmed by both: after boto3's
-HeadBucket, obstore lists an empty prefix of the same bucket (one request per cycle); if it
-cannot, the two clients do not see the same storage and the cycle reports the bucket unconfirmed.
+Two clients, each where it is best. **obstore** sends the per-row HEAD (a head-only ``get``):
+the HEAD is the hot call of a backlog drain, and obstore's costs ~0.2 ms of CPU against
+boto3's ~2.4 ms (signing and HTTP run in Rust, outside the GIL, so the check threads really
+overlap). Its errors are typed by status (404, 403, 401); everything else, the 400/301 it does
+not name included, is a ``GenericError``: ``transient`` (a metadata value that is not UTF-8
+too: never adopted, the row backs off until ``RFR_MAX_ATTEMPTS`` quarantines it). **boto3**
+confirms the bucket once per cycle (HeadBucket turns a wrong region or endpoint into a
+configuration failure before any HEAD goes out) and resolves the credentials through its
+provider chain (``Boto3CredentialProvider``). Because ``Failed`` is terminal, a 404 is
+believed only with the bucket confirmed by both: after HeadBucket, obstore lists an empty
+prefix of the same bucket.
 """
 
 from __future__ import annotations
@@ -70,40 +50,16 @@ from obstore.store import S3Store
 
 from .config import Settings
 from .logs import log
-from .model import (
-    CONFIG_ERROR,
-    FOUND,
-    MISSING,
-    TRANSIENT,
-    ClaimedRow,
-    Verdict,
-)
+from .model import CONFIG_ERROR, FOUND, MISSING, TRANSIENT, ClaimedRow, Verdict
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
     from obstore.store import ClientConfig, RetryConfig, S3Config
 
-__all__ = [
-    "CONFIG_ERROR",
-    "FOUND",
-    "MISSING",
-    "TRANSIENT",
-    "Storage",
-    "StorageConfigError",
-    "Verdict",
-    "parse_metadata",
-]
-
 FORMATS = {"webm": "Webm", "mp4": "Mp4", "ogg": "Ogg", "m4a": "M4a"}
 CONTENT_TYPE_FORMATS = {
-    "audio/webm": "Webm",
-    "video/webm": "Webm",
-    "video/mp4": "Mp4",
-    "audio/mp4": "Mp4",
-    "audio/ogg": "Ogg",
-    "video/ogg": "Ogg",
-    "audio/x-m4a": "M4a",
-    "audio/m4a": "M4a",
+    "audio/webm": "Webm", "video/webm": "Webm", "video/mp4": "Mp4", "audio/mp4": "Mp4",
+    "audio/ogg": "Ogg", "video/ogg": "Ogg", "audio/x-m4a": "M4a", "audio/m4a": "M4a",
     "audio/mp4a-latm": "M4a",
 }
 
@@ -111,21 +67,12 @@ _WHOLE_NUMBER = re.compile(r"^[+-]?[0-9]+$")
 # apply_outcome's p_duration_seconds is an integer: a number past it is passed as its bound.
 _INTEGER_MAX = 2**31 - 1
 
-# Codes that mean the deployment is wrong (bucket, credentials, region), not the recording.
-_CONFIG_CODES = frozenset({
-    "AccessDenied", "AllAccessDisabled", "NoSuchBucket", "InvalidBucketName",
-    "InvalidAccessKeyId", "SignatureDoesNotMatch", "AuthorizationHeaderMalformed",
-    "PermanentRedirect", "InvalidToken", "ExpiredToken", "AccountProblem",
-})
+# HeadBucket statuses that mean the deployment is wrong (credentials, region, endpoint), not
+# the recording. A HEAD answer has no body: its error code is its status (hence no code table).
 _CONFIG_STATUSES = frozenset({301, 400, 401, 403})
-_NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
-
 # The HTTP status each of obstore's typed errors stands for (the rest carry none).
 _OBSTORE_STATUS: dict[type[BaseException], int] = {
-    FileNotFoundError: 404,
-    PermissionDeniedError: 403,
-    UnauthenticatedError: 401,
-}
+    FileNotFoundError: 404, PermissionDeniedError: 403, UnauthenticatedError: 401}
 # obstore errors that mean the deployment is wrong, not the recording: the credentials are
 # refused, or the key template makes keys the client cannot address.
 _OBSTORE_CONFIG_ERRORS = (PermissionDeniedError, UnauthenticatedError, InvalidPathError,
@@ -148,14 +95,6 @@ class StorageConfigError(Exception):
         self.code = code
 
 
-def _client_error_parts(err: ClientError) -> tuple[str, int]:
-    error: Mapping[str, Any] = err.response.get("Error", {})
-    meta: Mapping[str, Any] = err.response.get("ResponseMetadata", {})
-    status = int(meta.get("HTTPStatusCode") or 0)
-    code = str(error.get("Code") or status or "Unknown")
-    return code, status
-
-
 def _error_text(err: BaseException) -> str:
     """``last_error``'s text for an obstore error: its class, and the status it stands for."""
     name = type(err).__name__
@@ -164,14 +103,10 @@ def _error_text(err: BaseException) -> str:
 
 
 def parse_metadata(key: str, head: Mapping[str, Any]) -> Verdict:
-    """The ``found`` verdict for a HEAD answer: what the object says, in ``apply_outcome``'s
-    types. Whether it is usable is for ``recording_finalize_internal.metadata_problem`` to say
-    (``apply_outcome`` quarantines it ``invalid_metadata`` with the rule broken): a value that
-    cannot be converted is passed as None and named in ``error``, which the quarantine's reason
-    quotes; a format word that names no format is passed as given.
-
-    ``head`` has boto3's shape: ``ContentLength``, ``ContentType`` and ``Metadata`` (the
-    ``x-amz-meta-*`` values by their names without the prefix)."""
+    """The ``found`` verdict for a HEAD answer in boto3's shape (``ContentLength``,
+    ``ContentType``, ``Metadata``), in ``apply_outcome``'s types; ``metadata_problem`` judges it.
+    A value that cannot be converted is passed as None and named in ``error``, which the
+    quarantine's reason quotes; a format word that names no format is passed as given."""
     metadata = {str(k).lower(): str(v) for k, v in (head.get("Metadata") or {}).items()}
     unread: list[str] = []
 
@@ -246,7 +181,6 @@ def make_client(settings: Settings, session: boto3.session.Session) -> S3Client:
 
 def make_store(settings: Settings, session: boto3.session.Session) -> S3Store | None:
     """The obstore client of the per-row HEAD, or None when there are no credentials at all.
-
     Time budget per row, RFR_S3_TIMEOUT = T: a try is bounded by ``timeout`` (connect included)
     = 0.4 T; one retry at most, begun only while less than ``retry_timeout`` = 0.5 T has passed
     since the first try began (so a timed-out first try is retried), after a backoff of at most
@@ -271,26 +205,20 @@ def make_store(settings: Settings, session: boto3.session.Session) -> S3Store | 
         },
     }
     # Everything that decides where the request goes is given explicitly (obstore would
-    # otherwise also read AWS_* variables of its own from the environment).
+    # otherwise also read AWS_* variables of its own from the environment). Addressed as boto3
+    # does: path-style for a custom endpoint, virtual-hosted for AWS itself.
     config: S3Config = {
         "region": settings.s3_region,
         "skip_signature": False,
         "request_payer": False,
         "s3_express": False,
+        "virtual_hosted_style_request": not settings.s3_endpoint_url,
     }
     if settings.s3_endpoint_url:
         config["endpoint"] = settings.s3_endpoint_url
-        config["virtual_hosted_style_request"] = False  # as boto3's addressing_style "path"
         client["allow_http"] = settings.s3_endpoint_url.startswith("http://")
-    else:
-        config["virtual_hosted_style_request"] = True  # AWS itself, as boto3 addresses it
-    return S3Store(
-        settings.s3_bucket,
-        config=config,
-        client_options=client,
-        retry_config=retry,
-        credential_provider=Boto3CredentialProvider(session, ttl=CREDENTIAL_TTL),
-    )
+    return S3Store(settings.s3_bucket, config=config, client_options=client, retry_config=retry,
+                   credential_provider=Boto3CredentialProvider(session, ttl=CREDENTIAL_TTL))
 
 
 class KnownAnswers(NamedTuple):
@@ -302,13 +230,11 @@ class KnownAnswers(NamedTuple):
 
 
 class Storage:
-    """The S3 check. Thread-safe: the cycle's check threads share one obstore store (its
-    requests run in obstore's own runtime, the GIL released) and one boto3 client."""
+    """The S3 check; thread-safe (the check threads share one obstore store and one boto3
+    client). Tests may hand in a stubbed ``client`` or a ``store`` aimed elsewhere."""
 
     def __init__(self, settings: Settings, client: S3Client | None = None,
                  store: S3Store | None = None) -> None:
-        """``client`` (HeadBucket) and ``store`` (the HEADs) replace the ones built from
-        ``settings``: tests hand in a stubbed client or a store aimed elsewhere."""
         self._settings = settings
         self.bucket = settings.s3_bucket
         session = _session(settings)
@@ -317,31 +243,27 @@ class Storage:
 
     def key_for(self, row: ClaimedRow) -> str:
         return self._settings.s3_key_template.format(
-            recording_id=row.recording_id,
-            session_id=row.session_id,
-            session_kind=row.session_kind,
-        )
+            recording_id=row.recording_id, session_id=row.session_id,
+            session_kind=row.session_kind)
 
     def known_upload_answers(self, known: Sequence[ClaimedRow]) -> KnownAnswers:
-        """HEADs the keys of recordings whose binary is known to be there (the newest Available
-        ones) and counts the answers: the facts the database judges the key layout by
-        (``key_layout_unconfirmed``)."""
+        """HEADs recordings known to be there (the newest Available) and counts the answers:
+        the facts the database judges the key layout by (``key_layout_unconfirmed``)."""
         outcomes = Counter(self.check(row).outcome for row in known)
         return KnownAnswers(outcomes[FOUND], outcomes[MISSING],
                             outcomes.total() - outcomes[FOUND] - outcomes[MISSING])
 
     def check_bucket(self) -> bool:
-        """HeadBucket, then obstore's probe of the same bucket: True when the bucket is
-        confirmed, False when storage is unreachable or obstore cannot see the bucket boto3
-        saw (rows then get ``transient``). Raises ``StorageConfigError`` when the bucket is
-        missing or access is denied."""
+        """HeadBucket, then obstore's probe of the same bucket: True when confirmed, False when
+        unreachable or obstore cannot see it; ``StorageConfigError`` when missing or denied."""
         try:
             self._client.head_bucket(Bucket=self.bucket)
         except ClientError as err:
-            code, status = _client_error_parts(err)
-            if status == 404 or code in _NOT_FOUND_CODES or code == "NoSuchBucket":
+            status = int(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            if status == 404:
                 raise StorageConfigError("NoSuchBucket") from err
-            if code in _CONFIG_CODES or status in _CONFIG_STATUSES:
+            if status in _CONFIG_STATUSES:
+                code = str(err.response.get("Error", {}).get("Code") or status)
                 raise StorageConfigError(code if not code.isdigit() else "AccessDenied") from err
             return False
         except (NoCredentialsError, PartialCredentialsError, ParamValidationError) as err:
@@ -368,8 +290,7 @@ class Storage:
         return True
 
     def check(self, row: ClaimedRow) -> Verdict:
-        """HEADs the recording's object and classifies the answer (by obstore's error types,
-        never by their messages)."""
+        """HEADs the recording's object; classified by obstore's error types, never messages."""
         store = self._store
         if store is None:
             return Verdict(CONFIG_ERROR, error="NoCredentialsError")

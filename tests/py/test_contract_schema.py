@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from recording_finalize import queries
 from recording_finalize.config import load_settings
-from recording_finalize.storage import FOUND, Verdict
+from recording_finalize.model import FOUND, Verdict
 
 SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs/contract/call-recording-available.schema.json"

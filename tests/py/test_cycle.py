@@ -32,8 +32,8 @@ from recording_finalize.config import load_settings
 from recording_finalize.cycle import Context, CycleSummary, run_cycle
 from recording_finalize.db import open_pool
 from recording_finalize.metrics import Metrics
-from recording_finalize.queries import ClaimedRow
-from recording_finalize.storage import CONFIG_ERROR, FOUND, Storage, Verdict
+from recording_finalize.model import CONFIG_ERROR, FOUND, ClaimedRow, Verdict
+from recording_finalize.storage import Storage
 
 Hook = Callable[[ClaimedRow, Verdict], Verdict]
 

@@ -36,8 +36,8 @@ from recording_finalize.cycle import Context, CycleSummary, run_cycle
 from recording_finalize.db import open_pool
 from recording_finalize.incidents import TRANSIENT_MIN
 from recording_finalize.metrics import Metrics
-from recording_finalize.queries import ClaimedRow
-from recording_finalize.storage import TRANSIENT, Storage, Verdict
+from recording_finalize.model import TRANSIENT, ClaimedRow, Verdict
+from recording_finalize.storage import Storage
 
 
 class FaultyStorage(Storage):

@@ -15,7 +15,7 @@ import pytest
 from conftest import Db, SlowProxy, Worker, finalize_row, recording, seed_stuck
 from recording_finalize import pipeline, queries
 from recording_finalize.config import load_settings
-from recording_finalize.storage import Verdict
+from recording_finalize.model import Verdict
 
 
 def refuse_realtime_rows_of(db: Db, recording_id: object) -> None:

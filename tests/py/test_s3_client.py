@@ -23,14 +23,8 @@ from typing import Any, ClassVar
 import pytest
 from conftest import DEAD_PORT, Worker, put_binary
 from recording_finalize.config import load_settings
-from recording_finalize.queries import ClaimedRow
-from recording_finalize.storage import (
-    Storage,
-    StorageConfigError,
-    Verdict,
-    make_store,
-    parse_metadata,
-)
+from recording_finalize.model import ClaimedRow, Verdict
+from recording_finalize.storage import Storage, StorageConfigError, make_store, parse_metadata
 
 
 def _row(recording_id: uuid.UUID | None = None) -> ClaimedRow:

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from recording_finalize import logs
 from recording_finalize.config import ConfigError, load_settings, mask_dsn, parse_duration
-from recording_finalize.storage import FOUND, parse_metadata
+from recording_finalize.model import FOUND
+from recording_finalize.storage import parse_metadata
 
 MINIMAL_ENV = {"DATABASE_URL": "postgresql://w:hunter22@db.example:5432/rfr"}
 
@@ -224,7 +225,7 @@ def _stubbed() -> tuple[Any, Any]:
 def _row() -> Any:
     from uuid import uuid4
 
-    from recording_finalize.queries import ClaimedRow
+    from recording_finalize.model import ClaimedRow
 
     return ClaimedRow(uuid4(), "Direct", uuid4(), "reconcile", 1, uuid4(), 2, "Uploading")
 
