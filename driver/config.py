@@ -500,7 +500,6 @@ def _check_together(values: dict[str, Any], fail: Callable[..., ConfigError]) ->
 
 
 def value_of(settings: Settings, variable: str) -> Any:
-    """What ``variable`` set in ``settings``."""
     return getattr(settings, _FIELD_OF[variable])
 
 
