@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
 
 from . import logs
 from .db import connect as connect  # one autocommit connection, as every command uses
@@ -115,15 +114,6 @@ def moment(text: str) -> datetime:
 
 def print_json(data: Any) -> None:
     print(json.dumps(data, separators=(",", ":"), default=str), flush=True)
-
-
-def check_recording_id(args: argparse.Namespace) -> None:
-    """RECORDING_ID, when given, is a UUID: ``args.recording_id`` becomes one."""
-    if args.recording_id is not None:
-        try:
-            args.recording_id = UUID(args.recording_id)
-        except ValueError:
-            raise UsageError(f"RECORDING_ID must be a UUID; got {args.recording_id!r}") from None
 
 
 def check_range(args: argparse.Namespace, dest: str, low: int = 1, high: int = 10000) -> None:

@@ -14,7 +14,6 @@ from ..cliutil import (
     EXIT_OK,
     Command,
     add_json_flag,
-    check_recording_id,
     connect,
     fail,
     iso,
@@ -43,7 +42,8 @@ RESULT_WORDS = {
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("recording_id", metavar="RECORDING_ID", help="the recording's UUID")
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", type=UUID,
+                     help="the recording's UUID")
     add_json_flag(cmd)
 
 
@@ -194,5 +194,4 @@ COMMAND = Command(
     handler=explain_command,
     variables=s3.S3_VARIABLES,
     add_arguments=_add_arguments,
-    check_args=check_recording_id,
 )

@@ -11,7 +11,6 @@ from .. import logs
 from ..cliutil import (
     EXIT_OK,
     Command,
-    UsageError,
     add_json_flag,
     add_operator_args,
     connect,
@@ -24,15 +23,10 @@ from . import queries
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("part", metavar="PART", help="reconcile, relay or all")
+    cmd.add_argument("part", metavar="PART", choices=("reconcile", "relay", "all"),
+                     help="reconcile, relay or all")
     add_operator_args(cmd, reason_required=False)
     add_json_flag(cmd)
-
-
-def _check_part(args: argparse.Namespace) -> None:
-    if args.part not in ("reconcile", "relay", "all"):
-        raise UsageError(f"{args.command}: PART must be reconcile, relay or all; got "
-                         f"{args.part!r}")
 
 
 def pause_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -71,7 +65,6 @@ PAUSE = Command(
     exits="exit 2: the part is not reconcile, relay or all.",
     handler=pause_command,
     add_arguments=_add_arguments,
-    check_args=_check_part,
 )
 
 RESUME = replace(

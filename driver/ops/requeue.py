@@ -7,6 +7,7 @@ transactions of at most ``BATCH_ROWS``) or from Pending (retry: due now, attempt
 from __future__ import annotations
 
 import argparse
+from uuid import UUID
 
 import psycopg
 
@@ -18,7 +19,6 @@ from ..cliutil import (
     add_json_flag,
     add_operator_args,
     check_reason,
-    check_recording_id,
     connect,
     fail,
     iso,
@@ -38,7 +38,7 @@ REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not
 
 def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
     # RECORDING_ID is optional: the bulk form has none.
-    cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None,
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None, type=UUID,
                      help="the recording's UUID (single form)")
     add_operator_args(cmd, reason_required=True)
     cmd.add_argument("--quarantined", action="store_true",
@@ -57,7 +57,8 @@ def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("recording_id", metavar="RECORDING_ID", help="the recording's UUID")
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", type=UUID,
+                     help="the recording's UUID")
     add_operator_args(cmd, reason_required=True)
     add_json_flag(cmd)
 
@@ -70,7 +71,6 @@ def _check_requeue(args: argparse.Namespace) -> None:
         if args.dry_run or args.yes or args.reason_code or args.since or args.limit is not None:
             raise UsageError("requeue: --dry-run, --yes, --reason-code, --since and --limit "
                              "belong to the bulk form (--quarantined)")
-        check_recording_id(args)
         return
     if args.recording_id is not None:
         raise UsageError("requeue: give RECORDING_ID or --quarantined, not both")
@@ -85,11 +85,6 @@ def _check_requeue(args: argparse.Namespace) -> None:
         except ValueError:
             raise UsageError(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
                              f"{args.since!r}") from None
-
-
-def _check_retry(args: argparse.Namespace) -> None:
-    check_recording_id(args)
-    check_reason(args)
 
 
 def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -220,5 +215,5 @@ RETRY = Command(
     ),
     handler=reschedule_one,
     add_arguments=_add_retry_arguments,
-    check_args=_check_retry,
+    check_args=check_reason,
 )
