@@ -22,7 +22,6 @@ from .config import (
     DURATION_RULE,
     VARIABLE_BY_NAME,
     ConfigError,
-    Settings,
     load_settings,
 )
 from .db import refusal, server_message
@@ -85,12 +84,6 @@ def _environment_help(command: Command) -> str:
     return "\n".join(lines)
 
 
-def _epilog(command: Command) -> str:
-    parts = [command.exits.rstrip()] if command.exits else []
-    parts += [_environment_help(command), EXIT_CODES]
-    return "\n\n".join(parts)
-
-
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=32, width=100)
@@ -111,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         cmd = sub.add_parser(
             command.name, help=command.summary, description=command.description,
-            epilog=_epilog(command), formatter_class=_Formatter,
+            epilog="\n\n".join([*([command.exits.rstrip()] if command.exits else []),
+                                _environment_help(command), EXIT_CODES]),
+            formatter_class=_Formatter,
         )
         command.add_arguments(cmd)
         for variable in command.flags:
@@ -155,18 +150,6 @@ def version_text() -> str:
             f"commit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
 
 
-def _settings(args: argparse.Namespace, command: Command) -> Settings:
-    overrides = {
-        name: value for name in command.flags
-        if (value := getattr(args, name, None)) is not None
-    }
-    settings = load_settings(os.environ, overrides,
-                             database_required="DATABASE_URL" in command.required)
-    if command.prepare is not None:
-        command.prepare(settings)
-    return settings
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = _main(argv)
@@ -189,8 +172,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
             command.check_args(args)
         except UsageError as err:
             return fail(str(err), EXIT_USAGE)
+    overrides = {name: value for name in command.flags
+                 if (value := getattr(args, name, None)) is not None}
     try:
-        settings = _settings(args, command)
+        settings = load_settings(os.environ, overrides,
+                                 database_required="DATABASE_URL" in command.required)
+        if command.prepare is not None:
+            command.prepare(settings)
     except (ConfigError, tracing.TracingConfigError) as err:
         # ConfigError masks secret values itself; its rule texts may show a URL form.
         return fail(f"configuration error: {err}", EXIT_USAGE, redact=False)

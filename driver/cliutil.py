@@ -13,13 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
 
 from . import logs
+from .db import connect as connect  # one autocommit connection, as every command uses
 
 if TYPE_CHECKING:
-    import psycopg
-
     from .config import Settings
 
 PROG = "recording-finalize"
@@ -38,12 +36,8 @@ def _no_arguments(cmd: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class Command:
-    """One subcommand: its help, the variables it reads, its arguments and its handler.
-
-    ``cli.py`` registers every ``Command`` of its list, in that order; ``check_args`` runs
-    before the configuration is read (raises ``UsageError``), ``prepare`` right after (raises
-    ``ConfigError`` for a variable the command needs).
-    """
+    """One subcommand. ``check_args`` runs before the configuration is read (raises
+    ``UsageError``), ``prepare`` right after (raises ``ConfigError`` for a variable it needs)."""
 
     name: str
     summary: str
@@ -70,13 +64,6 @@ def fail(message: str, code: int = EXIT_FAILURE, redact: bool = True) -> int:
     text = logs.redact(message) if redact else message
     print(f"{PROG}: {text}", file=sys.stderr, flush=True)
     return code
-
-
-def connect(settings: Settings) -> psycopg.Connection[Any]:
-    """One autocommit connection, as the commands use (``db.connect``)."""
-    from .db import connect as db_connect
-
-    return db_connect(settings)
 
 
 def iso(value: datetime | str | None) -> str:
@@ -126,17 +113,7 @@ def moment(text: str) -> datetime:
 
 
 def print_json(data: Any) -> None:
-    """One compact JSON object on stdout."""
     print(json.dumps(data, separators=(",", ":"), default=str), flush=True)
-
-
-def check_recording_id(args: argparse.Namespace) -> None:
-    """RECORDING_ID, when given, is a UUID: ``args.recording_id`` becomes one."""
-    if args.recording_id is not None:
-        try:
-            args.recording_id = UUID(args.recording_id)
-        except ValueError:
-            raise UsageError(f"RECORDING_ID must be a UUID; got {args.recording_id!r}") from None
 
 
 def check_range(args: argparse.Namespace, dest: str, low: int = 1, high: int = 10000) -> None:
@@ -145,11 +122,6 @@ def check_range(args: argparse.Namespace, dest: str, low: int = 1, high: int = 1
     if not low <= value <= high:
         flag = "--" + dest.replace("_", "-")
         raise UsageError(f"{flag} must be an integer in {low}..{high}; got {value}")
-
-
-def check_limit(args: argparse.Namespace) -> None:
-    """``--limit`` within 1..10000 (status, storage-incident)."""
-    check_range(args, "limit")
 
 
 def check_reason(args: argparse.Namespace) -> None:
@@ -170,7 +142,6 @@ def operator(args: argparse.Namespace) -> str:
 
 
 def add_operator_args(cmd: argparse.ArgumentParser, reason_required: bool) -> None:
-    """``--reason`` and ``--operator``, recorded in the audit trail."""
     cmd.add_argument("--reason", metavar="R", required=reason_required, default=None,
                      help="why (recorded in the audit trail)"
                      + ("; required" if reason_required else ""))

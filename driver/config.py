@@ -87,14 +87,14 @@ def _duration(note: str, high: float = _MAX_DURATION_S, days: bool = False) -> R
     return Rule((DURATION_DAYS_RULE if days else DURATION_RULE) + note, parse)
 
 
-def _one_of(words: Mapping[str, Any], text: str) -> Rule:
+def _one_of(words: Mapping[str, Any], text: str = "") -> Rule:
     """One of the words (lowercase keys), in any case: its value (KeyError if none)."""
-    return Rule(text, lambda given: words[given.strip().lower()])
+    return Rule(text or "one of " + ", ".join(words.values()),
+                lambda given: words[given.strip().lower()])
 
 
-def _word(*words: str, text: str = "") -> Rule:
-    """One of ``words``, in any case, as the word is written."""
-    return _one_of({word.lower(): word for word in words}, text or "one of " + ", ".join(words))
+def _words(*words: str) -> dict[str, str]:
+    return {word.lower(): word for word in words}
 
 
 def _checked(text: str, ok: Callable[[str], object]) -> Rule:
@@ -267,12 +267,12 @@ class Settings:
                  lambda text: all(_is_host_port(server) for server in text.split(","))),
         "the Kafka brokers")
     kafka_security_protocol: str = _variable(
-        "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", _word(*_SECURITY_PROTOCOLS),
+        "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", _one_of(_words(*_SECURITY_PROTOCOLS)),
         "Kafka security protocol")
     kafka_sasl_mechanism: str | None = _variable(
-        "KAFKA_SASL_MECHANISM", None, _word(*_SASL_MECHANISMS, text="one of "
-                                            + ", ".join(_SASL_MECHANISMS)
-                                            + "; required with SASL_*"),
+        "KAFKA_SASL_MECHANISM", None,
+        _one_of(_words(*_SASL_MECHANISMS), f"one of {', '.join(_SASL_MECHANISMS)}; required with "
+                "SASL_*"),
         "Kafka SASL mechanism")
     kafka_sasl_username: str | None = _variable(
         "KAFKA_SASL_USERNAME", None, _SASL_ONLY, "Kafka SASL user")
@@ -354,7 +354,7 @@ class Settings:
         "nobody else is on the database, with off a fixed pace (docs/pacing.md)",
         "--max-apply-rate")
     pacing: str = _variable(
-        "RFR_PACING", "adaptive", _word("adaptive", "off", text="adaptive or off"),
+        "RFR_PACING", "adaptive", _one_of(_words("adaptive", "off"), "adaptive or off"),
         "adaptive: a drain runs unlimited while no other login's sessions are at work in the "
         "database, at RFR_PACING_SHARED_RATE while they are (or the probe does not answer); "
         "off: only RFR_MAX_APPLY_RATE paces (a database the worker has to itself, or a pace set "
@@ -372,7 +372,10 @@ class Settings:
     def secrets(self) -> list[str]:
         """Values the logger must mask: passwords and keys, also as they appear URL-quoted."""
         values = [self.aws_secret_access_key, self.aws_session_token, self.kafka_sasl_password]
-        password = dsn_password(self.database_url)
+        try:
+            password = str(conninfo_to_dict(self.database_url).get("password") or "")
+        except psycopg.Error:
+            password = ""
         if password:
             values += [password, quote(password, safe=""), quote(password)]
         return [v for v in values if v]
@@ -390,8 +393,6 @@ class ConfigError(ValueError):
 
     def __init__(self, variable: str, rule: str, value: str | None, source: str = "") -> None:
         self.variable = variable
-        self.rule = rule
-        self.value = value
         where = f"{variable} ({source})" if source else variable
         if value is None:
             super().__init__(f"{where} is not set; it must be {rule}")
@@ -413,15 +414,6 @@ def mask_dsn(dsn: str) -> str:
     """``dsn`` with its password replaced by ``***`` (URL form, keyword form or query string)."""
     masked = re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", dsn)
     return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", r"\1***", masked)
-
-
-def dsn_password(dsn: str) -> str | None:
-    """The password inside ``dsn``, so the logger can mask it wherever it appears."""
-    try:
-        password = conninfo_to_dict(dsn).get("password")
-    except psycopg.Error:
-        return None
-    return str(password) if password else None
 
 
 def parse_duration(text: str, days: bool = False) -> float:
@@ -454,27 +446,19 @@ def packaged_sql_dir() -> Path | None:
     return None
 
 
-def _given(spec: Variable, environ: Mapping[str, str], overrides: Mapping[str, str]
-           ) -> tuple[str | None, str]:
-    """(the text, where it came from: its flag, or "" for the environment and the default)."""
-    if spec.name in overrides:
-        return overrides[spec.name], spec.flag or "flag"
-    value = (environ.get(spec.name) or "").strip()
-    return (value or spec.default), ""
-
-
 def load_settings(
     environ: Mapping[str, str], overrides: Mapping[str, str] | None = None,
     *, database_required: bool = True,
 ) -> Settings:
-    """Validates ``environ`` (overridden by ``overrides``, keyed by variable name).
-
-    Raises ``ConfigError`` for the first variable that breaks its rule. Touches nothing outside
-    this process: no connection, no file but the ``RFR_SQL_DIR`` check. A command that never
-    connects (``service-sql``) passes ``database_required=False``: an unset DATABASE_URL is
-    then ``""`` (a set one is still checked).
-    """
-    given = {spec.name: _given(spec, environ, overrides or {}) for spec in VARIABLES}
+    """Validates ``environ`` (overridden by ``overrides``, keyed by variable name): a
+    ``ConfigError`` for the first variable that breaks its rule. Touches nothing outside this
+    process but the ``RFR_SQL_DIR`` check. A command that never connects (``service-sql``) passes
+    ``database_required=False``: an unset DATABASE_URL is then ``""`` (a set one is checked)."""
+    overrides = overrides or {}
+    # Each variable's text and where it came from: its flag, or "" (the environment, the default).
+    given = {spec.name: (overrides[spec.name], spec.flag or "flag") if spec.name in overrides
+             else ((environ.get(spec.name) or "").strip() or spec.default, "")
+             for spec in VARIABLES}
 
     def fail(name: str, rule: str | None = None) -> ConfigError:
         return ConfigError(name, rule or VARIABLE_BY_NAME[name].rule.text, *given[name])
@@ -516,7 +500,6 @@ def _check_together(values: dict[str, Any], fail: Callable[..., ConfigError]) ->
 
 
 def value_of(settings: Settings, variable: str) -> Any:
-    """What ``variable`` set in ``settings``."""
     return getattr(settings, _FIELD_OF[variable])
 
 

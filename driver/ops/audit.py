@@ -8,7 +8,6 @@ for every orphan (``audit_repair``, audited) and nothing else.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from .. import logs
 from ..cliutil import (
@@ -24,6 +23,7 @@ from ..cliutil import (
 )
 from ..config import Settings
 from ..model import FOUND, INVALID_METADATA
+from ..queries import interval
 from . import queries, s3
 
 #: ``audit`` HEADs the objects of this many of the newest Failed recordings by default.
@@ -42,30 +42,31 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def audit_command(args: argparse.Namespace, settings: Settings) -> int:
-    repaired: list[queries.RecordingRow] = []
+    repaired: list[queries.Row] = []
     with connect(settings) as conn:
         settings, worker = s3.worker_settings(conn, settings)
         if args.repair:
-            repaired = queries.audit_repair(conn, operator(args))
+            repaired = queries.call(conn, "audit_repair", operator=operator(args))
             for row in repaired:
-                logs.log("orphan repaired", recordingId=row.recording_id,
+                logs.log("orphan repaired", recordingId=row["recording_id"],
                          operator=operator(args))
-        checks = queries.audit(conn, settings.polling_interval)
-        failed = queries.failed_recordings(conn, args.failed_limit)
-    results: list[dict[str, Any]] = [{"check": c.check_name, "reason": c.reason, "found": c.found,
-                                      "examples": c.examples or []} for c in checks]
+        checks = queries.call(conn, "audit", polling_interval=interval(settings.polling_interval))
+        failed = queries.call(conn, "failed_recordings", limit=args.failed_limit)
+    results = [{"check": c["check_name"], "reason": c["reason"], "found": c["found"],
+                "examples": c["examples"] or []} for c in checks]
     with_binary = _failed_with_binary(failed, settings)
     results.append({"check": "failed_with_binary", "reason": None, "found": len(with_binary),
                     "examples": with_binary[:5], "checked": len(failed)})
     clean = all(r["found"] == 0 for r in results)
+    repaired_ids = [str(r["recording_id"]) for r in repaired]
     if args.json:
         print_json({"clean": clean, "overdueAfterSeconds": settings.polling_interval,
                     "settingsOf": "worker" if worker is not None else "environment",
-                    "checks": results, "repaired": [str(r.recording_id) for r in repaired]})
+                    "checks": results, "repaired": repaired_ids})
         return EXIT_OK if clean else EXIT_FAILURE
     if args.repair:
         print(f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
-              + (": " + ", ".join(str(r.recording_id) for r in repaired) if repaired else ""))
+              + (": " + ", ".join(repaired_ids) if repaired else ""))
     labels = [r["check"] + (f" ({r['reason']})" if r["reason"] else "") for r in results]
     width = max(len(label) for label in labels)
     for label, r in zip(labels, results, strict=True):
@@ -79,13 +80,12 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if clean else EXIT_FAILURE
 
 
-def _failed_with_binary(failed: list[queries.RecordingRow], settings: Settings) -> list[str]:
+def _failed_with_binary(failed: list[queries.Row], settings: Settings) -> list[str]:
     """The Failed recordings whose object is in S3 now."""
-    heads = s3.head_rows(settings, [s3.claimed(f.recording_id, f.session_kind, f.session_id)
-                                    for f in failed])
+    heads = s3.head_rows(settings, [s3.claimed(f) for f in failed])
     if heads.config_error is not None:
         raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {heads.config_error}")
-    return [str(f.recording_id) for f, v in zip(failed, heads.verdicts, strict=True)
+    return [str(f["recording_id"]) for f, v in zip(failed, heads.verdicts, strict=True)
             if v.outcome in (FOUND, INVALID_METADATA)]
 
 

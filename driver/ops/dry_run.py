@@ -35,37 +35,35 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     as_of = datetime.now(UTC)
     with connect(settings) as conn:
         paused = operator_state(conn).paused_parts()
-        rows = queries.claim_preview(conn, PREVIEW_ROWS)
-    reconcile = [r for r in rows if r.action == "reconcile"]
+        rows = queries.call(conn, "claim_preview", limit=PREVIEW_ROWS)
+    reconcile = [r for r in rows if r["action"] == "reconcile"]
     # No connection is held while the objects are HEADed.
-    heads = s3.head_rows(settings, [s3.claimed(r.recording_id, r.session_kind, r.session_id,
-                                               r.attempts) for r in reconcile])
-    verdicts = dict(zip([r.recording_id for r in reconcile], heads.verdicts, strict=False))
+    heads = s3.head_rows(settings, [s3.claimed(r) for r in reconcile])
+    seen = {r["recording_id"]: v for r, v in zip(reconcile, heads.verdicts, strict=True)}
     with connect(settings) as conn:
-        previews = {p.recording_id: p for p in queries.preview_outcomes(
-            conn, [(r.recording_id, s3.verdict_of(verdicts.get(r.recording_id),
-                                                  heads.config_error)) for r in reconcile],
-            bucket_confirmed=None if heads.config_error else heads.bucket_confirmed)}
-    out_rows = [_entry(r, previews.get(r.recording_id), heads, verdicts) for r in rows]
+        previews = {p["recording_id"]: p for p in queries.preview_outcomes(
+            conn, list(seen.items()), None if heads.config_error else heads.bucket_confirmed)}
+    out_rows = [_entry(r, previews.get(r["recording_id"]), seen, heads.config_error)
+                for r in rows]
     print_json({"dryRun": True, "asOf": iso(as_of), "paused": paused,
                 "due": len(rows), "truncated": len(rows) >= PREVIEW_ROWS,
-                "phases": dict(Counter(r.action for r in rows)),
+                "phases": dict(Counter(r["action"] for r in rows)),
                 "results": dict(Counter(e["result"] for e in out_rows)),
                 "configError": heads.config_error, "rows": out_rows})
     return EXIT_FAILURE if heads.config_error else EXIT_OK
 
 
-def _entry(r: queries.PreviewRow, preview: queries.OutcomePreview | None, heads: s3.Heads,
-           verdicts: dict[UUID, Verdict]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"recordingId": str(r.recording_id), "sessionKind": r.session_kind,
-                             "sessionId": str(r.session_id), "phase": r.action,
-                             "attempts": r.attempts, "detail": r.detail,
-                             "nextAttemptAt": iso(r.next_attempt_at)}
-    if r.action != "reconcile" or preview is None:
-        return entry | {"result": r.action}
+def _entry(r: queries.Row, preview: queries.Row | None, seen: dict[UUID, Verdict],
+           config_error: str | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"recordingId": str(r["recording_id"]),
+                             "sessionKind": r["session_kind"], "sessionId": str(r["session_id"]),
+                             "phase": r["action"], "attempts": r["attempts"],
+                             "detail": r["detail"], "nextAttemptAt": iso(r["next_attempt_at"])}
+    if r["action"] != "reconcile" or preview is None:
+        return entry | {"result": r["action"]}
     return entry | {
-        "s3": s3.verdict_dict(verdicts.get(r.recording_id), heads.config_error),
-        "result": preview.result, "finalizeStatus": preview.finalize_status,
-        "attemptsAfter": preview.attempts,
-        "nextAttemptAfter": iso(preview.next_attempt_at) if preview.next_attempt_at else None,
-        "resultDetail": preview.detail}
+        "s3": s3.verdict_dict(seen[r["recording_id"]], config_error),
+        "result": preview["result"], "finalizeStatus": preview["finalize_status"],
+        "attemptsAfter": preview["attempts"],
+        "nextAttemptAfter": iso(preview["next_attempt_at"]) if preview["next_attempt_at"]
+        else None, "resultDetail": preview["detail"]}

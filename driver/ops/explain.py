@@ -14,7 +14,6 @@ from ..cliutil import (
     EXIT_OK,
     Command,
     add_json_flag,
-    check_recording_id,
     connect,
     fail,
     iso,
@@ -43,7 +42,8 @@ RESULT_WORDS = {
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("recording_id", metavar="RECORDING_ID", help="the recording's UUID")
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", type=UUID,
+                     help="the recording's UUID")
     add_json_flag(cmd)
 
 
@@ -51,12 +51,13 @@ def explain_command(args: argparse.Namespace, settings: Settings) -> int:
     recording_id: UUID = args.recording_id
     with connect(settings) as conn:
         try:
-            doc = queries.explain(conn, recording_id)
+            [row] = queries.call(conn, "explain", recording_id=recording_id)
         except psycopg.Error as err:
             if sqlstate(err) != SqlState.UNKNOWN_RECORDING:
                 raise
             return fail(f"explain: no recording and no finalize row with id {recording_id} "
                         "(RF021)")
+        doc: dict[str, Any] = row["explain"]
         doc["paused"] = operator_state(conn).paused_parts()
         _add_s3(conn, doc, recording_id, *s3.worker_settings(conn, settings))
     doc["next"]["sentence"] = _sentence(doc)
@@ -79,20 +80,19 @@ def _add_s3(conn: Connection, doc: dict[str, Any], recording_id: UUID, settings:
         doc["s3"] = {"outcome": None, "present": None,
                      "error": "no session to build the key from"} | whose
         return
-    heads = s3.head_rows(settings, [s3.claimed(recording_id, str(session["kind"]),
-                                               UUID(str(session["id"])))])
-    seen = heads.verdicts[0] if heads.verdicts else None
+    heads = s3.head_rows(settings, [s3.claimed({"recording_id": recording_id,
+                                                "session_kind": str(session["kind"]),
+                                                "session_id": UUID(str(session["id"]))})])
     confirmed = heads.bucket_confirmed if heads.config_error is None else None
     doc["s3"] = ({"key": heads.keys[0], "bucket": settings.s3_bucket, "bucketConfirmed": confirmed}
-                 | s3.verdict_dict(seen, heads.config_error) | whose)
+                 | s3.verdict_dict(heads.verdicts[0], heads.config_error) | whose)
     if doc["next"].get("action") == "reconcile":
-        [preview] = queries.preview_outcomes(
-            conn, [(recording_id, s3.verdict_of(seen, heads.config_error))], confirmed)
+        [preview] = queries.preview_outcomes(conn, [(recording_id, heads.verdicts[0])], confirmed)
         doc["next"]["outcome"] = {
-            "result": preview.result, "finalizeStatus": preview.finalize_status,
-            "attempts": preview.attempts,
-            "nextAttemptAt": iso(preview.next_attempt_at) if preview.next_attempt_at else None,
-            "detail": preview.detail}
+            "result": preview["result"], "finalizeStatus": preview["finalize_status"],
+            "attempts": preview["attempts"],
+            "nextAttemptAt": iso(preview["next_attempt_at"]) if preview["next_attempt_at"]
+            else None, "detail": preview["detail"]}
 
 
 def _sentence(doc: dict[str, Any]) -> str:
@@ -194,5 +194,4 @@ COMMAND = Command(
     handler=explain_command,
     variables=s3.S3_VARIABLES,
     add_arguments=_add_arguments,
-    check_args=check_recording_id,
 )

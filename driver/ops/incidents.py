@@ -21,7 +21,7 @@ from ..cliutil import (
     UsageError,
     add_json_flag,
     age,
-    check_limit,
+    check_range,
     connect,
     fail,
     iso,
@@ -59,7 +59,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 def _check_args(args: argparse.Namespace) -> None:
     """Parses --at and --recent in place, before the configuration is read."""
-    check_limit(args)
+    check_range(args, "limit")
     if args.at is not None:
         try:
             args.at = moment(args.at)

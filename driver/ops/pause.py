@@ -11,7 +11,6 @@ from .. import logs
 from ..cliutil import (
     EXIT_OK,
     Command,
-    UsageError,
     add_json_flag,
     add_operator_args,
     connect,
@@ -24,15 +23,10 @@ from . import queries
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("part", metavar="PART", help="reconcile, relay or all")
+    cmd.add_argument("part", metavar="PART", choices=("reconcile", "relay", "all"),
+                     help="reconcile, relay or all")
     add_operator_args(cmd, reason_required=False)
     add_json_flag(cmd)
-
-
-def _check_part(args: argparse.Namespace) -> None:
-    if args.part not in ("reconcile", "relay", "all"):
-        raise UsageError(f"{args.command}: PART must be reconcile, relay or all; got "
-                         f"{args.part!r}")
 
 
 def pause_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -40,21 +34,21 @@ def pause_command(args: argparse.Namespace, settings: Settings) -> int:
     with connect(settings) as conn:
         # SPEC section 7 keeps --reason optional; the database requires one (an audited action
         # always says why), so an omitted reason is recorded as such, in words.
-        rows = queries.set_pause(conn, args.part, paused, operator(args),
-                                 args.reason or "(no reason given)")
+        rows = queries.call(conn, "set_pause", part=args.part, paused=paused,
+                            operator=operator(args), reason=args.reason or "(no reason given)")
     logs.log("paused" if paused else "resumed", part=args.part, operator=operator(args),
              reason=args.reason)
     if args.json:
         print_json({"parts": [
-            {"part": r.part, "paused": r.paused,
-             "pausedAt": iso(r.paused_at) if r.paused else None, "pausedBy": r.paused_by,
-             "reason": r.reason}
+            {"part": r["part"], "paused": r["paused"],
+             "pausedAt": iso(r["paused_at"]) if r["paused"] else None,
+             "pausedBy": r["paused_by"], "reason": r["reason"]}
             for r in rows]})
         return EXIT_OK
     for r in rows:
-        state = f"paused since {iso(r.paused_at)} by {r.paused_by}: {r.reason}" if r.paused \
-            else "running"
-        print(f"{r.part:<10} {state}")
+        state = (f"paused since {iso(r['paused_at'])} by {r['paused_by']}: {r['reason']}"
+                 if r["paused"] else "running")
+        print(f"{r['part']:<10} {state}")
     print("every runner honours this from its next cycle")
     return EXIT_OK
 
@@ -71,7 +65,6 @@ PAUSE = Command(
     exits="exit 2: the part is not reconcile, relay or all.",
     handler=pause_command,
     add_arguments=_add_arguments,
-    check_args=_check_part,
 )
 
 RESUME = replace(

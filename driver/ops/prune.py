@@ -29,7 +29,6 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """``--older-than`` becomes seconds."""
     try:
         args.older_than_s = parse_duration(args.older_than, days=True)
     except ValueError:

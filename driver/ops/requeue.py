@@ -7,7 +7,7 @@ transactions of at most ``BATCH_ROWS``) or from Pending (retry: due now, attempt
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from uuid import UUID
 
 import psycopg
 
@@ -19,7 +19,6 @@ from ..cliutil import (
     add_json_flag,
     add_operator_args,
     check_reason,
-    check_recording_id,
     connect,
     fail,
     iso,
@@ -38,8 +37,8 @@ REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not
                 "session_not_found")
 
 def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
-    """RECORDING_ID is optional (the bulk form has none)."""
-    cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None,
+    # RECORDING_ID is optional: the bulk form has none.
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None, type=UUID,
                      help="the recording's UUID (single form)")
     add_operator_args(cmd, reason_required=True)
     cmd.add_argument("--quarantined", action="store_true",
@@ -58,7 +57,8 @@ def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("recording_id", metavar="RECORDING_ID", help="the recording's UUID")
+    cmd.add_argument("recording_id", metavar="RECORDING_ID", type=UUID,
+                     help="the recording's UUID")
     add_operator_args(cmd, reason_required=True)
     add_json_flag(cmd)
 
@@ -71,7 +71,6 @@ def _check_requeue(args: argparse.Namespace) -> None:
         if args.dry_run or args.yes or args.reason_code or args.since or args.limit is not None:
             raise UsageError("requeue: --dry-run, --yes, --reason-code, --since and --limit "
                              "belong to the bulk form (--quarantined)")
-        check_recording_id(args)
         return
     if args.recording_id is not None:
         raise UsageError("requeue: give RECORDING_ID or --quarantined, not both")
@@ -88,62 +87,48 @@ def _check_requeue(args: argparse.Namespace) -> None:
                              f"{args.since!r}") from None
 
 
-def _check_retry(args: argparse.Namespace) -> None:
-    check_recording_id(args)
-    check_reason(args)
-
-
 def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.quarantined:
         return _bulk_requeue(args, settings)
-    return _reschedule_one(args, settings, "Quarantined", SqlState.NOT_QUARANTINED,
-                           "only quarantined rows are re-enqueued (a Pending row backing off: "
-                           "recording-finalize retry)")
+    return reschedule_one(args, settings)
 
 
-def retry_command(args: argparse.Namespace, settings: Settings) -> int:
-    return _reschedule_one(args, settings, "Pending", SqlState.NOT_PENDING,
-                           "a Quarantined row is handed back with requeue")
-
-
-def _reschedule_one(args: argparse.Namespace, settings: Settings, from_status: str,
-                    refused: SqlState, hint: str) -> int:
-    """requeue or retry of RECORDING_ID: strict, so a row not in ``from_status`` is refused."""
-    recording_id = args.recording_id
+def reschedule_one(args: argparse.Namespace, settings: Settings) -> int:
+    """requeue (from Quarantined) or retry (from Pending) of RECORDING_ID: strict, so a row in
+    another status is refused, in the database's words."""
     try:
         with connect(settings) as conn:
-            [row] = queries.reschedule(conn, [recording_id], from_status,
-                                       operator=operator(args), reason=args.reason, strict=True)
+            [row] = queries.call(conn, "reschedule", recording_ids=[args.recording_id],
+                                 from_status="Quarantined" if args.command == "requeue"
+                                 else "Pending", operator=operator(args), reason=args.reason,
+                                 strict=True)
     except psycopg.Error as err:
         state = sqlstate(err)
-        if state == SqlState.FINALIZE_ROW_NOT_FOUND:
-            return fail(f"{args.command}: recording {recording_id} has no finalize row (RF005)")
-        if state == refused:
-            return fail(f"{args.command}: the finalize row of recording {recording_id} is not "
-                        f"{from_status} ({refused}); {hint}")
-        raise
+        if state not in (SqlState.FINALIZE_ROW_NOT_FOUND, SqlState.NOT_QUARANTINED,
+                         SqlState.NOT_PENDING):
+            raise
+        return fail(f"{args.command}: {err.diag.message_primary} ({state}). "
+                    f"{err.diag.message_hint or ''}".rstrip())
     requeue = args.command == "requeue"
     logs.log("recording requeued" if requeue else "recording retried",
-             recordingId=row.recording_id, operator=operator(args), reason=args.reason)
+             recordingId=row["recording_id"], operator=operator(args), reason=args.reason)
     if args.json:
-        print_json({"recordingId": str(row.recording_id), "status": row.status,
-                    "attempts": row.attempts, "nextAttemptAt": iso(row.next_attempt_at),
-                    "lastError": row.last_error})
+        print_json({"recordingId": str(row["recording_id"]), "status": row["status"],
+                    "attempts": row["attempts"], "nextAttemptAt": iso(row["next_attempt_at"]),
+                    "lastError": row["last_error"]})
         return EXIT_OK
-    print(f"{'requeued' if requeue else 'due now:'} {row.recording_id}: status {row.status}, "
-          f"attempts {row.attempts}, due {iso(row.next_attempt_at)}")
-    print(f"last error (kept): {row.last_error or '-'}")
+    print(f"{'requeued' if requeue else 'due now:'} {row['recording_id']}: status "
+          f"{row['status']}, attempts {row['attempts']}, due {iso(row['next_attempt_at'])}")
+    print(f"last error (kept): {row['last_error'] or '-'}")
     return EXIT_OK
 
 
 def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
-    rows: Sequence[queries.QuarantinedRow | queries.RescheduledRow]
     with connect(settings) as conn:
         if args.dry_run:
             # One look, nothing locked or changed, capped at one batch.
             limit = BATCH_ROWS if args.limit is None else min(args.limit, BATCH_ROWS)
-            rows, batches = queries.quarantined_rows(conn, limit, args.reason_code,
-                                                     args.since), 0
+            rows, batches = _quarantined(conn, args, limit), 0
         else:
             rows, batches = _requeue_batches(conn, args)
     truncated = bool(args.dry_run) and len(rows) == BATCH_ROWS and (
@@ -151,13 +136,15 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json({"dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(rows),
                     "matched": len(rows), "batches": batches, "truncated": truncated, "rows": [
-                   {"recordingId": str(r.recording_id), "quarantineReason": r.quarantine_reason,
-                    "attempts": r.attempts, "lastError": r.last_error,
-                    "quarantinedAt": iso(r.quarantined_at)} for r in rows]})
+                   {"recordingId": str(r["recording_id"]),
+                    "quarantineReason": r["quarantine_reason"], "attempts": r["attempts"],
+                    "lastError": r["last_error"], "quarantinedAt": iso(r["quarantined_at"])}
+                   for r in rows]})
         return EXIT_OK
     for r in rows:
-        print(f"  {r.recording_id}  {r.quarantine_reason or 'unknown':<19} attempts "
-              f"{r.attempts:<3} quarantined {iso(r.quarantined_at)}  {r.last_error or '-'}")
+        print(f"  {r['recording_id']}  {r['quarantine_reason'] or 'unknown':<19} attempts "
+              f"{r['attempts']:<3} quarantined {iso(r['quarantined_at'])}  "
+              f"{r['last_error'] or '-'}")
     verb = "would requeue" if args.dry_run else "requeued"
     print(f"{verb} {len(rows)} quarantined row(s)"
           + (" (nothing was changed)" if args.dry_run else f" in {batches} transaction(s)")
@@ -165,19 +152,23 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+def _quarantined(conn: Connection, args: argparse.Namespace, limit: int) -> list[queries.Row]:
+    return queries.call(conn, "quarantined_rows", limit=limit, reason_code=args.reason_code,
+                        since=args.since)
+
+
 def _requeue_batches(conn: Connection, args: argparse.Namespace
-                     ) -> tuple[list[queries.RescheduledRow], int]:
+                     ) -> tuple[list[queries.Row], int]:
     """One transaction per batch: the rows it requeued are no longer Quarantined, so the next
     listing takes the next ones; a row requeued by someone else meanwhile is skipped (not
     strict), never an error."""
     by, total = operator(args), args.limit
-    done: list[queries.RescheduledRow] = []
+    done: list[queries.Row] = []
     batches = 0
     while (want := BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))) > 0:
-        ids = [q.recording_id for q in queries.quarantined_rows(
-            conn, want, args.reason_code, args.since)]
-        rows = (queries.reschedule(conn, ids, "Quarantined", operator=by, reason=args.reason,
-                                   strict=False) if ids else [])
+        ids = [q["recording_id"] for q in _quarantined(conn, args, want)]
+        rows = (queries.call(conn, "reschedule", recording_ids=ids, from_status="Quarantined",
+                             operator=by, reason=args.reason, strict=False) if ids else [])
         batches += 1 if ids else 0
         done += rows
         logs.log("requeue batch", rows=len(rows), batch=batches, operator=by,
@@ -222,7 +213,7 @@ RETRY = Command(
         "exit 1: no finalize row, or the row is not Pending (a Quarantined row: use requeue).\n"
         "exit 2: RECORDING_ID is not a UUID, or --reason is missing or empty."
     ),
-    handler=retry_command,
+    handler=reschedule_one,
     add_arguments=_add_retry_arguments,
-    check_args=_check_retry,
+    check_args=check_reason,
 )

@@ -7,10 +7,10 @@ verdicts are the ones the worker would reach.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
-from uuid import UUID
 
 from ..model import CONFIG_ERROR, ClaimedRow, Verdict
 from ..queries import Connection, WorkerConfig, worker_config
@@ -35,17 +35,17 @@ def worker_settings(conn: Connection, settings: Settings) -> tuple[Settings, Wor
                    s3_bucket=worker.s3_bucket, s3_key_template=worker.s3_key_template), worker
 
 
-def claimed(recording_id: UUID, session_kind: str, session_id: UUID,
-            attempts: int = 0) -> ClaimedRow:
+def claimed(row: Mapping[str, Any]) -> ClaimedRow:
     """A reconcile row as ``claim_due`` would hand it to the check (no claim token)."""
-    return ClaimedRow(recording_id=recording_id, session_kind=session_kind,
-                      session_id=session_id, action="reconcile", attempts=attempts,
-                      claim_token=None, recording_version=None, detail=None)
+    return ClaimedRow(recording_id=row["recording_id"], session_kind=row["session_kind"],
+                      session_id=row["session_id"], action="reconcile",
+                      attempts=row.get("attempts", 0), claim_token=None, recording_version=None,
+                      detail=None)
 
 
 class Heads(NamedTuple):
     keys: list[str]
-    #: In the rows' order; none when the storage refuses the bucket (``config_error``).
+    #: In the rows' order; each a ``config_error`` when the storage refuses the bucket.
     verdicts: list[Verdict]
     config_error: str | None
     bucket_confirmed: bool
@@ -63,22 +63,18 @@ def head_rows(settings: Settings, rows: list[ClaimedRow]) -> Heads:
         try:
             confirmed = storage.check_bucket()
         except StorageConfigError as err:
-            return Heads(keys, [], err.code, False)
+            return Heads(keys, [Verdict(CONFIG_ERROR, error=err.code)] * len(rows), err.code,
+                         False)
         with ThreadPoolExecutor(max_workers=min(settings.s3_concurrency, len(rows))) as pool:
             return Heads(keys, list(pool.map(storage.check, rows)), None, confirmed)
     finally:
         storage.close()
 
 
-def verdict_of(verdict: Verdict | None, config_error: str | None) -> Verdict:
-    """The verdict the cycle would apply: a bucket the storage refuses is a ``config_error``."""
-    return verdict if verdict is not None else Verdict(CONFIG_ERROR, error=config_error)
-
-
-def verdict_dict(verdict: Verdict | None, config_error: str | None = None) -> dict[str, Any]:
-    """A verdict as the commands' JSON shows it (None: the bucket refused, ``config_error``)."""
-    if verdict is None:
-        return {"outcome": "config_error", "present": None, "error": config_error}
+def verdict_dict(verdict: Verdict, config_error: str | None) -> dict[str, Any]:
+    """A verdict as the commands' JSON shows it (the bucket refused: ``config_error`` only)."""
+    if config_error is not None:
+        return {"outcome": CONFIG_ERROR, "present": None, "error": config_error}
     return {
         "outcome": verdict.outcome,
         "present": verdict.outcome in ("found", "invalid_metadata"),

@@ -11,7 +11,7 @@ from ..cliutil import (
     Command,
     add_json_flag,
     age,
-    check_limit,
+    check_range,
     connect,
     iso,
     print_json,
@@ -44,7 +44,7 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
     package = shipped(settings.sql_dir)
     with connect(settings) as conn:
         figures = stats(conn, settings.topic)
-        rows = queries.quarantined_rows(conn, args.limit)
+        rows = queries.call(conn, "quarantined_rows", limit=args.limit)
         state = operator_state(conn)
         incidents = storage_incident_list(conn)
         drift = schema_drift(conn, package)
@@ -63,8 +63,8 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
     if rows:
         print(f"\nquarantined (oldest first, {len(rows)} of {figures.quarantined}):")
         print_table(("RECORDING_ID", "KIND", "ATTEMPTS", "QUARANTINED_AT", "LAST_ERROR"),
-                    [(str(r.recording_id), r.session_kind, str(r.attempts),
-                      iso(r.quarantined_at), r.last_error or "-") for r in rows])
+                    [(str(r["recording_id"]), r["session_kind"], str(r["attempts"]),
+                      iso(r["quarantined_at"]), r["last_error"] or "-") for r in rows])
     print(f"storage incidents open        {sum(1 for i in incidents if i.is_open)}")
     if incidents:
         print("\nstorage incidents (open, then ended in the last 7 days):")
@@ -73,7 +73,7 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _status_json(package: Shipped, drift: SchemaDrift, figures: Stats,
-                 rows: list[queries.QuarantinedRow], incidents: list[StorageIncident]
+                 rows: list[queries.Row], incidents: list[StorageIncident]
                  ) -> dict[str, Any]:
     return {
         "schema": {
@@ -92,9 +92,10 @@ def _status_json(package: Shipped, drift: SchemaDrift, figures: Stats,
         "publishBacklog": figures.publish_backlog,
         "oldestUnpublishedAgeSeconds": figures.oldest_unpublished_age_seconds,
         "quarantinedRows": [
-            {"recordingId": str(r.recording_id), "sessionKind": r.session_kind,
-             "sessionId": str(r.session_id), "attempts": r.attempts, "lastError": r.last_error,
-             "quarantinedAt": iso(r.quarantined_at)} for r in rows],
+            {"recordingId": str(r["recording_id"]), "sessionKind": r["session_kind"],
+             "sessionId": str(r["session_id"]), "attempts": r["attempts"],
+             "lastError": r["last_error"], "quarantinedAt": iso(r["quarantined_at"])}
+            for r in rows],
         "storageIncidents": [incident_json(i) for i in incidents],
     }
 
@@ -132,5 +133,5 @@ COMMAND = Command(
     variables=("DATABASE_URL", "RFR_TOPIC"),
     flags=("RFR_TOPIC",),
     add_arguments=_add_arguments,
-    check_args=check_limit,
+    check_args=lambda args: check_range(args, "limit"),
 )
