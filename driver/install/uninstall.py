@@ -16,6 +16,7 @@ import psycopg
 from .. import contract, logs
 from ..cliutil import EXIT_FAILURE, EXIT_OK, Command, connect, fail
 from ..config import Settings
+from .service_sql import sql_ident
 
 LOCK_TIMEOUT = "1s"
 
@@ -128,12 +129,12 @@ def leftovers(role: str, database: str = "") -> list[str]:
     lines += [f"drop role if exists {name};" for name in contract.GROUP_ROLES]
     lines += [f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA}:",
               f"revoke all on schema {contract.SCHEMA} from {role};"]
-    lines += [f"revoke all on {t.qualified} from {role};" for t in contract.TABLES]
+    lines += [f"revoke all on {contract.SCHEMA}.{name} from {role};" for name in contract.TABLES]
     # The sequences behind the service's serial keys (only this grantor's grants go).
     lines.append(f"revoke all on all sequences in schema {contract.SCHEMA} from {role};")
     if database:
         lines += ["-- as the owner of the database:",
-                  f"revoke connect, create on database {contract.sql_ident(database)} from {role};"]
+                  f"revoke connect, create on database {sql_ident(database)} from {role};"]
     return lines
 
 
