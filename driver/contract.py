@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 
 from . import adapter
-from .config import packaged_sql_dir
+from .drift import package_sql, query
 
 SCHEMA = "messenger"
 #: The product's own table in the service's schema (the design card puts it there).
@@ -81,18 +81,9 @@ TABLES: dict[str, tuple[Column, ...]] = {
     ),
 }
 
-GRANTS_FILE = "grants.sql"
-LIFECYCLE_GRANTS_FILE = "grants_lifecycle.sql"
+GRANTS_FILE = "service/grants.sql"
+LIFECYCLE_GRANTS_FILE = "service/grants_lifecycle.sql"
 _GRANT = re.compile(r"^grant (select|insert|update) \(([^)]*)\)\s+on messenger\.(\w+) ", re.M)
-
-
-def service_sql(name: str) -> str:
-    """A file of the package's sql/service/ (this package's, whatever RFR_SQL_DIR says: the
-    grant script is what this driver's check asks for)."""
-    sql_dir = packaged_sql_dir()
-    if sql_dir is None:
-        raise RuntimeError("the installed package ships no sql/ directory")
-    return (sql_dir / "service" / name).read_text(encoding="utf-8")
 
 
 @functools.cache
@@ -100,7 +91,7 @@ def privileges() -> dict[str, dict[str, tuple[str, ...]]]:
     """Table → privilege → columns, read from the grant script ``service-sql grants`` prints:
     what the DBA grants and what ``check`` asks for are one text."""
     found: dict[str, dict[str, tuple[str, ...]]] = {}
-    for privilege, columns, table in _GRANT.findall(service_sql(GRANTS_FILE)):
+    for privilege, columns, table in _GRANT.findall(package_sql(GRANTS_FILE)):
         found.setdefault(table, {})[privilege] = tuple(c.strip() for c in columns.split(","))
     return found
 
@@ -134,90 +125,18 @@ class Problems:
         return "\n".join(lines)
 
 
-# Each table's oid, and its columns (none: a table without columns).
-_TABLE_COLUMNS = """
-select c.relname, c.oid::bigint, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
-    case when a.atttypid = 'pg_catalog.varchar'::pg_catalog.regtype and a.atttypmod > 4
-        then a.atttypmod - 4 end
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-left join pg_catalog.pg_attribute as a
-    on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-where n.nspname = %s and c.relkind in ('r', 'p') and c.relname = any(%s)
-"""
 
-# The columns of a unique index, if it is one an ON CONFLICT can use as its arbiter (not
-# deferrable, no expression column).
-_UNIQUE_INDEX = """
-select array(
-    select a.attname::text from pg_catalog.unnest(x.indkey) with ordinality as k (attnum, o)
-    join pg_catalog.pg_attribute as a on a.attrelid = t.oid and a.attnum = k.attnum
-    order by k.o)
-from pg_catalog.pg_index as x
-join pg_catalog.pg_class as i on i.oid = x.indexrelid
-join pg_catalog.pg_class as t on t.oid = x.indrelid
-join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
-where n.nspname = %s and t.relname = %s and i.relname = %s and x.indisunique and x.indisvalid
-    and x.indimmediate and x.indexprs is null
-"""
 
-_ROLE = """
-select r.rolcreaterole or r.rolsuper,
-    pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT'),
-    pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CREATE'),
-    n.oid is not null,
-    coalesce(pg_catalog.has_schema_privilege(r.oid, n.oid, 'USAGE'), false),
-    coalesce(pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'), false)
-from pg_catalog.pg_roles as r
-left join pg_catalog.pg_namespace as n on n.nspname = %s
-where r.rolname = %s
-"""
 
-# The owner of each of the product's schemas and of its table in the service's schema.
-_OWNERS = """
-select n.nspname::text, pg_catalog.pg_get_userbyid(n.nspowner)
-from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
-union all
-select n.nspname || '.' || c.relname, pg_catalog.pg_get_userbyid(c.relowner)
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-where n.nspname = %(schema)s and c.relname = %(table)s and c.relkind in ('r', 'p')
-order by 1
-"""
 
-_GROUP_ROLES = "select rolname from pg_catalog.pg_roles where rolname = any(%s)"
 
-# The sequences behind column defaults (a serial or bigserial key; an identity column has no
-# default and needs no privilege): the table, the column, the sequence, and whether the role
-# may call nextval() on it.
-_DEFAULT_SEQUENCES = """
-select c.relname, a.attname, pg_catalog.quote_ident(sn.nspname) || '.'
-        || pg_catalog.quote_ident(s.relname),
-    pg_catalog.has_sequence_privilege(%s::name, s.oid, 'USAGE')
-from pg_catalog.pg_attrdef as d
-join pg_catalog.pg_class as c on c.oid = d.adrelid
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum
-join pg_catalog.pg_depend as p on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-    and p.objid = d.oid and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
-join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'
-join pg_catalog.pg_namespace as sn on sn.oid = s.relnamespace
-where n.nspname = %s and c.relname = any(%s) and not a.attisdropped
-"""
 
-# The column privileges asked that the role lacks, in the order asked.
-_LACKING_COLUMN_PRIVILEGES = """
-select x.t, x.c, x.p
-from unnest(%s::bigint[], %s::text[], %s::text[]) with ordinality as x (t, c, p, o)
-where not pg_catalog.has_column_privilege(%s::name, x.t::oid, x.c, x.p)
-order by x.o
-"""
 
 
 def owners(conn: psycopg.Connection[Any]) -> dict[str, str]:
     """The owner of each of the product's schemas and of ``messenger.recording_finalize_attempts``
     that exists, by name."""
-    return {str(name): str(owner) for name, owner in conn.execute(_OWNERS, {
+    return {str(name): str(owner) for name, owner in conn.execute(query("owners"), {
         "schemas": list(PRODUCT_SCHEMAS), "schema": SCHEMA, "table": PRODUCT_TABLE})}
 
 
@@ -235,7 +154,7 @@ def _tables(conn: psycopg.Connection[Any], names: Sequence[str]
     length of each (table, column)."""
     oids: dict[str, int] = {}
     columns: _Columns = {}
-    for table, oid, column, type_name, length in conn.execute(_TABLE_COLUMNS,
+    for table, oid, column, type_name, length in conn.execute(query("table_columns"),
                                                               (SCHEMA, list(names))):
         oids[str(table)] = int(oid)
         if column is not None:
@@ -251,7 +170,7 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     privileges to create what the product owns; ``create_service_tables``: a missing service
     table is to be created, not a problem. Read-only."""
     problems = Problems()
-    role_row = conn.execute(_ROLE, (SCHEMA, role)).fetchone()
+    role_row = conn.execute(query("role_privileges"), (SCHEMA, role)).fetchone()
     if role_row is None:
         problems.items.append(f"role {role} does not exist")
         return problems
@@ -311,7 +230,7 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
     if table not in owned and cannot_create_in_schema:
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
                               f"once, to create {table})")
-    present = {str(r[0]) for r in conn.execute(_GROUP_ROLES, (list(GROUP_ROLES),))}
+    present = {str(r[0]) for r in conn.execute(query("group_roles"), (list(GROUP_ROLES),))}
     roles_absent = [name for name in GROUP_ROLES if name not in present]
     if roles_absent and can_create_roles:
         problems.roles_to_create = roles_absent
@@ -340,7 +259,7 @@ def _columns(problems: Problems, found: _Columns, present: Sequence[str]) -> Non
 
 def _unique_key(problems: Problems, conn: psycopg.Connection[Any]) -> None:
     table, index, columns, why = UNIQUE_KEY
-    row = conn.execute(_UNIQUE_INDEX, (SCHEMA, table, index)).fetchone()
+    row = conn.execute(query("unique_index"), (SCHEMA, table, index)).fetchone()
     where = f"{SCHEMA}.{table} ({', '.join(columns)})"
     if row is None:
         problems.items.append(f"{where}: no unique index {index} ({why})")
@@ -358,7 +277,7 @@ def _privileges(problems: Problems, conn: psycopg.Connection[Any], role: str,
              for column in columns if (name, column) in existing]
     names = {oid: name for name, oid in oids.items()}
     lacking: dict[tuple[str, str], list[str]] = {}
-    for oid, column, privilege in conn.execute(_LACKING_COLUMN_PRIVILEGES, (
+    for oid, column, privilege in conn.execute(query("lacking_column_privileges"), (
             [o for o, _, _ in asked], [c for _, c, _ in asked], [p for _, _, p in asked], role)):
         lacking.setdefault((names[int(oid)], str(privilege)), []).append(str(column))
     for (name, privilege), columns in lacking.items():
@@ -373,7 +292,7 @@ def _default_sequences(problems: Problems, conn: psycopg.Connection[Any], role: 
     inserted = {name: privileges().get(name, {}).get("insert", ()) for name in present}
     inserting = [name for name, columns in inserted.items() if columns]
     for table, column, sequence, usable in conn.execute(
-            _DEFAULT_SEQUENCES, (role, SCHEMA, inserting)):
+            query("default_sequences"), (role, SCHEMA, inserting)):
         if str(column) not in inserted[str(table)] and not usable:
             problems.items.append(
                 f"{SCHEMA}.{table}.{column}: role {role} lacks USAGE on sequence {sequence} "

@@ -7,6 +7,7 @@ newer one (upgrade the package). A core module: ``run``, ``status`` and ``/ready
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -15,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import __version__, queries
+from .config import packaged_sql_dir
 
 DISTRIBUTION = "recording-finalize-retry"
 
@@ -35,6 +37,28 @@ def version_key(version: str | None) -> tuple[int, ...]:
     while numbers and numbers[-1] == 0:
         numbers.pop()
     return tuple(numbers)
+
+
+def package_sql(path: str) -> str:
+    """A file of this package's SQL tree, whatever RFR_SQL_DIR says: the driver's own queries and
+    the grant script its contract check reads."""
+    sql_dir = packaged_sql_dir()
+    if sql_dir is None:
+        raise RuntimeError("the installed package ships no sql/ directory")
+    return (sql_dir / path).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _queries() -> dict[str, bytes]:
+    text = package_sql("service/queries.sql")
+    return {m[1]: m[2].encode() for m in re.finditer(
+        r"^-- name: (\w+)\n(.*?)(?=^-- name: |\Z)", text, re.M | re.S)}
+
+
+def query(name: str) -> bytes:
+    """The query ``name`` of sql/service/queries.sql (as bytes: psycopg takes a query that is no
+    literal of the source so)."""
+    return _queries()[name]
 
 
 def sha256_file(path: Path) -> str:

@@ -6,7 +6,8 @@ The driver calls the functions of ``sql/functions`` (their ``COMMENT ON`` is the
 builds no SQL. Each call is one statement: on an autocommit connection it is its own
 transaction, so ``apply_outcome`` is all-or-nothing in a single round trip. The pipelined form
 (``APPLY_OUTCOME_PIPELINED``, several in one round trip) is sent by ``pipeline.py``. The
-operator commands' SQL is in ``ops/queries.py``, migrate's bookkeeping in ``install/queries.py``.
+operator commands' SQL is in ``ops/queries.py``, the install tooling's in
+``sql/service/queries.sql``.
 """
 
 from __future__ import annotations

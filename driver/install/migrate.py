@@ -26,8 +26,9 @@ from .. import adapter, contract, drift, logs
 from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 from ..db import conninfo
-from . import queries as bookkeeping
+from ..drift import query
 
+MIGRATIONS_SCHEMA = "recording_finalize_migrations"
 MIGRATION_TABLE = "_yoyo_migration"
 # Long enough for another migrate (a few seconds of DDL) to finish first.
 MIGRATE_LOCK_WAIT_S = 60.0
@@ -93,9 +94,9 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
             result.created_roles = _create_roles(conn, problems.roles_to_create)
             result.created_tables = _create_service_tables(conn, package,
                                                            problems.tables_to_create)
-            conn.execute(bookkeeping.CREATE_MIGRATIONS_SCHEMA)
+            conn.execute(query("create_migrations_schema"))
             _apply_migrations(settings, package, result)
-            conn.execute(bookkeeping.RECORD_MIGRATIONS, (
+            conn.execute(query("record_migrations"), (
                 package.version, list(package.migrations), list(package.migrations.values())))
             state = _state(conn)  # after the migrations: one may have dropped a function
             if adapter_sha is not None:
@@ -106,7 +107,7 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
             _record(conn, package, adapter_state, adapter_sha)
             findings = adapter.beneath(conn, rehearse=True) if adapter_sha else []
         finally:
-            conn.execute(bookkeeping.MIGRATE_UNLOCK, (MIGRATE_LOCK_KEY,))
+            conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
     if errors := adapter.errors(findings):
         raise AdapterFails("\n".join(f"  - {line}" for line in errors))
     result.warnings = [f.line() for f in findings if f.severity == "warning"]
@@ -116,7 +117,7 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
 def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service_tables: bool
            ) -> contract.Problems:
     """The contract and what an earlier migrate left: MigrateRefused with every problem."""
-    role_row = conn.execute(bookkeeping.CURRENT_ROLE).fetchone()
+    role_row = conn.execute(query("current_role_and_database")).fetchone()
     problems = contract.check(conn, role_row[0] if role_row else "", installing=True,
                               create_service_tables=create_service_tables)
     refusal = _refusal(package, _state(conn))
@@ -131,12 +132,12 @@ def _record(conn: psycopg.Connection[Any], package: drift.Shipped, adapter_state
     """The bookkeeping the drift check reads, in one transaction."""
     with conn.transaction():
         for file, sha in package.functions.items():
-            conn.execute(bookkeeping.RECORD_FUNCTION,
+            conn.execute(query("record_function"),
                          {"file": file, "sha256": sha, "version": package.version})
-        conn.execute(bookkeeping.FORGET_FUNCTIONS, (list(package.functions),))
-        conn.execute(bookkeeping.RECORD_MIGRATE_STATE, (package.schema_version, package.version))
+        conn.execute(query("forget_functions"), (list(package.functions),))
+        conn.execute(query("record_migrate_state"), (package.schema_version, package.version))
         if adapter_sha is not None:
-            conn.execute(bookkeeping.RECORD_ADAPTER, {
+            conn.execute(query("record_adapter"), {
                 "sha256": None if adapter_state is adapter.State.DBAS else adapter_sha})
 
 
@@ -144,7 +145,7 @@ def _apply_file(conn: psycopg.Connection[Any], text: str, schema: str | None = N
     """One file in its own transaction, under migrate's timeouts (a broken file leaves the ones
     before it applied); ``schema`` is created first if missing."""
     with conn.transaction():
-        conn.execute(bookkeeping.MIGRATE_TIMEOUTS,
+        conn.execute(query("migrate_timeouts"),
                      (f"{LOCK_TIMEOUT_MS}ms", f"{STATEMENT_TIMEOUT_MS}ms"))
         if schema is not None:
             conn.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(schema)))
@@ -154,7 +155,7 @@ def _apply_file(conn: psycopg.Connection[Any], text: str, schema: str | None = N
 
 def _lock(conn: psycopg.Connection[Any]) -> None:
     deadline = time.monotonic() + MIGRATE_LOCK_WAIT_S
-    while conn.execute(bookkeeping.TRY_MIGRATE_LOCK, (MIGRATE_LOCK_KEY,)).fetchone() != (True,):
+    while conn.execute(query("try_migrate_lock"), (MIGRATE_LOCK_KEY,)).fetchone() != (True,):
         if time.monotonic() > deadline:
             raise MigrateLockBusy(f"another migrate has held the migrate lock for "
                                   f"{MIGRATE_LOCK_WAIT_S:.0f} s; try again")
@@ -218,7 +219,7 @@ def _backend(settings: Settings) -> Any:
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
-    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": bookkeeping.SCHEMA}
+    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": MIGRATIONS_SCHEMA}
     from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
     from yoyo.connections import DatabaseURI
 

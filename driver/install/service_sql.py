@@ -15,6 +15,7 @@ from pathlib import Path
 from .. import adapter, contract
 from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
+from ..drift import package_sql
 
 PARTS = ("schema", "adapter", "grants", "recommended")
 #: The parts that are files of the package, printed as they are.
@@ -46,8 +47,8 @@ def grants(role: str, lifecycle: bool) -> str:
     filled in for ``role``."""
     literal = "'" + role.replace("'", "''") + "'"
     values = {"role": sql_ident(role), "role_literal": literal, "role_in_literal": literal[1:-1]}
-    template = contract.service_sql(contract.GRANTS_FILE).replace("{{ lifecycle }}", (
-        "\n" + contract.service_sql(contract.LIFECYCLE_GRANTS_FILE) if lifecycle else ""))
+    template = package_sql(contract.GRANTS_FILE).replace("{{ lifecycle }}", (
+        "\n" + package_sql(contract.LIFECYCLE_GRANTS_FILE) if lifecycle else ""))
 
     def fill(match: re.Match[str]) -> str:
         if match[1]:
