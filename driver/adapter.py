@@ -44,8 +44,6 @@ class State(enum.Enum):
     DBAS = "dba's"             # created or edited by a DBA: migrate keeps it and checks it
 
 
-
-
 def state(conn: psycopg.Connection[Any]) -> State:
     """Which adapter the database holds (before the first migrate, any is a DBA's)."""
     exists, migrated = conn.execute(query("adapter_state")).fetchone() or (False, False)
@@ -54,8 +52,6 @@ def state(conn: psycopg.Connection[Any]) -> State:
     found = conn.execute(query("adapter_fingerprints")).fetchone() if migrated else None
     recorded, live = found or (None, None)
     return State.REFERENCE if recorded is not None and recorded == live else State.DBAS
-
-
 
 
 def port_problems(conn: psycopg.Connection[Any]) -> list[str]:
@@ -102,8 +98,6 @@ class Finding:
 
     def line(self) -> str:
         return f"{self.port}: {self.problem}" + (f" (fix: {self.fix})" if self.fix else "")
-
-
 
 
 def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> list[Finding]:

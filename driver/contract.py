@@ -125,14 +125,6 @@ class Problems:
         return "\n".join(lines)
 
 
-
-
-
-
-
-
-
-
 def owners(conn: psycopg.Connection[Any]) -> dict[str, str]:
     """The owner of each of the product's schemas and of ``messenger.recording_finalize_attempts``
     that exists, by name."""

@@ -9,8 +9,7 @@ paused or hung holder loses the lock on the server's side instead of holding it 
 from __future__ import annotations
 
 import secrets
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -30,11 +29,8 @@ POOL_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 10
 
 
-class PoolLike(Protocol):
-    """The part of ``psycopg_pool.ConnectionPool`` its users need: autocommit connections."""
-
-    def connection(self, timeout: float | None = None
-                   ) -> AbstractContextManager[queries.Connection]: ...
+#: The work pool (``open_pool``), as the relay and maintenance take it.
+PoolLike = ConnectionPool[psycopg.Connection[Any]]
 
 
 def _ms(seconds: float) -> int:
@@ -59,7 +55,7 @@ def conninfo(settings: Settings, *, idle_session_timeout_s: float | None = None)
 
 
 def connect(settings: Settings) -> psycopg.Connection[Any]:
-    """One autocommit connection (status, requeue): every statement is its own transaction."""
+    """One autocommit connection: every statement is its own transaction."""
     return psycopg.connect(conninfo(settings), autocommit=True)
 
 
@@ -69,7 +65,7 @@ def _lock_connection(settings: Settings) -> psycopg.Connection[Any]:
                            autocommit=True)
 
 
-def open_pool(settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
+def open_pool(settings: Settings) -> PoolLike:
     """The work pool: autocommit connections, checked before each use, so a connection broken
     by a database restart is replaced on the next cycle without anyone stepping in."""
     return ConnectionPool(conninfo(settings), min_size=1, max_size=POOL_MAX_SIZE,

@@ -56,8 +56,7 @@ def _queries() -> dict[str, bytes]:
 
 
 def query(name: str) -> bytes:
-    """The query ``name`` of sql/service/queries.sql (as bytes: psycopg takes a query that is no
-    literal of the source so)."""
+    """A query of sql/service/queries.sql (bytes: psycopg's type for a query read at run time)."""
     return _queries()[name]
 
 
@@ -104,8 +103,8 @@ class DbState:
 
 
 def read_state(conn: queries.Connection) -> DbState | None:
-    """The database's side; None without ``recording_finalize.schema_state()``: never migrated
-    by a package that records its schema (or never migrated at all)."""
+    """The database's side; None without ``recording_finalize.schema_state()`` (never migrated,
+    or by a package that did not record its schema)."""
     if not queries.has_schema_state(conn):
         return None
     rows = queries.schema_state(conn)
@@ -216,21 +215,26 @@ def _migration_differences(package: Shipped, state: DbState) -> tuple[str | None
     return newer, differences
 
 
+def function_difference(file: str, sha: str, record: queries.SchemaStateRow | None
+                        ) -> str | None:
+    """How function file ``file`` (``sha``) differs from what migrate recorded; None: it does not
+    (then migrate leaves it alone)."""
+    if record is None:
+        return f"function file {file} was never applied"
+    if record.sha256 != sha:
+        return (f"function file {file} differs from the one migrate applied"
+                + (f" (by recording-finalize {record.package_version})"
+                   if record.package_version else ""))
+    if record.live_md5 is None:
+        return f"the function of {file} is missing from the database"
+    if record.live_md5 != record.recorded_md5:
+        return f"the function of {file} was changed in the database after migrate applied it"
+    return None
+
+
 def _function_differences(package: Shipped, state: DbState) -> list[str]:
-    differences: list[str] = []
-    for file, sha in sorted(package.functions.items()):
-        record = state.functions.get(file)
-        if record is None:
-            differences.append(f"function file {file} was never applied")
-        elif record.sha256 != sha:
-            differences.append(f"function file {file} differs from the one migrate applied"
-                               + (f" (by recording-finalize {record.package_version})"
-                                  if record.package_version else ""))
-        elif record.live_md5 is None:
-            differences.append(f"the function of {file} is missing from the database")
-        elif record.live_md5 != record.recorded_md5:
-            differences.append(f"the function of {file} was changed in the database after "
-                               "migrate applied it")
+    differences = [difference for file, sha in sorted(package.functions.items())
+                   if (difference := function_difference(file, sha, state.functions.get(file)))]
     unknown = set(state.functions) - set(package.functions)
     if unknown:
         differences.append(f"it has function file(s) {_names(unknown)} that this package "

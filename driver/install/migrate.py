@@ -23,7 +23,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from .. import adapter, contract, drift, logs
-from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
+from ..cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 from ..db import conninfo
 from ..drift import query
@@ -62,19 +62,13 @@ class MigrateResult:
     warnings: list[str] = field(default_factory=list)
 
 
-class MigrateRefused(RuntimeError):
-    """Nothing was written: the contract does not hold, the database is newer, or an applied
-    migration file changed."""
+class MigrateStopped(RuntimeError):
+    """The message says what was written (nothing, when refused) and what to do; ``code`` is the
+    exit code, ``redact`` False for a message made of catalog names only."""
 
-
-class AdapterFails(RuntimeError):
-    """Everything was applied, but the worker would fail at run time beneath the adapter
-    (check_adapter's errors, each with its fix). The worker refuses to start until it is fixed."""
-
-
-class MigrateLockBusy(RuntimeError):
-    """A file's lock was not granted in ``LOCK_TRIES`` tries, or another migrate holds
-    migrate's lock."""
+    def __init__(self, message: str, code: int = EXIT_FAILURE, redact: bool = True) -> None:
+        super().__init__(message)
+        self.code, self.redact = code, redact
 
 
 def migrate(settings: Settings, *, create_service_tables: bool = False) -> MigrateResult:
@@ -109,7 +103,9 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
         finally:
             conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
     if errors := adapter.errors(findings):
-        raise AdapterFails("\n".join(f"  - {line}" for line in errors))
+        raise MigrateStopped("migrate applied the product's objects, but the worker would fail "
+                             "beneath the adapter (it refuses to start until these are fixed):\n"
+                             + "\n".join(f"  - {line}" for line in errors), EXIT_USAGE, False)
     result.warnings = [f.line() for f in findings if f.severity == "warning"]
     return result
 
@@ -123,7 +119,8 @@ def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service
     refusal = _refusal(package, _state(conn))
     if problems or refusal:
         items = problems.message() + (f"\n  - {refusal}" if refusal else "")
-        raise MigrateRefused(items.lstrip("\n"))
+        raise MigrateStopped("migrate refused, nothing was written:\n" + items.lstrip("\n"),
+                             EXIT_USAGE, False)
     return problems
 
 
@@ -157,8 +154,8 @@ def _lock(conn: psycopg.Connection[Any]) -> None:
     deadline = time.monotonic() + MIGRATE_LOCK_WAIT_S
     while conn.execute(query("try_migrate_lock"), (MIGRATE_LOCK_KEY,)).fetchone() != (True,):
         if time.monotonic() > deadline:
-            raise MigrateLockBusy(f"another migrate has held the migrate lock for "
-                                  f"{MIGRATE_LOCK_WAIT_S:.0f} s; try again")
+            raise MigrateStopped(f"migrate stopped: another migrate has held the migrate lock "
+                                 f"for {MIGRATE_LOCK_WAIT_S:.0f} s; try again")
         time.sleep(0.5)
 
 
@@ -195,19 +192,15 @@ def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> list[str]:
 _BLOCK = re.compile(r"-- table: messenger\.([a-z_]+)\s*$", re.MULTILINE)
 
 
-def service_table_blocks(text: str) -> dict[str, str]:
-    """sql/service/schema.sql split into its "-- table: messenger.X" blocks, by table name."""
-    return {m.group(1): block for block in re.split(r"(?m)^(?=-- table: messenger\.)", text)
-            if (m := _BLOCK.match(block))}
-
-
 def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped,
                            missing: list[str]) -> list[str]:
-    """For a new database only: the reference DDL of each service table that is missing, in
-    one transaction (an existing table is never touched)."""
+    """For a new database only: the reference DDL of each service table that is missing (its
+    "-- table: messenger.X" block of sql/service/schema.sql), in one transaction (an existing
+    table is never touched)."""
     if missing:
-        blocks = service_table_blocks(
-            (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8"))
+        text = (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8")
+        blocks = {m[1]: block for block in re.split(r"(?m)^(?=-- table: messenger\.)", text)
+                  if (m := _BLOCK.match(block))}
         _apply_file(conn, "".join(blocks[name] for name in missing), contract.SCHEMA)
     return missing
 
@@ -238,9 +231,9 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
             return
         except _RETRYABLE as err:
             if attempt == LOCK_TRIES:
-                raise MigrateLockBusy(
-                    f"{what}: a lock was not granted within {LOCK_TIMEOUT_MS} ms in "
-                    f"{LOCK_TRIES} tries ({type(err).__name__} {err.sqlstate}): an open "
+                raise MigrateStopped(
+                    f"migrate stopped: {what}: a lock was not granted within {LOCK_TIMEOUT_MS} "
+                    f"ms in {LOCK_TRIES} tries ({type(err).__name__} {err.sqlstate}): an open "
                     "transaction holds a table it needs. Nothing of this file was applied; "
                     "find the blocker in pg_stat_activity and run migrate again") from err
             pause = BACKOFF_S[min(attempt, len(BACKOFF_S)) - 1]
@@ -253,6 +246,7 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
 
 def _apply_migrations(settings: Settings, package: drift.Shipped, result: MigrateResult) -> None:
     from yoyo import read_migrations
+    from yoyo.exceptions import LockTimeout
 
     backend = _backend(settings)
     try:
@@ -262,6 +256,9 @@ def _apply_migrations(settings: Settings, package: drift.Shipped, result: Migrat
                     _retrying(f"migration {migration.id}",
                               partial(backend.apply_one, migration), result)
                     result.applied.append(migration.id)
+    except LockTimeout:
+        raise MigrateStopped("another migrate holds the migration lock (yoyo_lock); try "
+                             "again") from None
     finally:
         backend.connection.close()
 
@@ -285,9 +282,8 @@ def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
     """Each function file whose file or live definition differs from what migrate recorded;
     internal helpers first, each group by name."""
     for file in sorted(package.functions, key=lambda f: (not f.startswith(INTERNAL_PREFIX), f)):
-        record = state.functions.get(file)
-        if (record is not None and record.sha256 == package.functions[file]
-                and record.live_md5 is not None and record.live_md5 == record.recorded_md5):
+        if drift.function_difference(file, package.functions[file],
+                                     state.functions.get(file)) is None:
             result.unchanged.append(file)
             continue
         text = (package.sql_dir / "functions" / file).read_text(encoding="utf-8")
@@ -296,23 +292,10 @@ def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
 
 
 def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
-    from yoyo.exceptions import LockTimeout
-
-    sql_dir = settings.sql_dir
-    if not (sql_dir / "migrations").is_dir() or not (sql_dir / "functions").is_dir():
-        return fail(f"no migrations/ and functions/ under {sql_dir} (set RFR_SQL_DIR)", EXIT_USAGE)
     try:
         result = migrate(settings, create_service_tables=args.create_service_tables)
-    except MigrateRefused as err:
-        return fail(f"migrate refused, nothing was written:\n{err}", EXIT_USAGE, redact=False)
-    except AdapterFails as err:
-        return fail("migrate applied the product's objects, but the worker would fail beneath "
-                    f"the adapter (it refuses to start until these are fixed):\n{err}",
-                    EXIT_USAGE, redact=False)
-    except MigrateLockBusy as err:
-        return fail(f"migrate stopped: {err}")
-    except LockTimeout:
-        return fail("another migrate holds the migration lock (yoyo_lock); try again")
+    except MigrateStopped as err:
+        return fail(str(err), err.code, err.redact)
     logs.log("migrated", applied=result.applied, functions=len(result.functions),
              unchanged=len(result.unchanged), createdRoles=result.created_roles,
              createdTables=result.created_tables, lockRetries=result.lock_retries,

@@ -22,8 +22,6 @@ from .service_sql import sql_ident
 LOCK_TIMEOUT = "1s"
 
 
-
-
 @dataclass(frozen=True)
 class Plan:
     """What uninstall drops (the role's own objects) and what it leaves, with why."""
@@ -38,7 +36,7 @@ class Plan:
 
     @property
     def statements(self) -> list[str]:
-        """What ``run`` runs; the names are the product's own, plain identifiers."""
+        """What ``--yes`` runs; the names are the product's own, plain identifiers."""
         return [*(f"drop schema {name} cascade;" for name in self.schemas),
                 *([f"drop table {self.table};"] if self.table else []),
                 # The baseline revoked EXECUTE from PUBLIC for this role's new functions (its
@@ -65,14 +63,6 @@ def plan(conn: psycopg.Connection[Any]) -> Plan:
                       "table": contract.PRODUCT_TABLE})]
     return Plan(role, [name for name in mine if name != table],
                 table if table in mine else None, foreign, dependents, database)
-
-
-def run(conn: psycopg.Connection[Any], what: Plan) -> None:
-    """Runs ``what.statements`` in one transaction (all or nothing)."""
-    with conn.transaction():
-        conn.execute(f"set local lock_timeout = '{LOCK_TIMEOUT}'".encode())
-        for statement in what.statements:
-            conn.execute(statement.encode())
 
 
 def leftovers(role: str, database: str = "") -> list[str]:
@@ -105,23 +95,22 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         if not what.schemas and not what.table:
             print(f"nothing of recording-finalize-retry is installed here for role {what.role}")
             return EXIT_OK
-        if not args.yes:
-            print("would run (uninstall --yes does it, in one transaction):")
-            for statement in what.statements:
-                print(f"  {statement}")
-            _print_leftovers(what.role, what.database)
-            return EXIT_OK
-        run(conn, what)
-    logs.log("uninstalled", schemas=what.schemas, table=what.table)
-    print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
-    _print_leftovers(what.role, what.database)
-    return EXIT_OK
-
-
-def _print_leftovers(role: str, database: str) -> None:
+        if args.yes:
+            with conn.transaction():  # all or nothing
+                conn.execute(f"set local lock_timeout = '{LOCK_TIMEOUT}'".encode())
+                for statement in what.statements:
+                    conn.execute(statement.encode())
+    if args.yes:
+        logs.log("uninstalled", schemas=what.schemas, table=what.table)
+        print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
+    else:
+        print("would run (uninstall --yes does it, in one transaction):")
+        for statement in what.statements:
+            print(f"  {statement}")
     print("not dropped (not the product's to drop here):")
-    for line in leftovers(role, database):
+    for line in leftovers(what.role, what.database):
         print(f"  {line}")
+    return EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
