@@ -8,7 +8,6 @@ its ports have the columns and arguments the product uses (``port_problems``), a
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -89,23 +88,16 @@ def port_problems(conn: psycopg.Connection[Any]) -> list[str]:
     return problems
 
 
-@dataclass(frozen=True)
-class Finding:
-    severity: str   # error, warning or notice
-    port: str
-    problem: str
-    fix: str | None
-
-    def line(self) -> str:
-        return f"{self.port}: {self.problem}" + (f" (fix: {self.fix})" if self.fix else "")
-
-
-def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> list[Finding]:
-    """What ``recording_finalize.check_adapter`` finds beneath the ports (one call; with
-    ``rehearse`` it rehearses the writes in a subtransaction it rolls back)."""
-    return [Finding(str(s), str(p), str(m), None if f is None else str(f))
-            for s, p, m, f in conn.execute(query("check_adapter"), (rehearse,))]
+def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> dict[str, list[str]]:
+    """What ``recording_finalize.check_adapter`` finds beneath the ports, "port: problem (fix:
+    …)" by severity (error, warning, notice); with ``rehearse`` it rehearses the writes in a
+    subtransaction it rolls back."""
+    found: dict[str, list[str]] = {}
+    for severity, port, problem, fix in conn.execute(query("check_adapter"), (rehearse,)):
+        found.setdefault(str(severity), []).append(
+            f"{port}: {problem}" + (f" (fix: {fix})" if fix else ""))
+    return found
 
 
-def errors(findings: list[Finding]) -> list[str]:
-    return [f.line() for f in findings if f.severity == "error"]
+def errors(findings: dict[str, list[str]]) -> list[str]:
+    return findings.get("error", [])

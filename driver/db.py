@@ -38,8 +38,7 @@ def _ms(seconds: float) -> int:
 
 
 def conninfo(settings: Settings, *, idle_session_timeout_s: float | None = None) -> str:
-    """``DATABASE_URL`` plus the session settings the worker needs, as a libpq conninfo.
-    Options already in the URL are kept; ours are appended (a later ``-c`` wins in PostgreSQL)."""
+    """``DATABASE_URL`` plus our session settings, appended to its options (a later ``-c`` wins)."""
     # Keepalives notice a peer that vanished from the network (not a hung one: see cycle.py).
     params: dict[str, Any] = {
         "connect_timeout": str(CONNECT_TIMEOUT_S), "keepalives": "1", "keepalives_idle": "30",
@@ -60,7 +59,6 @@ def connect(settings: Settings) -> psycopg.Connection[Any]:
 
 
 def _lock_connection(settings: Settings) -> psycopg.Connection[Any]:
-    """A connection the server ends once it has been idle for the lock's TTL."""
     return psycopg.connect(conninfo(settings, idle_session_timeout_s=settings.lock_ttl),
                            autocommit=True)
 
@@ -216,6 +214,4 @@ def database_target(settings: Settings) -> str:
 
 def server_message(err: psycopg.Error) -> str:
     """The server's own words for ``err`` on one line (the caller redacts secrets)."""
-    primary = err.diag.message_primary if err.sqlstate else None
-    text = primary or str(err)
-    return " ".join(text.split())
+    return " ".join(((err.diag.message_primary if err.sqlstate else None) or str(err)).split())

@@ -99,14 +99,14 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
                                                 result)
             _apply_functions(conn, package, state, result)
             _record(conn, package, adapter_state, adapter_sha)
-            findings = adapter.beneath(conn, rehearse=True) if adapter_sha else []
+            findings = adapter.beneath(conn, rehearse=True) if adapter_sha else {}
         finally:
             conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
     if errors := adapter.errors(findings):
         raise MigrateStopped("migrate applied the product's objects, but the worker would fail "
                              "beneath the adapter (it refuses to start until these are fixed):\n"
                              + "\n".join(f"  - {line}" for line in errors), EXIT_USAGE, False)
-    result.warnings = [f.line() for f in findings if f.severity == "warning"]
+    result.warnings = findings.get("warning", [])
     return result
 
 
