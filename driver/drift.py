@@ -75,7 +75,7 @@ class Shipped:
 
     @property
     def schema_version(self) -> str:
-        return max(self.migrations) if self.migrations else "-"
+        return max(self.migrations, default="-")
 
 
 def shipped_schema_version(sql_dir: Path) -> str:
