@@ -8,10 +8,11 @@ its ports have the columns and arguments the product uses (``port_problems``), a
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+
+from .drift import query
 
 SCHEMA = "recording_finalize_adapter"
 REFERENCE_FILE = "adapter/reference.sql"
@@ -42,50 +43,24 @@ class State(enum.Enum):
     DBAS = "dba's"             # created or edited by a DBA: migrate keeps it and checks it
 
 
-_STATE = """
-select pg_catalog.to_regnamespace('recording_finalize_adapter') is not null,
-    pg_catalog.to_regprocedure('recording_finalize.schema_state()') is not null
-"""
-# The adapter's fingerprint as migrate recorded it (NULL: a DBA's) and as it is now.
-_FINGERPRINTS = """
-select recorded_md5, live_md5 from recording_finalize.schema_state() where kind = 'adapter'
-"""
-
-
 def state(conn: psycopg.Connection[Any]) -> State:
     """Which adapter the database holds (before the first migrate, any is a DBA's)."""
-    exists, migrated = conn.execute(_STATE).fetchone() or (False, False)
+    exists, migrated = conn.execute(query("adapter_state")).fetchone() or (False, False)
     if not exists:
         return State.ABSENT
-    recorded, live = (conn.execute(_FINGERPRINTS).fetchone() if migrated else None) or (None, None)
+    found = conn.execute(query("adapter_fingerprints")).fetchone() if migrated else None
+    recorded, live = found or (None, None)
     return State.REFERENCE if recorded is not None and recorded == live else State.DBAS
-
-
-_VIEW_COLUMNS = """
-select c.relname, a.attname, pg_catalog.format_type(a.atttypid, null)
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-join pg_catalog.pg_attribute as a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-where n.nspname = %s and c.relkind in ('v', 'm', 'r', 'p')
-"""
-_FUNCTION_SIGNATURES = """
-select p.proname, array(select pg_catalog.format_type(t, null)
-                        from pg_catalog.unnest(p.proargtypes) as t),
-    pg_catalog.format_type(p.prorettype, null), p.proretset
-from pg_catalog.pg_proc as p
-join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
-where n.nspname = %s and p.prokind = 'f'
-"""
 
 
 def port_problems(conn: psycopg.Connection[Any]) -> list[str]:
     """Each port that is missing, or lacks a column, argument or result type the product uses.
     Read-only (the catalog)."""
     views: dict[str, dict[str, str]] = {}
-    for view, column, type_name in conn.execute(_VIEW_COLUMNS, (SCHEMA,)):
+    for view, column, type_name in conn.execute(query("view_columns"), (SCHEMA,)):
         views.setdefault(str(view), {})[str(column)] = str(type_name)
     functions: dict[str, dict[tuple[str, ...], tuple[str, bool]]] = {}
-    for name, args, result, returns_set in conn.execute(_FUNCTION_SIGNATURES, (SCHEMA,)):
+    for name, args, result, returns_set in conn.execute(query("function_signatures"), (SCHEMA,)):
         functions.setdefault(str(name), {})[tuple(args)] = (str(result), bool(returns_set))
     problems: list[str] = []
     for view, wanted in VIEWS.items():
@@ -113,26 +88,16 @@ def port_problems(conn: psycopg.Connection[Any]) -> list[str]:
     return problems
 
 
-@dataclass(frozen=True)
-class Finding:
-    severity: str   # error, warning or notice
-    port: str
-    problem: str
-    fix: str | None
-
-    def line(self) -> str:
-        return f"{self.port}: {self.problem}" + (f" (fix: {self.fix})" if self.fix else "")
-
-
-_CHECK = "select severity, port, problem, fix from recording_finalize.check_adapter(%s)"
+def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> dict[str, list[str]]:
+    """What ``recording_finalize.check_adapter`` finds beneath the ports, "port: problem (fix:
+    …)" by severity (error, warning, notice); with ``rehearse`` it rehearses the writes in a
+    subtransaction it rolls back."""
+    found: dict[str, list[str]] = {}
+    for severity, port, problem, fix in conn.execute(query("check_adapter"), (rehearse,)):
+        found.setdefault(str(severity), []).append(
+            f"{port}: {problem}" + (f" (fix: {fix})" if fix else ""))
+    return found
 
 
-def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> list[Finding]:
-    """What ``recording_finalize.check_adapter`` finds beneath the ports (one call; with
-    ``rehearse`` it rehearses the writes in a subtransaction it rolls back)."""
-    return [Finding(str(s), str(p), str(m), None if f is None else str(f))
-            for s, p, m, f in conn.execute(_CHECK, (rehearse,))]
-
-
-def errors(findings: list[Finding]) -> list[str]:
-    return [f.line() for f in findings if f.severity == "error"]
+def errors(findings: dict[str, list[str]]) -> list[str]:
+    return findings.get("error", [])

@@ -1,19 +1,9 @@
-"""Which build this is: the git commit it was built from and the fingerprint of the SQL it ships.
+"""Which build this is: the git commit it was built from and the fingerprint of the SQL it ships
+(``--version``, ``…_build_info``): three different SQL trees were once all recorded as 0.2.1.
 
-A version alone did not name one build: three different SQL trees were once recorded as 0.2.1.
-``recording-finalize --version`` and ``…_build_info`` carry both, so two builds of one version
-can be told apart.
-
-- **The SQL fingerprint** is the sha256 over every ``*.sql`` file of the SQL tree, in the order of
-  their sorted paths as ``sql/<path>``, each fed as ``<path> NUL <size, decimal> NUL <bytes>`` (no
-  two trees hash alike by moving bytes from one file to the next). It is the one CHANGELOG.md
-  records per version; ``scripts/release.py`` loads this module to compute it, so the rule is
-  written once.
-- **The commit** is baked into a wheel when it is built (``setup.py`` writes ``BUILD_COMMIT``
-  next to this module); an editable install asks git of its checkout; otherwise "unknown".
-  ``-dirty`` says the tree had changes not committed.
-
-Standard library only: ``scripts/release.py`` runs it without the project's virtualenv.
+The fingerprint is the one CHANGELOG.md records per version; ``scripts/release.py`` loads this
+module to compute it (so the rule is written once), without the project's virtualenv: standard
+library only.
 """
 
 from __future__ import annotations
@@ -33,7 +23,8 @@ def sql_files(sql_dir: Path) -> list[Path]:
 
 
 def sql_fingerprint(sql_dir: Path) -> str:
-    """The fingerprint of the SQL tree at ``sql_dir`` (a checkout's ``sql/`` or the package's)."""
+    """The sha256 over every ``*.sql`` of ``sql_dir``, each fed as ``sql/<path> NUL <size> NUL
+    <bytes>``: no two trees hash alike by moving bytes from one file to the next."""
     h = hashlib.sha256()
     for path in sql_files(sql_dir):
         data = path.read_bytes()
@@ -59,7 +50,8 @@ def git_commit(tree: Path) -> str | None:
 
 
 def commit() -> str:
-    """This build's commit: baked into a wheel, else the editable checkout's, else unknown."""
+    """This build's commit: baked into a wheel (``setup.py`` writes COMMIT_FILE), else the
+    editable checkout's, else unknown."""
     here = Path(__file__).resolve().parent
     baked = here / COMMIT_FILE
     if baked.is_file():

@@ -1,14 +1,15 @@
 """The contract with the messenger service: every table, column, type, unique key and privilege
-the product's functions rely on in the service's schema, stated once.
+the product's functions rely on in the service's schema, stated once (the privileges in the grant
+script sql/service/grants.sql, which ``service-sql grants`` prints).
 
 ``check`` compares a database with it (read-only catalog queries, through OIDs: casting a name to
-``regclass`` needs the very USAGE that may be missing); ``grants_sql`` prints the column-by-column
-GRANTs that satisfy it (``service-sql grants --to ROLE``).
+``regclass`` needs the very USAGE that may be missing).
 """
 
 from __future__ import annotations
 
-import textwrap
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import psycopg
 
 from . import adapter
+from .drift import package_sql, query
 
 SCHEMA = "messenger"
 #: The product's own table in the service's schema (the design card puts it there).
@@ -46,91 +48,52 @@ class Column:
     min_length: int | None = None
 
 
-@dataclass(frozen=True)
-class Table:
-    name: str
-    columns: tuple[Column, ...]
-    #: Columns the functions read (SELECT), insert and update: the GRANTs, column by column.
-    select: tuple[str, ...]
-    insert: tuple[str, ...] = ()
-    update: tuple[str, ...] = ()
-    why: str = ""
-
-    @property
-    def qualified(self) -> str:
-        return f"{SCHEMA}.{self.name}"
-
-    @property
-    def grants(self) -> list[tuple[str, tuple[str, ...]]]:
-        """Each privilege the product needs on the table, with its columns."""
-        return [(privilege, columns) for privilege, columns in (
-            ("select", self.select), ("insert", self.insert), ("update", self.update)) if columns]
-
-
 _SESSION_COLUMNS = (
     Column("id", UUID), Column("chat_id", UUID), Column("deal_id", UUID),
     Column("tenant_id", UUID), Column("started_at", TIMESTAMPTZ),
     Column("ended_at", TIMESTAMPTZ),
 )
 
-TABLES: tuple[Table, ...] = (
-    Table(
-        "call_sessions", _SESSION_COLUMNS,
-        select=tuple(c.name for c in _SESSION_COLUMNS),
-        why="a Direct recording's session (the adapter's sessions view): its end starts the SLA",
+#: Each service table's columns the product reads or writes, with the types it can use (what it
+#: needs of them, column by column, is the grant script's: ``privileges``).
+TABLES: dict[str, tuple[Column, ...]] = {
+    "call_sessions": _SESSION_COLUMNS,
+    "conference_sessions": _SESSION_COLUMNS,
+    "call_recordings": (
+        Column("id", UUID), Column("session_kind", TEXT, 10), Column("session_id", UUID),
+        Column("media_type", TEXT, 5), Column("trigger", TEXT, 6),
+        Column("status", TEXT, 9), Column("file_id", TEXT, 1024),
+        Column("size_bytes", BIGINT), Column("duration_seconds", INTEGER),
+        Column("format", TEXT, 4), Column("failure_reason", TEXT, 7),
+        Column("started_at", TIMESTAMPTZ), Column("ended_at", TIMESTAMPTZ),
+        Column("available_at", TIMESTAMPTZ), Column("failed_at", TIMESTAMPTZ),
+        Column("version", INTEGER), Column("created_at", TIMESTAMPTZ),
+        Column("updated_at", TIMESTAMPTZ),
     ),
-    Table(
-        "conference_sessions", _SESSION_COLUMNS,
-        select=tuple(c.name for c in _SESSION_COLUMNS),
-        why="a Conference recording's session, as call_sessions",
+    "integration_outbox": (
+        Column("topic", TEXT), Column("dedupe_key", TEXT),
+        Column("created_at", TIMESTAMPTZ), Column("published_at", TIMESTAMPTZ),
     ),
-    Table(
-        "call_recordings",
-        (
-            Column("id", UUID), Column("session_kind", TEXT, 10), Column("session_id", UUID),
-            Column("media_type", TEXT, 5), Column("trigger", TEXT, 6),
-            Column("status", TEXT, 9), Column("file_id", TEXT, 1024),
-            Column("size_bytes", BIGINT), Column("duration_seconds", INTEGER),
-            Column("format", TEXT, 4), Column("failure_reason", TEXT, 7),
-            Column("started_at", TIMESTAMPTZ), Column("ended_at", TIMESTAMPTZ),
-            Column("available_at", TIMESTAMPTZ), Column("failed_at", TIMESTAMPTZ),
-            Column("version", INTEGER), Column("created_at", TIMESTAMPTZ),
-            Column("updated_at", TIMESTAMPTZ),
-        ),
-        select=("id", "session_kind", "session_id", "media_type", "trigger", "status",
-                "file_id", "size_bytes", "duration_seconds", "format", "failure_reason",
-                "started_at", "ended_at", "available_at", "version"),
-        update=("status", "file_id", "size_bytes", "duration_seconds", "format",
-                "failure_reason", "started_at", "ended_at", "available_at", "failed_at",
-                "version", "updated_at"),
-        why="the recording (the adapter's recordings view): make_available and make_failed move "
-            "a stuck one to Available or Failed under a status guard",
+    "realtime_outbox": (
+        Column("id", INTEGER), Column("kind", TEXT, 18), Column("session_kind", TEXT, 10),
+        Column("session_id", UUID), Column("reference_id", UUID), Column("payload", JSONB),
+        Column("created_at", TIMESTAMPTZ), Column("dispatched_at", TIMESTAMPTZ),
     ),
-    Table(
-        "integration_outbox",
-        (
-            Column("topic", TEXT), Column("dedupe_key", TEXT),
-            Column("created_at", TIMESTAMPTZ), Column("published_at", TIMESTAMPTZ),
-        ),
-        select=("topic", "dedupe_key", "created_at", "published_at"),
-        why="only read (the adapter's service_events view): a recording whose event the "
-            "service enqueued itself gets none from the product; the product never writes, "
-            "marks or deletes a row here (its events are in recording_finalize.outbox)",
-    ),
-    Table(
-        "realtime_outbox",
-        (
-            Column("id", INTEGER), Column("kind", TEXT, 18), Column("session_kind", TEXT, 10),
-            Column("session_id", UUID), Column("reference_id", UUID), Column("payload", JSONB),
-            Column("created_at", TIMESTAMPTZ), Column("dispatched_at", TIMESTAMPTZ),
-        ),
-        select=(),
-        insert=("kind", "session_kind", "session_id", "reference_id", "payload"),
-        why="the RecordingAvailable / RecordingFailed pushes, written with the transition (the "
-            "adapter's enqueue_realtime)",
-    ),
-)
-TABLE_BY_NAME = {t.name: t for t in TABLES}
+}
+
+GRANTS_FILE = "service/grants.sql"
+LIFECYCLE_GRANTS_FILE = "service/grants_lifecycle.sql"
+_GRANT = re.compile(r"^grant (select|insert|update) \(([^)]*)\)\s+on messenger\.(\w+) ", re.M)
+
+
+@functools.cache
+def privileges() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Table → privilege → columns, read from the grant script ``service-sql grants`` prints:
+    what the DBA grants and what ``check`` asks for are one text."""
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for privilege, columns, table in _GRANT.findall(package_sql(GRANTS_FILE)):
+        found.setdefault(table, {})[privilege] = tuple(c.strip() for c in columns.split(","))
+    return found
 
 
 #: The unique key the product relies on, under the name the design card fixes, and why.
@@ -162,90 +125,10 @@ class Problems:
         return "\n".join(lines)
 
 
-# Each table's oid, and its columns (none: a table without columns).
-_TABLE_COLUMNS = """
-select c.relname, c.oid::bigint, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
-    case when a.atttypid = 'pg_catalog.varchar'::pg_catalog.regtype and a.atttypmod > 4
-        then a.atttypmod - 4 end
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-left join pg_catalog.pg_attribute as a
-    on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-where n.nspname = %s and c.relkind in ('r', 'p') and c.relname = any(%s)
-"""
-
-# The columns of a unique index, if it is one an ON CONFLICT can use as its arbiter (not
-# deferrable, no expression column).
-_UNIQUE_INDEX = """
-select array(
-    select a.attname::text from pg_catalog.unnest(x.indkey) with ordinality as k (attnum, o)
-    join pg_catalog.pg_attribute as a on a.attrelid = t.oid and a.attnum = k.attnum
-    order by k.o)
-from pg_catalog.pg_index as x
-join pg_catalog.pg_class as i on i.oid = x.indexrelid
-join pg_catalog.pg_class as t on t.oid = x.indrelid
-join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
-where n.nspname = %s and t.relname = %s and i.relname = %s and x.indisunique and x.indisvalid
-    and x.indimmediate and x.indexprs is null
-"""
-
-_ROLE = """
-select r.rolcreaterole or r.rolsuper,
-    pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT'),
-    pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CREATE'),
-    n.oid is not null,
-    coalesce(pg_catalog.has_schema_privilege(r.oid, n.oid, 'USAGE'), false),
-    coalesce(pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'), false)
-from pg_catalog.pg_roles as r
-left join pg_catalog.pg_namespace as n on n.nspname = %s
-where r.rolname = %s
-"""
-
-# The owner of each of the product's schemas and of its table in the service's schema.
-_OWNERS = """
-select n.nspname::text, pg_catalog.pg_get_userbyid(n.nspowner)
-from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
-union all
-select n.nspname || '.' || c.relname, pg_catalog.pg_get_userbyid(c.relowner)
-from pg_catalog.pg_class as c
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-where n.nspname = %(schema)s and c.relname = %(table)s and c.relkind in ('r', 'p')
-order by 1
-"""
-
-_GROUP_ROLES = "select rolname from pg_catalog.pg_roles where rolname = any(%s)"
-
-# The sequences behind column defaults (a serial or bigserial key; an identity column has no
-# default and needs no privilege): the table, the column, the sequence, and whether the role
-# may call nextval() on it.
-_DEFAULT_SEQUENCES = """
-select c.relname, a.attname, pg_catalog.quote_ident(sn.nspname) || '.'
-        || pg_catalog.quote_ident(s.relname),
-    pg_catalog.has_sequence_privilege(%s::name, s.oid, 'USAGE')
-from pg_catalog.pg_attrdef as d
-join pg_catalog.pg_class as c on c.oid = d.adrelid
-join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum
-join pg_catalog.pg_depend as p on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-    and p.objid = d.oid and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
-join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'
-join pg_catalog.pg_namespace as sn on sn.oid = s.relnamespace
-where n.nspname = %s and c.relname = any(%s) and not a.attisdropped
-"""
-
-# The column privileges asked that the role lacks, in the order asked.
-_LACKING_COLUMN_PRIVILEGES = """
-select x.t, x.c, x.p
-from unnest(%s::bigint[], %s::text[], %s::text[]) with ordinality as x (t, c, p, o)
-where not pg_catalog.has_column_privilege(%s::name, x.t::oid, x.c, x.p)
-order by x.o
-"""
-
-
 def owners(conn: psycopg.Connection[Any]) -> dict[str, str]:
     """The owner of each of the product's schemas and of ``messenger.recording_finalize_attempts``
     that exists, by name."""
-    return {str(name): str(owner) for name, owner in conn.execute(_OWNERS, {
+    return {str(name): str(owner) for name, owner in conn.execute(query("owners"), {
         "schemas": list(PRODUCT_SCHEMAS), "schema": SCHEMA, "table": PRODUCT_TABLE})}
 
 
@@ -263,7 +146,7 @@ def _tables(conn: psycopg.Connection[Any], names: Sequence[str]
     length of each (table, column)."""
     oids: dict[str, int] = {}
     columns: _Columns = {}
-    for table, oid, column, type_name, length in conn.execute(_TABLE_COLUMNS,
+    for table, oid, column, type_name, length in conn.execute(query("table_columns"),
                                                               (SCHEMA, list(names))):
         oids[str(table)] = int(oid)
         if column is not None:
@@ -279,13 +162,13 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     privileges to create what the product owns; ``create_service_tables``: a missing service
     table is to be created, not a problem. Read-only."""
     problems = Problems()
-    role_row = conn.execute(_ROLE, (SCHEMA, role)).fetchone()
+    role_row = conn.execute(query("role_privileges"), (SCHEMA, role)).fetchone()
     if role_row is None:
         problems.items.append(f"role {role} does not exist")
         return problems
     can_create_roles, can_connect, can_create_db, has_schema, usage, create_in_schema = role_row
     dbas_adapter = adapter.state(conn) is adapter.State.DBAS
-    names = [] if dbas_adapter else [t.name for t in TABLES]
+    names = [] if dbas_adapter else list(TABLES)
     tables, columns = _tables(conn, names)
     if installing:
         _installing(problems, conn, role, bool(can_create_roles), bool(can_create_db),
@@ -339,7 +222,7 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
     if table not in owned and cannot_create_in_schema:
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
                               f"once, to create {table})")
-    present = {str(r[0]) for r in conn.execute(_GROUP_ROLES, (list(GROUP_ROLES),))}
+    present = {str(r[0]) for r in conn.execute(query("group_roles"), (list(GROUP_ROLES),))}
     roles_absent = [name for name in GROUP_ROLES if name not in present]
     if roles_absent and can_create_roles:
         problems.roles_to_create = roles_absent
@@ -352,7 +235,7 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
 def _columns(problems: Problems, found: _Columns, present: Sequence[str]) -> None:
     """Each contract column of the tables present: there, of a type the product can use."""
     for name in present:
-        for column in TABLE_BY_NAME[name].columns:
+        for column in TABLES[name]:
             where = f"{SCHEMA}.{name}.{column.name}"
             if (name, column.name) not in found:
                 problems.items.append(f"{where}: the column does not exist")
@@ -368,7 +251,7 @@ def _columns(problems: Problems, found: _Columns, present: Sequence[str]) -> Non
 
 def _unique_key(problems: Problems, conn: psycopg.Connection[Any]) -> None:
     table, index, columns, why = UNIQUE_KEY
-    row = conn.execute(_UNIQUE_INDEX, (SCHEMA, table, index)).fetchone()
+    row = conn.execute(query("unique_index"), (SCHEMA, table, index)).fetchone()
     where = f"{SCHEMA}.{table} ({', '.join(columns)})"
     if row is None:
         problems.items.append(f"{where}: no unique index {index} ({why})")
@@ -382,15 +265,15 @@ def _privileges(problems: Problems, conn: psycopg.Connection[Any], role: str,
     reported by _columns and not asked about: has_column_privilege would raise)."""
     asked = [(oid, column, privilege.upper())
              for name, oid in oids.items()
-             for privilege, columns in TABLE_BY_NAME[name].grants
+             for privilege, columns in privileges().get(name, {}).items()
              for column in columns if (name, column) in existing]
     names = {oid: name for name, oid in oids.items()}
     lacking: dict[tuple[str, str], list[str]] = {}
-    for oid, column, privilege in conn.execute(_LACKING_COLUMN_PRIVILEGES, (
+    for oid, column, privilege in conn.execute(query("lacking_column_privileges"), (
             [o for o, _, _ in asked], [c for _, c, _ in asked], [p for _, _, p in asked], role)):
         lacking.setdefault((names[int(oid)], str(privilege)), []).append(str(column))
     for (name, privilege), columns in lacking.items():
-        problems.items.append(f"{TABLE_BY_NAME[name].qualified}: role {role} lacks "
+        problems.items.append(f"{SCHEMA}.{name}: role {role} lacks "
                               f"{privilege} on {', '.join(columns)}")
 
 
@@ -398,139 +281,11 @@ def _default_sequences(problems: Problems, conn: psycopg.Connection[Any], role: 
                        present: Sequence[str]) -> None:
     """A column the product's INSERT leaves to its default evaluates it as the product's owner:
     a serial key's nextval() needs USAGE on its sequence (an identity column needs none)."""
-    inserting = [name for name in present if TABLE_BY_NAME[name].insert]
+    inserted = {name: privileges().get(name, {}).get("insert", ()) for name in present}
+    inserting = [name for name, columns in inserted.items() if columns]
     for table, column, sequence, usable in conn.execute(
-            _DEFAULT_SEQUENCES, (role, SCHEMA, inserting)):
-        if str(column) not in TABLE_BY_NAME[str(table)].insert and not usable:
+            query("default_sequences"), (role, SCHEMA, inserting)):
+        if str(column) not in inserted[str(table)] and not usable:
             problems.items.append(
                 f"{SCHEMA}.{table}.{column}: role {role} lacks USAGE on sequence {sequence} "
                 "(the column's default, which the product's INSERT leaves to the table)")
-
-
-#: What the optional lifecycle functions (recording_started, recording_stopped, session_ended)
-#: write on the reference schema, beyond what the reference adapter needs.
-LIFECYCLE_GRANTS = (
-    ("insert", ("id", "session_kind", "session_id", "media_type", "trigger", "status",
-                "started_at"), "call_recordings"),
-    ("select", ("created_at", "updated_at", "failed_at"), "call_recordings"),
-    ("update", ("ended_at",), "call_sessions"),
-    ("update", ("ended_at",), "conference_sessions"),
-)
-
-# USAGE on the sequences behind the defaults of the columns the product's INSERTs leave to the
-# table: their names are the service's, so the block looks them up.
-_SEQUENCE_GRANTS = """\
-do $$
-declare
-    v_sequence text;
-begin
-    for v_sequence in
-        select distinct s.oid::pg_catalog.regclass::text
-        from pg_catalog.pg_attrdef as d
-        join pg_catalog.pg_attribute as a
-            on a.attrelid = d.adrelid and a.attnum = d.adnum
-        join pg_catalog.pg_depend as p
-            on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-            and p.objid = d.oid
-            and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
-        join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'
-{tables}
-    loop
-        execute pg_catalog.format('grant usage on sequence %s to %I', v_sequence,
-            {role_literal});
-        raise notice 'granted usage on sequence % to {role_in_literal}', v_sequence;
-    end loop;
-end
-$$;"""
-
-# Only the database's owner (or a superuser) can grant these; anyone else is told who must.
-_DATABASE_GRANTS = """\
-do $$
-begin
-    if pg_catalog.pg_has_role(current_user, (select d.datdba from pg_catalog.pg_database
-        as d where d.datname = pg_catalog.current_database()), 'USAGE') then
-        execute pg_catalog.format('grant connect, create on database %I to %I',
-            pg_catalog.current_database(), {role_literal});
-    else
-        raise notice 'the owner of database % must run: grant connect, create on '
-            'database % to {role_in_literal}', pg_catalog.current_database(),
-            pg_catalog.current_database();
-    end if;
-end
-$$;"""
-
-
-def grants_sql(role: str, *, lifecycle: bool = False) -> str:
-    """The GRANTs the service's owner runs so that ``role`` (the product's owner) can install
-    and run: only statements the owner of the service's objects can run on them."""
-    ident, literal = sql_ident(role), _literal(role)
-    lines = _comment(
-        f"GRANTs for the product's owner role {ident}, to be run by the owner of schema {SCHEMA} "
-        "and its tables: each statement touches only the service's own objects. The product's "
-        f"functions run as {ident} (SECURITY DEFINER): these are the rows they read and write, "
-        "column by column; the worker's, operators' and service's logins get none of them.")
-    lines += ["", *_comment(
-        f"Reach the tables; CREATE only for {SCHEMA}.{PRODUCT_TABLE}, the product's one table "
-        "here (revocable once migrate has created it).")]
-    lines.append(f"grant usage, create on schema {SCHEMA} to {ident};")
-    for table in TABLES:
-        lines += ["", *_comment(f"{table.qualified}: {table.why}.")]
-        for privilege, columns in table.grants:
-            lines += _grant(privilege, columns, table.name, ident)
-    if lifecycle:
-        lines += ["", *_comment(
-            "The optional lifecycle functions: recording_started inserts a recording, "
-            "session_ended sets a session's end (UPDATE also lets recording_started hold the "
-            "session FOR SHARE).")]
-        for privilege, columns, name in LIFECYCLE_GRANTS:
-            lines += _grant(privilege, columns, name, ident)
-    lines += ["", *_comment(
-        "The sequences behind the defaults of the columns the product's INSERTs leave to the "
-        "table (a serial or bigserial key): USAGE, so that their nextval() works. An identity "
-        "column needs none, and then this grants nothing.")]
-    lines.append(_SEQUENCE_GRANTS.format(tables=_sequence_filter(), role_literal=literal,
-                                         role_in_literal=literal[1:-1]))
-    lines += ["", *_comment(
-        "The database: CONNECT, and CREATE for the product's schemas "
-        f"({', '.join(PRODUCT_SCHEMAS)}). Only the database's owner (or a superuser) can grant "
-        "these; anyone else is told who must.")]
-    lines += [_DATABASE_GRANTS.format(role_literal=literal, role_in_literal=literal[1:-1]), "",
-              *_comment("CREATE is needed only while installing. Once migrate has run, take it "
-                        "back (a later release that adds a schema asks for it again):"),
-              f"-- revoke create on database <this database> from {ident};",
-              f"-- revoke create on schema {SCHEMA} from {ident};"]
-    return "\n".join(lines) + "\n"
-
-
-def _sequence_filter() -> str:
-    """The DO block's WHERE: the columns of the tables the product inserts into that its INSERTs
-    leave to their defaults."""
-    lines = []
-    for i, table in enumerate(t for t in TABLES if t.insert):
-        lines.append(f"        {'where' if i == 0 else 'or'} (d.adrelid = "
-                     f"pg_catalog.to_regclass({_literal(table.qualified)})")
-        columns = ", ".join(_literal(c) for c in table.insert)
-        lines += textwrap.wrap(f"and a.attname <> all (array[{columns}]::name[]))", width=96,
-                               initial_indent=" " * 12, subsequent_indent=" " * 16)
-    return "\n".join(lines)
-
-
-def _grant(privilege: str, columns: Sequence[str], table: str, ident: str) -> list[str]:
-    return textwrap.wrap(
-        f"grant {privilege} ({', '.join(columns)}) on {SCHEMA}.{table} to {ident};",
-        width=100, subsequent_indent="    ", break_on_hyphens=False)
-
-
-def _comment(text: str) -> list[str]:
-    return textwrap.wrap(text, width=97, initial_indent="-- ", subsequent_indent="-- ")
-
-
-def sql_ident(name: str) -> str:
-    """A role name as an SQL identifier (quoted only when it must be)."""
-    if name.isidentifier() and name == name.lower() and name.isascii():
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"

@@ -9,8 +9,7 @@ paused or hung holder loses the lock on the server's side instead of holding it 
 from __future__ import annotations
 
 import secrets
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -30,11 +29,8 @@ POOL_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 10
 
 
-class PoolLike(Protocol):
-    """The part of ``psycopg_pool.ConnectionPool`` its users need: autocommit connections."""
-
-    def connection(self, timeout: float | None = None
-                   ) -> AbstractContextManager[queries.Connection]: ...
+#: The work pool (``open_pool``), as the relay and maintenance take it.
+PoolLike = ConnectionPool[psycopg.Connection[Any]]
 
 
 def _ms(seconds: float) -> int:
@@ -42,8 +38,7 @@ def _ms(seconds: float) -> int:
 
 
 def conninfo(settings: Settings, *, idle_session_timeout_s: float | None = None) -> str:
-    """``DATABASE_URL`` plus the session settings the worker needs, as a libpq conninfo.
-    Options already in the URL are kept; ours are appended (a later ``-c`` wins in PostgreSQL)."""
+    """``DATABASE_URL`` plus our session settings, appended to its options (a later ``-c`` wins)."""
     # Keepalives notice a peer that vanished from the network (not a hung one: see cycle.py).
     params: dict[str, Any] = {
         "connect_timeout": str(CONNECT_TIMEOUT_S), "keepalives": "1", "keepalives_idle": "30",
@@ -59,17 +54,16 @@ def conninfo(settings: Settings, *, idle_session_timeout_s: float | None = None)
 
 
 def connect(settings: Settings) -> psycopg.Connection[Any]:
-    """One autocommit connection (status, requeue): every statement is its own transaction."""
+    """One autocommit connection: every statement is its own transaction."""
     return psycopg.connect(conninfo(settings), autocommit=True)
 
 
 def _lock_connection(settings: Settings) -> psycopg.Connection[Any]:
-    """A connection the server ends once it has been idle for the lock's TTL."""
     return psycopg.connect(conninfo(settings, idle_session_timeout_s=settings.lock_ttl),
                            autocommit=True)
 
 
-def open_pool(settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
+def open_pool(settings: Settings) -> PoolLike:
     """The work pool: autocommit connections, checked before each use, so a connection broken
     by a database restart is replaced on the next cycle without anyone stepping in."""
     return ConnectionPool(conninfo(settings), min_size=1, max_size=POOL_MAX_SIZE,
@@ -220,6 +214,4 @@ def database_target(settings: Settings) -> str:
 
 def server_message(err: psycopg.Error) -> str:
     """The server's own words for ``err`` on one line (the caller redacts secrets)."""
-    primary = err.diag.message_primary if err.sqlstate else None
-    text = primary or str(err)
-    return " ".join(text.split())
+    return " ".join(((err.diag.message_primary if err.sqlstate else None) or str(err)).split())

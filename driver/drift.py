@@ -7,6 +7,7 @@ newer one (upgrade the package). A core module: ``run``, ``status`` and ``/ready
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -15,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import __version__, queries
+from .config import packaged_sql_dir
 
 DISTRIBUTION = "recording-finalize-retry"
 
@@ -37,6 +39,27 @@ def version_key(version: str | None) -> tuple[int, ...]:
     return tuple(numbers)
 
 
+def package_sql(path: str) -> str:
+    """A file of this package's SQL tree, whatever RFR_SQL_DIR says: the driver's own queries and
+    the grant script its contract check reads."""
+    sql_dir = packaged_sql_dir()
+    if sql_dir is None:
+        raise RuntimeError("the installed package ships no sql/ directory")
+    return (sql_dir / path).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _queries() -> dict[str, bytes]:
+    text = package_sql("service/queries.sql")
+    return {m[1]: m[2].encode() for m in re.finditer(
+        r"^-- name: (\w+)\n(.*?)(?=^-- name: |\Z)", text, re.M | re.S)}
+
+
+def query(name: str) -> bytes:
+    """A query of sql/service/queries.sql (bytes: psycopg's type for a query read at run time)."""
+    return _queries()[name]
+
+
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -52,7 +75,7 @@ class Shipped:
 
     @property
     def schema_version(self) -> str:
-        return max(self.migrations) if self.migrations else "-"
+        return max(self.migrations, default="-")
 
 
 def shipped_schema_version(sql_dir: Path) -> str:
@@ -80,8 +103,8 @@ class DbState:
 
 
 def read_state(conn: queries.Connection) -> DbState | None:
-    """The database's side; None without ``recording_finalize.schema_state()``: never migrated
-    by a package that records its schema (or never migrated at all)."""
+    """The database's side; None without ``recording_finalize.schema_state()`` (never migrated,
+    or by a package that did not record its schema)."""
     if not queries.has_schema_state(conn):
         return None
     rows = queries.schema_state(conn)
@@ -192,21 +215,26 @@ def _migration_differences(package: Shipped, state: DbState) -> tuple[str | None
     return newer, differences
 
 
+def function_difference(file: str, sha: str, record: queries.SchemaStateRow | None
+                        ) -> str | None:
+    """How function file ``file`` (``sha``) differs from what migrate recorded; None: it does not
+    (then migrate leaves it alone)."""
+    if record is None:
+        return f"function file {file} was never applied"
+    if record.sha256 != sha:
+        return (f"function file {file} differs from the one migrate applied"
+                + (f" (by recording-finalize {record.package_version})"
+                   if record.package_version else ""))
+    if record.live_md5 is None:
+        return f"the function of {file} is missing from the database"
+    if record.live_md5 != record.recorded_md5:
+        return f"the function of {file} was changed in the database after migrate applied it"
+    return None
+
+
 def _function_differences(package: Shipped, state: DbState) -> list[str]:
-    differences: list[str] = []
-    for file, sha in sorted(package.functions.items()):
-        record = state.functions.get(file)
-        if record is None:
-            differences.append(f"function file {file} was never applied")
-        elif record.sha256 != sha:
-            differences.append(f"function file {file} differs from the one migrate applied"
-                               + (f" (by recording-finalize {record.package_version})"
-                                  if record.package_version else ""))
-        elif record.live_md5 is None:
-            differences.append(f"the function of {file} is missing from the database")
-        elif record.live_md5 != record.recorded_md5:
-            differences.append(f"the function of {file} was changed in the database after "
-                               "migrate applied it")
+    differences = [difference for file, sha in sorted(package.functions.items())
+                   if (difference := function_difference(file, sha, state.functions.get(file)))]
     unknown = set(state.functions) - set(package.functions)
     if unknown:
         differences.append(f"it has function file(s) {_names(unknown)} that this package "

@@ -39,11 +39,8 @@ def sqlstate(exc: psycopg.Error) -> SqlState | None:
 
 
 def describe(exc: BaseException) -> str:
-    """A short, log-safe description of an error: its class and SQLSTATE, no message text.
-
-    Server messages may quote connection details or data; the class and code are enough to
-    tell what happened and carry nothing of either.
-    """
+    """An error's class and SQLSTATE, for the logs: never its message, which may quote
+    connection details or data."""
     name = type(exc).__name__
     if isinstance(exc, psycopg.Error) and exc.sqlstate:
         return f"{name} {exc.sqlstate}"

@@ -1,5 +1,5 @@
 """The SQL the worker sends, as named functions over a psycopg connection; the operator
-commands' is in ``ops/queries.py``, migrate's in ``install/queries.py``.
+commands' is in ``ops/queries.py``, the install tooling's in ``sql/service/queries.sql``.
 
 The driver calls the functions of ``sql/functions`` (their ``COMMENT ON`` is the contract) and
 builds no SQL. Each call is one statement: on an autocommit connection, its own transaction.

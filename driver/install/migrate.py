@@ -23,11 +23,12 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from .. import adapter, contract, drift, logs
-from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
+from ..cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
 from ..db import conninfo
-from . import queries as bookkeeping
+from ..drift import query
 
+MIGRATIONS_SCHEMA = "recording_finalize_migrations"
 MIGRATION_TABLE = "_yoyo_migration"
 # Long enough for another migrate (a few seconds of DDL) to finish first.
 MIGRATE_LOCK_WAIT_S = 60.0
@@ -61,19 +62,13 @@ class MigrateResult:
     warnings: list[str] = field(default_factory=list)
 
 
-class MigrateRefused(RuntimeError):
-    """Nothing was written: the contract does not hold, the database is newer, or an applied
-    migration file changed."""
+class MigrateStopped(RuntimeError):
+    """The message says what was written (nothing, when refused) and what to do; ``code`` is the
+    exit code, ``redact`` False for a message made of catalog names only."""
 
-
-class AdapterFails(RuntimeError):
-    """Everything was applied, but the worker would fail at run time beneath the adapter
-    (check_adapter's errors, each with its fix). The worker refuses to start until it is fixed."""
-
-
-class MigrateLockBusy(RuntimeError):
-    """A file's lock was not granted in ``LOCK_TRIES`` tries, or another migrate holds
-    migrate's lock."""
+    def __init__(self, message: str, code: int = EXIT_FAILURE, redact: bool = True) -> None:
+        super().__init__(message)
+        self.code, self.redact = code, redact
 
 
 def migrate(settings: Settings, *, create_service_tables: bool = False) -> MigrateResult:
@@ -93,9 +88,9 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
             result.created_roles = _create_roles(conn, problems.roles_to_create)
             result.created_tables = _create_service_tables(conn, package,
                                                            problems.tables_to_create)
-            conn.execute(bookkeeping.CREATE_MIGRATIONS_SCHEMA)
+            conn.execute(query("create_migrations_schema"))
             _apply_migrations(settings, package, result)
-            conn.execute(bookkeeping.RECORD_MIGRATIONS, (
+            conn.execute(query("record_migrations"), (
                 package.version, list(package.migrations), list(package.migrations.values())))
             state = _state(conn)  # after the migrations: one may have dropped a function
             if adapter_sha is not None:
@@ -104,25 +99,28 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
                                                 result)
             _apply_functions(conn, package, state, result)
             _record(conn, package, adapter_state, adapter_sha)
-            findings = adapter.beneath(conn, rehearse=True) if adapter_sha else []
+            findings = adapter.beneath(conn, rehearse=True) if adapter_sha else {}
         finally:
-            conn.execute(bookkeeping.MIGRATE_UNLOCK, (MIGRATE_LOCK_KEY,))
+            conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
     if errors := adapter.errors(findings):
-        raise AdapterFails("\n".join(f"  - {line}" for line in errors))
-    result.warnings = [f.line() for f in findings if f.severity == "warning"]
+        raise MigrateStopped("migrate applied the product's objects, but the worker would fail "
+                             "beneath the adapter (it refuses to start until these are fixed):\n"
+                             + "\n".join(f"  - {line}" for line in errors), EXIT_USAGE, False)
+    result.warnings = findings.get("warning", [])
     return result
 
 
 def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service_tables: bool
            ) -> contract.Problems:
     """The contract and what an earlier migrate left: MigrateRefused with every problem."""
-    role_row = conn.execute(bookkeeping.CURRENT_ROLE).fetchone()
+    role_row = conn.execute(query("current_role_and_database")).fetchone()
     problems = contract.check(conn, role_row[0] if role_row else "", installing=True,
                               create_service_tables=create_service_tables)
     refusal = _refusal(package, _state(conn))
     if problems or refusal:
         items = problems.message() + (f"\n  - {refusal}" if refusal else "")
-        raise MigrateRefused(items.lstrip("\n"))
+        raise MigrateStopped("migrate refused, nothing was written:\n" + items.lstrip("\n"),
+                             EXIT_USAGE, False)
     return problems
 
 
@@ -131,12 +129,12 @@ def _record(conn: psycopg.Connection[Any], package: drift.Shipped, adapter_state
     """The bookkeeping the drift check reads, in one transaction."""
     with conn.transaction():
         for file, sha in package.functions.items():
-            conn.execute(bookkeeping.RECORD_FUNCTION,
+            conn.execute(query("record_function"),
                          {"file": file, "sha256": sha, "version": package.version})
-        conn.execute(bookkeeping.FORGET_FUNCTIONS, (list(package.functions),))
-        conn.execute(bookkeeping.RECORD_MIGRATE_STATE, (package.schema_version, package.version))
+        conn.execute(query("forget_functions"), (list(package.functions),))
+        conn.execute(query("record_migrate_state"), (package.schema_version, package.version))
         if adapter_sha is not None:
-            conn.execute(bookkeeping.RECORD_ADAPTER, {
+            conn.execute(query("record_adapter"), {
                 "sha256": None if adapter_state is adapter.State.DBAS else adapter_sha})
 
 
@@ -144,7 +142,7 @@ def _apply_file(conn: psycopg.Connection[Any], text: str, schema: str | None = N
     """One file in its own transaction, under migrate's timeouts (a broken file leaves the ones
     before it applied); ``schema`` is created first if missing."""
     with conn.transaction():
-        conn.execute(bookkeeping.MIGRATE_TIMEOUTS,
+        conn.execute(query("migrate_timeouts"),
                      (f"{LOCK_TIMEOUT_MS}ms", f"{STATEMENT_TIMEOUT_MS}ms"))
         if schema is not None:
             conn.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(schema)))
@@ -154,10 +152,10 @@ def _apply_file(conn: psycopg.Connection[Any], text: str, schema: str | None = N
 
 def _lock(conn: psycopg.Connection[Any]) -> None:
     deadline = time.monotonic() + MIGRATE_LOCK_WAIT_S
-    while conn.execute(bookkeeping.TRY_MIGRATE_LOCK, (MIGRATE_LOCK_KEY,)).fetchone() != (True,):
+    while conn.execute(query("try_migrate_lock"), (MIGRATE_LOCK_KEY,)).fetchone() != (True,):
         if time.monotonic() > deadline:
-            raise MigrateLockBusy(f"another migrate has held the migrate lock for "
-                                  f"{MIGRATE_LOCK_WAIT_S:.0f} s; try again")
+            raise MigrateStopped(f"migrate stopped: another migrate has held the migrate lock "
+                                 f"for {MIGRATE_LOCK_WAIT_S:.0f} s; try again")
         time.sleep(0.5)
 
 
@@ -194,19 +192,15 @@ def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> list[str]:
 _BLOCK = re.compile(r"-- table: messenger\.([a-z_]+)\s*$", re.MULTILINE)
 
 
-def service_table_blocks(text: str) -> dict[str, str]:
-    """sql/service/schema.sql split into its "-- table: messenger.X" blocks, by table name."""
-    return {m.group(1): block for block in re.split(r"(?m)^(?=-- table: messenger\.)", text)
-            if (m := _BLOCK.match(block))}
-
-
 def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped,
                            missing: list[str]) -> list[str]:
-    """For a new database only: the reference DDL of each service table that is missing, in
-    one transaction (an existing table is never touched)."""
+    """For a new database only: the reference DDL of each service table that is missing (its
+    "-- table: messenger.X" block of sql/service/schema.sql), in one transaction (an existing
+    table is never touched)."""
     if missing:
-        blocks = service_table_blocks(
-            (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8"))
+        text = (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8")
+        blocks = {m[1]: block for block in re.split(r"(?m)^(?=-- table: messenger\.)", text)
+                  if (m := _BLOCK.match(block))}
         _apply_file(conn, "".join(blocks[name] for name in missing), contract.SCHEMA)
     return missing
 
@@ -218,7 +212,7 @@ def _backend(settings: Settings) -> Any:
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
-    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": bookkeeping.SCHEMA}
+    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": MIGRATIONS_SCHEMA}
     from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
     from yoyo.connections import DatabaseURI
 
@@ -237,9 +231,9 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
             return
         except _RETRYABLE as err:
             if attempt == LOCK_TRIES:
-                raise MigrateLockBusy(
-                    f"{what}: a lock was not granted within {LOCK_TIMEOUT_MS} ms in "
-                    f"{LOCK_TRIES} tries ({type(err).__name__} {err.sqlstate}): an open "
+                raise MigrateStopped(
+                    f"migrate stopped: {what}: a lock was not granted within {LOCK_TIMEOUT_MS} "
+                    f"ms in {LOCK_TRIES} tries ({type(err).__name__} {err.sqlstate}): an open "
                     "transaction holds a table it needs. Nothing of this file was applied; "
                     "find the blocker in pg_stat_activity and run migrate again") from err
             pause = BACKOFF_S[min(attempt, len(BACKOFF_S)) - 1]
@@ -252,6 +246,7 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
 
 def _apply_migrations(settings: Settings, package: drift.Shipped, result: MigrateResult) -> None:
     from yoyo import read_migrations
+    from yoyo.exceptions import LockTimeout
 
     backend = _backend(settings)
     try:
@@ -261,6 +256,9 @@ def _apply_migrations(settings: Settings, package: drift.Shipped, result: Migrat
                     _retrying(f"migration {migration.id}",
                               partial(backend.apply_one, migration), result)
                     result.applied.append(migration.id)
+    except LockTimeout:
+        raise MigrateStopped("another migrate holds the migration lock (yoyo_lock); try "
+                             "again") from None
     finally:
         backend.connection.close()
 
@@ -284,9 +282,8 @@ def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
     """Each function file whose file or live definition differs from what migrate recorded;
     internal helpers first, each group by name."""
     for file in sorted(package.functions, key=lambda f: (not f.startswith(INTERNAL_PREFIX), f)):
-        record = state.functions.get(file)
-        if (record is not None and record.sha256 == package.functions[file]
-                and record.live_md5 is not None and record.live_md5 == record.recorded_md5):
+        if drift.function_difference(file, package.functions[file],
+                                     state.functions.get(file)) is None:
             result.unchanged.append(file)
             continue
         text = (package.sql_dir / "functions" / file).read_text(encoding="utf-8")
@@ -295,23 +292,10 @@ def _apply_functions(conn: psycopg.Connection[Any], package: drift.Shipped,
 
 
 def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
-    from yoyo.exceptions import LockTimeout
-
-    sql_dir = settings.sql_dir
-    if not (sql_dir / "migrations").is_dir() or not (sql_dir / "functions").is_dir():
-        return fail(f"no migrations/ and functions/ under {sql_dir} (set RFR_SQL_DIR)", EXIT_USAGE)
     try:
         result = migrate(settings, create_service_tables=args.create_service_tables)
-    except MigrateRefused as err:
-        return fail(f"migrate refused, nothing was written:\n{err}", EXIT_USAGE, redact=False)
-    except AdapterFails as err:
-        return fail("migrate applied the product's objects, but the worker would fail beneath "
-                    f"the adapter (it refuses to start until these are fixed):\n{err}",
-                    EXIT_USAGE, redact=False)
-    except MigrateLockBusy as err:
-        return fail(f"migrate stopped: {err}")
-    except LockTimeout:
-        return fail("another migrate holds the migration lock (yoyo_lock); try again")
+    except MigrateStopped as err:
+        return fail(str(err), err.code, err.redact)
     logs.log("migrated", applied=result.applied, functions=len(result.functions),
              unchanged=len(result.unchanged), createdRoles=result.created_roles,
              createdTables=result.created_tables, lockRetries=result.lock_retries,

@@ -7,12 +7,15 @@ of the service's objects.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 from .. import adapter, contract
 from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
 from ..config import Settings
+from ..drift import package_sql
 
 PARTS = ("schema", "adapter", "grants", "recommended")
 #: The parts that are files of the package, printed as they are.
@@ -29,7 +32,44 @@ def text(part: str, sql_dir: Path, role: str | None = None, lifecycle: bool = Fa
     if not role or not role.strip():
         raise ValueError("service-sql grants needs --to ROLE: the role that will own the "
                          "product (the one that runs recording-finalize migrate)")
-    return contract.grants_sql(role.strip(), lifecycle=lifecycle)
+    return grants(role.strip(), lifecycle)
+
+
+_PLACEHOLDER = re.compile(r"\{\{ (\w+) \}\}")
+# Besides the placeholders, what names the role in a line of its own length: the opening
+# paragraph and each column grant, wrapped again once the role is in.
+_PIECES = re.compile(_PLACEHOLDER.pattern + r"|\A.*?(?=\n\n)|^grant (?:select|insert|update) "
+                     r"\(.*?;$", re.M | re.S)
+
+
+def grants(role: str, lifecycle: bool) -> str:
+    """The grant script (contract.GRANTS_FILE, and with ``lifecycle`` LIFECYCLE_GRANTS_FILE)
+    filled in for ``role``."""
+    literal = "'" + role.replace("'", "''") + "'"
+    values = {"role": sql_ident(role), "role_literal": literal, "role_in_literal": literal[1:-1]}
+    template = package_sql(contract.GRANTS_FILE).replace("{{ lifecycle }}", (
+        "\n" + package_sql(contract.LIFECYCLE_GRANTS_FILE) if lifecycle else ""))
+
+    def fill(match: re.Match[str]) -> str:
+        if match[1]:
+            return values[match[1]]
+        words = " ".join(match[0].replace("\n--", " ").split())
+        if words.startswith("--"):
+            return "\n".join(textwrap.wrap(
+                _PLACEHOLDER.sub(fill, words[3:]), width=97, initial_indent="-- ",
+                subsequent_indent="-- "))
+        words = words.replace("( ", "(").replace(" )", ")")
+        return "\n".join(textwrap.wrap(_PLACEHOLDER.sub(fill, words), width=100,
+                                       subsequent_indent="    ", break_on_hyphens=False))
+
+    return _PIECES.sub(fill, template)
+
+
+def sql_ident(name: str) -> str:
+    """A role name as an SQL identifier (quoted only when it must be)."""
+    if name.isidentifier() and name == name.lower() and name.isascii():
+        return name
+    return '"' + name.replace('"', '""') + '"'
 
 
 def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -16,58 +16,10 @@ import psycopg
 from .. import contract, logs
 from ..cliutil import EXIT_FAILURE, EXIT_OK, Command, connect, fail
 from ..config import Settings
+from ..drift import query
+from .service_sql import sql_ident
 
 LOCK_TIMEOUT = "1s"
-
-_ROLE = "select current_user::text, pg_catalog.current_database()::text"
-
-# Objects of someone else that depend on the product's (a view over its table, a function whose
-# type is the product's...): DROP ... CASCADE would take them along, so uninstall refuses. The
-# product table's own indexes, constraints and defaults are its parts, not dependents.
-_DEPENDENTS = """
-with ours as (
-    select n.oid from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
-),
-targets as (
-    select 'pg_catalog.pg_class'::pg_catalog.regclass as classid, c.oid
-    from pg_catalog.pg_class as c
-    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
-    where n.oid in (select oid from ours) or (n.nspname = %(schema)s and c.relname = %(table)s)
-    union all
-    select 'pg_catalog.pg_proc'::pg_catalog.regclass, p.oid from pg_catalog.pg_proc as p
-    where p.pronamespace in (select oid from ours)
-    union all
-    select 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid from pg_catalog.pg_type as t
-    where t.typnamespace in (select oid from ours)
-)
-select distinct o.type || ' ' || o.identity
-from pg_catalog.pg_depend as d
-join targets as t on t.classid = d.refclassid and t.oid = d.refobjid
--- A view depends through its rewrite rule ("_RETURN"): name the view, as its owner knows it.
-left join pg_catalog.pg_rewrite as r on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
-    and r.oid = d.objid and r.rulename = '_RETURN'
-cross join lateral pg_catalog.pg_identify_object(
-    case when r.oid is null then d.classid else 'pg_catalog.pg_class'::pg_catalog.regclass end,
-    coalesce(r.ev_class, d.objid), case when r.oid is null then d.objsubid else 0 end) as o
-where d.deptype in ('n', 'a')
-    and (o.schema is null or o.schema <> all(%(schemas)s))
-    and not exists (
-        -- parts of the product's own tables (indexes, constraints, defaults, triggers)
-        select from targets as mine
-        where mine.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-            and mine.oid = case d.classid
-                when 'pg_catalog.pg_class'::pg_catalog.regclass then (
-                    select x.indrelid from pg_catalog.pg_index as x where x.indexrelid = d.objid)
-                when 'pg_catalog.pg_constraint'::pg_catalog.regclass then (
-                    select k.conrelid from pg_catalog.pg_constraint as k where k.oid = d.objid)
-                when 'pg_catalog.pg_attrdef'::pg_catalog.regclass then (
-                    select a.adrelid from pg_catalog.pg_attrdef as a where a.oid = d.objid)
-                when 'pg_catalog.pg_trigger'::pg_catalog.regclass then (
-                    select g.tgrelid from pg_catalog.pg_trigger as g where g.oid = d.objid)
-            end
-    )
-order by 1
-"""
 
 
 @dataclass(frozen=True)
@@ -84,7 +36,7 @@ class Plan:
 
     @property
     def statements(self) -> list[str]:
-        """What ``run`` runs; the names are the product's own, plain identifiers."""
+        """What ``--yes`` runs; the names are the product's own, plain identifiers."""
         return [*(f"drop schema {name} cascade;" for name in self.schemas),
                 *([f"drop table {self.table};"] if self.table else []),
                 # The baseline revoked EXECUTE from PUBLIC for this role's new functions (its
@@ -94,7 +46,8 @@ class Plan:
 
 def plan(conn: psycopg.Connection[Any]) -> Plan:
     """Reads what exists and who owns it; writes nothing."""
-    role, database = map(str, conn.execute(_ROLE).fetchone() or ("", ""))
+    row = conn.execute(query("current_role_and_database")).fetchone()
+    role, database = map(str, row or ("", ""))
     table = f"{contract.SCHEMA}.{contract.PRODUCT_TABLE}"
     mine: list[str] = []
     foreign: list[str] = []
@@ -105,19 +58,11 @@ def plan(conn: psycopg.Connection[Any]) -> Plan:
             foreign.append(f"{'' if name == table else 'schema '}{name} belongs to {owner}, not "
                            f"{role}: left alone")
     dependents = [f"{row[0]} depends on the product: uninstall would drop it; drop or change "
-                  "it first" for row in conn.execute(_DEPENDENTS, {
+                  "it first" for row in conn.execute(query("dependents"), {
                       "schemas": list(contract.PRODUCT_SCHEMAS), "schema": contract.SCHEMA,
                       "table": contract.PRODUCT_TABLE})]
     return Plan(role, [name for name in mine if name != table],
                 table if table in mine else None, foreign, dependents, database)
-
-
-def run(conn: psycopg.Connection[Any], what: Plan) -> None:
-    """Runs ``what.statements`` in one transaction (all or nothing)."""
-    with conn.transaction():
-        conn.execute(f"set local lock_timeout = '{LOCK_TIMEOUT}'".encode())
-        for statement in what.statements:
-            conn.execute(statement.encode())
 
 
 def leftovers(role: str, database: str = "") -> list[str]:
@@ -128,12 +73,12 @@ def leftovers(role: str, database: str = "") -> list[str]:
     lines += [f"drop role if exists {name};" for name in contract.GROUP_ROLES]
     lines += [f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA}:",
               f"revoke all on schema {contract.SCHEMA} from {role};"]
-    lines += [f"revoke all on {t.qualified} from {role};" for t in contract.TABLES]
+    lines += [f"revoke all on {contract.SCHEMA}.{name} from {role};" for name in contract.TABLES]
     # The sequences behind the service's serial keys (only this grantor's grants go).
     lines.append(f"revoke all on all sequences in schema {contract.SCHEMA} from {role};")
     if database:
         lines += ["-- as the owner of the database:",
-                  f"revoke connect, create on database {contract.sql_ident(database)} from {role};"]
+                  f"revoke connect, create on database {sql_ident(database)} from {role};"]
     return lines
 
 
@@ -150,23 +95,22 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         if not what.schemas and not what.table:
             print(f"nothing of recording-finalize-retry is installed here for role {what.role}")
             return EXIT_OK
-        if not args.yes:
-            print("would run (uninstall --yes does it, in one transaction):")
-            for statement in what.statements:
-                print(f"  {statement}")
-            _print_leftovers(what.role, what.database)
-            return EXIT_OK
-        run(conn, what)
-    logs.log("uninstalled", schemas=what.schemas, table=what.table)
-    print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
-    _print_leftovers(what.role, what.database)
-    return EXIT_OK
-
-
-def _print_leftovers(role: str, database: str) -> None:
+        if args.yes:
+            with conn.transaction():  # all or nothing
+                conn.execute(f"set local lock_timeout = '{LOCK_TIMEOUT}'".encode())
+                for statement in what.statements:
+                    conn.execute(statement.encode())
+    if args.yes:
+        logs.log("uninstalled", schemas=what.schemas, table=what.table)
+        print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
+    else:
+        print("would run (uninstall --yes does it, in one transaction):")
+        for statement in what.statements:
+            print(f"  {statement}")
     print("not dropped (not the product's to drop here):")
-    for line in leftovers(role, database):
+    for line in leftovers(what.role, what.database):
         print(f"  {line}")
+    return EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:

@@ -1,0 +1,210 @@
+-- The queries the contract check, the adapter's and uninstall's and migrate's bookkeeping send,
+-- each after its "-- name:" line (driver/drift.py's query() reads them; %s are psycopg's
+-- parameters).
+
+-- name: table_columns
+-- Each table's oid, and its columns (none: a table without columns).
+select c.relname, c.oid::bigint, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
+    case when a.atttypid = 'pg_catalog.varchar'::pg_catalog.regtype and a.atttypmod > 4
+        then a.atttypmod - 4 end
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+left join pg_catalog.pg_attribute as a
+    on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+where n.nspname = %s and c.relkind in ('r', 'p') and c.relname = any(%s);
+
+-- name: unique_index
+-- The columns of a unique index, if it is one an ON CONFLICT can use as its arbiter (not
+-- deferrable, no expression column).
+select array(
+    select a.attname::text from pg_catalog.unnest(x.indkey) with ordinality as k (attnum, o)
+    join pg_catalog.pg_attribute as a on a.attrelid = t.oid and a.attnum = k.attnum
+    order by k.o)
+from pg_catalog.pg_index as x
+join pg_catalog.pg_class as i on i.oid = x.indexrelid
+join pg_catalog.pg_class as t on t.oid = x.indrelid
+join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
+where n.nspname = %s and t.relname = %s and i.relname = %s and x.indisunique and x.indisvalid
+    and x.indimmediate and x.indexprs is null;
+
+-- name: role_privileges
+select r.rolcreaterole or r.rolsuper,
+    pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT'),
+    pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CREATE'),
+    n.oid is not null,
+    coalesce(pg_catalog.has_schema_privilege(r.oid, n.oid, 'USAGE'), false),
+    coalesce(pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'), false)
+from pg_catalog.pg_roles as r
+left join pg_catalog.pg_namespace as n on n.nspname = %s
+where r.rolname = %s;
+
+-- name: owners
+-- The owner of each of the product's schemas and of its table in the service's schema.
+select n.nspname::text, pg_catalog.pg_get_userbyid(n.nspowner)
+from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
+union all
+select n.nspname || '.' || c.relname, pg_catalog.pg_get_userbyid(c.relowner)
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where n.nspname = %(schema)s and c.relname = %(table)s and c.relkind in ('r', 'p')
+order by 1;
+
+-- name: group_roles
+select rolname from pg_catalog.pg_roles where rolname = any(%s);
+
+-- name: default_sequences
+-- The sequences behind column defaults (a serial or bigserial key; an identity column has no
+-- default and needs no privilege): the table, the column, the sequence, and whether the role
+-- may call nextval() on it.
+select c.relname, a.attname, pg_catalog.quote_ident(sn.nspname) || '.'
+        || pg_catalog.quote_ident(s.relname),
+    pg_catalog.has_sequence_privilege(%s::name, s.oid, 'USAGE')
+from pg_catalog.pg_attrdef as d
+join pg_catalog.pg_class as c on c.oid = d.adrelid
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum
+join pg_catalog.pg_depend as p on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+    and p.objid = d.oid and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'
+join pg_catalog.pg_namespace as sn on sn.oid = s.relnamespace
+where n.nspname = %s and c.relname = any(%s) and not a.attisdropped;
+
+-- name: lacking_column_privileges
+-- The column privileges asked that the role lacks, in the order asked.
+select x.t, x.c, x.p
+from unnest(%s::bigint[], %s::text[], %s::text[]) with ordinality as x (t, c, p, o)
+where not pg_catalog.has_column_privilege(%s::name, x.t::oid, x.c, x.p)
+order by x.o;
+
+-- name: adapter_state
+select pg_catalog.to_regnamespace('recording_finalize_adapter') is not null,
+    pg_catalog.to_regprocedure('recording_finalize.schema_state()') is not null;
+
+-- name: adapter_fingerprints
+-- The adapter's fingerprint as migrate recorded it (NULL: a DBA's) and as it is now.
+select recorded_md5, live_md5 from recording_finalize.schema_state() where kind = 'adapter';
+
+-- name: view_columns
+select c.relname, a.attname, pg_catalog.format_type(a.atttypid, null)
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+join pg_catalog.pg_attribute as a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+where n.nspname = %s and c.relkind in ('v', 'm', 'r', 'p');
+
+-- name: function_signatures
+select p.proname, array(select pg_catalog.format_type(t, null)
+                        from pg_catalog.unnest(p.proargtypes) as t),
+    pg_catalog.format_type(p.prorettype, null), p.proretset
+from pg_catalog.pg_proc as p
+join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
+where n.nspname = %s and p.prokind = 'f';
+
+-- name: check_adapter
+select severity, port, problem, fix from recording_finalize.check_adapter(%s);
+
+-- name: current_role_and_database
+select current_user::text, pg_catalog.current_database()::text;
+
+-- name: dependents
+-- Objects of someone else that depend on the product's (a view over its table, a function whose
+-- type is the product's...): DROP ... CASCADE would take them along, so uninstall refuses. The
+-- product table's own indexes, constraints and defaults are its parts, not dependents.
+with ours as (
+    select n.oid from pg_catalog.pg_namespace as n where n.nspname = any(%(schemas)s)
+),
+targets as (
+    select 'pg_catalog.pg_class'::pg_catalog.regclass as classid, c.oid
+    from pg_catalog.pg_class as c
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    where n.oid in (select oid from ours) or (n.nspname = %(schema)s and c.relname = %(table)s)
+    union all
+    select 'pg_catalog.pg_proc'::pg_catalog.regclass, p.oid from pg_catalog.pg_proc as p
+    where p.pronamespace in (select oid from ours)
+    union all
+    select 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid from pg_catalog.pg_type as t
+    where t.typnamespace in (select oid from ours)
+)
+select distinct o.type || ' ' || o.identity
+from pg_catalog.pg_depend as d
+join targets as t on t.classid = d.refclassid and t.oid = d.refobjid
+-- A view depends through its rewrite rule ("_RETURN"): name the view, as its owner knows it.
+left join pg_catalog.pg_rewrite as r on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+    and r.oid = d.objid and r.rulename = '_RETURN'
+cross join lateral pg_catalog.pg_identify_object(
+    case when r.oid is null then d.classid else 'pg_catalog.pg_class'::pg_catalog.regclass end,
+    coalesce(r.ev_class, d.objid), case when r.oid is null then d.objsubid else 0 end) as o
+where d.deptype in ('n', 'a')
+    and (o.schema is null or o.schema <> all(%(schemas)s))
+    and not exists (
+        -- parts of the product's own tables (indexes, constraints, defaults, triggers)
+        select from targets as mine
+        where mine.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+            and mine.oid = case d.classid
+                when 'pg_catalog.pg_class'::pg_catalog.regclass then (
+                    select x.indrelid from pg_catalog.pg_index as x where x.indexrelid = d.objid)
+                when 'pg_catalog.pg_constraint'::pg_catalog.regclass then (
+                    select k.conrelid from pg_catalog.pg_constraint as k where k.oid = d.objid)
+                when 'pg_catalog.pg_attrdef'::pg_catalog.regclass then (
+                    select a.adrelid from pg_catalog.pg_attrdef as a where a.oid = d.objid)
+                when 'pg_catalog.pg_trigger'::pg_catalog.regclass then (
+                    select g.tgrelid from pg_catalog.pg_trigger as g where g.oid = d.objid)
+            end
+    )
+order by 1;
+
+-- name: try_migrate_lock
+-- Held by migrate for its whole run (a session lock on its own connection; never waits).
+select pg_catalog.pg_try_advisory_lock(%s);
+
+-- name: migrate_unlock
+select pg_catalog.pg_advisory_unlock(%s);
+
+-- name: create_migrations_schema
+create schema if not exists recording_finalize_migrations;
+comment on schema recording_finalize_migrations is
+'Bookkeeping of recording-finalize migrate: yoyo-migrations'' tables and the checksums of the '
+'applied files. Owner only; the worker reads it through recording_finalize.schema_state().';
+
+-- name: migrate_timeouts
+-- A file is applied in its own transaction under these (set local: per transaction).
+select pg_catalog.set_config('lock_timeout', %s, true),
+    pg_catalog.set_config('statement_timeout', %s, true);
+
+-- name: record_migrations
+-- The checksum of each migration the package ships, once yoyo has applied them all; a record
+-- already there is kept (it is what the check for a changed applied migration compares with).
+insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
+    package_version)
+select 'migration', f, sha, %s::text
+from unnest(%s::text[], %s::text[]) as x (f, sha)
+on conflict (kind, file_name) do nothing;
+
+-- name: record_function
+insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
+    definition_md5, package_version, recorded_at)
+values ('function', %(file)s, %(sha256)s,
+    recording_finalize_internal.function_fingerprint(%(file)s), %(version)s, now())
+on conflict (kind, file_name) do update set
+    sha256 = excluded.sha256, definition_md5 = excluded.definition_md5,
+    package_version = excluded.package_version, recorded_at = excluded.recorded_at
+where (file_checksums.sha256, file_checksums.definition_md5)
+    is distinct from (excluded.sha256, excluded.definition_md5);
+
+-- name: forget_functions
+delete from recording_finalize_migrations.file_checksums
+where kind = 'function' and not file_name = any(%s::text[]);
+
+-- name: record_migrate_state
+insert into recording_finalize_migrations.migrate_state (singleton, schema_version,
+    package_version, migrated_at)
+values (true, %s, %s, now())
+on conflict (singleton) do update set
+    schema_version = excluded.schema_version, package_version = excluded.package_version,
+    migrated_at = excluded.migrated_at;
+
+-- name: record_adapter
+-- The reference adapter's file and fingerprint as migrate leaves it (NULL: a DBA's).
+update recording_finalize_migrations.migrate_state
+set adapter_sha256 = %(sha256)s::text,
+    adapter_md5 = case when %(sha256)s::text is not null
+        then recording_finalize_internal.adapter_fingerprint() end;
