@@ -78,7 +78,6 @@ def _cycle_context(settings: Settings, metrics: Metrics | None = None) -> Iterat
     finally:
         relay.close()
         pool.close()
-        metrics.stop_server()
         tracing.shutdown()
 
 
