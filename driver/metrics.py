@@ -9,7 +9,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIEnvironment
@@ -25,6 +24,7 @@ from prometheus_client import (
     generate_latest,
     make_wsgi_app,
 )
+from prometheus_client.exposition import ThreadingWSGIServer
 
 if TYPE_CHECKING:
     from .probes import Health
@@ -247,7 +247,7 @@ class Metrics:
             return None
         if health is not None:
             self.ready.set_function(lambda: 1.0 if health.ready()[0] else 0.0)
-        server_class = _ThreadingServer6 if ":" in addr else _ThreadingServer
+        server_class = _ThreadingServer6 if ":" in addr else ThreadingWSGIServer
         server = make_server(addr, port, _app(make_wsgi_app(self.registry), health),
                              server_class, _QuietHandler)
         threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
@@ -300,11 +300,7 @@ def _wants_json(environ: WSGIEnvironment) -> bool:
         environ.get("HTTP_ACCEPT", ""))
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _ThreadingServer6(_ThreadingServer):
+class _ThreadingServer6(ThreadingWSGIServer):
     address_family = socket.AF_INET6
 
 
