@@ -429,14 +429,11 @@ def _layout_unconfirmed(settings: Settings, storage: Storage) -> tuple[int, str]
     try:
         with connect(settings) as conn:
             rows = queries.known_uploads(conn, KNOWN_UPLOADS)
-            if not rows:
-                return None
-            if not queries.storage_layout_unconfirmed(
-                    conn, *storage.known_upload_answers(rows)):
-                return None
+            unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
+                conn, *storage.known_upload_answers(rows))
     except psycopg.Error:
         return None
-    return len(rows), storage.key_for(rows[0])
+    return (len(rows), storage.key_for(rows[0])) if unconfirmed else None
 
 
 def storage_check(storage: Storage, settings: Settings) -> Check:
