@@ -22,7 +22,6 @@ _URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*)://[^\s\"'<>]*")
 _MAX_FIELD = 2000
 
 _lock = threading.Lock()
-_secrets: set[str] = set()
 #: The secrets, longest first (one that contains another is masked whole): sorted when a secret
 #: is added, not for every line.
 _longest_first: tuple[str, ...] = ()
@@ -35,8 +34,8 @@ def add_secrets(values: Iterable[str | None]) -> None:
     with _lock:
         # A one- or two-character "secret" would mangle every line; such a password is no
         # secret anyway.
-        _secrets.update(v for v in values if v and len(v) >= 3)
-        _longest_first = tuple(sorted(_secrets, key=len, reverse=True))
+        added = {v for v in values if v and len(v) >= 3}
+        _longest_first = tuple(sorted(added.union(_longest_first), key=len, reverse=True))
 
 
 def set_stream(stream: IO[str] | None) -> None:
@@ -115,9 +114,9 @@ class _Forward(logging.Handler):
             message=record.getMessage())
 
 
-def capture_library_logs(level: int = logging.WARNING) -> None:
-    """Routes the root logger's records at ``level`` and above through ``log``."""
+def capture_library_logs() -> None:
+    """Routes the root logger's warnings and errors through ``log``."""
     root = logging.getLogger()
     if not any(isinstance(h, _Forward) for h in root.handlers):
-        root.addHandler(_Forward(level))
-    root.setLevel(min(root.level or level, level))
+        root.addHandler(_Forward(logging.WARNING))
+    root.setLevel(min(root.level or logging.WARNING, logging.WARNING))

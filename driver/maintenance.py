@@ -1,13 +1,12 @@
-"""Maintenance beside the cycle: the pause switch it reads once per cycle, the gauges it keeps
-fresh while no cycle runs, and ``run``'s hourly pruner (the ``prune`` command runs the same
-``prune_batches``). Kept apart from the cycle, as River keeps its maintenance services apart
-from its client.
-"""
+"""Maintenance beside the cycle, as River keeps its maintenance services apart from its client:
+the pause switch read once per cycle, the gauges kept fresh while no cycle runs, and ``run``'s
+hourly pruner (``prune_batches``, which the ``prune`` command runs too)."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
@@ -30,7 +29,6 @@ RUN_PRUNE_PAUSE_S = 0.1
 
 
 class CycleMaintenance(Protocol):
-    """What the cycle asks of maintenance."""
 
     def read_pauses(self, job_run_id: str) -> frozenset[str]: ...
 
@@ -38,16 +36,14 @@ class CycleMaintenance(Protocol):
 
 
 class Maintenance:
-    """The cycle's maintenance over the worker's pool (``CycleMaintenance``)."""
-
     def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics) -> None:
         self._settings = settings
         self._pool = pool
         self._metrics = metrics
 
     def read_pauses(self, job_run_id: str) -> frozenset[str]:
-        """The one extra call of a cycle: the pause switch (and the quarantined rows by reason
-        for /metrics); returns the paused parts, and logs them."""
+        """The pause switch (and the quarantined rows by reason for /metrics): the paused parts,
+        logged."""
         with self._pool.connection() as conn:
             state = queries.operator_state(conn)
         self._metrics.update_operator_state(state)
@@ -78,11 +74,10 @@ def prune_batches(conn: queries.Connection, older_than_s: float,
     totals: Counter[str] = Counter()
     calls = 0
     while stop is None or not stop.is_set():
-        counts = queries.prune(conn, older_than_s, batch_size, False)
+        counts = asdict(queries.prune(conn, older_than_s, batch_size, False))
         calls += 1
-        totals.update(finalize=counts.finalize, events=counts.events, leases=counts.leases,
-                      incidents=counts.incidents)
-        if max(counts.finalize, counts.events, counts.leases, counts.incidents) < batch_size:
+        totals.update(counts)
+        if max(counts.values()) < batch_size:
             break
         if pause_s and stop is not None and stop.wait(pause_s):
             break
@@ -91,7 +86,7 @@ def prune_batches(conn: queries.Connection, older_than_s: float,
 
 def start_pruner(settings: Settings, stop: threading.Event) -> None:
     """``run``'s retention (RFR_RETENTION): a daemon thread that prunes at start and then every
-    PRUNE_INTERVAL_S, on its own connection, logging what it did."""
+    PRUNE_INTERVAL_S, on its own connection."""
     if settings.retention <= 0:
         log("retention off", message="RFR_RETENTION=0: run prunes nothing")
         return

@@ -9,7 +9,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIEnvironment
@@ -25,6 +24,7 @@ from prometheus_client import (
     generate_latest,
     make_wsgi_app,
 )
+from prometheus_client.exposition import ThreadingWSGIServer
 
 if TYPE_CHECKING:
     from .probes import Health
@@ -51,6 +51,11 @@ CYCLE_DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                           300.0)
 
 METRICS, LIVEZ, READYZ = "/metrics", "/livez", "/readyz"
+
+#: The gauges refreshed from ``recording_finalize.stats()`` → the column that sets each.
+_STATS_GAUGES = {"backlog": "backlog", "due_rows": "due", "quarantined_rows": "quarantined"} | {
+    name: name for name in ("oldest_age_seconds", "publish_backlog",
+                            "oldest_unpublished_age_seconds")}
 
 _M = TypeVar("_M", Counter, Gauge)
 
@@ -205,12 +210,8 @@ class Metrics:
 
     def update_from_stats(self, stats: Stats) -> None:
         """The gauges of one ``recording_finalize.stats()`` row, and when they were read."""
-        self.backlog.set(stats.backlog)
-        self.due_rows.set(stats.due)
-        self.oldest_age_seconds.set(stats.oldest_age_seconds)
-        self.quarantined_rows.set(stats.quarantined)
-        self.publish_backlog.set(stats.publish_backlog)
-        self.oldest_unpublished_age_seconds.set(stats.oldest_unpublished_age_seconds)
+        for gauge, column in _STATS_GAUGES.items():
+            getattr(self, gauge).set(getattr(stats, column))
         self.last_refresh_timestamp_seconds.set(self._clock())
 
     def observe_cycle(self, result: str, duration_seconds: float) -> None:
@@ -232,11 +233,10 @@ class Metrics:
             self.mark_progress()
 
     def mark_progress(self) -> None:
-        """Records work done now: a row settled or an event acknowledged."""
+        """Work done now: a row settled or an event acknowledged."""
         self.last_progress_timestamp_seconds.set(self._clock())
 
     def render(self) -> bytes:
-        """The registry in the Prometheus text exposition format."""
         return generate_latest(self.registry)
 
     def start_server(self, port: int, addr: str = "0.0.0.0",
@@ -247,7 +247,7 @@ class Metrics:
             return None
         if health is not None:
             self.ready.set_function(lambda: 1.0 if health.ready()[0] else 0.0)
-        server_class = _ThreadingServer6 if ":" in addr else _ThreadingServer
+        server_class = _ThreadingServer6 if ":" in addr else ThreadingWSGIServer
         server = make_server(addr, port, _app(make_wsgi_app(self.registry), health),
                              server_class, _QuietHandler)
         threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
@@ -255,7 +255,7 @@ class Metrics:
         return int(server.server_address[1])
 
     def stop_server(self) -> None:
-        """Stops the ``/metrics`` server, if one runs (``shutdown`` waits for its thread)."""
+        """``shutdown`` waits for the server's thread."""
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()
@@ -288,7 +288,6 @@ def _app(metrics_app: Callable[..., Any], health: Health | None) -> Callable[...
 
 def _text(start_response: StartResponse, status: str, text: str,
           content_type: str = "text/plain; charset=utf-8") -> list[bytes]:
-    """``text`` as the body, ending with a newline."""
     body = (text.rstrip("\n") + "\n").encode()
     start_response(status, [("Content-Type", content_type),
                             ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
@@ -301,11 +300,7 @@ def _wants_json(environ: WSGIEnvironment) -> bool:
         environ.get("HTTP_ACCEPT", ""))
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _ThreadingServer6(_ThreadingServer):
+class _ThreadingServer6(ThreadingWSGIServer):
     address_family = socket.AF_INET6
 
 
@@ -317,7 +312,6 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 def _build() -> dict[str, str]:
-    """Version, schema version, commit and SQL fingerprint of the running package."""
     from .buildinfo import commit, sql_fingerprint
     from .config import packaged_sql_dir
     from .drift import package_version, shipped_schema_version

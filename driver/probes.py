@@ -25,11 +25,8 @@ def _ago(seconds: float) -> str:
 
 
 def cycle_bound(lock_ttl_s: float) -> float:
-    """The longest a healthy cycle runs: the lock TTL plus a grace for the gauges and unlock."""
+    """The longest a healthy cycle runs: the lock TTL and a grace for the gauges and unlock."""
     return lock_ttl_s + min(CYCLE_GRACE_S, lock_ttl_s / 2)
-
-
-# --- readiness: one answer per dependency -----------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -48,9 +45,8 @@ Check = Callable[[], Answer]
 
 @dataclass(frozen=True)
 class Probe:
-    """A dependency's check: ``grace_s`` how long it may be unreachable (once reached) before
-    the pod is unready; ``timeout_s`` how long one check may take by its own timeouts (the
-    check is hanging once it has not answered for three periods beyond that)."""
+    """``grace_s``: how long the dependency may be unreachable (once reached) before the pod is
+    unready; ``timeout_s``: how long one check may take (hanging three periods beyond that)."""
 
     check: Check
     grace_s: float = 0.0
@@ -67,7 +63,6 @@ class _Dependency:
     failing_since: float | None = None
 
     def verdict(self, now: float, period_s: float) -> tuple[bool, str]:
-        """Whether the dependency holds at ``now``, and why."""
         answer = self.answer
         if answer is None:
             return False, "not checked yet"
@@ -99,34 +94,29 @@ class Health:
         self._born = self._last_beat = clock()
         self._thread: threading.Thread | None = None
         self._deps: dict[str, _Dependency] = {}
-        # Liveness: "starting" until the start-up checks passed, then "running".
-        self._phase = "starting"
+        self._phase = "starting"  # until the start-up checks passed, then "running"
         self._startup = "running the start-up checks"
         self._attempts = self._cycles = 0
         self._cycle_started: float | None = None
         self._last_cycle_s: float | None = None
 
-    # --- liveness ----------------------------------------------------------------------------
-
     def watch(self, thread: threading.Thread) -> None:
-        """The thread that runs the cycle loop: live only while it is alive."""
+        """Live only while ``thread`` (the cycle loop's) is alive."""
         with self._lock:
             self._thread = thread
 
     def startup_attempt(self) -> None:
-        """A start-up attempt (the checks) begins now: a heartbeat."""
+        """A heartbeat: a start-up attempt begins."""
         with self._lock:
             self._attempts += 1
             self._last_beat = self._clock()
             self._startup = "running the start-up checks"
 
     def startup_waiting(self, why: str) -> None:
-        """The attempt could not be made (``why``); the next one follows after a wait."""
         with self._lock:
             self._startup = f"waiting: {why}"
 
     def started(self) -> None:
-        """The start-up checks passed: from now on cycles are expected."""
         with self._lock:
             self._phase = "running"
             self._last_beat = self._clock()
@@ -144,7 +134,6 @@ class Health:
             self._cycles += 1
 
     def cycle_running_for(self) -> float | None:
-        """How long the current cycle has run, or None between cycles."""
         with self._lock:
             started = self._cycle_started
         return None if started is None else self._clock() - started
@@ -178,15 +167,12 @@ class Health:
             took = "" if self._last_cycle_s is None else f", took {_ago(self._last_cycle_s)}"
             return True, f"ok: last cycle started {_ago(idle)} ago{took} ({self._cycles} cycles)"
 
-    # --- readiness ---------------------------------------------------------------------------
-
     def expect(self, name: str, grace_s: float = 0.0, timeout_s: float = 0.0) -> None:
-        """Registers a dependency; it is unready until its first answer."""
+        """A dependency, unready until its first answer."""
         with self._lock:
             self._deps.setdefault(name, _Dependency(grace_s, timeout_s))
 
     def report(self, name: str, answer: Answer) -> None:
-        """The dependency's latest answer."""
         with self._lock:
             dep = self._deps.setdefault(name, _Dependency())
             dep.answer, dep.checked_at = answer, self._clock()
@@ -224,7 +210,7 @@ class Health:
         return False, redact("\n".join(lines))
 
     def readiness(self) -> dict[str, Any]:
-        """The JSON form of ``/readyz``."""
+        """``/readyz?format=json``."""
         states = self._states()
         return {
             "ready": all(holds for _, holds, _, _ in states),
@@ -291,7 +277,6 @@ class Watchdog:
             thread.join(timeout=5)
 
     def look(self) -> None:
-        """One look (the thread's loop; tests call it)."""
         running = self._health.cycle_running_for()
         bound = self._health.cycle_bound_s
         if running is None:

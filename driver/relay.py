@@ -31,16 +31,12 @@ CLIENT_ID = "recording-finalize-retry"
 #: How long librdkafka may try to deliver one message (``message.timeout.ms``): with the broker
 #: away, the batch's delivery reports all arrive (as failures) within this bound.
 DEFAULT_DELIVERY_TIMEOUT_S = 30.0
-#: The shortest delivery timeout ``delivery_timeout_for`` hands out.
-MIN_DELIVERY_TIMEOUT_S = 1.0
 #: Head room of the one ``flush`` over the delivery timeout (at most the timeout itself): the
 #: reports are already due then.
 FLUSH_MARGIN_S = 5.0
 #: The database lease outlives claim + delivery wait + mark by this much, so a slow batch is
 #: never taken over by a second relay while it is still in flight.
 LEASE_MARGIN_S = 30.0
-#: Small batches stay small on the wire; a full batch goes out as soon as it is produced.
-LINGER_MS = 20
 #: While waiting for the delivery reports, the acknowledged rows are marked this often.
 MARK_EVERY_S = 0.5
 #: How many failed row ids a "delivery failed" log line lists at most.
@@ -61,9 +57,8 @@ LIBRDKAFKA_LOG.propagate = False
 
 def producer_config(settings: Settings,
                     delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S) -> dict[str, Any]:
-    """The librdkafka configuration of the relay's producer (no callbacks). Code, not
-    configuration: "marked published only after the broker's ack" rests on its idempotence and
-    acks=all."""
+    """Code, not configuration: "marked published only after the broker's ack" rests on the
+    producer's idempotence and acks=all."""
     config: dict[str, Any] = {
         "bootstrap.servers": settings.kafka_bootstrap_servers,
         "client.id": CLIENT_ID,
@@ -73,7 +68,8 @@ def producer_config(settings: Settings,
         # The Java client's partitioner: the same SessionId lands on the same partition
         # whichever client (JVM or librdkafka-based) publishes it.
         "partitioner": "murmur2_random",
-        "linger.ms": LINGER_MS,
+        # Small batches stay small on the wire; a full batch goes out as soon as it is produced.
+        "linger.ms": 20,
         "batch.num.messages": 10000,
         "message.timeout.ms": max(1, round(delivery_timeout_s * 1000)),
         "socket.connection.setup.timeout.ms": max(1000, round(delivery_timeout_s * 1000)),
@@ -91,13 +87,13 @@ def delivery_timeout_for(settings: Settings) -> float:
     a cycle leaves of the lock TTL after claiming (RFR_MAX_RUN_DURATION + RFR_S3_TIMEOUT + the
     lock's second): with a fixed 30 s a short TTL never published anything."""
     budget = settings.lock_ttl - settings.max_run_duration - settings.s3_timeout - 1.0
-    return max(MIN_DELIVERY_TIMEOUT_S, min(DEFAULT_DELIVERY_TIMEOUT_S, budget / 2))
+    return max(1.0, min(DEFAULT_DELIVERY_TIMEOUT_S, budget / 2))
 
 
 @dataclass
 class RelayResult:
-    """What one ``drain`` did. ``reason`` says why it stopped: ``empty`` (nothing left),
-    ``deadline``, ``stopped``, ``delivery_failed`` or ``fatal``."""
+    """What one ``drain`` did, and why it stopped: ``empty``, ``deadline``, ``stopped``,
+    ``delivery_failed`` or ``fatal``."""
 
     batches: int = 0
     claimed: int = 0
@@ -108,21 +104,19 @@ class RelayResult:
 
 @dataclass
 class _Batch:
-    """Delivery reports of one batch, filled by the producer's callbacks during ``flush``."""
+    """Delivery reports of one batch, filled by the producer's callbacks during ``flush``;
+    ``marked``: the rows marked published (not those another relay took over meanwhile)."""
 
     acked: list[int] = field(default_factory=list)
     failed: dict[int, KafkaError] = field(default_factory=dict)
     closed: bool = False
-    #: How many of ``acked`` (in arrival order) were marked published, and how many rows that
-    #: marked (rows another relay took over meanwhile are not).
     marked_upto: int = 0
     marked: int = 0
 
 
 class Relay:
     """Publishes the integration outbox of ``settings.topic`` to Kafka; the drain holds one
-    autocommit connection of ``pool``, never inside a transaction. ``delivery_timeout_s``
-    bounds a batch's wait, ``lease_margin_s`` is what the lease adds on top."""
+    autocommit connection of ``pool``, never inside a transaction."""
 
     def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics, log: LogFn, *,
                  delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S,
@@ -135,8 +129,7 @@ class Relay:
         self._producer_factory = producer_factory
         self._config = producer_config(settings, delivery_timeout_s)
         self._flush_wait_s = delivery_timeout_s + min(FLUSH_MARGIN_S, delivery_timeout_s)
-        #: The lease ``relay_claim`` takes: claim + delivery wait + mark fit in it.
-        self.lease_s = self._flush_wait_s + lease_margin_s
+        self._lease_s = self._flush_wait_s + lease_margin_s
         self._producer: Producer | None = None
         self._fatal: KafkaError | None = None
         self._logged_errors: set[int] = set()
@@ -144,8 +137,6 @@ class Relay:
         #: waiting for their delivery reports (``time.monotonic()``; a bounded drain's deadline).
         self._stop = threading.Event()
         self._wait_until = math.inf
-
-    # --- the producer ------------------------------------------------------------------------
 
     def _ensure_producer(self) -> Producer:
         if self._producer is None:
@@ -155,7 +146,7 @@ class Relay:
         return self._producer
 
     def _on_error(self, err: KafkaError) -> None:
-        """librdkafka's client-level errors (served during flush/poll, on this thread)."""
+        """librdkafka's client-level errors, served during flush/poll on this thread."""
         if _is_fatal(err):
             self._fatal = err
         # Brokers going away and coming back repeat the same error: once per drain is enough.
@@ -166,13 +157,13 @@ class Relay:
                   fatal=err.fatal(), reason=err.str())
 
     def close(self, wait_s: float = FLUSH_MARGIN_S) -> None:
-        """Waits briefly (at most ``wait_s``) for in-flight messages, then drops the producer."""
+        """Waits at most ``wait_s`` for in-flight messages, then drops the producer. What is left
+        is failed at once (never marked, so it goes out again later): librdkafka's close would
+        otherwise wait for it up to the delivery timeout (a SIGTERM with Kafka down took 32 s)."""
         producer, self._producer = self._producer, None
         if producer is None:
             return
-        # A fatal producer delivers nothing more; a live one had ``wait_s``. What is left is
-        # failed at once (never marked, so it goes out again later): librdkafka's close would
-        # otherwise wait for it up to the delivery timeout (a SIGTERM with Kafka down took 32 s).
+        # A fatal producer delivers nothing more.
         left = 1 if self._fatal is not None else producer.flush(
             max(0.0, min(wait_s, FLUSH_MARGIN_S)))
         if left:
@@ -182,8 +173,6 @@ class Relay:
         if closer is not None:
             closer()
 
-    # --- the drain ---------------------------------------------------------------------------
-
     def drain(self, deadline: float, stop: threading.Event, *,
               bounded: bool = False) -> RelayResult:
         """Publishes batches until none is left, ``deadline`` (monotonic) is too close for
@@ -192,9 +181,9 @@ class Relay:
         result = RelayResult()
         self._logged_errors.clear()
         self._stop, self._wait_until = stop, deadline if bounded else math.inf
+        reason: str | None = None
         with self._pool.connection() as conn:
-            while True:
-                reason: str | None
+            while reason is None:
                 # A batch may take the whole delivery wait: start one only if it ends in time
                 # (bounded: only if any time is left; its wait ends at the deadline).
                 if stop.is_set():
@@ -207,15 +196,14 @@ class Relay:
                               "for the next cycle")
                 else:
                     reason = self._batch(conn, result)
-                if reason is not None:
-                    result.reason = reason
-                    return result
+        result.reason = reason
+        return result
 
     def _batch(self, conn: queries.Connection, result: RelayResult) -> str | None:
         """One batch: claim, produce, wait, mark. Returns why the drain ends, or None."""
         settings = self._settings
         producer = self._ensure_producer()
-        rows = queries.relay_claim(conn, settings.relay_batch_size, self.lease_s,
+        rows = queries.relay_claim(conn, settings.relay_batch_size, self._lease_s,
                                    settings.lock_key, settings.topic)
         if not rows:
             return "empty"
@@ -259,7 +247,7 @@ class Relay:
     def _publish(self, producer: Producer, rows: list[queries.OutboxRow],
                  mark: Callable[[list[int]], int]) -> _Batch:
         """Produces every row, then waits for the delivery reports, marking what the broker
-        acknowledged as it comes (``mark``): a crash re-delivers only what was in flight."""
+        acknowledged as it comes: a crash re-delivers only what was in flight."""
         batch = _Batch()
         for index, row in enumerate(rows):
             try:
@@ -288,8 +276,7 @@ class Relay:
                        mark: Callable[[list[int]], int]) -> int:
         """Waits (at most the flush wait; a stop cuts it to STOP_WAIT_S) for the delivery
         reports in slices of MARK_EVERY_S, marking the acknowledged rows after each slice;
-        returns the messages still in flight. With a broker that answers in time that is one
-        slice and one mark per batch; a crash re-delivers only what was in flight then."""
+        returns the messages still in flight."""
         deadline = min(time.monotonic() + self._flush_wait_s, self._wait_until)
         while True:
             if self._stop.is_set():
@@ -301,10 +288,11 @@ class Relay:
                 # A fatal error surfaces here as an exception: confluent-kafka 2.16 raises it
                 # from flush, as a SystemError wrapping the KafkaException when an error_cb is
                 # set.
-                raised = _raised_kafka_error(exc)
-                if raised is None:
+                raised = [c for c in (exc, exc.__cause__, exc.__context__)
+                          if isinstance(c, KafkaException)]
+                if not raised:
                     raise
-                self._fatal = raised
+                self._fatal = kafka_error(raised[0])
                 return 0
             if remaining:
                 _mark_acknowledged(batch, mark)
@@ -326,14 +314,12 @@ class Relay:
 
 
 def _mark_acknowledged(batch: _Batch, mark: Callable[[list[int]], int]) -> None:
-    """Marks the rows acknowledged since the last mark."""
     if len(batch.acked) > batch.marked_upto:
         batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
         batch.marked_upto = len(batch.acked)
 
 
 def _on_delivery(batch: _Batch, row_id: int, err: KafkaError | None, msg: Message) -> None:
-    """One delivery report: acknowledged by the broker, or failed for good."""
     if batch.closed:
         return  # a report after the batch was given up: its row is already counted as failed
     error = err if err is not None else msg.error()
@@ -347,16 +333,6 @@ def _is_fatal(err: KafkaError) -> bool:
     return bool(err.fatal()) or err.code() == KafkaError._FATAL
 
 
-def _raised_kafka_error(exc: BaseException) -> KafkaError | None:
-    """The KafkaError behind ``exc`` (itself, or the exception it wraps), if there is one."""
-    for candidate in (exc, exc.__cause__, exc.__context__):
-        if isinstance(candidate, KafkaException):
-            return kafka_error(candidate)
-    return None
-
-
 def kafka_error(exc: KafkaException) -> KafkaError:
     arg = exc.args[0] if exc.args else None
-    if isinstance(arg, KafkaError):
-        return arg
-    return KafkaError(KafkaError._FAIL, str(exc))
+    return arg if isinstance(arg, KafkaError) else KafkaError(KafkaError._FAIL, str(exc))

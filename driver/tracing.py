@@ -15,10 +15,9 @@ from opentelemetry import trace
 
 if TYPE_CHECKING:
     # The SDK is only imported when something is exported: the no-op path loads the API alone.
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
-INSTRUMENTATION_NAME = "recording_finalize"
 DEFAULT_SERVICE_NAME = "recording-finalize-retry"
 
 CYCLE_SPAN = "recording_finalize.cycle"
@@ -32,9 +31,6 @@ _provider: TracerProvider | None = None
 class TracingConfigError(ValueError):
     """An ``OTEL_*`` variable asks for something this worker cannot do."""
 
-    def __init__(self, variable: str, rule: str, value: str) -> None:
-        super().__init__(f"{variable}: {rule} (got {value!r})")
-
 
 def _exporters(environ: Mapping[str, str]) -> list[str]:
     """The exporters the environment asks for, per the OpenTelemetry SDK conventions."""
@@ -43,10 +39,9 @@ def _exporters(environ: Mapping[str, str]) -> list[str]:
     raw = environ.get("OTEL_TRACES_EXPORTER", "").strip()
     if raw:
         names = [name.strip().lower() for name in raw.split(",") if name.strip()]
-        for name in names:
-            if name not in _EXPORTERS:
-                raise TracingConfigError("OTEL_TRACES_EXPORTER",
-                                         f"must be a list of {', '.join(_EXPORTERS)}", raw)
+        if not set(names) <= set(_EXPORTERS):
+            raise TracingConfigError(f"OTEL_TRACES_EXPORTER: must be a list of "
+                                     f"{', '.join(_EXPORTERS)} (got {raw!r})")
         exporters = [name for name in names if name != "none"]
     else:
         endpoint = (environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -56,8 +51,8 @@ def _exporters(environ: Mapping[str, str]) -> list[str]:
         for variable in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
             protocol = environ.get(variable, "").strip()
             if protocol and protocol != "http/protobuf":
-                raise TracingConfigError(variable, "this worker exports OTLP over http/protobuf "
-                                         "only", protocol)
+                raise TracingConfigError(f"{variable}: this worker exports OTLP over "
+                                         f"http/protobuf only (got {protocol!r})")
     return exporters
 
 
@@ -67,38 +62,37 @@ def configure(environ: Mapping[str, str]) -> bool:
     if not names:
         shutdown()
         return False
-    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+    from opentelemetry.sdk.trace import export
 
-    exporters: list[tuple[SpanExporter, bool]] = []
+    processors: list[SpanProcessor] = []
     for name in names:
         if name == "console":
-            exporters.append((ConsoleSpanExporter(out=sys.stderr), False))
+            console = export.ConsoleSpanExporter(out=sys.stderr)
+            processors.append(export.SimpleSpanProcessor(console))
         else:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            exporters.append((OTLPSpanExporter(), True))
-    _install(environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME, exporters)
+            processors.append(export.BatchSpanProcessor(OTLPSpanExporter()))  # network: batched
+    _install(environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME, processors)
     return True
 
 
-def use_exporter(exporter: SpanExporter, service_name: str = DEFAULT_SERVICE_NAME) -> None:
+def use_exporter(exporter: SpanExporter) -> None:
     """Exports every span synchronously to ``exporter`` (tests: an in-memory exporter)."""
-    _install(service_name, [(exporter, False)])
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    _install(DEFAULT_SERVICE_NAME, [SimpleSpanProcessor(exporter)])
 
 
-def _install(service_name: str, exporters: list[tuple[SpanExporter, bool]]) -> None:
-    """Replaces the current provider; a batching processor for network exporters."""
+def _install(service_name: str, processors: list[SpanProcessor]) -> None:
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
     global _provider
     shutdown()
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
-    for exporter, batched in exporters:
-        processor = BatchSpanProcessor(exporter) if batched else SimpleSpanProcessor(exporter)
-        provider.add_span_processor(processor)
-    _provider = provider
+    _provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
+    for processor in processors:
+        _provider.add_span_processor(processor)
 
 
 def shutdown() -> None:
@@ -109,16 +103,11 @@ def shutdown() -> None:
         provider.shutdown()
 
 
-def enabled() -> bool:
-    """True when spans are recorded and exported."""
-    return _provider is not None
-
-
 def tracer() -> trace.Tracer:
     """The worker's tracer: the SDK's when configured, else a no-op one."""
     if _provider is None:
         return trace.NoOpTracer()
-    return _provider.get_tracer(INSTRUMENTATION_NAME)
+    return _provider.get_tracer("recording_finalize")
 
 
 @contextmanager

@@ -23,8 +23,8 @@ import psycopg
 
 from . import logs, tracing
 from .cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, connect, fail
-from .config import VARIABLES, ConfigError, Settings, require_kafka
-from .errors import describe
+from .config import VARIABLE_BY_NAME, VARIABLES, ConfigError, Settings, require_kafka, value_of
+from .errors import SqlState, describe, sqlstate
 from .ops import dry_run
 from .ops.dry_run import dry_run_command
 
@@ -59,8 +59,7 @@ def _prepare(settings: Settings) -> None:
 
 @contextmanager
 def _cycle_context(settings: Settings, metrics: Metrics | None = None) -> Iterator[Context]:
-    """The objects a cycle needs (pool, storage, relay, metrics), built once, released at the
-    end."""
+    """The objects a cycle needs (pool, storage, relay, metrics), built once."""
     from .cycle import Context
     from .db import open_pool
     from .metrics import Metrics
@@ -79,7 +78,6 @@ def _cycle_context(settings: Settings, metrics: Metrics | None = None) -> Iterat
     finally:
         relay.close()
         pool.close()
-        metrics.stop_server()
         tracing.shutdown()
 
 
@@ -104,20 +102,13 @@ class _StopSignal:
                      message="stopped gracefully: no row half-applied, lock released")
 
 
-def _safe_settings(settings: Settings) -> dict[str, Any]:
-    """The configuration as the start-up log line shows it: no secrets, no URLs."""
-    return {
-        "bucket": settings.s3_bucket,
-        "keyTemplate": settings.s3_key_template,
-        "topic": settings.topic,
-        "recordingsEnabled": settings.recordings_enabled,
-        "pollingIntervalS": settings.polling_interval,
-        "batchSize": settings.batch_size,
-        "lockTtlS": settings.lock_ttl,
-        "maxRunDurationS": settings.max_run_duration,
-        "s3TimeoutS": settings.s3_timeout,
-        "s3Concurrency": settings.s3_concurrency,
-    }
+#: The configuration as the start-up log line shows it (field → setting): no secrets, no URLs.
+_SHOWN_SETTINGS = {
+    "bucket": "s3_bucket", "keyTemplate": "s3_key_template", "topic": "topic",
+    "recordingsEnabled": "recordings_enabled", "pollingIntervalS": "polling_interval",
+    "batchSize": "batch_size", "lockTtlS": "lock_ttl", "maxRunDurationS": "max_run_duration",
+    "s3TimeoutS": "s3_timeout", "s3Concurrency": "s3_concurrency",
+}
 
 
 # --- the start-up self-checks of run and run-once: a failure exits 2 before any work -----------
@@ -155,21 +146,20 @@ def _start_checks(
 
 
 def _check_database(settings: Settings, package: Shipped) -> int | None:
-    """The schema and the contract (``_check_schema``); a PostgreSQL session of its own for the
-    lock connection (no transaction pooling); the retry policy, which the server then stores for
-    every call (``policy set``); and where this worker looks, for explain and audit. A server
-    answer that waiting will not change (authentication failed, unknown database, no worker
-    grant, never migrated) exits 2 with the server's own message; other errors propagate."""
+    """Over one connection: the schema and the contract, the retry policy and where this
+    worker looks (for explain and audit); beside it, the lock connection's own session (no
+    transaction pooling). A server answer that waiting will not change (authentication failed,
+    unknown database, no worker grant, never migrated) exits 2 with the server's own message;
+    other errors propagate."""
     from . import queries
     from .db import LockConnectionError, check_lock_connection, refusal, server_message
-    from .server_settings import set_server_policy
 
     try:
-        if (refused := _check_schema(settings, package)) is not None:
-            return refused
-        check_lock_connection(settings)
-        set_server_policy(settings)
         with connect(settings) as conn:
+            if (refused := _check_schema(conn, package)) is not None:
+                return refused
+            check_lock_connection(settings)
+            _set_policy(conn, settings)
             queries.report_worker_config(conn, settings)
     except LockConnectionError as err:
         return fail(f"start-up check failed: {err}", EXIT_USAGE)
@@ -183,6 +173,48 @@ def _check_database(settings: Settings, package: Shipped) -> int | None:
         return fail(f"start-up check failed: {meaning}. The server said: "
                     f"{server_message(err)}", EXIT_USAGE)
     return None
+
+
+#: The policy column the server names in a refusal (the error's COLUMN field, never its text)
+#: → the variable that sets it.
+_VARIABLE_OF_COLUMN = {"sla_timeout": "RFR_FINALIZE_SLA_TIMEOUT"} | {
+    column: f"RFR_{column.upper()}" for column in (
+        "topic", "max_attempts", "backoff_base", "backoff_factor", "backoff_cap",
+        "backoff_jitter", "upload_grace", "relay_batch_size", "retention")}
+
+
+def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
+    """Stores the retry policy on the server, which every function then reads (an unset
+    variable: the server's default; several runners: the last to start wins). A value the
+    server refuses (RF001, RF009 for the topic, RF010 out of its bounds) raises ``ConfigError``
+    naming the variable, with the server's message (the value and the bound)."""
+    from . import queries
+    try:
+        policy = queries.set_policy(conn, settings)
+    except psycopg.Error as err:
+        if sqlstate(err) not in (SqlState.INVALID_PARAMETER, SqlState.TOPIC_MISMATCH,
+                                 SqlState.POLICY_OUT_OF_BOUNDS):
+            raise
+        variable = _VARIABLE_OF_COLUMN.get(err.diag.column_name or "", "RFR_* (the policy)")
+        raise ConfigError(variable, f"what the server accepts ({err.diag.message_primary or err})",
+                          _shown_value(settings, variable)) from None
+    if (replaced := policy.pop("replaced", None)) is not None:
+        logs.log("policy changed", level="warning", previous=replaced, policy=policy,
+                 message="another runner had set another retry policy; the last to start wins, "
+                         "so every runner now works with this one")
+    else:
+        logs.log("policy set", policy=policy)
+
+
+def _shown_value(settings: Settings, variable: str) -> str | None:
+    """What the operator set for ``variable``, as the refusal shows it (None: unset)."""
+    spec = VARIABLE_BY_NAME.get(variable)
+    value = None if spec is None else value_of(settings, variable)
+    if spec is None or value is None:
+        return None
+    if spec.is_duration:
+        return f"{value:g}s"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _schema_findings(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool
@@ -201,12 +233,11 @@ def _schema_findings(conn: psycopg.Connection[Any], package: Shipped, *, rehears
     return drift, owner, problems, failing
 
 
-def _check_schema(settings: Settings, package: Shipped) -> int | None:
+def _check_schema(conn: psycopg.Connection[Any], package: Shipped) -> int | None:
     """Exit 2 when the schema differs from the package's, the contract does not hold (a grant
     revoked, a column changed) or the worker would fail beneath the adapter, else None."""
-    with connect(settings) as conn:
-        # The writes rehearsed (rolled back): before any row is touched.
-        drift, owner, problems, failing = _schema_findings(conn, package, rehearse=True)
+    # The writes rehearsed (rolled back): before any row is touched.
+    drift, owner, problems, failing = _schema_findings(conn, package, rehearse=True)
     if not drift.matches:
         logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
                  differences=drift.differences)
@@ -278,7 +309,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             stop.report()
             return refused
         with _cycle_context(settings, metrics) as context:
-            logs.log("worker started", metricsPort=port, **_safe_settings(settings))
+            shown = {field: getattr(settings, name) for field, name in _SHOWN_SETTINGS.items()}
+            logs.log("worker started", metricsPort=port, **shown)
             health.started()
             start_pruner(settings, stop.event)
             if not settings.recordings_enabled:
@@ -397,14 +429,11 @@ def _layout_unconfirmed(settings: Settings, storage: Storage) -> tuple[int, str]
     try:
         with connect(settings) as conn:
             rows = queries.known_uploads(conn, KNOWN_UPLOADS)
-            if not rows:
-                return None
-            if not queries.storage_layout_unconfirmed(
-                    conn, *storage.known_upload_answers(rows)):
-                return None
+            unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
+                conn, *storage.known_upload_answers(rows))
     except psycopg.Error:
         return None
-    return len(rows), storage.key_for(rows[0])
+    return (len(rows), storage.key_for(rows[0])) if unconfirmed else None
 
 
 def storage_check(storage: Storage, settings: Settings) -> Check:

@@ -30,7 +30,7 @@ PACKAGE = "recording_finalize"
 CORE = frozenset({
     "__init__", "config", "errors", "logs", "model", "db", "queries", "pipeline", "storage",
     "cycle", "relay", "incidents", "maintenance", "metrics", "tracing", "probes",
-    "server_settings", "drift", "contract", "adapter", "pacing", "buildinfo",
+    "drift", "contract", "adapter", "pacing", "buildinfo",
 })
 #: What the commands share; they import it, the core does not.
 CLI_HELPERS = frozenset({"cliutil"})

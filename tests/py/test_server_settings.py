@@ -48,7 +48,7 @@ def test_run_once_refuses_settings_the_server_refuses(
     proc = worker.cli("run-once", **{variable: value})
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert proc.stdout == ""
-    # The variable comes from the error's COLUMN field (driver/server_settings.py).
+    # The variable comes from the error's COLUMN field (driver/worker.py).
     assert f"configuration error: {variable} must be what the server accepts" in proc.stderr
     assert f"got {value!r}" in proc.stderr
     if server is None:  # the topic: the message names the server's
