@@ -1,9 +1,6 @@
 """``recording-finalize storage-incident open|close|list``: file-storage incidents the worker
 could not see (the worker records its own, source ``worker``: ``incidents.py``).
-
-While an incident is open, and for RFR_UPLOAD_GRACE after it was closed, a 404 fails no
-recording whose upload window overlapped it. ``incident_json`` and ``print_incidents`` are
-``status``'s too.
+``incident_json`` and ``print_incidents`` are ``status``'s too.
 """
 
 from __future__ import annotations

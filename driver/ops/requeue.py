@@ -36,6 +36,9 @@ from . import queries
 
 #: One bulk-requeue transaction: never more rows than this (reschedule's own limit).
 BATCH_ROWS = 1000
+#: Per single-row command: the status it takes a row from, its log event, its word.
+_ONE = {"requeue": ("Quarantined", "recording requeued", "requeued"),
+        "retry": ("Pending", "recording retried", "due now:")}
 REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
                 "session_not_found")
 
@@ -89,12 +92,12 @@ def _check_requeue(args: argparse.Namespace) -> None:
 def reschedule_one(args: argparse.Namespace, settings: Settings) -> int:
     """requeue (from Quarantined) or retry (from Pending) of RECORDING_ID: strict, so a row in
     another status is refused, in the database's words."""
+    from_status, event, verb = _ONE[args.command]
     try:
         with connect(settings) as conn:
             [row] = queries.call(conn, "reschedule", recording_ids=[args.recording_id],
-                                 from_status="Quarantined" if args.command == "requeue"
-                                 else "Pending", operator=operator(args), reason=args.reason,
-                                 strict=True)
+                                 from_status=from_status, operator=operator(args),
+                                 reason=args.reason, strict=True)
     except psycopg.Error as err:
         state = sqlstate(err)
         if state not in (SqlState.FINALIZE_ROW_NOT_FOUND, SqlState.NOT_QUARANTINED,
@@ -102,14 +105,12 @@ def reschedule_one(args: argparse.Namespace, settings: Settings) -> int:
             raise
         return fail(f"{args.command}: {err.diag.message_primary} ({state}). "
                     f"{err.diag.message_hint or ''}".rstrip())
-    requeue = args.command == "requeue"
-    logs.log("recording requeued" if requeue else "recording retried",
-             recordingId=row["recording_id"], operator=operator(args), reason=args.reason)
+    logs.log(event, recordingId=row["recording_id"], operator=operator(args), reason=args.reason)
     if args.json:
         print_json(json_row(row, "recording_id", "status", "attempts", "next_attempt_at",
                             "last_error"))
         return EXIT_OK
-    print(f"{'requeued' if requeue else 'due now:'} {row['recording_id']}: status "
+    print(f"{verb} {row['recording_id']}: status "
           f"{row['status']}, attempts {row['attempts']}, due {iso(row['next_attempt_at'])}")
     print(f"last error (kept): {row['last_error'] or '-'}")
     return EXIT_OK
