@@ -69,10 +69,8 @@ def _environment_help(command: Command) -> str:
     ]
     for name in command.variables:
         spec = VARIABLE_BY_NAME[name]
-        if name in command.required:
-            default = "required"
-        else:
-            default = "default: unset" if spec.default is None else f"default: {spec.default}"
+        default = ("required" if name in command.required else "default: unset"
+                   if spec.default is None else f"default: {spec.default}")
         flag = f", flag {spec.flag}" if spec.flag and name in command.flags else ""
         lines.append(f"  {name}  ({default}{flag})")
         rule = spec.rule.text.replace(DURATION_RULE, "a duration").replace(

@@ -9,7 +9,7 @@ import argparse
 import getpass
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -30,10 +30,6 @@ class UsageError(ValueError):
     """A bad argument, found before the configuration is read: exit 2 with this message."""
 
 
-def _no_arguments(cmd: argparse.ArgumentParser) -> None:
-    pass
-
-
 @dataclass(frozen=True)
 class Command:
     """One subcommand. ``check_args`` runs before the configuration is read (raises
@@ -42,15 +38,15 @@ class Command:
     name: str
     summary: str
     description: str
-    exits: str
     handler: Handler
+    exits: str = ""
     #: The variables the command reads (all of them are validated, whatever the command).
     variables: Sequence[str] = ("DATABASE_URL",)
     #: Those that must be set.
     required: tuple[str, ...] = ("DATABASE_URL",)
     #: Those a flag may override (``config.VARIABLES`` names the flag).
     flags: Sequence[str] = ()
-    add_arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+    add_arguments: Callable[[argparse.ArgumentParser], None] = lambda cmd: None
     check_args: Callable[[argparse.Namespace], None] | None = None
     prepare: Callable[[Settings], None] | None = None
     #: One more line for the environment help.
@@ -99,8 +95,7 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 def moment(text: str) -> datetime:
-    """A duration ago (20m, 2h, 1d) or an ISO-8601 time (UTC if it names no zone); ValueError
-    otherwise."""
+    """A duration ago (20m, 2h, 1d) or an ISO-8601 time (UTC if it names no zone)."""
     from .config import parse_duration
 
     text = text.strip()
@@ -112,8 +107,37 @@ def moment(text: str) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
+MOMENT_RULE = "an ISO-8601 time (2026-12-01T08:00:00Z) or a duration ago (20m, 2h, 1d)"
+
+
 def print_json(data: Any) -> None:
     print(json.dumps(data, separators=(",", ":"), default=str), flush=True)
+
+
+def json_row(row: Mapping[str, Any], *columns: str, **renamed: str) -> dict[str, Any]:
+    """A database row's ``columns`` (none named: all) under their camelCase names, and
+    ``renamed`` (JSON name = column); times in UTC ISO-8601."""
+    names = columns if columns or renamed else tuple(row)
+    pairs = [(_camel(c), c) for c in names] + list(renamed.items())
+    return {name: iso(row[c]) if isinstance(row[c], datetime) else row[c] for name, c in pairs}
+
+
+def _camel(column: str) -> str:
+    first, *rest = column.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def parse_flag(args: argparse.Namespace, dest: str, parse: Callable[[str], Any], rule: str
+               ) -> None:
+    """Replaces the text of the flag ``dest``, when given, by ``parse``'s value (before the
+    configuration is read); ``rule`` says what a bad one must be."""
+    text = getattr(args, dest)
+    if text is None:
+        return
+    try:
+        setattr(args, dest, parse(text))
+    except ValueError:
+        raise UsageError(f"--{dest.replace('_', '-')} must be {rule}; got {text!r}") from None
 
 
 def check_range(args: argparse.Namespace, dest: str, low: int = 1, high: int = 10000) -> None:

@@ -23,7 +23,6 @@ from urllib.parse import quote, urlsplit
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-DEFAULT_TOPIC = "pin.messenger.call-recording-available.v1"
 # The single-runner advisory lock's key: fixed, like migrate's (a random 64-bit number no other
 # tool picks by chance). Every runner of one database must use the same key, so it is no choice.
 DEFAULT_LOCK_KEY = 5928001741300501
@@ -38,8 +37,6 @@ _MAX_DURATION_S = 366 * 24 * 3600.0
 _INT32_MAX = 2**31 - 1
 _SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-# The policy variables are only parsed here; the server judges the value.
-_SERVER_RULE = ", within the server's bounds (recording_finalize.settings; unset: its default)"
 _DATABASE_URL_RULE = "a libpq URL (postgresql://user:password@host:port/dbname)"
 
 
@@ -105,6 +102,12 @@ def _checked(text: str, ok: Callable[[str], object]) -> Rule:
         return given
 
     return Rule(text, parse)
+
+
+def _policy(what: str, parse: Callable[[str], Any], unset: str = "its default") -> Rule:
+    """A retry-policy variable: only parsed here, the server judges the value."""
+    return Rule(f"{what}, within the server's bounds (recording_finalize.settings; unset: "
+                f"{unset})", parse)
 
 
 def _policy_duration(days: bool = False) -> Callable[[str], float]:
@@ -217,8 +220,8 @@ def _variable(name: str, default: str | None, rule: Rule, help: str, flag: str |
 
 
 _OPTIONAL = Rule("optional", str)
-_POLICY_DURATION = Rule(DURATION_RULE + _SERVER_RULE, _policy_duration())
-_POLICY_NUMBER = Rule(f"a finite number{_SERVER_RULE}", _number(-math.inf, math.inf).parse)
+_POLICY_DURATION = _policy(DURATION_RULE, _policy_duration())
+_POLICY_NUMBER = _policy("a finite number", _number(-math.inf, math.inf).parse)
 _SASL_ONLY = Rule("required with SASL_*", str)
 
 
@@ -279,7 +282,7 @@ class Settings:
     kafka_sasl_password: str | None = _variable(
         "KAFKA_SASL_PASSWORD", None, _SASL_ONLY, "Kafka SASL password", secret=True)
     topic: str = _variable(
-        "RFR_TOPIC", DEFAULT_TOPIC,
+        "RFR_TOPIC", "pin.messenger.call-recording-available.v1",
         _checked("a Kafka topic name (1-249 of A-Z a-z 0-9 . _ -)",
                  re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,249}").fullmatch),
         "the topic of call-recording-available", "--topic")
@@ -301,7 +304,7 @@ class Settings:
     # bounds of recording_finalize.settings); None (unset): the server's default applies.
     max_attempts: int | None = _variable(
         "RFR_MAX_ATTEMPTS", None,
-        Rule(f"a whole number{_SERVER_RULE}", _integer(-_INT32_MAX, _INT32_MAX).parse),
+        _policy("a whole number", _integer(-_INT32_MAX, _INT32_MAX).parse),
         "attempts before a row is quarantined", "--max-attempts")
     finalize_sla_timeout: float | None = _variable(
         "RFR_FINALIZE_SLA_TIMEOUT", None, _POLICY_DURATION,
@@ -309,8 +312,7 @@ class Settings:
         "--finalize-sla-timeout")
     upload_grace: float | None = _variable(
         "RFR_UPLOAD_GRACE", None,
-        Rule(f"{DURATION_DAYS_RULE}, within the server's bounds (recording_finalize.settings; "
-             "unset: RFR_FINALIZE_SLA_TIMEOUT)", _policy_duration(days=True)),
+        _policy(DURATION_DAYS_RULE, _policy_duration(days=True), "RFR_FINALIZE_SLA_TIMEOUT"),
         "after a storage incident ends, how long a 404 is not trusted for recordings whose "
         "upload window overlapped it", "--upload-grace")
     republish_window: float = _variable(

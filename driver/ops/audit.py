@@ -1,8 +1,7 @@
 """``recording-finalize audit [--repair]``: the invariant checks by business state.
 
 The checks are ``recording_finalize.audit()``'s; ``failed_with_binary`` is the driver's own: the
-HEADs of the newest Failed recordings' objects. ``--repair`` first opens a finalize row, due now,
-for every orphan (``audit_repair``, audited) and nothing else.
+HEADs of the newest Failed recordings' objects.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from ..cliutil import EXIT_FAILURE, EXIT_OK, connect, iso, print_json
+from ..cliutil import EXIT_FAILURE, EXIT_OK, connect, iso, json_row, print_json
 from ..config import Settings
 from ..model import Verdict
 from ..queries import operator_state
@@ -55,15 +55,10 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def _entry(r: queries.Row, preview: queries.Row | None, seen: dict[UUID, Verdict],
            config_error: str | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"recordingId": str(r["recording_id"]),
-                             "sessionKind": r["session_kind"], "sessionId": str(r["session_id"]),
-                             "phase": r["action"], "attempts": r["attempts"],
-                             "detail": r["detail"], "nextAttemptAt": iso(r["next_attempt_at"])}
+    entry = json_row(r, "recording_id", "session_kind", "session_id", "attempts", "detail",
+                     "next_attempt_at", phase="action")
     if r["action"] != "reconcile" or preview is None:
         return entry | {"result": r["action"]}
-    return entry | {
-        "s3": s3.verdict_dict(seen[r["recording_id"]], config_error),
-        "result": preview["result"], "finalizeStatus": preview["finalize_status"],
-        "attemptsAfter": preview["attempts"],
-        "nextAttemptAfter": iso(preview["next_attempt_at"]) if preview["next_attempt_at"]
-        else None, "resultDetail": preview["detail"]}
+    return entry | {"s3": s3.verdict_dict(seen[r["recording_id"]], config_error)} | json_row(
+        preview, "result", "finalize_status", attemptsAfter="attempts",
+        nextAttemptAfter="next_attempt_at", resultDetail="detail")

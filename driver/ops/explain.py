@@ -17,6 +17,7 @@ from ..cliutil import (
     connect,
     fail,
     iso,
+    json_row,
     print_json,
 )
 from ..config import Settings
@@ -88,11 +89,8 @@ def _add_s3(conn: Connection, doc: dict[str, Any], recording_id: UUID, settings:
                  | s3.verdict_dict(heads.verdicts[0], heads.config_error) | whose)
     if doc["next"].get("action") == "reconcile":
         [preview] = queries.preview_outcomes(conn, [(recording_id, heads.verdicts[0])], confirmed)
-        doc["next"]["outcome"] = {
-            "result": preview["result"], "finalizeStatus": preview["finalize_status"],
-            "attempts": preview["attempts"],
-            "nextAttemptAt": iso(preview["next_attempt_at"]) if preview["next_attempt_at"]
-            else None, "detail": preview["detail"]}
+        doc["next"]["outcome"] = json_row(preview, "result", "finalize_status", "attempts",
+                                          "next_attempt_at", "detail")
 
 
 def _sentence(doc: dict[str, Any]) -> str:

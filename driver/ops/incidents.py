@@ -1,14 +1,12 @@
 """``recording-finalize storage-incident open|close|list``: file-storage incidents the worker
 could not see (the worker records its own, source ``worker``: ``incidents.py``).
-
-While an incident is open, and for RFR_UPLOAD_GRACE after it was closed, a 404 fails no
-recording whose upload window overlapped it. ``incident_json`` and ``print_incidents`` are
-``status``'s too.
+``incident_json`` and ``print_incidents`` are ``status``'s too.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from typing import Any
 
 import psycopg
@@ -17,6 +15,7 @@ from .. import logs
 from ..cliutil import (
     EXIT_OK,
     EXIT_USAGE,
+    MOMENT_RULE,
     Command,
     UsageError,
     add_json_flag,
@@ -25,7 +24,9 @@ from ..cliutil import (
     connect,
     fail,
     iso,
+    json_row,
     moment,
+    parse_flag,
     print_json,
     print_table,
 )
@@ -58,21 +59,12 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """Parses --at and --recent in place, before the configuration is read."""
     check_range(args, "limit")
-    if args.at is not None:
-        try:
-            args.at = moment(args.at)
-        except ValueError:
-            raise UsageError(f"--at must be an ISO-8601 time (2026-12-01T08:00:00Z) or a "
-                             f"duration ago (20m, 2h, 1d); got {args.at!r}") from None
+    parse_flag(args, "at", moment, MOMENT_RULE)
     if args.action == "list" and (args.at is not None or args.reason is not None):
         raise UsageError("--at and --reason go with open and close, not list")
-    try:
-        args.recent = parse_duration(args.recent, days=True)
-    except ValueError:
-        raise UsageError(f"--recent must be a duration (90, 5m, 1h, 30d); got {args.recent!r}") \
-            from None
+    parse_flag(args, "recent", lambda text: parse_duration(text, days=True),
+               "a duration (90, 5m, 1h, 30d)")
 
 
 def incident_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -123,15 +115,10 @@ def _open_or_close(args: argparse.Namespace, settings: Settings, source: str) ->
 
 
 def incident_json(i: StorageIncident) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": i.id, "source": i.source, "startedAt": iso(i.started_at),
-        "endedAt": None if i.ended_at is None else iso(i.ended_at), "open": i.ended_at is None,
-        "reason": i.reason, "openedBy": i.opened_by, "closedBy": i.closed_by}
-    if i.duration_seconds is not None:
-        out["durationSeconds"] = i.duration_seconds
-    if i.created is not None:
-        out["created"] = i.created
-    return out
+    out = json_row(asdict(i), "id", "source", "started_at", "ended_at", "reason", "opened_by",
+                   "closed_by") | {"open": i.ended_at is None}
+    extras = (("durationSeconds", i.duration_seconds), ("created", i.created))
+    return out | {name: value for name, value in extras if value is not None}
 
 
 def print_incidents(incidents: list[StorageIncident]) -> None:

@@ -15,6 +15,7 @@ from ..cliutil import (
     add_operator_args,
     connect,
     iso,
+    json_row,
     operator,
     print_json,
 )
@@ -39,11 +40,7 @@ def pause_command(args: argparse.Namespace, settings: Settings) -> int:
     logs.log("paused" if paused else "resumed", part=args.part, operator=operator(args),
              reason=args.reason)
     if args.json:
-        print_json({"parts": [
-            {"part": r["part"], "paused": r["paused"],
-             "pausedAt": iso(r["paused_at"]) if r["paused"] else None,
-             "pausedBy": r["paused_by"], "reason": r["reason"]}
-            for r in rows]})
+        print_json({"parts": [json_row(r) for r in rows]})
         return EXIT_OK
     for r in rows:
         state = (f"paused since {iso(r['paused_at'])} by {r['paused_by']}: {r['reason']}"

@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .. import logs
-from ..cliutil import EXIT_OK, Command, UsageError, add_json_flag, check_range, connect, print_json
+from ..cliutil import EXIT_OK, Command, add_json_flag, check_range, connect, parse_flag, print_json
 from ..config import Settings, parse_duration
 from ..maintenance import PRUNE_BATCH_ROWS, prune_batches
 from ..queries import prune
@@ -28,19 +28,21 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     add_json_flag(cmd)
 
 
+def _at_least_a_minute(text: str) -> float:
+    seconds = parse_duration(text, days=True)
+    if seconds < 60:
+        raise ValueError(text)
+    return seconds
+
+
 def _check_args(args: argparse.Namespace) -> None:
-    try:
-        args.older_than_s = parse_duration(args.older_than, days=True)
-    except ValueError:
-        args.older_than_s = 0.0
-    if args.older_than_s < 60:
-        raise UsageError(f"prune: --older-than must be a duration of at least 1 minute (30d, "
-                         f"12h, 90m); got {args.older_than!r}")
+    parse_flag(args, "older_than", _at_least_a_minute,
+               "a duration of at least 1 minute (30d, 12h, 90m)")
     check_range(args, "batch_size")
 
 
 def prune_command(args: argparse.Namespace, settings: Settings) -> int:
-    older = args.older_than_s
+    older = args.older_than
     totals: Mapping[str, int]
     with connect(settings) as conn:
         if args.dry_run:

@@ -14,6 +14,7 @@ import psycopg
 from .. import logs
 from ..cliutil import (
     EXIT_OK,
+    MOMENT_RULE,
     Command,
     UsageError,
     add_json_flag,
@@ -22,8 +23,10 @@ from ..cliutil import (
     connect,
     fail,
     iso,
+    json_row,
     moment,
     operator,
+    parse_flag,
     print_json,
 )
 from ..config import Settings
@@ -33,8 +36,12 @@ from . import queries
 
 #: One bulk-requeue transaction: never more rows than this (reschedule's own limit).
 BATCH_ROWS = 1000
+#: Per single-row command: the status it takes a row from, its log event, its word.
+_ONE = {"requeue": ("Quarantined", "recording requeued", "requeued"),
+        "retry": ("Pending", "recording retried", "due now:")}
 REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
                 "session_not_found")
+
 
 def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
     # RECORDING_ID is optional: the bulk form has none.
@@ -79,29 +86,18 @@ def _check_requeue(args: argparse.Namespace) -> None:
                          "(do it)")
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be a positive integer; got {args.limit}")
-    if args.since:
-        try:
-            args.since = moment(args.since)
-        except ValueError:
-            raise UsageError(f"--since must be an ISO-8601 time or a duration (2h, 1d); got "
-                             f"{args.since!r}") from None
-
-
-def requeue_command(args: argparse.Namespace, settings: Settings) -> int:
-    if args.quarantined:
-        return _bulk_requeue(args, settings)
-    return reschedule_one(args, settings)
+    parse_flag(args, "since", moment, MOMENT_RULE)
 
 
 def reschedule_one(args: argparse.Namespace, settings: Settings) -> int:
     """requeue (from Quarantined) or retry (from Pending) of RECORDING_ID: strict, so a row in
     another status is refused, in the database's words."""
+    from_status, event, verb = _ONE[args.command]
     try:
         with connect(settings) as conn:
             [row] = queries.call(conn, "reschedule", recording_ids=[args.recording_id],
-                                 from_status="Quarantined" if args.command == "requeue"
-                                 else "Pending", operator=operator(args), reason=args.reason,
-                                 strict=True)
+                                 from_status=from_status, operator=operator(args),
+                                 reason=args.reason, strict=True)
     except psycopg.Error as err:
         state = sqlstate(err)
         if state not in (SqlState.FINALIZE_ROW_NOT_FOUND, SqlState.NOT_QUARANTINED,
@@ -109,15 +105,12 @@ def reschedule_one(args: argparse.Namespace, settings: Settings) -> int:
             raise
         return fail(f"{args.command}: {err.diag.message_primary} ({state}). "
                     f"{err.diag.message_hint or ''}".rstrip())
-    requeue = args.command == "requeue"
-    logs.log("recording requeued" if requeue else "recording retried",
-             recordingId=row["recording_id"], operator=operator(args), reason=args.reason)
+    logs.log(event, recordingId=row["recording_id"], operator=operator(args), reason=args.reason)
     if args.json:
-        print_json({"recordingId": str(row["recording_id"]), "status": row["status"],
-                    "attempts": row["attempts"], "nextAttemptAt": iso(row["next_attempt_at"]),
-                    "lastError": row["last_error"]})
+        print_json(json_row(row, "recording_id", "status", "attempts", "next_attempt_at",
+                            "last_error"))
         return EXIT_OK
-    print(f"{'requeued' if requeue else 'due now:'} {row['recording_id']}: status "
+    print(f"{verb} {row['recording_id']}: status "
           f"{row['status']}, attempts {row['attempts']}, due {iso(row['next_attempt_at'])}")
     print(f"last error (kept): {row['last_error'] or '-'}")
     return EXIT_OK
@@ -135,11 +128,9 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
         args.limit is None or args.limit > BATCH_ROWS)
     if args.json:
         print_json({"dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(rows),
-                    "matched": len(rows), "batches": batches, "truncated": truncated, "rows": [
-                   {"recordingId": str(r["recording_id"]),
-                    "quarantineReason": r["quarantine_reason"], "attempts": r["attempts"],
-                    "lastError": r["last_error"], "quarantinedAt": iso(r["quarantined_at"])}
-                   for r in rows]})
+                    "matched": len(rows), "batches": batches, "truncated": truncated,
+                    "rows": [json_row(r, "recording_id", "quarantine_reason", "attempts",
+                                      "last_error", "quarantined_at") for r in rows]})
         return EXIT_OK
     for r in rows:
         print(f"  {r['recording_id']}  {r['quarantine_reason'] or 'unknown':<19} attempts "
@@ -196,7 +187,8 @@ REQUEUE = Command(
         "exit 2: RECORDING_ID is not a UUID; --reason missing; --quarantined without --dry-run\n"
         "        or --yes; both RECORDING_ID and --quarantined; a bad --since or --reason-code."
     ),
-    handler=requeue_command,
+    handler=lambda args, settings: (_bulk_requeue if args.quarantined else reschedule_one)(
+        args, settings),
     add_arguments=_add_requeue_arguments,
     check_args=_check_requeue,
 )

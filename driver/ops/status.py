@@ -4,6 +4,7 @@ rows, the pause switch and the storage incidents, as a table or one JSON object.
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ..cliutil import (
@@ -14,6 +15,7 @@ from ..cliutil import (
     check_range,
     connect,
     iso,
+    json_row,
     print_json,
     print_table,
 )
@@ -85,17 +87,9 @@ def _status_json(package: Shipped, drift: SchemaDrift, figures: Stats,
             "databaseIsNewer": drift.database_is_newer,
             "differences": drift.differences,
         },
-        "backlog": figures.backlog,
-        "due": figures.due,
-        "oldestAgeSeconds": figures.oldest_age_seconds,
-        "quarantined": figures.quarantined,
-        "publishBacklog": figures.publish_backlog,
-        "oldestUnpublishedAgeSeconds": figures.oldest_unpublished_age_seconds,
-        "quarantinedRows": [
-            {"recordingId": str(r["recording_id"]), "sessionKind": r["session_kind"],
-             "sessionId": str(r["session_id"]), "attempts": r["attempts"],
-             "lastError": r["last_error"], "quarantinedAt": iso(r["quarantined_at"])}
-            for r in rows],
+        **json_row(asdict(figures)),
+        "quarantinedRows": [json_row(r, "recording_id", "session_kind", "session_id", "attempts",
+                                     "last_error", "quarantined_at") for r in rows],
         "storageIncidents": [incident_json(i) for i in incidents],
     }
 
@@ -128,7 +122,6 @@ COMMAND = Command(
         "(its \"schema\" member: database, package, packageVersion, migratedBy, matches,\n"
         "databaseIsNewer, differences). Connect as a login granted recording_finalize_operator."
     ),
-    exits="",
     handler=status_command,
     variables=("DATABASE_URL", "RFR_TOPIC"),
     flags=("RFR_TOPIC",),
