@@ -154,15 +154,6 @@ def head_dict(size: object, attributes: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _session(settings: Settings) -> boto3.session.Session:
-    return boto3.session.Session(
-        aws_access_key_id=settings.aws_access_key_id,
-        aws_secret_access_key=settings.aws_secret_access_key,
-        aws_session_token=settings.aws_session_token,
-        region_name=settings.s3_region,
-    )
-
-
 def make_client(settings: Settings, session: boto3.session.Session) -> S3Client:
     """The boto3 client of HeadBucket: two attempts of at most connect + read each, a quarter
     of RFR_S3_TIMEOUT apiece, so that the call, retry included, stays within that limit."""
@@ -237,7 +228,10 @@ class Storage:
                  store: S3Store | None = None) -> None:
         self._settings = settings
         self.bucket = settings.s3_bucket
-        session = _session(settings)
+        session = boto3.session.Session(
+            aws_access_key_id=settings.aws_access_key_id,
+            aws_secret_access_key=settings.aws_secret_access_key,
+            aws_session_token=settings.aws_session_token, region_name=settings.s3_region)
         self._client = client if client is not None else make_client(settings, session)
         self._store = store if store is not None else make_store(settings, session)
 
@@ -270,15 +264,10 @@ class Storage:
             raise StorageConfigError(type(err).__name__) from err
         except BotoCoreError:
             return False
-        return self._probe_bucket()
-
-    def _probe_bucket(self) -> bool:
-        """obstore lists an empty prefix of the bucket: it sees the bucket boto3 confirmed."""
-        store = self._store
-        if store is None:
+        if self._store is None:
             raise StorageConfigError("NoCredentialsError")
-        try:
-            obstore.list_with_delimiter(store, BUCKET_PROBE_PREFIX)
+        try:  # an empty prefix: obstore sees the bucket boto3 confirmed
+            obstore.list_with_delimiter(self._store, BUCKET_PROBE_PREFIX)
         except _OBSTORE_CONFIG_ERRORS as err:
             raise StorageConfigError(_error_text(err)) from err
         except (BaseError, OSError, ValueError) as err:
