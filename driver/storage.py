@@ -154,6 +154,15 @@ def head_dict(size: object, attributes: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+def _session(settings: Settings) -> boto3.session.Session:
+    return boto3.session.Session(
+        aws_access_key_id=settings.aws_access_key_id,
+        aws_secret_access_key=settings.aws_secret_access_key,
+        aws_session_token=settings.aws_session_token,
+        region_name=settings.s3_region,
+    )
+
+
 def make_client(settings: Settings, session: boto3.session.Session) -> S3Client:
     """The boto3 client of HeadBucket: two attempts of at most connect + read each, a quarter
     of RFR_S3_TIMEOUT apiece, so that the call, retry included, stays within that limit."""
@@ -228,10 +237,7 @@ class Storage:
                  store: S3Store | None = None) -> None:
         self._settings = settings
         self.bucket = settings.s3_bucket
-        session = boto3.session.Session(
-            aws_access_key_id=settings.aws_access_key_id,
-            aws_secret_access_key=settings.aws_secret_access_key,
-            aws_session_token=settings.aws_session_token, region_name=settings.s3_region)
+        session = _session(settings)
         self._client = client if client is not None else make_client(settings, session)
         self._store = store if store is not None else make_store(settings, session)
 
