@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict
 
 from .. import adapter, contract, drift, logs
 from ..cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, fail
@@ -204,7 +204,7 @@ def _backend(settings: Settings) -> Any:
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
-    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": MIGRATIONS_SCHEMA}
+    args = params | {"schema": MIGRATIONS_SCHEMA}
     from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
     from yoyo.connections import DatabaseURI
 
