@@ -1,7 +1,7 @@
 """The adapter: the six ports through which the product reaches the service's data (SPEC §9).
 
-Which adapter the database holds (``state``: none, migrate's reference one, or a DBA's), whether
-its ports have the columns and arguments the product uses (``port_problems``), and what
+Which adapter the database holds (``state``: none, migrate's reference one, or a DBA's), the
+columns and arguments the product uses of its ports (``contract.check`` checks them), and what
 ``recording_finalize.check_adapter`` finds beneath them (``beneath``).
 """
 
@@ -51,41 +51,6 @@ def state(conn: psycopg.Connection[Any]) -> State:
     found = conn.execute(query("adapter_fingerprints")).fetchone() if migrated else None
     recorded, live = found or (None, None)
     return State.REFERENCE if recorded is not None and recorded == live else State.DBAS
-
-
-def port_problems(conn: psycopg.Connection[Any]) -> list[str]:
-    """Each port that is missing, or lacks a column, argument or result type the product uses.
-    Read-only (the catalog)."""
-    views: dict[str, dict[str, str]] = {}
-    for view, column, type_name in conn.execute(query("view_columns"), (SCHEMA,)):
-        views.setdefault(str(view), {})[str(column)] = str(type_name)
-    functions: dict[str, dict[tuple[str, ...], tuple[str, bool]]] = {}
-    for name, args, result, returns_set in conn.execute(query("function_signatures"), (SCHEMA,)):
-        functions.setdefault(str(name), {})[tuple(args)] = (str(result), bool(returns_set))
-    problems: list[str] = []
-    for view, wanted in VIEWS.items():
-        if view not in views:
-            problems.append(f"{SCHEMA}.{view}: the view does not exist (service-sql adapter "
-                            "prints the reference one)")
-            continue
-        for column, type_name in wanted:
-            have = views[view].get(column)
-            if have is None:
-                problems.append(f"{SCHEMA}.{view}.{column}: the column does not exist (the "
-                                f"product needs {column} {type_name})")
-            elif have != type_name:
-                problems.append(f"{SCHEMA}.{view}.{column}: type {have}, the product needs "
-                                f"{type_name} (cast it in the view)")
-    for name, (args, result) in FUNCTIONS.items():
-        where, found = f"{SCHEMA}.{name}({', '.join(args)})", functions.get(name, {})
-        if args not in found:
-            problems.append(f"{where}: the function does not exist with these arguments"
-                            + (f" (found: {'; '.join(', '.join(a) for a in found)})"
-                               if found else ""))
-        elif found[args] != (result, False):
-            problems.append(f"{where}: returns {'setof ' if found[args][1] else ''}"
-                            f"{found[args][0]}, the product needs {result}")
-    return problems
 
 
 def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> dict[str, list[str]]:

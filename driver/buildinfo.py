@@ -36,17 +36,13 @@ def sql_fingerprint(sql_dir: Path) -> str:
 
 def git_commit(tree: Path) -> str | None:
     """The commit checked out at ``tree`` (``-dirty`` with changes), or None outside git."""
-    try:
-        head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, timeout=10, check=False)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain",
-                                "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=False)
+    try:  # --exclude '*': the commit itself, never a tag's name
+        described = subprocess.run(["git", "-C", str(tree), "describe", "--always", "--dirty",
+                                    "--abbrev=12", "--exclude=*"],
+                                   capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    return described.stdout.strip() if described.returncode == 0 else None
 
 
 def commit() -> str:

@@ -137,20 +137,20 @@ def product_owner(conn: psycopg.Connection[Any]) -> str | None:
     return owners(conn).get("recording_finalize")
 
 
-_Columns = dict[tuple[str, str], tuple[str, int | None]]
+#: Of each table (or view): column → its type and, for character varying, its length.
+_Columns = dict[str, dict[str, tuple[str, int | None]]]
 
 
 def _tables(conn: psycopg.Connection[Any], names: Sequence[str]
             ) -> tuple[dict[str, int], _Columns]:
-    """Of the tables ``names`` in the service's schema: each one's oid, and the type and varchar
-    length of each (table, column)."""
+    """Of the tables ``names`` in the service's schema: each one's oid, and its columns."""
     oids: dict[str, int] = {}
     columns: _Columns = {}
     for table, oid, column, type_name, length in conn.execute(query("table_columns"),
                                                               (SCHEMA, list(names))):
         oids[str(table)] = int(oid)
         if column is not None:
-            columns[(str(table), str(column))] = (
+            columns.setdefault(str(table), {})[str(column)] = (
                 str(type_name), None if length is None else int(length))
     return oids, columns
 
@@ -192,9 +192,11 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
                               f"to create {', '.join(missing)})")
     problems.tables_to_create = missing if create_service_tables else []
     if dbas_adapter:
-        problems.items += adapter.port_problems(conn)
+        _ports(problems, conn)
     present = [name for name in names if name in tables]
-    _columns(problems, columns, present)
+    for name in present:
+        problems.items += _column_problems(f"{SCHEMA}.{name}", TABLES[name],
+                                           columns.get(name, {}))
     if UNIQUE_KEY[0] in present:
         _unique_key(problems, conn)
     _privileges(problems, conn, role, {name: tables[name] for name in present}, columns)
@@ -232,21 +234,54 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
         problems.create_roles = [f"create role {name} nologin;" for name in roles_absent]
 
 
-def _columns(problems: Problems, found: _Columns, present: Sequence[str]) -> None:
-    """Each contract column of the tables present: there, of a type the product can use."""
-    for name in present:
-        for column in TABLES[name]:
-            where = f"{SCHEMA}.{name}.{column.name}"
-            if (name, column.name) not in found:
-                problems.items.append(f"{where}: the column does not exist")
-                continue
-            type_name, length = found[(name, column.name)]
-            if type_name.split("(")[0] not in column.types:
-                problems.items.append(f"{where}: type {type_name}, the product needs "
-                                      + " or ".join(column.types))
-            elif column.min_length and length is not None and length < column.min_length:
-                problems.items.append(f"{where}: type {type_name} is too short, the product "
-                                      f"writes values of up to {column.min_length} characters")
+def _column_problems(where: str, wanted: Sequence[Column],
+                     found: dict[str, tuple[str, int | None]], *, view: bool = False) -> list[str]:
+    """Each column of ``wanted`` that ``found`` lacks or types so the product cannot use it; a
+    view's problems say what the product needs and where to cast."""
+    problems: list[str] = []
+    for column in wanted:
+        where_column = f"{where}.{column.name}"
+        if column.name not in found:
+            problems.append(f"{where_column}: the column does not exist" + (
+                f" (the product needs {column.name} {column.types[0]})" if view else ""))
+            continue
+        type_name, length = found[column.name]
+        if type_name.split("(")[0] not in column.types:
+            problems.append(f"{where_column}: type {type_name}, the product needs "
+                            + " or ".join(column.types)
+                            + (" (cast it in the view)" if view else ""))
+        elif column.min_length and length is not None and length < column.min_length:
+            problems.append(f"{where_column}: type {type_name} is too short, the product "
+                            f"writes values of up to {column.min_length} characters")
+    return problems
+
+
+def _ports(problems: Problems, conn: psycopg.Connection[Any]) -> None:
+    """A DBA's adapter: each port that is missing, or lacks a column, argument or result type the
+    product uses (adapter.VIEWS, adapter.FUNCTIONS)."""
+    schema = adapter.SCHEMA
+    views: _Columns = {}
+    for view, column, type_name in conn.execute(query("view_columns"), (schema,)):
+        views.setdefault(str(view), {})[str(column)] = (str(type_name), None)
+    functions: dict[str, dict[tuple[str, ...], tuple[str, bool]]] = {}
+    for name, args, result, returns_set in conn.execute(query("function_signatures"), (schema,)):
+        functions.setdefault(str(name), {})[tuple(args)] = (str(result), bool(returns_set))
+    for view, wanted in adapter.VIEWS.items():
+        if view not in views:
+            problems.items.append(f"{schema}.{view}: the view does not exist (service-sql adapter "
+                                  "prints the reference one)")
+            continue
+        problems.items += _column_problems(f"{schema}.{view}", [
+            Column(name, (type_name,)) for name, type_name in wanted], views[view], view=True)
+    for name, (args, result) in adapter.FUNCTIONS.items():
+        where, found = f"{schema}.{name}({', '.join(args)})", functions.get(name, {})
+        if args not in found:
+            problems.items.append(f"{where}: the function does not exist with these arguments"
+                                  + (f" (found: {'; '.join(', '.join(a) for a in found)})"
+                                     if found else ""))
+        elif found[args] != (result, False):
+            problems.items.append(f"{where}: returns {'setof ' if found[args][1] else ''}"
+                                  f"{found[args][0]}, the product needs {result}")
 
 
 def _unique_key(problems: Problems, conn: psycopg.Connection[Any]) -> None:
@@ -262,11 +297,11 @@ def _unique_key(problems: Problems, conn: psycopg.Connection[Any]) -> None:
 def _privileges(problems: Problems, conn: psycopg.Connection[Any], role: str,
                 oids: dict[str, int], existing: _Columns) -> None:
     """One query for every column privilege of every table present (a missing column is
-    reported by _columns and not asked about: has_column_privilege would raise)."""
+    reported by _column_problems and not asked about: has_column_privilege would raise)."""
     asked = [(oid, column, privilege.upper())
              for name, oid in oids.items()
              for privilege, columns in privileges().get(name, {}).items()
-             for column in columns if (name, column) in existing]
+             for column in columns if column in existing.get(name, {})]
     names = {oid: name for name, oid in oids.items()}
     lacking: dict[tuple[str, str], list[str]] = {}
     for oid, column, privilege in conn.execute(query("lacking_column_privileges"), (

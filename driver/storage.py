@@ -270,15 +270,10 @@ class Storage:
             raise StorageConfigError(type(err).__name__) from err
         except BotoCoreError:
             return False
-        return self._probe_bucket()
-
-    def _probe_bucket(self) -> bool:
-        """obstore lists an empty prefix of the bucket: it sees the bucket boto3 confirmed."""
-        store = self._store
-        if store is None:
+        if self._store is None:
             raise StorageConfigError("NoCredentialsError")
-        try:
-            obstore.list_with_delimiter(store, BUCKET_PROBE_PREFIX)
+        try:  # an empty prefix: obstore sees the bucket boto3 confirmed
+            obstore.list_with_delimiter(self._store, BUCKET_PROBE_PREFIX)
         except _OBSTORE_CONFIG_ERRORS as err:
             raise StorageConfigError(_error_text(err)) from err
         except (BaseError, OSError, ValueError) as err:

@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict
 
 from .. import adapter, contract, drift, logs
 from ..cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, fail
@@ -85,14 +85,16 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
             adapter_state = adapter.state(conn)
             problems = _check(conn, package, create_service_tables)
             # From here on migrate writes; every check above passed.
-            result.created_roles = _create_roles(conn, problems.roles_to_create)
-            result.created_tables = _create_service_tables(conn, package,
-                                                           problems.tables_to_create)
+            result.created_roles = problems.roles_to_create
+            _create_roles(conn, result.created_roles)
+            result.created_tables = problems.tables_to_create
+            _create_service_tables(conn, package, result.created_tables)
             conn.execute(query("create_migrations_schema"))
             _apply_migrations(settings, package, result)
             conn.execute(query("record_migrations"), (
                 package.version, list(package.migrations), list(package.migrations.values())))
-            state = _state(conn)  # after the migrations: one may have dropped a function
+            # After the migrations: one may have dropped a function.
+            state = drift.read_state(conn) or drift.DbState({})
             if adapter_sha is not None:
                 result.adapter = _apply_adapter(conn, adapter_file.read_text(encoding="utf-8"),
                                                 adapter_state, adapter_sha == state.adapter_sha256,
@@ -116,7 +118,7 @@ def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service
     role_row = conn.execute(query("current_role_and_database")).fetchone()
     problems = contract.check(conn, role_row[0] if role_row else "", installing=True,
                               create_service_tables=create_service_tables)
-    refusal = _refusal(package, _state(conn))
+    refusal = _refusal(package, drift.read_state(conn) or drift.DbState({}))
     if problems or refusal:
         items = problems.message() + (f"\n  - {refusal}" if refusal else "")
         raise MigrateStopped("migrate refused, nothing was written:\n" + items.lstrip("\n"),
@@ -159,11 +161,6 @@ def _lock(conn: psycopg.Connection[Any]) -> None:
         time.sleep(0.5)
 
 
-def _state(conn: psycopg.Connection[Any]) -> drift.DbState:
-    """What an earlier migrate recorded (nothing for a database never migrated)."""
-    return drift.read_state(conn) or drift.DbState({})
-
-
 def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
     comparison = drift.compare(package, state)
     if comparison.migrate_refuses:
@@ -178,7 +175,7 @@ def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
     return None
 
 
-def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> list[str]:
+def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> None:
     """The group roles that are missing (cluster-wide; this role has CREATEROLE)."""
     for name in roles:
         with conn.transaction():
@@ -186,23 +183,18 @@ def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> list[str]:
             conn.execute(sql.SQL("comment on role {} is {}").format(
                 sql.Identifier(name),
                 sql.Literal(f"recording-finalize-retry: {contract.GROUP_ROLES[name]}")))
-    return roles
-
-
-_BLOCK = re.compile(r"-- table: messenger\.([a-z_]+)\s*$", re.MULTILINE)
 
 
 def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped,
-                           missing: list[str]) -> list[str]:
+                           missing: list[str]) -> None:
     """For a new database only: the reference DDL of each service table that is missing (its
     "-- table: messenger.X" block of sql/service/schema.sql), in one transaction (an existing
     table is never touched)."""
     if missing:
         text = (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8")
-        blocks = {m[1]: block for block in re.split(r"(?m)^(?=-- table: messenger\.)", text)
-                  if (m := _BLOCK.match(block))}
+        blocks = {m[1]: m[0] for m in re.finditer(
+            r"^-- table: messenger\.([a-z_]+)\s*$.*?(?=^-- table: |\Z)", text, re.M | re.S)}
         _apply_file(conn, "".join(blocks[name] for name in missing), contract.SCHEMA)
-    return missing
 
 
 def _backend(settings: Settings) -> Any:
@@ -212,7 +204,7 @@ def _backend(settings: Settings) -> Any:
     params = conninfo_to_dict(conninfo(settings))
     params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
     database = params.pop("dbname", None)
-    args = conninfo_to_dict(make_conninfo("", **params)) | {"schema": MIGRATIONS_SCHEMA}
+    args = params | {"schema": MIGRATIONS_SCHEMA}
     from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
     from yoyo.connections import DatabaseURI
 
@@ -245,20 +237,17 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
 
 
 def _apply_migrations(settings: Settings, package: drift.Shipped, result: MigrateResult) -> None:
+    """Each migration yoyo has not applied, not under yoyo's lock: migrate's advisory lock keeps
+    other migrates out already (and a killed migrate's yoyo_lock row would refuse the next)."""
     from yoyo import read_migrations
-    from yoyo.exceptions import LockTimeout
 
     backend = _backend(settings)
     try:
-        with backend.lock(timeout=MIGRATE_LOCK_WAIT_S):
-            for migration in read_migrations(str(package.sql_dir / "migrations")):
-                if not backend.is_applied(migration):
-                    _retrying(f"migration {migration.id}",
-                              partial(backend.apply_one, migration), result)
-                    result.applied.append(migration.id)
-    except LockTimeout:
-        raise MigrateStopped("another migrate holds the migration lock (yoyo_lock); try "
-                             "again") from None
+        for migration in read_migrations(str(package.sql_dir / "migrations")):
+            if not backend.is_applied(migration):
+                _retrying(f"migration {migration.id}",
+                          partial(backend.apply_one, migration), result)
+                result.applied.append(migration.id)
     finally:
         backend.connection.close()
 
