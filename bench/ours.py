@@ -63,6 +63,7 @@ def _levers_off(names: str) -> None:
     ``pipeline`` — one round trip per apply_outcome. Which client sends the per-row HEAD is
     ``BENCH_S3_HEAD`` (obstore, the driver's; signed or boto3, see bench/signed_head.py)."""
     import psycopg
+    from psycopg.rows import class_row
     from recording_finalize import pipeline, queries
 
     off = {n.strip() for n in names.split(",") if n.strip()}
@@ -74,8 +75,11 @@ def _levers_off(names: str) -> None:
                        facts: Any = queries.NO_FACTS) -> Any:
             out: list[Any] = []
             for row, verdict in items:
+                params = queries.apply_params(row, verdict, facts)
                 try:
-                    out.append(queries.apply_outcome(conn, row, verdict, facts))
+                    with psycopg.RawCursor(conn,
+                                           row_factory=class_row(queries.AppliedResult)) as cur:
+                        out.append(cur.execute(queries.APPLY_OUTCOME, params).fetchone())
                 except psycopg.Error as err:
                     out.append(err)
             return out
@@ -119,9 +123,9 @@ def _watch_pacers() -> list[Any]:
     pacing.Pacer.for_drain = classmethod(kept)  # type: ignore[method-assign,assignment]
     observe = pacing.Pacer.observe
 
-    def observed(self: Any, sample: Any) -> None:
-        self.__dict__.setdefault("bench_samples", []).append([sample.at, sample.others])
-        observe(self, sample)
+    def observed(self: Any, at: float, others: int) -> None:
+        self.__dict__.setdefault("bench_samples", []).append([at, others])
+        observe(self, at, others)
 
     pacing.Pacer.observe = observed  # type: ignore[method-assign]
     return built

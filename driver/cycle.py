@@ -16,7 +16,6 @@ have ended the lock's session and another runner may own the rows, so nothing mo
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
@@ -37,7 +36,6 @@ from .db import RunnerLock
 from .errors import describe
 from .incidents import StorageWatch
 from .logs import log
-from .maintenance import CycleMaintenance, Maintenance
 from .metrics import Metrics
 from .model import (
     BUSY,
@@ -74,18 +72,30 @@ KNOWN_UPLOADS = 3
 # row or a deferred 404 settles nothing: an outage of S3 must not look like work being done.
 SETTLED_BY_APPLY = frozenset({"reconciled", "failed", "quarantined", "terminal"})
 SETTLED_AT_CLAIM = frozenset({"republished", "quarantined", "closed"})
-#: The counts of the run-once JSON and the log, by their names there (a contract): the field.
-COUNT_NAMES = {
-    "claimed": "claimed", "reconciled": "reconciled", "failed": "failed",
-    "republished": "republished", "closed": "closed", "deferred": "deferred_by_sla",
-    "quarantined": "quarantined", "backoff": "backoff", "stale": "stale",
-    "terminal": "terminal", "released": "config_error_released", "discovered": "discovered",
-    "busy": "busy", "heldByIncident": "held_by_incident", "releasedOnStop": "released_on_stop",
+#: The counts of one cycle under their names in the run-once JSON and the log (a contract), in
+#: the JSON's order, each with what it counts.
+COUNTS = {
+    "claimed": "rows claim_due returned, whatever their action",
+    "reconciled": "apply time: the object was found, the recording made Available",
+    "failed": "apply time: the recording made Failed (failureReason Timeout)",
+    "republished": "claim time: Available without its event: the event enqueued again",
+    "closed": "claim time: Failed, or Available with its event: the row is Done",
+    "deferred": "claim time: rows whose session has not reached the SLA yet (claim_due's "
+                "deferred_by_sla)",
+    "quarantined": "claim or apply time: rows set aside for an operator",
+    "backoff": "apply time: verdicts that leave the row due again after its backoff",
+    "stale": "apply time: no-op, another runner re-claimed or settled the row",
+    "terminal": "apply time: no-op, the status guard left a terminal recording alone",
+    "released": "rows a configuration failure gave their attempt back (apply_outcome's "
+                "config_error_released)",
+    "discovered": "finalize rows opened by this cycle's discovery of stuck recordings that "
+                  "had none",
+    "busy": "rows a service transaction held (claim or apply): attempt given back, tried again "
+            "later",
+    "heldByIncident": "transient verdicts whose attempt was given back: the worker's own "
+                      "incident is open",
+    "releasedOnStop": "claimed rows a stop (SIGTERM) left unchecked: their attempt given back",
 }
-#: The rest of the run-once JSON after ``configError`` (and ``serviceFault``), in camelCase.
-REPORTED = ("published", "duration_ms", "skipped", "disabled", "error", "paused", "result",
-            "checked", "transient", "deferred_by_incident", "storage_unreachable",
-            "publish_failed", "degraded", "pacing")
 
 
 @dataclass
@@ -98,57 +108,31 @@ class Context:
     metrics: Metrics
     relay: Relay | None = None
     watch: StorageWatch = field(init=False)
-    maintenance: CycleMaintenance = field(init=False)
 
     def __post_init__(self) -> None:
         self.watch = StorageWatch(self.metrics)
-        self.maintenance = Maintenance(self.settings, self.pool, self.metrics)
 
 
 @dataclass
 class CycleSummary:
-    """What one cycle did; ``to_json()`` is what ``run-once`` prints."""
+    """What one cycle did; ``to_dict()`` is what ``run-once`` prints."""
 
     job_run_id: str
     as_of: datetime
-    claimed: int = 0
-    reconciled: int = 0
-    failed: int = 0
-    republished: int = 0
-    closed: int = 0
-    #: claim time: rows whose session has not reached the SLA yet (claim_due's ``deferred``).
-    deferred_by_sla: int = 0
-    quarantined: int = 0
-    backoff: int = 0
-    stale: int = 0
-    terminal: int = 0
-    #: rows a configuration failure gave their attempt back (apply_outcome's ``released``).
-    config_error_released: int = 0
-    #: finalize rows opened by this cycle's discovery of stuck recordings that had none.
-    discovered: int = 0
-    #: rows a service transaction held (claim or apply): attempt given back, tried again later.
-    busy: int = 0
-    #: transient verdicts whose attempt was given back: the worker's own incident is open.
-    held_by_incident: int = 0
-    #: claimed rows a stop (SIGTERM) left unchecked: their attempt given back.
-    released_on_stop: int = 0
+    #: By their JSON names: ``COUNTS``, and after them ``published``, ``publishFailed``,
+    #: ``checked`` (S3 checks made), ``transient`` (checks the database read as transient) and
+    #: ``deferredByIncident`` (apply time: 404s a storage incident held back).
+    counts: Counter[str] = field(default_factory=Counter)
     config_error: bool = False
     #: Set when the cycle stopped on a fault every row met (``ServiceFault``).
     service_fault: str | None = None
-    published: int = 0
     duration_ms: int = 0
     skipped: bool = False
     disabled: bool = False
     error: str | None = None
     #: Parts skipped by the pause switch (``recording-finalize pause``): reconcile, relay.
     paused: list[str] = field(default_factory=list)
-    #: S3 checks made, and how many of them the database read as transient.
-    checked: int = 0
-    transient: int = 0
-    #: apply time: 404s a storage incident held back (outcome_decision's incident rule).
-    deferred_by_incident: int = 0
     storage_unreachable: bool = False
-    publish_failed: int = 0
     #: Why the cycle is ``degraded`` (it ran, but did not do its job): empty when it is not.
     degraded: list[str] = field(default_factory=list)
     #: How pacing went (``Pacer.summary()``); None when nothing was claimed.
@@ -173,27 +157,26 @@ class CycleSummary:
         (storage unreachable, deliveries failed)."""
         return self.result in ("ok", "skipped", "disabled")
 
-    def counts(self) -> dict[str, Any]:
-        """The counts under the names of the run-once JSON and the log (a contract)."""
-        return {name: getattr(self, attr) for name, attr in COUNT_NAMES.items()}
+    def table(self) -> dict[str, int]:
+        """``COUNTS``, all of them, zeros included."""
+        return {name: self.counts[name] for name in COUNTS}
 
     def to_dict(self) -> dict[str, Any]:
+        counts = self.counts
         return {
             "jobRunId": self.job_run_id,
             "asOf": self.as_of.isoformat().replace("+00:00", "Z"),
-            **self.counts(),
+            **self.table(),
             "configError": self.config_error,
             **({"serviceFault": self.service_fault} if self.service_fault else {}),
-            **{_camel(name): getattr(self, name) for name in REPORTED},
+            "published": counts["published"], "durationMs": self.duration_ms,
+            "skipped": self.skipped, "disabled": self.disabled, "error": self.error,
+            "paused": self.paused, "result": self.result, "checked": counts["checked"],
+            "transient": counts["transient"], "deferredByIncident": counts["deferredByIncident"],
+            "storageUnreachable": self.storage_unreachable,
+            "publishFailed": counts["publishFailed"], "degraded": self.degraded,
+            "pacing": self.pacing,
         }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"))
-
-
-def _camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(word.title() for word in rest)
 
 
 #: One S3 check's verdict (None: not made) and its seconds, or what it raised.
@@ -231,17 +214,21 @@ def run_cycle(ctx: Context, stop: threading.Event) -> CycleSummary:
         except Exception as err:  # noqa: BLE001 - the cycle boundary: log, count, retry next tick
             summary.error = describe(err)
             log("cycle failed", level="error", jobRunId=job, error=describe(err),
-                detail=str(err), **summary.counts())
+                detail=str(err), **summary.table())
     if summary.disabled or summary.skipped:
-        ctx.maintenance.refresh_gauges()  # no cycle ran here: /metrics stays as fresh as status
+        try:  # no cycle ran here: /metrics stays as fresh as ``status``
+            _refresh_gauges(ctx)
+        except psycopg.Error as err:
+            log("gauges not refreshed", level="warning", error=describe(err))
     elapsed = time.monotonic() - started
     summary.duration_ms = round(elapsed * 1000)
     ctx.metrics.observe_cycle(summary.result, elapsed)
     if not (summary.skipped or summary.disabled or summary.error):
         log("cycle completed", level="warning" if summary.degraded else "info",
             jobRunId=job, result=summary.result,
-            **summary.counts(), published=summary.published, durationMs=summary.duration_ms,
-            transient=summary.transient, deferredByIncident=summary.deferred_by_incident,
+            **summary.table(), published=summary.counts["published"],
+            durationMs=summary.duration_ms, transient=summary.counts["transient"],
+            deferredByIncident=summary.counts["deferredByIncident"],
             **({"degraded": summary.degraded} if summary.degraded else {}),
             **({"pacing": summary.pacing} if summary.pacing else {}))
     return summary
@@ -269,7 +256,14 @@ def _locked_cycle(
     lock_deadline = started + ctx.settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
-    summary.paused = sorted(ctx.maintenance.read_pauses(summary.job_run_id))
+    with ctx.pool.connection() as conn:
+        state = queries.operator_state(conn)
+    ctx.metrics.update_operator_state(state)  # and the quarantined rows by reason
+    summary.paused = state.paused_parts()
+    if summary.paused:
+        log("cycle paused", jobRunId=summary.job_run_id, paused=summary.paused,
+            pauses=state.pauses,
+            message="skipped by the pause switch: recording-finalize resume PART")
     if "reconcile" not in summary.paused:
         _reconcile(ctx, stop, summary, started + ctx.settings.max_run_duration, lock_deadline)
     if ctx.relay is not None and "relay" not in summary.paused:
@@ -282,8 +276,10 @@ def _locked_cycle(
 
 
 def _refresh_gauges(ctx: Context) -> None:
+    """The gauges of stats(), operator_state() and the open storage incidents."""
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
+        ctx.metrics.update_operator_state(queries.operator_state(conn))
         ctx.metrics.storage_incidents_open.set(
             sum(1 for i in queries.storage_incident_list(conn) if i.is_open))
 
@@ -305,8 +301,8 @@ def _reconcile(
         run.discover()
         run.claim_loop(claim_until)
         if not summary.storage_unreachable and not summary.config_error:
-            ctx.watch.head_verdicts_counted(conn, summary.job_run_id, summary.transient,
-                                            summary.checked)
+            ctx.watch.head_verdicts_counted(conn, summary.job_run_id,
+                                            summary.counts["transient"], summary.counts["checked"])
 
 
 def _relay(
@@ -320,8 +316,7 @@ def _relay(
                               threading.Event(), bounded=True)
     else:
         relayed = relay.drain(lock_deadline, stop)
-    summary.published = relayed.published
-    summary.publish_failed = relayed.failed
+    summary.counts.update(published=relayed.published, publishFailed=relayed.failed)
     if relayed.failed or relayed.reason in ("delivery_failed", "fatal"):
         summary.degraded.append(
             f"relay: {relayed.failed} deliveries failed ({relayed.reason}); the events stay "
@@ -362,13 +357,13 @@ class _Reconcile:
         """Opens finalize rows (bounded per cycle) for recordings stuck past the SLA without
         one, so the service needs no change to be rescued: the claim that follows takes them."""
         summary = self.summary
-        summary.discovered = queries.discover_stuck(self.conn, DISCOVER_LIMIT)
+        discovered = queries.discover_stuck(self.conn, DISCOVER_LIMIT)
         # The republish phase for a service that never opens a row: Available, no event anywhere.
-        summary.discovered += queries.discover_unpublished(self.conn, self.ctx.settings,
-                                                           DISCOVER_LIMIT)
-        if summary.discovered:
-            self.ctx.metrics.discovered_total.inc(summary.discovered)
-            log("recordings discovered", jobRunId=summary.job_run_id, rows=summary.discovered,
+        discovered += queries.discover_unpublished(self.conn, self.ctx.settings, DISCOVER_LIMIT)
+        summary.counts["discovered"] = discovered
+        if discovered:
+            self.ctx.metrics.discovered_total.inc(discovered)
+            log("recordings discovered", jobRunId=summary.job_run_id, rows=discovered,
                 message="stuck past the SLA without a finalize row: rows opened, due now")
 
     def claim_loop(self, claim_until: float) -> None:
@@ -388,7 +383,7 @@ class _Reconcile:
                 self.pacer = self.pacer or Pacer.for_drain(
                     settings, self.ctx.pool, self.ctx.metrics, self.stop, summary.job_run_id)
                 self.pacer.claimed(len(rows), limit)
-                summary.claimed += len(rows)
+                summary.counts["claimed"] += len(rows)
                 log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows),
                     actions=dict(Counter(row.action for row in rows)))
                 _settled_at_claim(self.ctx, rows, summary)
@@ -527,13 +522,13 @@ class _Reconcile:
         if not rows:
             return
         summary = self.summary
-        summary.released_on_stop += queries.release_claims(self.conn, rows)
+        summary.counts["releasedOnStop"] += queries.release_claims(self.conn, rows)
         log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),
-            released=summary.released_on_stop,
+            released=summary.counts["releasedOnStop"],
             message="stopping: the claimed rows not checked yet got their attempt back")
 
 
-#: How a settled row is counted: (summary field, metric, log event, level, message).
+#: How a settled row is counted: (summary count, metric, log event, level, message).
 _Counted = tuple[str, str | None, str | None, str, str | None]
 #: The rows claim_due settled itself (no S3 check needed), by action.
 _AT_CLAIM: dict[str, _Counted] = {
@@ -541,7 +536,7 @@ _AT_CLAIM: dict[str, _Counted] = {
     "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
                     None),
     "closed": ("closed", None, None, "info", None),
-    DEFERRED_BY_SLA: ("deferred_by_sla", None, None, "info", None),
+    DEFERRED_BY_SLA: ("deferred", None, None, "info", None),
     BUSY: ("busy", "busy_total", "recording busy", "info",
            "a service transaction is writing its event: the claim let it go first"),
 }
@@ -679,7 +674,7 @@ class ServiceFault(Exception):
                    + (f" ({where})" if where else ""))
 
 
-#: How apply_outcome's answers are counted: result → (summary field, metric, log event, level,
+#: How apply_outcome's answers are counted: result → (summary count, metric, log event, level,
 #: message); the database's answer, not our guess.
 _BY_RESULT: dict[str, _Counted] = {
     "reconciled": ("reconciled", "reconciled_total", "recording reconciled", "info", None),
@@ -688,17 +683,17 @@ _BY_RESULT: dict[str, _Counted] = {
     "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
                     None),
     DEFERRED_BY_INCIDENT: (
-        "deferred_by_incident", "missing_deferred_total",
+        "deferredByIncident", "missing_deferred_total",
         "recording deferred by storage incident", "info", "404 not trusted: a storage "
         "incident overlapped its upload window; the attempt is given back"),
     HELD_BY_INCIDENT: (
-        "held_by_incident", "attempts_held_total", "recording held by storage incident", "info",
+        "heldByIncident", "attempts_held_total", "recording held by storage incident", "info",
         "transient answer while the worker's storage incident is open: the attempt is given "
         "back"),
     BUSY: ("busy", "busy_total", "recording busy", "info",
            "a service transaction held the recording: the attempt is given back and the row "
            "tried again after the backoff base"),
-    CONFIG_ERROR_RELEASED: ("config_error_released", None, None, "info", None),
+    CONFIG_ERROR_RELEASED: ("released", None, None, "info", None),
     "terminal": ("terminal", None, "recording already terminal", "info",
                  "the status guard left it alone"),
     "stale": ("stale", None, "stale claim", "info",
@@ -715,10 +710,10 @@ def _record(
     if result.result in SETTLED_BY_APPLY:
         ctx.metrics.mark_progress()
     if verdict.outcome != CONFIG_ERROR:
-        summary.checked += 1
+        summary.counts["checked"] += 1
     if verdict.outcome == TRANSIENT or (verdict.outcome == MISSING
                                         and result.result in _READ_AS_TRANSIENT):
-        summary.transient += 1
+        summary.counts["transient"] += 1
         ctx.metrics.transient_total.inc()
     if result.result not in _BY_RESULT:
         return
@@ -738,8 +733,8 @@ def _count_and_log(ctx: Context, summary: CycleSummary, spec: _Counted, row: Cla
                    fields: dict[str, Any]) -> None:
     """One settled row by its table entry (``_AT_CLAIM``, ``_BY_RESULT``): the summary's count,
     the metric and the log line, when the entry names them."""
-    attr, metric, event, level, message = spec
-    setattr(summary, attr, getattr(summary, attr) + 1)
+    count, metric, event, level, message = spec
+    summary.counts[count] += 1
     if metric is not None:
         getattr(ctx.metrics, metric).inc()
     if event is not None:

@@ -1,24 +1,20 @@
 """Maintenance beside the cycle, as River keeps its maintenance services apart from its client:
-the pause switch read once per cycle, the gauges kept fresh while no cycle runs, and ``run``'s
-hourly pruner (``prune_batches``, which the ``prune`` command runs too)."""
+``run``'s hourly pruner (``prune_batches``, which the ``prune`` command runs too)."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import psycopg
 
 from . import queries
 from .config import Settings
-from .db import PoolLike, connect
+from .db import connect
 from .errors import describe
 from .logs import log
-
-if TYPE_CHECKING:
-    from .metrics import Metrics
 
 #: One prune statement deletes at most this many rows per table.
 PRUNE_BATCH_ROWS = 1000
@@ -26,42 +22,6 @@ PRUNE_BATCH_ROWS = 1000
 PRUNE_INTERVAL_S = 3600.0
 #: ... pausing this long between its batches (at most ~1,000 rows per table per pause).
 RUN_PRUNE_PAUSE_S = 0.1
-
-
-class CycleMaintenance(Protocol):
-
-    def read_pauses(self, job_run_id: str) -> frozenset[str]: ...
-
-    def refresh_gauges(self) -> None: ...
-
-
-class Maintenance:
-    def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics) -> None:
-        self._settings = settings
-        self._pool = pool
-        self._metrics = metrics
-
-    def read_pauses(self, job_run_id: str) -> frozenset[str]:
-        """The pause switch (and the quarantined rows by reason for /metrics): the paused parts,
-        logged."""
-        with self._pool.connection() as conn:
-            state = queries.operator_state(conn)
-        self._metrics.update_operator_state(state)
-        paused = frozenset(state.paused_parts())
-        if paused:
-            log("cycle paused", jobRunId=job_run_id, paused=sorted(paused), pauses=state.pauses,
-                message="skipped by the pause switch: recording-finalize resume PART")
-        return paused
-
-    def refresh_gauges(self) -> None:
-        """Keeps /metrics as fresh as ``status`` while the cycle does not run (disabled, lock
-        busy): the gauges from stats(), the pause and quarantine gauges from operator_state()."""
-        try:
-            with self._pool.connection() as conn:
-                self._metrics.update_from_stats(queries.stats(conn, self._settings.topic))
-                self._metrics.update_operator_state(queries.operator_state(conn))
-        except psycopg.Error as err:
-            log("gauges not refreshed", level="warning", error=describe(err))
 
 
 def prune_batches(conn: queries.Connection, older_than_s: float,

@@ -16,7 +16,7 @@ CONFIG_ERROR = "config_error"
 
 # The words of ``claim_due``'s actions and ``apply_outcome``'s results the driver reacts to (the
 # rest it only counts and logs). The run-once summary keeps its older JSON names for some of
-# them (``deferred``, ``released``): those are a contract of their own (cycle.CycleSummary).
+# them (``deferred``, ``released``): those are a contract of their own (cycle.COUNTS).
 #: ``claim_due``: the session has not reached the SLA yet; the row waits, no attempt counted.
 DEFERRED_BY_SLA = "deferred_by_sla"
 #: ``claim_due`` / ``apply_outcome``: a service transaction holds the recording (or writes its

@@ -57,14 +57,6 @@ class Tuning:
 
 
 @dataclass(frozen=True)
-class Sample:
-    """One answer of the probe: when (the pacer's clock), and the other logins at work."""
-
-    at: float
-    others: int
-
-
-@dataclass(frozen=True)
 class Change:
     """A move of the pace (``rate`` None = unlimited)."""
 
@@ -115,17 +107,18 @@ class Pacer:
         return cls(tuning, stop, adaptive=settings.pacing == "adaptive", metrics=metrics,
                    log=log, job_run_id=job_run_id, source=lambda: database_probe(pool))
 
-    def observe(self, sample: Sample) -> None:
-        """One answer of the probe (the first one starts the law, if ``claimed`` did not)."""
+    def observe(self, at: float, others: int) -> None:
+        """One answer of the probe at ``at`` (the pacer's clock): ``others`` logins at work. The
+        first one starts the law, if ``claimed`` did not."""
         with self._lock:
             if self._sampling_since is None:
-                self._begin(sample.at)
-            if sample.at - self._last_answer > self.tuning.stale_s:
-                self._answering_since = sample.at  # the first answer after a silence
-            self._last_answer = max(self._last_answer, sample.at)
-            if sample.others > 0:
-                self._last_seen = max(self._last_seen, sample.at)
-            self._move(sample.at)
+                self._begin(at)
+            if at - self._last_answer > self.tuning.stale_s:
+                self._answering_since = at  # the first answer after a silence
+            self._last_answer = max(self._last_answer, at)
+            if others > 0:
+                self._last_seen = max(self._last_seen, at)
+            self._move(at)
 
     def wait_after(self, rows: int) -> float:
         """``rows`` were just applied: the seconds to wait before the next round trip."""
@@ -232,7 +225,7 @@ class Pacer:
             with source() as others_at_work:
                 while not self._done.is_set() and not self.stop.is_set():
                     others = others_at_work()
-                    self.observe(Sample(self.clock(), others))
+                    self.observe(self.clock(), others)
                     self._done.wait(self.tuning.sample_s * (0.5 + random.random()))
         except Exception as err:  # noqa: BLE001 - the drain goes on, at the shared rate
             if self.log is not None:

@@ -161,11 +161,8 @@ def _optional_interval(seconds: float | None) -> timedelta | None:
     return None if seconds is None else interval(seconds)
 
 
-def _rows(conn: Connection, cls: type[T], sql: str | bytes, params: Any = None,
-          raw: bool = False) -> list[T]:
-    """The rows of ``cls``'s shape (``raw``: ``$n`` placeholders)."""
-    cursor = psycopg.RawCursor if raw else psycopg.Cursor
-    with cursor(conn, row_factory=class_row(cls)) as cur:
+def _rows(conn: Connection, cls: type[T], sql: str, params: Any = None) -> list[T]:
+    with psycopg.Cursor(conn, row_factory=class_row(cls)) as cur:
         return cur.execute(sql, params).fetchall()
 
 
@@ -173,13 +170,10 @@ def _row(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T | No
     return next(iter(_rows(conn, cls, sql, params)), None)
 
 
-def _one(conn: Connection, cls: type[T], sql: str | bytes, params: Any = None,
-         raw: bool = False) -> T:
-    """The one row a function always returns (its contract, guarded anyway)."""
-    rows = _rows(conn, cls, sql, params, raw)
-    if len(rows) != 1:
-        raise RuntimeError(f"the function returned {len(rows)} rows ({cls.__name__})")
-    return rows[0]
+def _one(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T:
+    """The one row a function always returns (its contract; a ValueError if not)."""
+    [row] = _rows(conn, cls, sql, params)
+    return row
 
 
 def _value(conn: Connection, sql: str, params: Any = None) -> Any:
@@ -214,11 +208,6 @@ def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tupl
     return (row.recording_id, row.claim_token, verdict.outcome, verdict.file_id,
             verdict.size_bytes, verdict.duration_seconds, verdict.format, verdict.error,
             facts.bucket_confirmed, facts.objects_found, facts.known_missing, facts.known_other)
-
-
-def apply_outcome(conn: Connection, row: ClaimedRow, verdict: Verdict,
-                  facts: StorageFacts = NO_FACTS) -> AppliedResult:
-    return _one(conn, AppliedResult, APPLY_OUTCOME, apply_params(row, verdict, facts), raw=True)
 
 
 def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:

@@ -80,7 +80,8 @@ def test_a_fault_every_row_meets_gives_the_attempts_back_and_keeps_its_cause(
     # Discovery locks recordings through the view (FOR SHARE needs UPDATE on some column of
     # the table): the cycle fails there, before any claim, and no attempt is spent.
     summary, _, events = _cycle(worker)
-    assert summary.error == "InsufficientPrivilege 42501" and summary.claimed == 0, summary
+    assert summary.error == "InsufficientPrivilege 42501", summary
+    assert summary.counts["claimed"] == 0, summary
     assert [e for e in events if e["event"] == "cycle failed"]
     for s in seeded:
         row = finalize_row(db, s.recording_id)
@@ -98,7 +99,7 @@ def test_a_fault_every_row_meets_gives_the_attempts_back_and_keeps_its_cause(
     summary, ctx, events = _cycle(worker)
     assert summary.service_fault is not None and summary.service_fault.startswith(
         "ServiceFault: 42501"), summary
-    assert summary.result == "error" and summary.failed == 0
+    assert summary.result == "error" and summary.counts["failed"] == 0
     assert ctx.metrics.service_fault._value.get() == 1
     for s in seeded:
         row = finalize_row(db, s.recording_id)
@@ -113,7 +114,7 @@ def test_a_fault_every_row_meets_gives_the_attempts_back_and_keeps_its_cause(
         conn.execute(f"grant update on messenger.call_recordings to {owner}")
         conn.execute("update messenger.recording_finalize_attempts set next_attempt_at = now()")
     summary, ctx, _ = _cycle(worker)
-    assert summary.service_fault is None and summary.failed == 3, summary
+    assert summary.service_fault is None and summary.counts["failed"] == 3, summary
     assert ctx.metrics.service_fault._value.get() == 0
     assert {recording(db, s.recording_id)["status"] for s in seeded} == {"Failed"}
 

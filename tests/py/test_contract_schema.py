@@ -19,9 +19,10 @@ import pytest
 from conftest import TOPIC_DEFAULT, Db, seed_stuck
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
-from recording_finalize import queries
+from recording_finalize import pipeline, queries
 from recording_finalize.config import load_settings
 from recording_finalize.model import FOUND, Verdict
+from recording_finalize.queries import AppliedResult
 
 SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs/contract/call-recording-available.schema.json"
@@ -99,7 +100,8 @@ def test_safety_net_payload_validates_and_has_the_happy_path_shape(
         claimed = [r for r in queries.claim_due(conn, settings) if r.action == "reconcile"]
         assert [r.recording_id for r in claimed] == [stuck.recording_id]
         verdict = Verdict(FOUND, f"recordings/{stuck.recording_id}", 73400320, 1834, "Mp4")
-        assert queries.apply_outcome(conn, claimed[0], verdict).result == "reconciled"
+        [answer] = pipeline.apply_outcomes(conn, [(claimed[0], verdict)])
+        assert isinstance(answer, AppliedResult) and answer.result == "reconciled"
 
     net, ingested = payload_of(db, stuck.recording_id), payload_of(db, happy.recording_id)
     validator.validate(net)

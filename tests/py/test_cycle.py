@@ -94,7 +94,8 @@ def test_a_callback_during_the_check_wins_and_the_worker_applies_nothing(
         return verdict
 
     summary, _, events = cycle(callback_lands)
-    assert (summary.terminal, summary.reconciled, summary.stale) in ((1, 0, 0), (0, 0, 1))
+    counts = summary.counts
+    assert (counts["terminal"], counts["reconciled"], counts["stale"]) in ((1, 0, 0), (0, 0, 1))
     rec = recording(db, seeded.recording_id)
     assert (rec["status"], rec["file_id"]) == ("Available", "files/by-callback")
     # One event, the callback's (the product's lifecycle function writes the product's own
@@ -122,7 +123,8 @@ def test_config_error_mid_batch_releases_the_rest_and_stops(
 
     summary, ctx, events = cycle(denied_on_second)
     assert summary.config_error and summary.result == "config_error" and not summary.ok
-    assert (summary.claimed, summary.reconciled, summary.config_error_released) == (4, 1, 3)
+    counts = summary.counts
+    assert (counts["claimed"], counts["reconciled"], counts["released"]) == (4, 1, 3)
     first = seen[0].recording_id
     assert recording(db, first)["status"] == "Available"
     for s in seeded:
@@ -150,7 +152,7 @@ def test_metadata_the_database_refuses_is_quarantined_as_invalid(
                        duration_seconds=1, format="Webm")
 
     summary, _, _ = cycle(url_as_file_id)
-    assert summary.quarantined == 1 and summary.error is None
+    assert summary.counts["quarantined"] == 1 and summary.error is None
     row = finalize_row(db, seeded.recording_id)
     assert row["status"] == "Quarantined"
     # Decided by the SQL (metadata_problem), not by the driver's parser: the hook hands the
@@ -194,7 +196,7 @@ def test_a_cycle_leaves_spans_and_metrics(worker: Worker, db: Db, cycle: Any) ->
         summary, ctx, events = cycle()
     finally:
         tracing.shutdown()
-    assert (summary.reconciled, summary.republished) == (1, 1)
+    assert (summary.counts["reconciled"], summary.counts["republished"]) == (1, 1)
 
     spans = exporter.get_finished_spans()
     [cycle_span] = [s for s in spans if s.name == "recording_finalize.cycle"]
@@ -229,7 +231,8 @@ def test_a_404_without_a_confirmed_bucket_never_fails_a_recording(
     # The unconfirmed bucket opens the worker's storage incident, so the 404 (which the
     # database reads as transient) also gives its attempt back: held, not backed off, and never
     # failed.
-    assert (summary.failed, summary.held_by_incident, summary.backoff) == (0, 1, 0)
+    counts = summary.counts
+    assert (counts["failed"], counts["heldByIncident"], counts["backoff"]) == (0, 1, 0)
     row = finalize_row(db, seeded.recording_id)
     assert row["status"] == "Pending" and "bucket unconfirmed" in row["last_error"]
     assert row["attempts"] == 0 and row["in_future"]
@@ -246,7 +249,7 @@ def test_max_apply_rate_paces_the_applies(worker: Worker, db: Db, cycle: Any) ->
     t0 = time.monotonic()
     summary, _, _ = cycle(RFR_MAX_APPLY_RATE="4")
     elapsed = time.monotonic() - t0
-    assert summary.reconciled == 6 and summary.error is None
+    assert summary.counts["reconciled"] == 6 and summary.error is None
     assert elapsed >= 1.4
     for s in seeded:
         assert recording(db, s.recording_id)["status"] == "Available"

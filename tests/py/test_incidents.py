@@ -113,8 +113,8 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
     summary, events = run()
     assert summary.result == "degraded" and not summary.ok
     # The incident opens at HeadBucket, before the claim: the transient HEAD burns no attempt.
-    assert summary.storage_unreachable and summary.transient == 1
-    assert (summary.held_by_incident, summary.backoff) == (1, 0)
+    assert summary.storage_unreachable and summary.counts["transient"] == 1
+    assert (summary.counts["heldByIncident"], summary.counts["backoff"]) == (1, 0)
     assert finalize_row(db, seeded.recording_id)["attempts"] == 0
     assert "HeadBucket" in summary.degraded[0]
     [incident] = incidents(db)
@@ -134,7 +134,7 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
     make_due(db, seeded.recording_id)
     summary, events = run()
     assert summary.result == "ok", summary.degraded
-    assert (summary.failed, summary.deferred_by_incident) == (0, 1)
+    assert (summary.counts["failed"], summary.counts["deferredByIncident"]) == (0, 1)
     [incident] = incidents(db)
     assert incident["ended_at"] is not None
     row = finalize_row(db, seeded.recording_id)
@@ -161,7 +161,7 @@ def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(
     seeded = [seed_stuck(db) for _ in range(TRANSIENT_MIN)]
     storage.transient = True
     summary, _ = run()
-    assert summary.transient == TRANSIENT_MIN and not summary.storage_unreachable
+    assert summary.counts["transient"] == TRANSIENT_MIN and not summary.storage_unreachable
     [incident] = incidents(db)
     assert incident["ended_at"] is None and "HEADs of a cycle were transient" in incident["reason"]
 
@@ -170,7 +170,7 @@ def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(
     for s in seeded:
         make_due(db, s.recording_id)
     summary, _ = run()
-    assert summary.deferred_by_incident == TRANSIENT_MIN and summary.failed == 0
+    assert summary.counts["deferredByIncident"] == TRANSIENT_MIN and summary.counts["failed"] == 0
     [incident] = incidents(db)
     assert incident["ended_at"] is not None and "HEADs healthy again" in incident["reason"]
 
@@ -183,7 +183,7 @@ def test_a_few_transient_heads_are_no_incident(
         seed_stuck(db)
     storage.transient = True
     summary, _ = run()
-    assert summary.transient == TRANSIENT_MIN - 1
+    assert summary.counts["transient"] == TRANSIENT_MIN - 1
     assert incidents(db) == []
 
 
@@ -296,7 +296,7 @@ def test_the_heartbeat_moves_with_each_settled_row_and_not_with_an_outage(
 
     storage.transient = True
     summary, _ = run()
-    assert summary.transient == 3 and summary.backoff == 3
+    assert summary.counts["transient"] == 3 and summary.counts["backoff"] == 3
     assert moves == []  # (a cycle that ends ok still moves it, as the end of any ok cycle)
     before = metric(ctx, heartbeat)
 
@@ -304,7 +304,7 @@ def test_the_heartbeat_moves_with_each_settled_row_and_not_with_an_outage(
     for s in seeded:
         make_due(db, s.recording_id)
     summary, _ = run()
-    assert summary.reconciled == 3, summary
+    assert summary.counts["reconciled"] == 3, summary
     # One move per settled row (and one per relay batch the broker acknowledged), each while
     # the cycle runs; its success at the end moves the gauge once more.
     assert len(moves) >= 3

@@ -35,7 +35,6 @@ from recording_finalize.pacing import (
     REASON_RAMP,
     OthersAtWork,
     Pacer,
-    Sample,
     Tuning,
 )
 
@@ -67,7 +66,7 @@ def simulate(seconds: float, present: Callable[[float], bool] = lambda t: False,
     pacer = Pacer(tuning or Tuning(SHARED_RATE), threading.Event(), adaptive=adaptive, log=log,
                   metrics=metrics, clock=lambda: clock[0])
     if adaptive:
-        pacer.observe(Sample(0.0, 0))
+        pacer.observe(0.0, 0)
     rng = random.Random(7)
     run = Run([], [], pacer)
     next_sample, next_apply = 0.0, 0.0
@@ -75,7 +74,7 @@ def simulate(seconds: float, present: Callable[[float], bool] = lambda t: False,
         if next_sample <= next_apply:
             t = clock[0] = next_sample
             if adaptive and answers(t):
-                pacer.observe(Sample(t, 1 if present(t) and rng.random() < seen else 0))
+                pacer.observe(t, 1 if present(t) and rng.random() < seen else 0)
             next_sample = t + pacer.tuning.sample_s * (0.5 + rng.random())
         else:
             rows = pacer.burst(PIPELINE_MAX)
@@ -156,7 +155,7 @@ def test_off_is_the_fixed_rate_of_max_apply_rate() -> None:
     clock = [0.0]
     p = Pacer(Tuning(SHARED_RATE, ceiling=4), threading.Event(), adaptive=False,
               clock=lambda: clock[0])
-    p.observe(Sample(0.0, 1))  # off ignores any sample: the rate stays fixed
+    p.observe(0.0, 1)  # off ignores any sample: the rate stays fixed
     assert p.burst(PIPELINE_MAX) == 1 and p.claim_size(100) == 20
     waits = [p.wait_after(1) for _ in range(4)]
     assert waits == [0.25, 0.5, 0.75, 1.0]  # each row due 1/4 s after the one before
@@ -217,7 +216,7 @@ def test_a_claim_cut_to_the_pace_that_comes_back_full_does_not_end_the_drain(
     reconcile = cycle._Reconcile(ctx, no_pool, threading.Event(), summary, time.monotonic() + 60)
     reconcile.claim_loop(time.monotonic() + settings.max_run_duration)
     assert asked == [100, 20, 20, 20]  # the first before any pace is known; the last is short
-    assert summary.closed == summary.claimed == 150 and left == [0]
+    assert summary.counts["closed"] == summary.counts["claimed"] == 150 and left == [0]
     assert summary.pacing is not None and summary.pacing["rowsPerSecond"] == 4
 
 
