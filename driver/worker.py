@@ -198,9 +198,9 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
 
 def _shown_value(settings: Settings, variable: str) -> str | None:
     """What the operator set for ``variable``, as the refusal shows it (None: unset)."""
-    if (spec := VARIABLE_BY_NAME.get(variable)) is None:
-        return None
-    if (value := value_of(settings, variable)) is None:
+    spec = VARIABLE_BY_NAME.get(variable)
+    value = None if spec is None else value_of(settings, variable)
+    if spec is None or value is None:
         return None
     if spec.is_duration:
         return f"{value:g}s"
