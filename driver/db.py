@@ -75,12 +75,13 @@ class LockConnectionError(Exception):
     """The lock connection cannot give the single-runner guarantee (start-up self-check)."""
 
 
-def check_lock_connection(settings: Settings) -> None:
+def check_lock_connection(settings: Settings, second: queries.Connection) -> None:
     """Start-up self-check: the lock connection keeps a PostgreSQL session of its own (behind
-    a transaction-pooling proxy two runners could both "hold" the advisory lock) and the server
-    took its ``idle_session_timeout``. A throw-away key leaves a running peer undisturbed."""
+    a transaction-pooling proxy two runners could both "hold" the advisory lock; ``second``, the
+    start-up's connection, tries to share it) and the server took its ``idle_session_timeout``.
+    A throw-away key leaves a running peer undisturbed."""
     probe_key = secrets.randbits(62) + 1
-    with _lock_connection(settings) as first, connect(settings) as second:
+    with _lock_connection(settings) as first:
         pid = queries.backend_pid(first)
         if not queries.try_lock_runner(first, probe_key):
             raise LockConnectionError(
@@ -107,7 +108,7 @@ def check_lock_connection(settings: Settings) -> None:
 
 def _shared_session(first: queries.Connection, second: queries.Connection, pid: int,
                     key: int) -> str | None:
-    """What shows that ``first`` (pid ``pid``, holding ``key``) shares its server session."""
+    """What shows that ``first`` (holding ``key``) shares its server session, if anything."""
     if queries.backend_pid(first) != pid:
         return "pg_backend_pid() changed between two statements of the lock connection"
     if queries.try_lock_runner(second, key):
@@ -120,9 +121,8 @@ def _shared_session(first: queries.Connection, second: queries.Connection, pid: 
 
 
 class RunnerLock:
-    """The single-runner lock for one cycle, on a dedicated connection: ``lock.acquired`` tells
-    whether this process runs the cycle; leaving the block unlocks and closes the connection
-    (closing alone releases a session lock too, so a failed unlock is only logged)."""
+    """The single-runner lock for one cycle, on a dedicated connection (``acquired``); leaving
+    the block closes it, which releases the lock even when the unlock failed (only logged)."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings

@@ -39,7 +39,7 @@ def add_secrets(values: Iterable[str | None]) -> None:
 
 
 def set_stream(stream: IO[str] | None) -> None:
-    """Redirects the log (tests); None means the process's current stderr."""
+    """Redirects the log (tests); None: the process's current stderr."""
     global _stream
     _stream = stream
 
@@ -90,7 +90,6 @@ class LogFn(Protocol):
 
 
 def log(event: str, /, *, level: str = "info", **fields: Any) -> None:
-    """Writes one JSON line: ``{"ts", "level", "event", **fields}``."""
     record: dict[str, Any] = {
         "ts": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "level": level,

@@ -61,9 +61,8 @@ _M = TypeVar("_M", Counter, Gauge)
 
 
 class _Metric(Generic[_M]):
-    """One line of ``Metrics``' table, exposed under its attribute's name (a counter's without
-    ``_total``: prometheus_client appends it), built in each ``Metrics``' own registry with
-    every value of its label at 0."""
+    """One line of ``Metrics``' table, named by its attribute (a counter's without ``_total``:
+    prometheus_client appends it), built per registry with every label value at 0."""
 
     def __init__(self, kind: type[_M], text: str, label: str = "",
                  values: Sequence[str] = ()) -> None:
@@ -101,9 +100,8 @@ class Metrics:
     oldest_unpublished_age_seconds = _Metric(
         Gauge, "Age of the oldest unpublished integration-outbox row of the topic; 0 when none.")
     ready = _Metric(Gauge, "1 while /readyz answers 200 (every dependency holds), else 0.")
-    # --- timestamps: all start at the process start, not at 0, so that the "no successful run"
-    # alert fires for a worker that never succeeds, two intervals after it started, and never at
-    # start-up.
+    # --- timestamps start at the process start, not at 0: the "no successful run" alert fires
+    # for a worker that never succeeds, two intervals after it started, and never at start-up.
     last_refresh_timestamp_seconds = _Metric(
         Gauge, "Unix time the database gauges (backlog, due rows, ages, quarantined, publish "
         "backlog) were last read from recording_finalize.stats(); they keep their last values "
@@ -233,7 +231,6 @@ class Metrics:
             self.mark_progress()
 
     def mark_progress(self) -> None:
-        """Work done now: a row settled or an event acknowledged."""
         self.last_progress_timestamp_seconds.set(self._clock())
 
     def render(self) -> bytes:
@@ -241,8 +238,8 @@ class Metrics:
 
     def start_server(self, port: int, addr: str = "0.0.0.0",
                      health: Health | None = None) -> int | None:
-        """Serves ``/metrics`` (and, with ``health``, ``/livez`` and ``/readyz``) on
-        ``addr:port`` from a daemon thread; returns the port, or None for port 0 (disabled)."""
+        """Serves ``/metrics`` (with ``health``, the probes too) from a daemon thread; returns
+        the port, or None for port 0 (disabled)."""
         if port == 0:
             return None
         if health is not None:
@@ -255,7 +252,6 @@ class Metrics:
         return int(server.server_address[1])
 
     def stop_server(self) -> None:
-        """``shutdown`` waits for the server's thread."""
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()
@@ -263,8 +259,6 @@ class Metrics:
 
 
 def _app(metrics_app: Callable[..., Any], health: Health | None) -> Callable[..., Iterable[bytes]]:
-    """The endpoint: ``/metrics``, the probes (with ``health``), 404 for anything else."""
-
     def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path == METRICS:

@@ -31,9 +31,8 @@ def cycle_bound(lock_ttl_s: float) -> float:
 
 @dataclass(frozen=True)
 class Answer:
-    """One check's answer. ``transient``: a failure that may pass by itself (the dependency
-    cannot be reached); it makes the pod unready only past the dependency's bound, and only
-    once the dependency had been reached."""
+    """One check's answer. ``transient``: the dependency cannot be reached, which makes the pod
+    unready only past its bound, and only once it had been reached."""
 
     ok: bool
     reason: str
@@ -80,9 +79,8 @@ class _Dependency:
 
 
 class Health:
-    """The state both probes answer from; every method is thread-safe. ``stale_after_s``: the
-    longest gap between two cycle starts (or start-up attempts); ``cycle_bound_s``: the longest
-    a cycle may run (None: unbounded)."""
+    """The state both probes answer from, thread-safe. ``stale_after_s``: the longest gap between
+    two cycle starts (or start-up attempts); ``cycle_bound_s``: the longest a cycle may run."""
 
     def __init__(self, stale_after_s: float, clock: Callable[[], float] = time.monotonic,
                  cycle_bound_s: float | None = None) -> None:
@@ -101,12 +99,10 @@ class Health:
         self._last_cycle_s: float | None = None
 
     def watch(self, thread: threading.Thread) -> None:
-        """Live only while ``thread`` (the cycle loop's) is alive."""
         with self._lock:
             self._thread = thread
 
     def startup_attempt(self) -> None:
-        """A heartbeat: a start-up attempt begins."""
         with self._lock:
             self._attempts += 1
             self._last_beat = self._clock()
@@ -168,7 +164,6 @@ class Health:
             return True, f"ok: last cycle started {_ago(idle)} ago{took} ({self._cycles} cycles)"
 
     def expect(self, name: str, grace_s: float = 0.0, timeout_s: float = 0.0) -> None:
-        """A dependency, unready until its first answer."""
         with self._lock:
             self._deps.setdefault(name, _Dependency(grace_s, timeout_s))
 
@@ -183,22 +178,18 @@ class Health:
                 dep.failing_since = dep.checked_at
 
     def _states(self) -> list[tuple[str, bool, str, float | None]]:
-        """(name, holds, reason, seconds since its last answer) per dependency."""
+        """(name, holds, reason, seconds since its last answer)."""
         with self._lock:
             now = self._clock()
             states = [(name, *dep.verdict(now, self.check_period_s),
                        None if dep.answer is None else now - dep.checked_at)
                       for name, dep in self._deps.items()]
             starting = self._phase == "starting"
-        if not states:
-            states.append(("database", False, "not checked yet", None))
         if starting:
             states.append(("start-up", False, "the start-up checks have not passed yet", None))
         return states
 
     def ready(self) -> tuple[bool, str]:
-        """(ready, text): ``ok: …`` with each dependency on one line, or ``not ready (N of M
-        checks):`` and one line per reason (``name: reason``)."""
         states = self._states()
         failing = [(n, r) for n, holds, r, _ in states if not holds]
         if not failing:
@@ -222,8 +213,8 @@ class Health:
 
 
 class ReadinessChecker:
-    """Runs each dependency's check every period, each on its own daemon thread, into
-    ``health`` (the checks themselves are the worker's: ``worker.py`` builds them)."""
+    """Runs each dependency's check (``worker.py`` builds them) every period on its own daemon
+    thread, into ``health``."""
 
     def __init__(self, health: Health, probes: Mapping[str, Probe],
                  period_s: float = READINESS_PERIOD_S) -> None:
@@ -252,9 +243,8 @@ class ReadinessChecker:
 
 
 class Watchdog:
-    """Logs a cycle that runs long: once past ``warn_after_s`` (RFR_MAX_RUN_DURATION: claiming
-    has stopped), once past the health's cycle bound (wedged: ``/livez`` fails meanwhile), and
-    when a wedged one finally ends. Looks a few times per bound from a daemon thread."""
+    """Logs a cycle past ``warn_after_s`` (RFR_MAX_RUN_DURATION: claiming has stopped), past the
+    cycle bound (wedged: ``/livez`` fails meanwhile), and a wedged one's end."""
 
     def __init__(self, health: Health, warn_after_s: float, log: LogFn) -> None:
         self._health = health

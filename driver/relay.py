@@ -23,16 +23,14 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from . import queries
 from .config import Settings
 from .db import PoolLike
-from .logs import LogFn
+from .logs import log
 from .metrics import Metrics
 
 CLIENT_ID = "recording-finalize-retry"
 
-#: How long librdkafka may try to deliver one message (``message.timeout.ms``): with the broker
-#: away, the batch's delivery reports all arrive (as failures) within this bound.
+#: ``message.timeout.ms``: with the broker away, a batch's reports all fail within this bound.
 DEFAULT_DELIVERY_TIMEOUT_S = 30.0
-#: Head room of the one ``flush`` over the delivery timeout (at most the timeout itself): the
-#: reports are already due then.
+#: Head room of a batch's wait over the delivery timeout (at most the timeout itself).
 FLUSH_MARGIN_S = 5.0
 #: The database lease outlives claim + delivery wait + mark by this much, so a slow batch is
 #: never taken over by a second relay while it is still in flight.
@@ -43,10 +41,8 @@ MARK_EVERY_S = 0.5
 LOGGED_IDS = 20
 #: A bounded drain (a stopping worker's) starts no batch with less time than this left.
 BOUNDED_MIN_S = 0.2
-#: A stop asked while a batch waits for its delivery reports cuts that wait to this: with the
-#: broker away the wait is the whole delivery timeout (30 s), and a SIGTERM then took 32 s
-#: against Kubernetes' 30 s grace period. What is not acknowledged by then is not marked and
-#: goes out again later (at least once).
+#: A stop cuts a batch's wait for its reports to this: with the broker away a SIGTERM took 32 s
+#: against Kubernetes' 30 s grace period. What is unacknowledged by then goes out again later.
 STOP_WAIT_S = 2.0
 
 # Without a logger librdkafka prints its own (non-JSON) lines to stderr.
@@ -55,13 +51,21 @@ LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 LIBRDKAFKA_LOG.propagate = False
 
 
+def client_config(settings: Settings) -> dict[str, Any]:
+    """Where the broker is and how to log in: the relay's producer and /readyz's client."""
+    sasl = {"sasl.mechanism": settings.kafka_sasl_mechanism or None,
+            "sasl.username": settings.kafka_sasl_username,
+            "sasl.password": settings.kafka_sasl_password}
+    return {"bootstrap.servers": settings.kafka_bootstrap_servers, "client.id": CLIENT_ID,
+            "security.protocol": settings.kafka_security_protocol,
+            "reconnect.backoff.max.ms": 2000} | {k: v for k, v in sasl.items() if v is not None}
+
+
 def producer_config(settings: Settings,
                     delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S) -> dict[str, Any]:
     """Code, not configuration: "marked published only after the broker's ack" rests on the
     producer's idempotence and acks=all."""
-    config: dict[str, Any] = {
-        "bootstrap.servers": settings.kafka_bootstrap_servers,
-        "client.id": CLIENT_ID,
+    return client_config(settings) | {
         # The broker dedupes retries and keeps per-partition order (so per-key order).
         "enable.idempotence": True,
         "acks": "all",
@@ -73,27 +77,19 @@ def producer_config(settings: Settings,
         "batch.num.messages": 10000,
         "message.timeout.ms": max(1, round(delivery_timeout_s * 1000)),
         "socket.connection.setup.timeout.ms": max(1000, round(delivery_timeout_s * 1000)),
-        "reconnect.backoff.max.ms": 2000,
-        "security.protocol": settings.kafka_security_protocol,
     }
-    sasl = {"sasl.mechanism": settings.kafka_sasl_mechanism or None,
-            "sasl.username": settings.kafka_sasl_username,
-            "sasl.password": settings.kafka_sasl_password}
-    return config | {key: value for key, value in sasl.items() if value is not None}
 
 
 def delivery_timeout_for(settings: Settings) -> float:
-    """The delivery timeout that lets a relay batch (whose wait is at most twice it) fit in what
-    a cycle leaves of the lock TTL after claiming (RFR_MAX_RUN_DURATION + RFR_S3_TIMEOUT + the
-    lock's second): with a fixed 30 s a short TTL never published anything."""
+    """The delivery timeout that fits a batch (whose wait is at most twice it) in what a cycle
+    leaves of the lock TTL: with a fixed 30 s a short TTL never published anything."""
     budget = settings.lock_ttl - settings.max_run_duration - settings.s3_timeout - 1.0
     return max(1.0, min(DEFAULT_DELIVERY_TIMEOUT_S, budget / 2))
 
 
 @dataclass
 class RelayResult:
-    """What one ``drain`` did, and why it stopped: ``empty``, ``deadline``, ``stopped``,
-    ``delivery_failed`` or ``fatal``."""
+    """What one ``drain`` did; ``reason``: empty, deadline, stopped, delivery_failed or fatal."""
 
     batches: int = 0
     claimed: int = 0
@@ -104,8 +100,8 @@ class RelayResult:
 
 @dataclass
 class _Batch:
-    """Delivery reports of one batch, filled by the producer's callbacks during ``flush``;
-    ``marked``: the rows marked published (not those another relay took over meanwhile)."""
+    """One batch's delivery reports (filled during ``flush``); ``marked``: the rows marked
+    published (not those another relay took over meanwhile)."""
 
     acked: list[int] = field(default_factory=list)
     failed: dict[int, KafkaError] = field(default_factory=dict)
@@ -118,15 +114,16 @@ class Relay:
     """Publishes the integration outbox of ``settings.topic`` to Kafka; the drain holds one
     autocommit connection of ``pool``, never inside a transaction."""
 
-    def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics, log: LogFn, *,
-                 delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S,
+    def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics, *,
+                 delivery_timeout_s: float | None = None,
                  lease_margin_s: float = LEASE_MARGIN_S,
                  producer_factory: Callable[[dict[str, Any]], Producer] = Producer) -> None:
         self._settings = settings
         self._pool = pool
         self._metrics = metrics
-        self._log = log
         self._producer_factory = producer_factory
+        if delivery_timeout_s is None:
+            delivery_timeout_s = delivery_timeout_for(settings)
         self._config = producer_config(settings, delivery_timeout_s)
         self._flush_wait_s = delivery_timeout_s + min(FLUSH_MARGIN_S, delivery_timeout_s)
         self._lease_s = self._flush_wait_s + lease_margin_s
@@ -153,13 +150,12 @@ class Relay:
         if err.code() in self._logged_errors and not err.fatal():
             return
         self._logged_errors.add(err.code())
-        self._log("kafka error", level="error" if err.fatal() else "warning", error=err.name(),
+        log("kafka error", level="error" if err.fatal() else "warning", error=err.name(),
                   fatal=err.fatal(), reason=err.str())
 
     def close(self, wait_s: float = FLUSH_MARGIN_S) -> None:
-        """Waits at most ``wait_s`` for in-flight messages, then drops the producer. What is left
-        is failed at once (never marked, so it goes out again later): librdkafka's close would
-        otherwise wait for it up to the delivery timeout (a SIGTERM with Kafka down took 32 s)."""
+        """Waits at most ``wait_s`` for in-flight messages, then purges the rest (unmarked, it goes
+        out again later): librdkafka's close would wait for it up to the delivery timeout."""
         producer, self._producer = self._producer, None
         if producer is None:
             return
@@ -175,9 +171,8 @@ class Relay:
 
     def drain(self, deadline: float, stop: threading.Event, *,
               bounded: bool = False) -> RelayResult:
-        """Publishes batches until none is left, ``deadline`` (monotonic) is too close for
-        another, ``stop`` is set, or a batch had a delivery failure. ``bounded``: a stopping
-        worker's last drain, whose batches wait for their reports only until ``deadline``."""
+        """Publishes batches until none is left, ``deadline`` is too close, ``stop`` is set or a
+        delivery failed. ``bounded``: a stopping worker's drain, waiting until ``deadline``."""
         result = RelayResult()
         self._logged_errors.clear()
         self._stop, self._wait_until = stop, deadline if bounded else math.inf
@@ -191,7 +186,7 @@ class Relay:
                 elif deadline - time.monotonic() <= (BOUNDED_MIN_S if bounded
                                                      else self._flush_wait_s):
                     reason = "deadline"
-                    self._log("relay deadline", level="warning", batches=result.batches,
+                    log("relay deadline", level="warning", batches=result.batches,
                               message="too little time left for another batch; the rest waits "
                               "for the next cycle")
                 else:
@@ -217,23 +212,22 @@ class Relay:
         result.published += batch.marked
         result.failed += len(batch.failed)
         if batch.acked:
-            self._log("batch published", topic=settings.topic, rows=len(rows),
+            log("batch published", topic=settings.topic, rows=len(rows),
                       published=batch.marked, firstId=batch.acked[0], lastId=batch.acked[-1])
         if batch.failed:
-            self._log("delivery failed", level="warning", topic=settings.topic,
+            log("delivery failed", level="warning", topic=settings.topic,
                       failed=len(batch.failed),
                       errors=sorted({err.name() for err in batch.failed.values()}),
                       ids=sorted(batch.failed)[:LOGGED_IDS],
                       message="not marked published; retried when the lease runs out")
         if self._fatal is not None or batch.failed:
             if self._fatal is not None:
-                self._log("kafka producer fatal", level="error", error=self._fatal.name(),
+                log("kafka producer fatal", level="error", error=self._fatal.name(),
                           reason=self._fatal.str(),
                           message="the producer is closed; the next drain builds a new one")
-            # The producer's session with the broker may be what fails (see the module doc):
-            # the next drain starts with a new one. A stopping worker's close waits for
-            # nothing (what is in flight goes out again later), a bounded drain's no longer
-            # than its deadline.
+            # The producer's session may be what fails (module doc): the next drain builds a
+            # new one. A stopping worker's close waits for nothing, a bounded one's until its
+            # deadline.
             self.close(0.0 if self._stop.is_set() else self._wait_until - time.monotonic())
             return "fatal" if self._fatal is not None else "delivery_failed"
         if len(rows) < settings.relay_batch_size:
@@ -246,8 +240,8 @@ class Relay:
 
     def _publish(self, producer: Producer, rows: list[queries.OutboxRow],
                  mark: Callable[[list[int]], int]) -> _Batch:
-        """Produces every row, then waits for the delivery reports, marking what the broker
-        acknowledged as it comes: a crash re-delivers only what was in flight."""
+        """Produces every row, then marks what the broker acknowledges as it comes: a crash
+        re-delivers only what was in flight."""
         batch = _Batch()
         for index, row in enumerate(rows):
             try:
@@ -264,7 +258,7 @@ class Relay:
         if remaining:
             # Cannot happen with message.timeout.ms below the wait; if it does, those rows are
             # simply not marked (and may be delivered twice).
-            self._log("kafka flush timed out", level="warning", inFlight=remaining)
+            log("kafka flush timed out", level="warning", inFlight=remaining)
         reported = set(batch.acked) | set(batch.failed)
         silent = KafkaError(KafkaError._MSG_TIMED_OUT)
         batch.failed |= {row.id: silent for row in rows if row.id not in reported}
@@ -274,9 +268,8 @@ class Relay:
 
     def _flush_marking(self, producer: Producer, batch: _Batch,
                        mark: Callable[[list[int]], int]) -> int:
-        """Waits (at most the flush wait; a stop cuts it to STOP_WAIT_S) for the delivery
-        reports in slices of MARK_EVERY_S, marking the acknowledged rows after each slice;
-        returns the messages still in flight."""
+        """Waits for the reports in slices of MARK_EVERY_S, marking after each; returns the
+        messages still in flight."""
         deadline = min(time.monotonic() + self._flush_wait_s, self._wait_until)
         while True:
             if self._stop.is_set():

@@ -57,7 +57,7 @@ def _exporters(environ: Mapping[str, str]) -> list[str]:
 
 
 def configure(environ: Mapping[str, str]) -> bool:
-    """Sets up exporting as the ``OTEL_*`` variables of ``environ`` ask; True when it exports."""
+    """Sets up exporting as ``environ``'s ``OTEL_*`` variables ask; True when it exports."""
     names = _exporters(environ)
     if not names:
         shutdown()
@@ -104,7 +104,6 @@ def shutdown() -> None:
 
 
 def tracer() -> trace.Tracer:
-    """The worker's tracer: the SDK's when configured, else a no-op one."""
     if _provider is None:
         return trace.NoOpTracer()
     return _provider.get_tracer("recording_finalize")
@@ -112,7 +111,6 @@ def tracer() -> trace.Tracer:
 
 @contextmanager
 def cycle_span(job_run_id: str) -> Iterator[trace.Span]:
-    """The span of one cycle, attribute ``job_run_id`` (the cycle's correlation id)."""
     with tracer().start_as_current_span(CYCLE_SPAN, attributes={"job_run_id": job_run_id}) as span:
         yield span
 

@@ -29,9 +29,8 @@ from .ops import dry_run
 from .ops.dry_run import dry_run_command
 
 if TYPE_CHECKING:
-    from .contract import Problems
     from .cycle import Context
-    from .drift import SchemaDrift, Shipped
+    from .drift import Shipped
     from .metrics import Metrics
     from .probes import Check, Health, ReadinessChecker
     from .storage import Storage
@@ -44,35 +43,28 @@ _RUN_ONCE_FLAGS = [v.name for v in VARIABLES if v.flag and v.name not in (
 _OTEL_NOTE = "  OTEL_*  standard OpenTelemetry variables; spans are exported only when they ask"
 
 
-def freeze_start_up_heap() -> None:
-    """Leaves what start-up built (modules, clients, pools: they live as long as the process)
-    out of the collector's full passes, which run a few times a second while rows are finalized."""
-    gc.collect()  # first, so that start-up's garbage is not kept
-    gc.freeze()
-
-
 def _prepare(settings: Settings) -> None:
-    """What run and run-once need beyond the common configuration: Kafka, and the tracer."""
     require_kafka(settings)
     tracing.configure(os.environ)
 
 
 @contextmanager
 def _cycle_context(settings: Settings, metrics: Metrics | None = None) -> Iterator[Context]:
-    """The objects a cycle needs (pool, storage, relay, metrics), built once."""
     from .cycle import Context
     from .db import open_pool
     from .metrics import Metrics
-    from .relay import Relay, delivery_timeout_for
+    from .relay import Relay
     from .storage import Storage
 
     metrics = metrics or Metrics()
     pool = open_pool(settings)
-    relay = Relay(settings, pool, metrics, logs.log,
-                  delivery_timeout_s=delivery_timeout_for(settings))
+    relay = Relay(settings, pool, metrics)
     context = Context(settings=settings, pool=pool, storage=Storage(settings), metrics=metrics,
                       relay=relay)
-    freeze_start_up_heap()
+    # What start-up built lives as long as the process: out of the collector's full passes,
+    # which run a few times a second while rows are finalized (collected first: no garbage kept).
+    gc.collect()
+    gc.freeze()
     try:
         yield context
     finally:
@@ -117,10 +109,8 @@ _SHOWN_SETTINGS = {
 def _start_checks(
     settings: Settings, retry: threading.Event | None = None, health: Health | None = None
 ) -> int | None:
-    """The bucket, then the database's checks. An unreachable database is no verdict: with
-    ``retry`` (``run``) the checks are tried again every polling interval until they can be made
-    or ``retry`` is set (stop: exit 0), ``health`` hearing each attempt; without it
-    (``run-once``) the database error propagates."""
+    """The bucket, then the database's checks. An unreachable database is no verdict: ``run``
+    tries again every polling interval until ``retry`` is set (exit 0); ``run-once`` raises."""
     from .db import database_target, server_message
     from .drift import shipped
 
@@ -146,23 +136,25 @@ def _start_checks(
 
 
 def _check_database(settings: Settings, package: Shipped) -> int | None:
-    """Over one connection: the schema and the contract, the retry policy and where this
-    worker looks (for explain and audit); beside it, the lock connection's own session (no
-    transaction pooling). A server answer that waiting will not change (authentication failed,
-    unknown database, no worker grant, never migrated) exits 2 with the server's own message;
-    other errors propagate."""
+    """Over the start-up connection: the schema, the lock connection's own session, the retry
+    policy and where this worker looks (for explain and audit). An answer that waiting will not
+    change exits 2 with the server's own message; other errors propagate."""
     from . import queries
     from .db import LockConnectionError, check_lock_connection, refusal, server_message
 
     try:
         with connect(settings) as conn:
-            if (refused := _check_schema(conn, package)) is not None:
-                return refused
-            check_lock_connection(settings)
+            # The writes rehearsed (rolled back): before any row is touched.
+            event, fields, why = _schema_verdict(conn, package, rehearse=True)
+            if event is not None:
+                logs.log(event, level="error", **fields)
+                return fail(f"start-up check failed: {why}", EXIT_USAGE, redact=False)
+            check_lock_connection(settings, conn)
             _set_policy(conn, settings)
             queries.report_worker_config(conn, settings)
+        return None
     except LockConnectionError as err:
-        return fail(f"start-up check failed: {err}", EXIT_USAGE)
+        refused = str(err)
     except ConfigError as err:
         # RFR_TOPIC or a policy value the server's settings refuse: named with both values.
         return fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
@@ -170,9 +162,8 @@ def _check_database(settings: Settings, package: Shipped) -> int | None:
         if (meaning := refusal(err)) is None:
             raise
         logs.log("start-up check failed", level="error", error=describe(err), message=meaning)
-        return fail(f"start-up check failed: {meaning}. The server said: "
-                    f"{server_message(err)}", EXIT_USAGE)
-    return None
+        refused = f"{meaning}. The server said: {server_message(err)}"
+    return fail(f"start-up check failed: {refused}", EXIT_USAGE)
 
 
 #: The policy column the server names in a refusal (the error's COLUMN field, never its text)
@@ -184,10 +175,9 @@ _VARIABLE_OF_COLUMN = {"sla_timeout": "RFR_FINALIZE_SLA_TIMEOUT"} | {
 
 
 def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
-    """Stores the retry policy on the server, which every function then reads (an unset
-    variable: the server's default; several runners: the last to start wins). A value the
-    server refuses (RF001, RF009 for the topic, RF010 out of its bounds) raises ``ConfigError``
-    naming the variable, with the server's message (the value and the bound)."""
+    """Stores the retry policy on the server, which every function reads (unset: the server's
+    default; several runners: the last to start wins). A value the server refuses raises
+    ``ConfigError`` naming the variable, with the server's message."""
     from . import queries
     try:
         policy = queries.set_policy(conn, settings)
@@ -217,42 +207,34 @@ def _shown_value(settings: Settings, variable: str) -> str | None:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _schema_findings(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool
-                     ) -> tuple[SchemaDrift, str | None, Problems | None, list[str]]:
-    """The schema against the package; once it matches, the product's owner and the contract
-    with the service's tables; once that holds, what check_adapter finds beneath the adapter
-    (``rehearse``: the writes too, rolled back). Start-up and /readyz both ask this."""
+#: A judgement of the database: (None, {}, what matches) or (log event, its fields, why not).
+_Verdict = tuple[str | None, dict[str, Any], str]
+
+
+def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool,
+                    limit: int = 5) -> _Verdict:
+    """Start-up's and /readyz's judgement: the schema against the package (``limit``: the
+    differences shown); once it matches, the contract with the service's tables (a grant
+    revoked, a column changed); once that holds, check_adapter (``rehearse``: the writes too,
+    rolled back)."""
     from . import adapter, contract
     from .drift import schema_drift
 
     drift = schema_drift(conn, package)
-    owner = contract.product_owner(conn) if drift.matches else None
-    problems = contract.check(conn, owner) if owner is not None else None
-    failing = (adapter.errors(adapter.beneath(conn, rehearse=rehearse))
-               if owner is not None and not problems else [])
-    return drift, owner, problems, failing
-
-
-def _check_schema(conn: psycopg.Connection[Any], package: Shipped) -> int | None:
-    """Exit 2 when the schema differs from the package's, the contract does not hold (a grant
-    revoked, a column changed) or the worker would fail beneath the adapter, else None."""
-    # The writes rehearsed (rolled back): before any row is touched.
-    drift, owner, problems, failing = _schema_findings(conn, package, rehearse=True)
     if not drift.matches:
-        logs.log("schema mismatch", level="error", databaseIsNewer=drift.database_is_newer,
-                 differences=drift.differences)
-        return fail(f"start-up check failed: {drift.message()}", EXIT_USAGE)
-    if problems:
-        logs.log("contract broken", level="error", problems=problems.items)
-        return fail("start-up check failed: the contract with the messenger service's tables "
-                    f"does not hold for the product's owner {owner}:\n{problems.message()}",
-                    EXIT_USAGE, redact=False)
-    if failing:
-        logs.log("adapter fails", level="error", problems=failing)
-        return fail("start-up check failed: the worker would fail beneath the adapter "
-                    "(recording_finalize.check_adapter):\n"
-                    + "\n".join(f"  - {line}" for line in failing), EXIT_USAGE, redact=False)
-    return None
+        return "schema mismatch", {"databaseIsNewer": drift.database_is_newer,
+                                   "differences": drift.differences}, drift.message(limit)
+    if (owner := contract.product_owner(conn)) is None:
+        return None, {}, drift.message()
+    if problems := contract.check(conn, owner):
+        return "contract broken", {"problems": problems.items}, (
+            "the contract with the messenger service's tables does not hold for the product's "
+            f"owner {owner}:\n{problems.message()}")
+    if failing := adapter.errors(adapter.beneath(conn, rehearse=rehearse)):
+        return "adapter fails", {"problems": failing}, (
+            "the worker would fail beneath the adapter (recording_finalize.check_adapter):\n"
+            + "\n".join(f"  - {line}" for line in failing))
+    return None, {}, drift.message()
 
 
 def _bucket_refused(bucket: str, code: str) -> str:
@@ -261,9 +243,8 @@ def _bucket_refused(bucket: str, code: str) -> str:
 
 
 def _check_bucket(settings: Settings) -> int | None:
-    """Exit 2 when the file storage refuses the bucket (missing, access denied, no
-    credentials): no cycle could work. Storage that cannot be reached is no verdict: the
-    cycles back off and open the worker's storage incident."""
+    """Exit 2 when the file storage refuses the bucket: no cycle could work. Storage that
+    cannot be reached is no verdict: the cycles back off and open the worker's incident."""
     from .storage import Storage, StorageConfigError
 
     storage = Storage(settings)
@@ -366,10 +347,8 @@ KAFKA_CHECK_TIMEOUT_S = 5.0
 
 
 def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
-    """The database (login, schema, contract) unready at once; the bucket and Kafka unready at
-    once when they refuse, and past a bound when they cannot be reached: two polling intervals
-    plus the time one attempt may take (a broker restart is no reason to take every pod out of
-    service)."""
+    """The bucket and Kafka unready past a bound when they cannot be reached (two polling
+    intervals and one attempt's time): a broker restart is no reason to take every pod out."""
     from .db import CONNECT_TIMEOUT_S
     from .probes import Probe, ReadinessChecker
     from .relay import delivery_timeout_for
@@ -400,29 +379,25 @@ def database_check(settings: Settings) -> Check:
     def check() -> Answer:
         try:
             with connect(settings) as conn:
-                drift, _, problems, failing = _schema_findings(conn, package, rehearse=False)
+                event, _, why = _schema_verdict(conn, package, rehearse=False, limit=2)
         except psycopg.Error as err:
             said = server_message(err)
             if (meaning := refusal(err)) is not None:
                 return Answer(False, f"the database at {target} refused the worker: {meaning} "
                               f"(the server said: {said})")
             return Answer(False, f"the database cannot be reached at {target}: {said}")
-        if not drift.matches:
-            return Answer(False, f"schema mismatch: {drift.message(limit=2)}")
-        if problems:
-            return Answer(False, "the contract with the messenger service's tables does not "
-                          f"hold: {' '.join(problems.message().split())}")
-        if failing:
-            return Answer(False, f"beneath the adapter: {'; '.join(failing)}")
-        return Answer(True, drift.message())
+        if event is None:
+            return Answer(True, why)
+        # One line: a probe's body is often read as one (kubectl's events).
+        why = " ".join(why.split())
+        return Answer(False, f"schema mismatch: {why}" if event == "schema mismatch" else why)
 
     return check
 
 
 def _layout_unconfirmed(settings: Settings, storage: Storage) -> tuple[int, str] | None:
-    """The HEADs of the newest uploaded recordings, judged by the database (the apply path's
-    rule): how many answered 404 and one of their keys, when the bucket or key template is not
-    the recorders'; None otherwise, or when the database does not answer (its probe says why)."""
+    """(how many, one key) of the newest uploaded recordings the database judges absent at the
+    template's keys (the apply path's rule); None also when the database does not answer."""
     from . import queries
     from .cycle import KNOWN_UPLOADS
 
@@ -437,8 +412,7 @@ def _layout_unconfirmed(settings: Settings, storage: Storage) -> tuple[int, str]
 
 
 def storage_check(storage: Storage, settings: Settings) -> Check:
-    """HeadBucket (and the HEAD client's view of the bucket), then whether the bucket holds
-    the binaries of the newest uploaded recordings at the keys the template gives."""
+    """HeadBucket, then whether the bucket holds the newest uploaded recordings' binaries."""
     from .probes import Answer
     from .storage import StorageConfigError
 
@@ -462,19 +436,16 @@ def storage_check(storage: Storage, settings: Settings) -> Check:
 
 
 def kafka_check(settings: Settings) -> Check:
-    """A metadata request for the topic, on a client of its own (it never produces, and never
-    creates the topic)."""
+    """A metadata request for the topic on a client of its own, which never creates it."""
     from confluent_kafka import KafkaException, Producer
 
     from .probes import Answer
-    from .relay import CLIENT_ID, LIBRDKAFKA_LOG, kafka_error, producer_config
+    from .relay import CLIENT_ID, LIBRDKAFKA_LOG, client_config, kafka_error
 
-    config = {k: v for k, v in producer_config(settings).items() if k in (
-        "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.username",
-        "sasl.password", "reconnect.backoff.max.ms")}
-    config |= {"client.id": f"{CLIENT_ID}-readiness", "allow.auto.create.topics": False,
-               "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
-               "logger": LIBRDKAFKA_LOG, "error_cb": lambda _err: None}
+    config = client_config(settings) | {
+        "client.id": f"{CLIENT_ID}-readiness", "allow.auto.create.topics": False,
+        "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
+        "logger": LIBRDKAFKA_LOG, "error_cb": lambda _err: None}
     topic = settings.topic
     try:
         client = Producer(config)

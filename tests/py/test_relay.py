@@ -167,7 +167,6 @@ def relay_for(settings: Settings, pool: Any, metrics: Metrics, **kwargs: Any) ->
         settings,
         pool,
         metrics,
-        logs.log,
         delivery_timeout_s=DELIVERY_TIMEOUT_S,
         lease_margin_s=LEASE_MARGIN_S,
         **kwargs,
