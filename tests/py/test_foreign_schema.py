@@ -343,7 +343,12 @@ def _seed(world: World, ledger: dict[uuid.UUID, Any]) -> Seeded:
         # The service's relay published its history (and maybe the fresh one) before.
         for row in ef.relay_once(conn, batch_size=2):
             ledger[row.id] = row
-    for rec in (*found, deleted):  # the deleted one's binary is there: it must still be left
+    # The deleted one's binary is there: it must still be left. The Available recordings were
+    # uploaded (that is how the service made them Available): the worker's known uploads are
+    # among them, and without their binaries a cycle whose first verdict is a 404 would rightly
+    # read the storage as not the recorders' (KeyLayoutUnconfirmed), depending on which HEAD
+    # answers first.
+    for rec in (*found, deleted, *unpublished, published, *history):
         put_binary(world.stack, world.bucket, rec.id)
     return Seeded(found, missing, unpublished, published, deleted, history)
 
