@@ -176,6 +176,8 @@ as $$
             select case when i.ended_at is null and i.source = 'worker' and p_bucket_confirmed
                 and coalesce(i.reason, '') like 'HeadBucket:%' then p_now
                 else i.ended_at end as ended_at
+            -- Once per incident, not copied into the five places below that read it.
+            offset 0
         ) as e
         where v.outcome = 'missing'
             and i.started_at <= p_now
