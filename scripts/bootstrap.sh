@@ -131,13 +131,21 @@ if [ ! -e "$STAMP" ] || [ "$REPO_ROOT/pyproject.toml" -nt "$STAMP" ] || [ "$LOCK
     # project itself, editable, without resolving anything again.
     say "pip install --require-hashes -r requirements-dev.lock, then -e . (lock or pyproject.toml newer than the stamp)"
     piplog="$VENV/pip-install.log"
-    if ! (cd "$REPO_ROOT" \
+    pip_install() {
+        (cd "$REPO_ROOT" \
             && "$VENV/bin/pip" install --disable-pip-version-check -q --require-hashes \
                 -r requirements-dev.lock \
             && "$VENV/bin/pip" install --disable-pip-version-check -q --no-deps -e .) \
-            >"$piplog" 2>&1; then
-        tail -n 30 "$piplog" >&2
-        die "pip install failed (full log: $piplog)"
+            >"$piplog" 2>&1
+    }
+    # Once more after a failure: a download cut short fails its hash check (seen once on CI's
+    # network); a package that truly differs from the lock fails the second time too.
+    if ! pip_install; then
+        say "pip install failed (log: $piplog); trying once more"
+        if ! pip_install; then
+            tail -n 30 "$piplog" >&2
+            die "pip install failed twice (full log: $piplog)"
+        fi
     fi
     touch "$STAMP"
 else
