@@ -16,6 +16,7 @@ The timers wrap module attributes the cycle looks up at call time (``queries.*``
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import queue
@@ -138,7 +139,6 @@ def main() -> int:
     from recording_finalize.db import open_pool
     from recording_finalize.metrics import Metrics
     from recording_finalize.relay import Relay, delivery_timeout_for
-    from recording_finalize.worker import freeze_start_up_heap
 
     from bench.signed_head import storage_for
     from bench.sysstat import peak_rss_kb
@@ -176,12 +176,13 @@ def main() -> int:
     pacers = _watch_pacers() if "pace" in timers.traced else []
     metrics = Metrics()
     pool = open_pool(settings)
-    rel = Relay(settings, pool, metrics, logs.log,
-                delivery_timeout_s=delivery_timeout_for(settings))
+    rel = Relay(settings, pool, metrics, delivery_timeout_s=delivery_timeout_for(settings))
     ctx = Context(settings=settings, pool=pool, storage=store, metrics=metrics,
                   relay=rel)
     relay_only = sys.argv[1:] == ["relay"]
-    freeze_start_up_heap()
+    # As the worker's start-up does: what it built lives as long as the process.
+    gc.collect()
+    gc.freeze()
     print("ready", flush=True)
     sys.stdin.readline()
 

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from recording_finalize import maintenance
-    from recording_finalize.config import DEFAULT_TOPIC, load_settings
+    from recording_finalize.config import VARIABLE_BY_NAME, load_settings
 
     env = _env(args.stack_dir)
     owner = env["DATABASE_URL"]
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             result["seed_history_s"] = costs.seed_history(conn, args.done_rows)
             t0 = time.monotonic()
             conn.execute(costs.SERVICE_OUTBOX_SQL,
-                         {"topic": DEFAULT_TOPIC, "n": args.outbox_rows})
+                         {"topic": VARIABLE_BY_NAME["RFR_TOPIC"].default, "n": args.outbox_rows})
             conn.execute("update messenger.integration_outbox set published_at = now() - "
                          "interval '3 days', created_at = now() - interval '3 days'")
             conn.execute("vacuum analyze messenger.integration_outbox")

@@ -35,7 +35,6 @@ from recording_finalize import (  # noqa: F401
     metrics,
     probes,
     relay,
-    server_settings,
     storage,
     worker,
 )
