@@ -11,13 +11,11 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import logs
+from .config import Settings, parse_duration
 from .db import connect as connect  # one autocommit connection, as every command uses
-
-if TYPE_CHECKING:
-    from .config import Settings
 
 PROG = "recording-finalize"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -91,8 +89,6 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 
 def moment(text: str) -> datetime:
     """A duration ago (20m, 2h, 1d) or an ISO-8601 time (UTC if it names no zone)."""
-    from .config import parse_duration
-
     text = text.strip()
     try:
         return datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
@@ -145,11 +141,10 @@ def parse_flag(args: argparse.Namespace, dest: str, parse: Callable[[str], Any],
         raise UsageError(f"--{dest.replace('_', '-')} must be {rule}; got {text!r}") from None
 
 
-def check_range(args: argparse.Namespace, dest: str, low: int = 1, high: int = 10000) -> None:
+def check_range(args: argparse.Namespace, dest: str) -> None:
     value = getattr(args, dest)
-    if not low <= value <= high:
-        flag = "--" + dest.replace("_", "-")
-        raise UsageError(f"{flag} must be an integer in {low}..{high}; got {value}")
+    if not 1 <= value <= 10000:
+        raise UsageError(f"--{dest.replace('_', '-')} must be an integer in 1..10000; got {value}")
 
 
 def check_reason(args: argparse.Namespace) -> None:
@@ -159,9 +154,8 @@ def check_reason(args: argparse.Namespace) -> None:
 
 def operator(args: argparse.Namespace) -> str:
     """``--operator``, else the OS user."""
-    name = getattr(args, "operator", None)
-    if name:
-        return str(name)
+    if args.operator:
+        return str(args.operator)
     try:
         return getpass.getuser()
     except (KeyError, OSError):
