@@ -5,6 +5,7 @@ worker will do next: ``recording_finalize.explain()``'s document, plus the HEAD 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
@@ -105,63 +106,62 @@ def _sentence(doc: dict[str, Any]) -> str:
     return sentence
 
 
-def _lines(doc: dict[str, Any]) -> list[str]:
+def _lines(doc: dict[str, Any]) -> Iterator[str]:
     rec, fin = doc.get("recording"), doc.get("finalize")
     ses = doc.get("session") or {}
-    lines = [f"recording  {doc['recordingId']}"]
+    yield f"recording  {doc['recordingId']}"
     if rec:
-        lines.append(f"  status {rec['status']} (version {rec['version']}), {rec['mediaType']}, "
-                     f"created {cliutil.iso(rec['createdAt'])}, updated "
-                     f"{cliutil.iso(rec['updatedAt'])}")
+        yield (f"  status {rec['status']} (version {rec['version']}), {rec['mediaType']}, "
+               f"created {cliutil.iso(rec['createdAt'])}, updated {cliutil.iso(rec['updatedAt'])}")
         if rec.get("availableAt") or rec.get("failedAt"):
-            lines.append(f"  available {cliutil.iso(rec.get('availableAt'))}, failed "
-                         f"{cliutil.iso(rec.get('failedAt'))} ({rec.get('failureReason') or '-'})")
+            yield (f"  available {cliutil.iso(rec.get('availableAt'))}, failed "
+                   f"{cliutil.iso(rec.get('failedAt'))} ({rec.get('failureReason') or '-'})")
         if rec.get("fileId"):
-            lines.append(f"  file {rec['fileId']}, {rec.get('sizeBytes')} bytes, "
-                         f"{rec.get('durationSeconds')} s, {rec.get('format')}")
+            yield (f"  file {rec['fileId']}, {rec.get('sizeBytes')} bytes, "
+                   f"{rec.get('durationSeconds')} s, {rec.get('format')}")
     else:
-        lines.append("  no call_recordings row (a finalize row without its recording)")
+        yield "  no call_recordings row (a finalize row without its recording)"
     if ses.get("found") is False:
-        lines.append(f"session    {ses.get('kind')} {ses.get('id')}: no such session")
+        yield f"session    {ses.get('kind')} {ses.get('id')}: no such session"
     else:
-        lines.append(f"session    {ses.get('kind')} {ses.get('id')}, ended "
-                     f"{cliutil.iso(ses.get('endedAt'))}, SLA due "
-                     f"{cliutil.iso(ses.get('slaDueAt'))}")
+        yield (f"session    {ses.get('kind')} {ses.get('id')}, ended "
+               f"{cliutil.iso(ses.get('endedAt'))}, SLA due {cliutil.iso(ses.get('slaDueAt'))}")
     if fin:
-        lines.append(f"finalize   {fin['status']}, attempts {fin['attempts']}, next attempt "
-                     f"{cliutil.iso(fin['nextAttemptAt'])}, last claimed "
-                     f"{cliutil.iso(fin.get('claimedAt'))}")
-        lines.append(f"  last error: {fin.get('lastError') or '-'}")
+        yield (f"finalize   {fin['status']}, attempts {fin['attempts']}, next attempt "
+               f"{cliutil.iso(fin['nextAttemptAt'])}, last claimed "
+               f"{cliutil.iso(fin.get('claimedAt'))}")
+        yield f"  last error: {fin.get('lastError') or '-'}"
         if fin["status"] == "Quarantined":
-            lines.append(f"  quarantine reason: {fin.get('quarantineReason') or 'unknown'}")
+            yield f"  quarantine reason: {fin.get('quarantineReason') or 'unknown'}"
     else:
-        lines.append("finalize   no finalize row")
-    return lines + _later_lines(doc)
+        yield "finalize   no finalize row"
+    yield from _later_lines(doc)
 
 
-def _later_lines(doc: dict[str, Any]) -> list[str]:
+def _later_lines(doc: dict[str, Any]) -> Iterator[str]:
     """The S3 check, the event, the operators' actions and what comes next."""
     s3, out = doc.get("s3") or {}, doc.get("outbox")
     if s3.get("outcome") is None:
-        lines = [f"s3         not checked: {s3.get('error')}"]
+        yield f"s3         not checked: {s3.get('error')}"
     else:
         present = {True: "present", False: "absent", None: "unknown"}[s3.get("present")]
         size = f", {s3['sizeBytes']} bytes" if s3.get("sizeBytes") is not None else ""
         error = f" ({s3['error']})" if s3.get("error") else ""
-        lines = [f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
-                 f"{s3['outcome']}{error}", f"           (with the settings of "
-                 f"{s3.get('settingsOf')})"]
+        yield (f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
+               f"{s3['outcome']}{error}")
+        yield f"           (with the settings of {s3.get('settingsOf')})"
     if out:
-        lines.append(f"event      enqueued {cliutil.iso(out.get('createdAt'))}, published "
-                     f"{cliutil.iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")
+        yield (f"event      enqueued {cliutil.iso(out.get('createdAt'))}, published "
+               f"{cliutil.iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")
     else:
-        lines.append("event      none in the outbox (never enqueued, or removed by the service's "
-                     "retention)")
-    lines += [f"operator   {cliutil.iso(action['at'])} {action['action']} by {action['operator']}: "
-              f"{action['reason']}" for action in doc.get("operatorActions") or []]
+        yield ("event      none in the outbox (never enqueued, or removed by the service's "
+               "retention)")
+    for action in doc.get("operatorActions") or []:
+        yield (f"operator   {cliutil.iso(action['at'])} {action['action']} by "
+               f"{action['operator']}: {action['reason']}")
     if doc.get("paused"):
-        lines.append(f"paused     {', '.join(doc['paused'])}")
-    return [*lines, f"next       {doc['next']['sentence']}"]
+        yield f"paused     {', '.join(doc['paused'])}"
+    yield f"next       {doc['next']['sentence']}"
 
 
 COMMAND = cliutil.Command(

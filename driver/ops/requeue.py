@@ -74,8 +74,7 @@ def _check_requeue(args: argparse.Namespace) -> None:
 
 
 def reschedule_one(args: argparse.Namespace, settings: Settings) -> int:
-    """requeue (from Quarantined) or retry (from Pending) of RECORDING_ID: strict, so a row in
-    another status is refused, in the database's words."""
+    """Strict: a row in another status than the command's is refused, in the database's words."""
     from_status, event, verb = _ONE[args.command]
     by = cliutil.operator(args)
     try:
