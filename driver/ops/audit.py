@@ -69,7 +69,7 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _failed_with_binary(failed: list[queries.Row], settings: Settings) -> list[str]:
-    heads = s3.head_rows(settings, [s3.claimed(f) for f in failed])
+    heads = s3.head_rows(settings, failed)
     if heads.config_error is not None:
         raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {heads.config_error}")
     return [str(f["recording_id"]) for f, v in zip(failed, heads.verdicts, strict=True)

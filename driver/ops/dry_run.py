@@ -38,7 +38,7 @@ def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
         rows = queries.call(conn, "claim_preview", limit=PREVIEW_ROWS)
     reconcile = [r for r in rows if r["action"] == "reconcile"]
     # No connection is held while the objects are HEADed.
-    heads = s3.head_rows(settings, [s3.claimed(r) for r in reconcile])
+    heads = s3.head_rows(settings, reconcile)
     seen = {r["recording_id"]: v for r, v in zip(reconcile, heads.verdicts, strict=True)}
     with cliutil.connect(settings) as conn:
         previews = {p["recording_id"]: p for p in queries.preview_outcomes(

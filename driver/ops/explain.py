@@ -70,9 +70,9 @@ def _add_s3(conn: Connection, doc: dict[str, Any], recording_id: UUID, settings:
         doc["s3"] = {"outcome": None, "present": None,
                      "error": "no session to build the key from"} | whose
         return
-    heads = s3.head_rows(settings, [s3.claimed({"recording_id": recording_id,
-                                                "session_kind": str(session["kind"]),
-                                                "session_id": UUID(str(session["id"]))})])
+    heads = s3.head_rows(settings, [{"recording_id": recording_id,
+                                     "session_kind": str(session["kind"]),
+                                     "session_id": UUID(str(session["id"]))}])
     confirmed = heads.bucket_confirmed if heads.config_error is None else None
     doc["s3"] = ({"key": heads.keys[0], "bucket": settings.s3_bucket, "bucketConfirmed": confirmed}
                  | s3.verdict_dict(heads.verdicts[0], heads.config_error) | whose)
