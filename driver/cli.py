@@ -8,6 +8,7 @@ commands that use them, so ``--help`` and a configuration error answer at once.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import textwrap
@@ -15,21 +16,13 @@ from collections.abc import Sequence
 
 import psycopg
 
-from . import logs, tracing, worker
-from .cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG, Command, UsageError, fail
-from .config import (
-    DURATION_DAYS_RULE,
-    DURATION_RULE,
-    VARIABLE_BY_NAME,
-    ConfigError,
-    load_settings,
-)
+from . import cliutil, config, logs, tracing, worker
 from .db import refusal, server_message
 from .errors import describe
 from .install import migrate, service_sql, uninstall, wait
 from .ops import audit, explain, incidents, pause, prune, requeue, status
 
-COMMANDS: tuple[Command, ...] = (
+COMMANDS: tuple[cliutil.Command, ...] = (
     migrate.COMMAND,
     worker.RUN,
     worker.RUN_ONCE,
@@ -62,19 +55,19 @@ exit codes:
   1  failure"""
 
 
-def _environment_help(command: Command) -> str:
+def _environment_help(command: cliutil.Command) -> str:
     lines = [
         "environment (a flag, where listed, overrides its variable; durations are a number of",
         "seconds or a number with ms/s/m/h: 90, 250ms, 5m, 1h):",
     ]
     for name in command.variables:
-        spec = VARIABLE_BY_NAME[name]
+        spec = config.VARIABLE_BY_NAME[name]
         default = ("required" if name in command.required else "default: unset"
                    if spec.default is None else f"default: {spec.default}")
         flag = f", flag {spec.flag}" if spec.flag and name in command.flags else ""
         lines.append(f"  {name}  ({default}{flag})")
-        rule = spec.rule.text.replace(DURATION_RULE, "a duration").replace(
-            DURATION_DAYS_RULE, "a duration (also in days: 30d)")
+        rule = spec.rule.text.replace(config.DURATION_RULE, "a duration").replace(
+            config.DURATION_DAYS_RULE, "a duration (also in days: 30d)")
         lines += textwrap.wrap(f"{spec.help}; {rule}", width=94, initial_indent="      ",
                                subsequent_indent="      ")
     if command.env_note:
@@ -82,20 +75,19 @@ def _environment_help(command: Command) -> str:
     return "\n".join(lines)
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, max_help_position=32, width=100)
+_FORMATTER = functools.partial(argparse.RawDescriptionHelpFormatter, max_help_position=32,
+                               width=100)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=cliutil.PROG,
         description=DESCRIPTION,
         epilog="Run `recording-finalize COMMAND --help` for a command's variables and flags.\n\n"
         + EXIT_CODES,
-        formatter_class=_Formatter,
+        formatter_class=_FORMATTER,
     )
-    parser.add_argument("--version", action=_VersionAction,
+    parser.add_argument("--version", action=_VersionAction, nargs=0, default=argparse.SUPPRESS,
                         help="print the package version, the schema version it ships, the "
                         "commit it was built from and its SQL fingerprint")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -104,11 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
             command.name, help=command.summary, description=command.description,
             epilog="\n\n".join([*([command.exits.rstrip()] if command.exits else []),
                                 _environment_help(command), EXIT_CODES]),
-            formatter_class=_Formatter,
+            formatter_class=_FORMATTER,
         )
         command.add_arguments(cmd)
         for variable in command.flags:
-            spec = VARIABLE_BY_NAME[variable]
+            spec = config.VARIABLE_BY_NAME[variable]
             flag = spec.flag or "--sql-dir"
             metavar = ("DURATION" if spec.is_duration else
                        "N" if spec.rule.text.startswith("an integer") else "VALUE")
@@ -118,32 +110,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _VersionAction(argparse.Action):
-    """``--version``: the package version and the schema version (its last migration) it
-    ships; computed only when asked."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None
-                 ) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+    """``--version``: computed only when asked, not for every parser built."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:
         print(version_text())
-        parser.exit(EXIT_OK)
+        parser.exit(cliutil.EXIT_OK)
 
 
 def version_text() -> str:
     """The version line, then the build: the commit and the SQL fingerprint (CHANGELOG.md
     records the fingerprint of each released version)."""
     from .buildinfo import commit, sql_fingerprint
-    from .config import packaged_sql_dir
     from .drift import package_version, shipped
 
-    sql_dir = packaged_sql_dir()
+    sql_dir = config.packaged_sql_dir()
     if sql_dir is None:
-        return (f"{PROG} {package_version()} (schema: none, this installation ships no sql/)\n"
-                f"commit: {commit()}")
+        return (f"{cliutil.PROG} {package_version()} (schema: none, this installation ships "
+                f"no sql/)\ncommit: {commit()}")
     package = shipped(sql_dir)
-    return (f"{PROG} {package.version} (schema {package.schema_version}: "
+    return (f"{cliutil.PROG} {package.version} (schema {package.schema_version}: "
             f"{len(package.migrations)} migrations, {len(package.functions)} function files)\n"
             f"commit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
 
@@ -157,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # when Python flushes stdout at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILURE
+        return cliutil.EXIT_FAILURE
     return code
 
 
@@ -168,18 +154,18 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if command.check_args is not None:
         try:
             command.check_args(args)
-        except UsageError as err:
-            return fail(str(err), EXIT_USAGE)
+        except cliutil.UsageError as err:
+            return cliutil.fail(str(err), cliutil.EXIT_USAGE)
     overrides = {name: value for name in command.flags
                  if (value := getattr(args, name, None)) is not None}
     try:
-        settings = load_settings(os.environ, overrides,
-                                 database_required="DATABASE_URL" in command.required)
+        settings = config.load_settings(os.environ, overrides,
+                                        database_required="DATABASE_URL" in command.required)
         if command.prepare is not None:
             command.prepare(settings)
-    except (ConfigError, tracing.TracingConfigError) as err:
+    except (config.ConfigError, tracing.TracingConfigError) as err:
         # ConfigError masks secret values itself; its rule texts may show a URL form.
-        return fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
+        return cliutil.fail(f"configuration error: {err}", cliutil.EXIT_USAGE, redact=False)
     logs.add_secrets(settings.secrets())
     logs.capture_library_logs()
     try:
@@ -188,13 +174,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if err.sqlstate is None and (meaning := refusal(err)) is not None:
             # The server refused the connection itself (password, CONNECT, no such database):
             # a configuration error, which waiting does not fix.
-            return fail(f"the database refused the connection: {meaning}. The server said: "
-                        f"{server_message(err)}", EXIT_USAGE)
+            return cliutil.fail(f"the database refused the connection: {meaning}. The server "
+                                f"said: {server_message(err)}", cliutil.EXIT_USAGE)
         hint = ""
         if err.sqlstate == "42501" and command.for_operators:
             hint = (f"; `{command.name}` is an operator's command: log in as a role granted "
                     "recording_finalize_operator")
-        return fail(f"database error: {describe(err)}: {err}{hint}")
+        return cliutil.fail(f"database error: {describe(err)}: {err}{hint}")
 
 
 if __name__ == "__main__":

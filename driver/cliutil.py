@@ -1,6 +1,5 @@
-"""What the commands share: exit codes, the ``Command`` record ``cli.py`` builds its parser from,
-connecting, printing, and the operator's name for the audit trail. Light on purpose: ``cli.py``
-imports every command module to build its parser.
+"""What the commands share: the ``Command`` record ``cli.py`` builds its parser from, and their
+flags, checks and output. Light on purpose: ``cli.py`` imports every command module.
 """
 
 from __future__ import annotations
@@ -9,21 +8,17 @@ import argparse
 import getpass
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import logs
+from .config import Settings, parse_duration
 from .db import connect as connect  # one autocommit connection, as every command uses
-
-if TYPE_CHECKING:
-    from .config import Settings
 
 PROG = "recording-finalize"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-
-Handler = Callable[[argparse.Namespace, "Settings"], int]
 
 
 class UsageError(ValueError):
@@ -38,13 +33,12 @@ class Command:
     name: str
     summary: str
     description: str
-    handler: Handler
+    handler: Callable[[argparse.Namespace, Settings], int]
     exits: str = ""
-    #: The variables the command reads (all of them are validated, whatever the command).
+    #: The variables the command reads (all of them are validated, whatever the command), those
+    #: that must be set and those a flag may override (``config.VARIABLES`` names the flag).
     variables: Sequence[str] = ("DATABASE_URL",)
-    #: Those that must be set.
     required: tuple[str, ...] = ("DATABASE_URL",)
-    #: Those a flag may override (``config.VARIABLES`` names the flag).
     flags: Sequence[str] = ()
     add_arguments: Callable[[argparse.ArgumentParser], None] = lambda cmd: None
     check_args: Callable[[argparse.Namespace], None] | None = None
@@ -56,7 +50,7 @@ class Command:
 
 
 def fail(message: str, code: int = EXIT_FAILURE, redact: bool = True) -> int:
-    """Prints ``recording-finalize: message`` on stderr (secrets masked) and returns ``code``."""
+    """``recording-finalize: message`` on stderr, secrets masked; returns ``code``."""
     text = logs.redact(message) if redact else message
     print(f"{PROG}: {text}", file=sys.stderr, flush=True)
     return code
@@ -85,19 +79,16 @@ def age(seconds: float) -> str:
         + f"{secs}s"
 
 
-def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     """Aligned columns, two spaces apart; the last one unpadded."""
-    table = [header, *rows]
-    widths = [max(len(line[k]) for line in table) for k in range(len(header) - 1)]
-    for line in table:
-        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
-        print("  ".join([*cells, line[-1]]))
+    lines = [header, *rows]
+    widths = [max(len(line[k]) for line in lines) for k in range(len(header) - 1)]
+    return ["  ".join([*(cell.ljust(width) for cell, width in zip(line, widths, strict=False)),
+                       line[-1]]) for line in lines]
 
 
 def moment(text: str) -> datetime:
     """A duration ago (20m, 2h, 1d) or an ISO-8601 time (UTC if it names no zone)."""
-    from .config import parse_duration
-
     text = text.strip()
     try:
         return datetime.now(UTC) - timedelta(seconds=parse_duration(text, days=True))
@@ -112,6 +103,16 @@ MOMENT_RULE = "an ISO-8601 time (2026-12-01T08:00:00Z) or a duration ago (20m, 2
 
 def print_json(data: Any) -> None:
     print(json.dumps(data, separators=(",", ":"), default=str), flush=True)
+
+
+def show(args: argparse.Namespace, document: Mapping[str, Any], lines: Iterable[str]) -> None:
+    """``document`` as one JSON object with ``--json``, else the text ``lines`` (a generator is
+    not run for JSON)."""
+    if args.json:
+        print_json(document)
+        return
+    for line in lines:
+        print(line)
 
 
 def json_row(row: Mapping[str, Any], *columns: str, **renamed: str) -> dict[str, Any]:
@@ -129,8 +130,8 @@ def _camel(column: str) -> str:
 
 def parse_flag(args: argparse.Namespace, dest: str, parse: Callable[[str], Any], rule: str
                ) -> None:
-    """Replaces the text of the flag ``dest``, when given, by ``parse``'s value (before the
-    configuration is read); ``rule`` says what a bad one must be."""
+    """Replaces the text of the flag ``dest``, when given, by ``parse``'s value; ``rule`` says
+    what a bad one must be."""
     text = getattr(args, dest)
     if text is None:
         return
@@ -140,25 +141,21 @@ def parse_flag(args: argparse.Namespace, dest: str, parse: Callable[[str], Any],
         raise UsageError(f"--{dest.replace('_', '-')} must be {rule}; got {text!r}") from None
 
 
-def check_range(args: argparse.Namespace, dest: str, low: int = 1, high: int = 10000) -> None:
-    """An integer flag (``--failed-limit`` for ``failed_limit``) within ``low..high``."""
+def check_range(args: argparse.Namespace, dest: str) -> None:
     value = getattr(args, dest)
-    if not low <= value <= high:
-        flag = "--" + dest.replace("_", "-")
-        raise UsageError(f"{flag} must be an integer in {low}..{high}; got {value}")
+    if not 1 <= value <= 10000:
+        raise UsageError(f"--{dest.replace('_', '-')} must be an integer in 1..10000; got {value}")
 
 
 def check_reason(args: argparse.Namespace) -> None:
-    """``--reason`` says something: it goes to the audit trail."""
     if not (args.reason or "").strip():
         raise UsageError(f"{args.command}: --reason must say why (it goes to the audit trail)")
 
 
 def operator(args: argparse.Namespace) -> str:
-    """Who runs the command, for the audit trail: ``--operator``, else the OS user."""
-    name = getattr(args, "operator", None)
-    if name:
-        return str(name)
+    """``--operator``, else the OS user."""
+    if args.operator:
+        return str(args.operator)
     try:
         return getpass.getuser()
     except (KeyError, OSError):

@@ -21,13 +21,11 @@ class SqlState(StrEnum):
     TERMINAL_RECORDING_IMMUTABLE = "RF008"
     TOPIC_MISMATCH = "RF009"
     POLICY_OUT_OF_BOUNDS = "RF010"
-    # the operator toolkit (migration 0010)
-    NOT_PENDING = "RF020"
-    UNKNOWN_RECORDING = "RF021"
-    # RF016-RF019: storage incidents (sql/migrations/0008).
     INCIDENT_SOURCE_INVALID = "RF016"
     INCIDENT_TIME_INVALID = "RF017"
     INCIDENT_SOURCE_FORBIDDEN = "RF018"
+    NOT_PENDING = "RF020"
+    UNKNOWN_RECORDING = "RF021"
 
 
 def sqlstate(exc: psycopg.Error) -> SqlState | None:

@@ -8,18 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import logs
-from ..cliutil import (
-    EXIT_FAILURE,
-    EXIT_OK,
-    Command,
-    add_json_flag,
-    check_range,
-    connect,
-    iso,
-    operator,
-    print_json,
-)
+from .. import cliutil, logs
 from ..config import Settings
 from ..model import FOUND, INVALID_METADATA
 from ..queries import interval
@@ -37,18 +26,18 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--failed-limit", type=int, default=AUDIT_FAILED_ROWS, metavar="N",
                      help="HEAD the objects of the N newest Failed recordings (1..10000, "
                      f"default {AUDIT_FAILED_ROWS})")
-    add_json_flag(cmd)
+    cliutil.add_json_flag(cmd)
 
 
 def audit_command(args: argparse.Namespace, settings: Settings) -> int:
     repaired: list[queries.Row] = []
-    with connect(settings) as conn:
+    by = cliutil.operator(args)
+    with cliutil.connect(settings) as conn:
         settings, worker = s3.worker_settings(conn, settings)
         if args.repair:
-            repaired = queries.call(conn, "audit_repair", operator=operator(args))
+            repaired = queries.call(conn, "audit_repair", operator=by)
             for row in repaired:
-                logs.log("orphan repaired", recordingId=row["recording_id"],
-                         operator=operator(args))
+                logs.log("orphan repaired", recordingId=row["recording_id"], operator=by)
         checks = queries.call(conn, "audit", polling_interval=interval(settings.polling_interval))
         failed = queries.call(conn, "failed_recordings", limit=args.failed_limit)
     results = [{"check": c["check_name"], "reason": c["reason"], "found": c["found"],
@@ -59,10 +48,10 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
     clean = all(r["found"] == 0 for r in results)
     repaired_ids = [str(r["recording_id"]) for r in repaired]
     if args.json:
-        print_json({"clean": clean, "overdueAfterSeconds": settings.polling_interval,
-                    "settingsOf": "worker" if worker is not None else "environment",
-                    "checks": results, "repaired": repaired_ids})
-        return EXIT_OK if clean else EXIT_FAILURE
+        cliutil.print_json({"clean": clean, "overdueAfterSeconds": settings.polling_interval,
+                            "settingsOf": "worker" if worker is not None else "environment",
+                            "checks": results, "repaired": repaired_ids})
+        return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
     if args.repair:
         print(f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
               + (": " + ", ".join(repaired_ids) if repaired else ""))
@@ -71,24 +60,23 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
     for label, r in zip(labels, results, strict=True):
         print(f"{label.ljust(width)}  {str(r['found']).rjust(6)}  "
               f"{', '.join(r['examples']) or '-'}")
-    whose = ("the worker's, reported " + iso(worker.reported_at) if worker is not None
+    whose = ("the worker's, reported " + cliutil.iso(worker.reported_at) if worker is not None
              else "this environment's: no worker has reported its settings")
     print(f"unpublished_overdue: older than {settings.polling_interval:g} s; "
           f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})")
     print("clean" if clean else "findings: see above (recording-finalize explain ID)")
-    return EXIT_OK if clean else EXIT_FAILURE
+    return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
 
 
 def _failed_with_binary(failed: list[queries.Row], settings: Settings) -> list[str]:
-    """The Failed recordings whose object is in S3 now."""
-    heads = s3.head_rows(settings, [s3.claimed(f) for f in failed])
+    heads = s3.head_rows(settings, failed)
     if heads.config_error is not None:
         raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {heads.config_error}")
     return [str(f["recording_id"]) for f, v in zip(failed, heads.verdicts, strict=True)
             if v.outcome in (FOUND, INVALID_METADATA)]
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="audit",
     summary="invariant checks by business state; --repair opens finalize rows for orphans",
     description=(
@@ -113,5 +101,5 @@ COMMAND = Command(
     variables=(*s3.S3_VARIABLES, "RFR_POLLING_INTERVAL"),
     flags=("RFR_POLLING_INTERVAL",),
     add_arguments=_add_arguments,
-    check_args=lambda args: check_range(args, "failed_limit"),
+    check_args=lambda args: cliutil.check_range(args, "failed_limit"),
 )

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from ..cliutil import EXIT_FAILURE, EXIT_OK, connect, iso, json_row, print_json
+from .. import cliutil
 from ..config import Settings
 from ..model import Verdict
 from ..queries import operator_state
@@ -33,32 +33,32 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 def dry_run_command(args: argparse.Namespace, settings: Settings) -> int:
     as_of = datetime.now(UTC)
-    with connect(settings) as conn:
+    with cliutil.connect(settings) as conn:
         paused = operator_state(conn).paused_parts()
         rows = queries.call(conn, "claim_preview", limit=PREVIEW_ROWS)
     reconcile = [r for r in rows if r["action"] == "reconcile"]
     # No connection is held while the objects are HEADed.
-    heads = s3.head_rows(settings, [s3.claimed(r) for r in reconcile])
+    heads = s3.head_rows(settings, reconcile)
     seen = {r["recording_id"]: v for r, v in zip(reconcile, heads.verdicts, strict=True)}
-    with connect(settings) as conn:
+    with cliutil.connect(settings) as conn:
         previews = {p["recording_id"]: p for p in queries.preview_outcomes(
             conn, list(seen.items()), None if heads.config_error else heads.bucket_confirmed)}
     out_rows = [_entry(r, previews.get(r["recording_id"]), seen, heads.config_error)
                 for r in rows]
-    print_json({"dryRun": True, "asOf": iso(as_of), "paused": paused,
-                "due": len(rows), "truncated": len(rows) >= PREVIEW_ROWS,
-                "phases": dict(Counter(r["action"] for r in rows)),
-                "results": dict(Counter(e["result"] for e in out_rows)),
-                "configError": heads.config_error, "rows": out_rows})
-    return EXIT_FAILURE if heads.config_error else EXIT_OK
+    cliutil.print_json({"dryRun": True, "asOf": cliutil.iso(as_of), "paused": paused,
+                        "due": len(rows), "truncated": len(rows) >= PREVIEW_ROWS,
+                        "phases": dict(Counter(r["action"] for r in rows)),
+                        "results": dict(Counter(e["result"] for e in out_rows)),
+                        "configError": heads.config_error, "rows": out_rows})
+    return cliutil.EXIT_FAILURE if heads.config_error else cliutil.EXIT_OK
 
 
 def _entry(r: queries.Row, preview: queries.Row | None, seen: dict[UUID, Verdict],
            config_error: str | None) -> dict[str, Any]:
-    entry = json_row(r, "recording_id", "session_kind", "session_id", "attempts", "detail",
-                     "next_attempt_at", phase="action")
+    entry = cliutil.json_row(r, "recording_id", "session_kind", "session_id", "attempts",
+                             "detail", "next_attempt_at", phase="action")
     if r["action"] != "reconcile" or preview is None:
         return entry | {"result": r["action"]}
-    return entry | {"s3": s3.verdict_dict(seen[r["recording_id"]], config_error)} | json_row(
-        preview, "result", "finalize_status", attemptsAfter="attempts",
-        nextAttemptAfter="next_attempt_at", resultDetail="detail")
+    outcome = cliutil.json_row(preview, "result", "finalize_status", attemptsAfter="attempts",
+                               nextAttemptAfter="next_attempt_at", resultDetail="detail")
+    return entry | {"s3": s3.verdict_dict(seen[r["recording_id"]], config_error)} | outcome

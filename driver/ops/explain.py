@@ -5,21 +5,13 @@ worker will do next: ``recording_finalize.explain()``'s document, plus the HEAD 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
 import psycopg
 
-from ..cliutil import (
-    EXIT_OK,
-    Command,
-    add_json_flag,
-    connect,
-    fail,
-    iso,
-    json_row,
-    print_json,
-)
+from .. import cliutil
 from ..config import Settings
 from ..errors import SqlState, sqlstate
 from ..queries import Connection, WorkerConfig, operator_state
@@ -45,35 +37,32 @@ RESULT_WORDS = {
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("recording_id", metavar="RECORDING_ID", type=UUID,
                      help="the recording's UUID")
-    add_json_flag(cmd)
+    cliutil.add_json_flag(cmd)
 
 
 def explain_command(args: argparse.Namespace, settings: Settings) -> int:
     recording_id: UUID = args.recording_id
-    with connect(settings) as conn:
+    with cliutil.connect(settings) as conn:
         try:
             [row] = queries.call(conn, "explain", recording_id=recording_id)
         except psycopg.Error as err:
             if sqlstate(err) != SqlState.UNKNOWN_RECORDING:
                 raise
-            return fail(f"explain: no recording and no finalize row with id {recording_id} "
-                        "(RF021)")
+            return cliutil.fail(f"explain: no recording and no finalize row with id "
+                                f"{recording_id} (RF021)")
         doc: dict[str, Any] = row["explain"]
         doc["paused"] = operator_state(conn).paused_parts()
         _add_s3(conn, doc, recording_id, *s3.worker_settings(conn, settings))
     doc["next"]["sentence"] = _sentence(doc)
-    if args.json:
-        print_json(doc)
-    else:
-        _print_explain(doc)
-    return EXIT_OK
+    cliutil.show(args, doc, _lines(doc))
+    return cliutil.EXIT_OK
 
 
 def _add_s3(conn: Connection, doc: dict[str, Any], recording_id: UUID, settings: Settings,
             worker: WorkerConfig | None) -> None:
     """What S3 says of the recording now, where the worker looks, and what the next cycle would
     do with that verdict: the database's decision (``preview_outcomes``), never a guess here."""
-    whose = {"settingsOf": "the worker (reported " + iso(worker.reported_at) + ")"
+    whose = {"settingsOf": "the worker (reported " + cliutil.iso(worker.reported_at) + ")"
              if worker is not None else "this environment (no worker has reported its "
              "settings yet)"}
     session = doc.get("session") or {}
@@ -81,16 +70,16 @@ def _add_s3(conn: Connection, doc: dict[str, Any], recording_id: UUID, settings:
         doc["s3"] = {"outcome": None, "present": None,
                      "error": "no session to build the key from"} | whose
         return
-    heads = s3.head_rows(settings, [s3.claimed({"recording_id": recording_id,
-                                                "session_kind": str(session["kind"]),
-                                                "session_id": UUID(str(session["id"]))})])
+    heads = s3.head_rows(settings, [{"recording_id": recording_id,
+                                     "session_kind": str(session["kind"]),
+                                     "session_id": UUID(str(session["id"]))}])
     confirmed = heads.bucket_confirmed if heads.config_error is None else None
     doc["s3"] = ({"key": heads.keys[0], "bucket": settings.s3_bucket, "bucketConfirmed": confirmed}
                  | s3.verdict_dict(heads.verdicts[0], heads.config_error) | whose)
     if doc["next"].get("action") == "reconcile":
         [preview] = queries.preview_outcomes(conn, [(recording_id, heads.verdicts[0])], confirmed)
-        doc["next"]["outcome"] = json_row(preview, "result", "finalize_status", "attempts",
-                                          "next_attempt_at", "detail")
+        doc["next"]["outcome"] = cliutil.json_row(preview, "result", "finalize_status",
+                                                  "attempts", "next_attempt_at", "detail")
 
 
 def _sentence(doc: dict[str, Any]) -> str:
@@ -108,7 +97,7 @@ def _sentence(doc: dict[str, Any]) -> str:
     outbox = doc.get("outbox") or {}
     if outbox and outbox.get("publishedAt") is None:
         parts.append("its event waits for the relay (enqueued "
-                     f"{iso(outbox.get('createdAt'))})")
+                     f"{cliutil.iso(outbox.get('createdAt'))})")
     sentence = "; ".join(parts) + "."
     paused = doc.get("paused") or []
     if "reconcile" in paused and nxt.get("action") not in (None, "none"):
@@ -117,63 +106,65 @@ def _sentence(doc: dict[str, Any]) -> str:
     return sentence
 
 
-def _print_explain(doc: dict[str, Any]) -> None:
+def _lines(doc: dict[str, Any]) -> Iterator[str]:
     rec, fin = doc.get("recording"), doc.get("finalize")
     ses = doc.get("session") or {}
-    lines = [f"recording  {doc['recordingId']}"]
+    yield f"recording  {doc['recordingId']}"
     if rec:
-        lines.append(f"  status {rec['status']} (version {rec['version']}), {rec['mediaType']}, "
-                     f"created {iso(rec['createdAt'])}, updated {iso(rec['updatedAt'])}")
+        yield (f"  status {rec['status']} (version {rec['version']}), {rec['mediaType']}, "
+               f"created {cliutil.iso(rec['createdAt'])}, updated {cliutil.iso(rec['updatedAt'])}")
         if rec.get("availableAt") or rec.get("failedAt"):
-            lines.append(f"  available {iso(rec.get('availableAt'))}, failed "
-                         f"{iso(rec.get('failedAt'))} ({rec.get('failureReason') or '-'})")
+            yield (f"  available {cliutil.iso(rec.get('availableAt'))}, failed "
+                   f"{cliutil.iso(rec.get('failedAt'))} ({rec.get('failureReason') or '-'})")
         if rec.get("fileId"):
-            lines.append(f"  file {rec['fileId']}, {rec.get('sizeBytes')} bytes, "
-                         f"{rec.get('durationSeconds')} s, {rec.get('format')}")
+            yield (f"  file {rec['fileId']}, {rec.get('sizeBytes')} bytes, "
+                   f"{rec.get('durationSeconds')} s, {rec.get('format')}")
     else:
-        lines.append("  no call_recordings row (a finalize row without its recording)")
+        yield "  no call_recordings row (a finalize row without its recording)"
     if ses.get("found") is False:
-        lines.append(f"session    {ses.get('kind')} {ses.get('id')}: no such session")
+        yield f"session    {ses.get('kind')} {ses.get('id')}: no such session"
     else:
-        lines.append(f"session    {ses.get('kind')} {ses.get('id')}, ended "
-                     f"{iso(ses.get('endedAt'))}, SLA due {iso(ses.get('slaDueAt'))}")
+        yield (f"session    {ses.get('kind')} {ses.get('id')}, ended "
+               f"{cliutil.iso(ses.get('endedAt'))}, SLA due {cliutil.iso(ses.get('slaDueAt'))}")
     if fin:
-        lines.append(f"finalize   {fin['status']}, attempts {fin['attempts']}, next attempt "
-                     f"{iso(fin['nextAttemptAt'])}, last claimed {iso(fin.get('claimedAt'))}")
-        lines.append(f"  last error: {fin.get('lastError') or '-'}")
+        yield (f"finalize   {fin['status']}, attempts {fin['attempts']}, next attempt "
+               f"{cliutil.iso(fin['nextAttemptAt'])}, last claimed "
+               f"{cliutil.iso(fin.get('claimedAt'))}")
+        yield f"  last error: {fin.get('lastError') or '-'}"
         if fin["status"] == "Quarantined":
-            lines.append(f"  quarantine reason: {fin.get('quarantineReason') or 'unknown'}")
+            yield f"  quarantine reason: {fin.get('quarantineReason') or 'unknown'}"
     else:
-        lines.append("finalize   no finalize row")
-    print("\n".join(lines + _later_lines(doc)), flush=True)
+        yield "finalize   no finalize row"
+    yield from _later_lines(doc)
 
 
-def _later_lines(doc: dict[str, Any]) -> list[str]:
+def _later_lines(doc: dict[str, Any]) -> Iterator[str]:
     """The S3 check, the event, the operators' actions and what comes next."""
     s3, out = doc.get("s3") or {}, doc.get("outbox")
     if s3.get("outcome") is None:
-        lines = [f"s3         not checked: {s3.get('error')}"]
+        yield f"s3         not checked: {s3.get('error')}"
     else:
         present = {True: "present", False: "absent", None: "unknown"}[s3.get("present")]
         size = f", {s3['sizeBytes']} bytes" if s3.get("sizeBytes") is not None else ""
         error = f" ({s3['error']})" if s3.get("error") else ""
-        lines = [f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
-                 f"{s3['outcome']}{error}", f"           (with the settings of "
-                 f"{s3.get('settingsOf')})"]
+        yield (f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
+               f"{s3['outcome']}{error}")
+        yield f"           (with the settings of {s3.get('settingsOf')})"
     if out:
-        lines.append(f"event      enqueued {iso(out.get('createdAt'))}, published "
-                     f"{iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")
+        yield (f"event      enqueued {cliutil.iso(out.get('createdAt'))}, published "
+               f"{cliutil.iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")
     else:
-        lines.append("event      none in the outbox (never enqueued, or removed by the service's "
-                     "retention)")
-    lines += [f"operator   {iso(action['at'])} {action['action']} by {action['operator']}: "
-              f"{action['reason']}" for action in doc.get("operatorActions") or []]
+        yield ("event      none in the outbox (never enqueued, or removed by the service's "
+               "retention)")
+    for action in doc.get("operatorActions") or []:
+        yield (f"operator   {cliutil.iso(action['at'])} {action['action']} by "
+               f"{action['operator']}: {action['reason']}")
     if doc.get("paused"):
-        lines.append(f"paused     {', '.join(doc['paused'])}")
-    return [*lines, f"next       {doc['next']['sentence']}"]
+        yield f"paused     {', '.join(doc['paused'])}"
+    yield f"next       {doc['next']['sentence']}"
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="explain",
     summary="everything about one recording, and what the worker will do next",
     description=(

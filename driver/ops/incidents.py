@@ -1,6 +1,6 @@
 """``recording-finalize storage-incident open|close|list``: file-storage incidents the worker
 could not see (the worker records its own, source ``worker``: ``incidents.py``).
-``incident_json`` and ``print_incidents`` are ``status``'s too.
+``incident_json`` and ``incident_table`` are ``status``'s too.
 """
 
 from __future__ import annotations
@@ -11,33 +11,10 @@ from typing import Any
 
 import psycopg
 
-from .. import logs
-from ..cliutil import (
-    EXIT_OK,
-    EXIT_USAGE,
-    MOMENT_RULE,
-    Command,
-    UsageError,
-    add_json_flag,
-    age,
-    check_range,
-    connect,
-    fail,
-    iso,
-    json_row,
-    moment,
-    parse_flag,
-    print_json,
-    print_table,
-)
+from .. import cliutil, logs
+from .. import queries as core_queries
 from ..config import Settings, parse_duration
 from ..errors import SqlState, sqlstate
-from ..queries import (
-    StorageIncident,
-    storage_incident_close,
-    storage_incident_list,
-    storage_incident_open,
-)
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -55,80 +32,77 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="list: ended incidents this recent (default 7d)")
     cmd.add_argument("--limit", type=int, default=100, metavar="N",
                      help="list: at most N incidents (1..10000, default 100)")
-    add_json_flag(cmd, "print JSON instead of text")
+    cliutil.add_json_flag(cmd, "print JSON instead of text")
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    check_range(args, "limit")
-    parse_flag(args, "at", moment, MOMENT_RULE)
+    cliutil.check_range(args, "limit")
+    cliutil.parse_flag(args, "at", cliutil.moment, cliutil.MOMENT_RULE)
     if args.action == "list" and (args.at is not None or args.reason is not None):
-        raise UsageError("--at and --reason go with open and close, not list")
-    parse_flag(args, "recent", lambda text: parse_duration(text, days=True),
-               "a duration (90, 5m, 1h, 30d)")
+        raise cliutil.UsageError("--at and --reason go with open and close, not list")
+    cliutil.parse_flag(args, "recent", lambda text: parse_duration(text, days=True),
+                       "a duration (90, 5m, 1h, 30d)")
 
 
 def incident_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.action != "list":
         return _open_or_close(args, settings, args.source or "ops")
-    with connect(settings) as conn:
-        incidents = [i for i in storage_incident_list(conn, args.recent, args.limit)
+    with cliutil.connect(settings) as conn:
+        incidents = [i for i in core_queries.storage_incident_list(conn, args.recent, args.limit)
                      if args.source is None or i.source == args.source]
-    if args.json:
-        print_json({"storageIncidents": [incident_json(i) for i in incidents]})
-    elif incidents:
-        print_incidents(incidents)
-    else:
-        print("no open storage incident, none ended recently")
-    return EXIT_OK
+    cliutil.show(args, {"storageIncidents": [incident_json(i) for i in incidents]},
+                 incident_table(incidents) or ["no open storage incident, none ended recently"])
+    return cliutil.EXIT_OK
 
 
 def _open_or_close(args: argparse.Namespace, settings: Settings, source: str) -> int:
     try:
-        with connect(settings) as conn:
-            incident = (storage_incident_open(conn, source, args.reason, args.at)
-                        if args.action == "open"
-                        else storage_incident_close(conn, source, args.at, args.reason))
+        with cliutil.connect(settings) as conn:
+            incident = (core_queries.storage_incident_open(conn, source, args.reason, args.at)
+                        if args.action == "open" else
+                        core_queries.storage_incident_close(conn, source, args.at, args.reason))
     except psycopg.Error as err:
         state = sqlstate(err)
         message = f"storage-incident {args.action}: {err.diag.message_primary or err} ({state})"
         if state in (SqlState.INCIDENT_SOURCE_INVALID, SqlState.INCIDENT_TIME_INVALID):
-            return fail(message, EXIT_USAGE)
+            return cliutil.fail(message, cliutil.EXIT_USAGE)
         if state == SqlState.INCIDENT_SOURCE_FORBIDDEN:
-            return fail(f"{message}; log in as a role granted recording_finalize_operator")
+            return cliutil.fail(f"{message}; log in as a role granted "
+                                "recording_finalize_operator")
         raise
     if incident is None:
-        return fail(f"storage-incident close: source {source!r} has no open incident "
-                    "(see `recording-finalize storage-incident list`)")
+        return cliutil.fail(f"storage-incident close: source {source!r} has no open incident "
+                            "(see `recording-finalize storage-incident list`)")
     event, what = (("storage incident closed", "closed") if args.action == "close"
                    else ("storage incident opened", "opened") if incident.created
                    else ("storage incident already open", "already open (unchanged)"))
     logs.log(event, incidentId=incident.id, source=incident.source)
-    if args.json:
-        print_json(incident_json(incident))
-        return EXIT_OK
-    print(f"storage incident {incident.id} ({incident.source}) {what}: started "
-          f"{iso(incident.started_at)}, ended {iso(incident.ended_at)}")
+    lines = [f"storage incident {incident.id} ({incident.source}) {what}: started "
+             f"{cliutil.iso(incident.started_at)}, ended {cliutil.iso(incident.ended_at)}"]
     if args.action == "close":
-        print("a 404 stays untrusted for RFR_UPLOAD_GRACE after the end for the recordings "
-              "whose upload window overlapped it")
-    return EXIT_OK
+        lines.append("a 404 stays untrusted for RFR_UPLOAD_GRACE after the end for the "
+                     "recordings whose upload window overlapped it")
+    cliutil.show(args, incident_json(incident), lines)
+    return cliutil.EXIT_OK
 
 
-def incident_json(i: StorageIncident) -> dict[str, Any]:
-    out = json_row(asdict(i), "id", "source", "started_at", "ended_at", "reason", "opened_by",
-                   "closed_by") | {"open": i.ended_at is None}
+def incident_json(i: core_queries.StorageIncident) -> dict[str, Any]:
+    out = cliutil.json_row(asdict(i), "id", "source", "started_at", "ended_at", "reason",
+                           "opened_by", "closed_by") | {"open": i.ended_at is None}
     extras = (("durationSeconds", i.duration_seconds), ("created", i.created))
     return out | {name: value for name, value in extras if value is not None}
 
 
-def print_incidents(incidents: list[StorageIncident]) -> None:
-    print_table(("ID", "SOURCE", "STARTED_AT", "ENDED_AT", "DURATION", "REASON"),
-                [(str(i.id), i.source, iso(i.started_at),
-                  "open" if i.ended_at is None else iso(i.ended_at),
-                  age(i.duration_seconds or 0.0), i.reason or "-") for i in incidents])
+def incident_table(incidents: list[core_queries.StorageIncident]) -> list[str]:
+    """The incidents as a table; none: no lines at all."""
+    return cliutil.table(("ID", "SOURCE", "STARTED_AT", "ENDED_AT", "DURATION", "REASON"), [
+        (str(i.id), i.source, cliutil.iso(i.started_at),
+         "open" if i.ended_at is None else cliutil.iso(i.ended_at),
+         cliutil.age(i.duration_seconds or 0.0), i.reason or "-") for i in incidents]
+    ) if incidents else []
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="storage-incident",
     summary="record a file-storage incident the worker could not see; list incidents",
     description=(

@@ -7,18 +7,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from .. import logs
-from ..cliutil import (
-    EXIT_OK,
-    Command,
-    add_json_flag,
-    add_operator_args,
-    connect,
-    iso,
-    json_row,
-    operator,
-    print_json,
-)
+from .. import cliutil, logs
 from ..config import Settings
 from . import queries
 
@@ -26,31 +15,28 @@ from . import queries
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("part", metavar="PART", choices=("reconcile", "relay", "all"),
                      help="reconcile, relay or all")
-    add_operator_args(cmd, reason_required=False)
-    add_json_flag(cmd)
+    cliutil.add_operator_args(cmd, reason_required=False)
+    cliutil.add_json_flag(cmd)
 
 
 def pause_command(args: argparse.Namespace, settings: Settings) -> int:
     paused = args.command == "pause"
-    with connect(settings) as conn:
+    by = cliutil.operator(args)
+    with cliutil.connect(settings) as conn:
         # SPEC section 7 keeps --reason optional; the database requires one (an audited action
         # always says why), so an omitted reason is recorded as such, in words.
-        rows = queries.call(conn, "set_pause", part=args.part, paused=paused,
-                            operator=operator(args), reason=args.reason or "(no reason given)")
-    logs.log("paused" if paused else "resumed", part=args.part, operator=operator(args),
-             reason=args.reason)
-    if args.json:
-        print_json({"parts": [json_row(r) for r in rows]})
-        return EXIT_OK
-    for r in rows:
-        state = (f"paused since {iso(r['paused_at'])} by {r['paused_by']}: {r['reason']}"
-                 if r["paused"] else "running")
-        print(f"{r['part']:<10} {state}")
-    print("every runner honours this from its next cycle")
-    return EXIT_OK
+        rows = queries.call(conn, "set_pause", part=args.part, paused=paused, operator=by,
+                            reason=args.reason or "(no reason given)")
+    logs.log("paused" if paused else "resumed", part=args.part, operator=by, reason=args.reason)
+    states = {r["part"]: f"paused since {cliutil.iso(r['paused_at'])} by {r['paused_by']}: "
+              f"{r['reason']}" if r["paused"] else "running" for r in rows}
+    cliutil.show(args, {"parts": [cliutil.json_row(r) for r in rows]},
+                 [*(f"{part:<10} {state}" for part, state in states.items()),
+                  "every runner honours this from its next cycle"])
+    return cliutil.EXIT_OK
 
 
-PAUSE = Command(
+PAUSE = cliutil.Command(
     name="pause",
     summary="pause reconcile, relay or all, for every runner from its next cycle",
     description=(

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from .. import logs
-from ..cliutil import EXIT_OK, Command, add_json_flag, check_range, connect, parse_flag, print_json
+from .. import cliutil, logs
 from ..config import Settings, parse_duration
 from ..maintenance import PRUNE_BATCH_ROWS, prune_batches
 from ..queries import prune
@@ -25,7 +24,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="count what would be deleted; delete nothing")
     cmd.add_argument("--batch-size", type=int, default=PRUNE_BATCH_ROWS, metavar="N",
                      help=f"rows per table per statement (1..10000, default {PRUNE_BATCH_ROWS})")
-    add_json_flag(cmd)
+    cliutil.add_json_flag(cmd)
 
 
 def _at_least_a_minute(text: str) -> float:
@@ -36,36 +35,33 @@ def _at_least_a_minute(text: str) -> float:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    parse_flag(args, "older_than", _at_least_a_minute,
-               "a duration of at least 1 minute (30d, 12h, 90m)")
-    check_range(args, "batch_size")
+    cliutil.parse_flag(args, "older_than", _at_least_a_minute,
+                       "a duration of at least 1 minute (30d, 12h, 90m)")
+    cliutil.check_range(args, "batch_size")
 
 
 def prune_command(args: argparse.Namespace, settings: Settings) -> int:
     older = args.older_than
-    totals: Mapping[str, int]
-    with connect(settings) as conn:
+    counts: Mapping[str, int]  # finalize, events, leases, incidents: PruneCounts' fields
+    with cliutil.connect(settings) as conn:
         if args.dry_run:
-            totals, calls = asdict(prune(conn, older, args.batch_size, True)), 0
+            counts, calls = asdict(prune(conn, older, args.batch_size, True)), 0
         else:
-            totals, calls = prune_batches(conn, older, args.batch_size)
-    counts = {k: totals[k] for k in ("finalize", "events", "leases", "incidents")}
+            counts, calls = prune_batches(conn, older, args.batch_size)
     result: dict[str, Any] = {"olderThanSeconds": older, **counts, "statements": calls}
     if not args.dry_run:
         logs.log("pruned", **result)
-    if args.json:
-        print_json({"dryRun": bool(args.dry_run), **result})
-        return EXIT_OK
     verb = "would delete" if args.dry_run else "deleted"
-    print(f"{verb}: {counts['finalize']} Done finalize rows, {counts['events']} published "
-          f"events of the product's outbox, {counts['leases']} expired relay leases, "
-          f"{counts['incidents']} ended storage incidents"
-          + ("" if args.dry_run else f" ({calls} batch(es))"))
-    print("(the messenger service's outboxes are its own to prune)")
-    return EXIT_OK
+    cliutil.show(args, {"dryRun": bool(args.dry_run), **result}, [
+        f"{verb}: {counts['finalize']} Done finalize rows, {counts['events']} published events "
+        f"of the product's outbox, {counts['leases']} expired relay leases, "
+        f"{counts['incidents']} ended storage incidents"
+        + ("" if args.dry_run else f" ({calls} batch(es))"),
+        "(the messenger service's outboxes are its own to prune)"])
+    return cliutil.EXIT_OK
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="prune",
     summary="delete finished rows older than --older-than, in bounded batches",
     description=(

@@ -11,24 +11,7 @@ from uuid import UUID
 
 import psycopg
 
-from .. import logs
-from ..cliutil import (
-    EXIT_OK,
-    MOMENT_RULE,
-    Command,
-    UsageError,
-    add_json_flag,
-    add_operator_args,
-    check_reason,
-    connect,
-    fail,
-    iso,
-    json_row,
-    moment,
-    operator,
-    parse_flag,
-    print_json,
-)
+from .. import cliutil, logs
 from ..config import Settings
 from ..errors import SqlState, sqlstate
 from ..queries import Connection
@@ -47,7 +30,7 @@ def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
     # RECORDING_ID is optional: the bulk form has none.
     cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None, type=UUID,
                      help="the recording's UUID (single form)")
-    add_operator_args(cmd, reason_required=True)
+    cliutil.add_operator_args(cmd, reason_required=True)
     cmd.add_argument("--quarantined", action="store_true",
                      help="bulk form: the quarantined rows (with --dry-run or --yes)")
     cmd.add_argument("--reason-code", metavar="C", default=None, choices=REASON_CODES,
@@ -60,64 +43,63 @@ def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
     mode = cmd.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="bulk: list, change nothing")
     mode.add_argument("--yes", action="store_true", help="bulk: do it")
-    add_json_flag(cmd)
+    cliutil.add_json_flag(cmd)
 
 
 def _add_retry_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("recording_id", metavar="RECORDING_ID", type=UUID,
                      help="the recording's UUID")
-    add_operator_args(cmd, reason_required=True)
-    add_json_flag(cmd)
+    cliutil.add_operator_args(cmd, reason_required=True)
+    cliutil.add_json_flag(cmd)
 
 
 def _check_requeue(args: argparse.Namespace) -> None:
-    check_reason(args)
+    cliutil.check_reason(args)
     if not args.quarantined:
         if args.recording_id is None:
-            raise UsageError("requeue: give RECORDING_ID, or --quarantined for the bulk form")
+            raise cliutil.UsageError("requeue: give RECORDING_ID, or --quarantined for the bulk "
+                                     "form")
         if args.dry_run or args.yes or args.reason_code or args.since or args.limit is not None:
-            raise UsageError("requeue: --dry-run, --yes, --reason-code, --since and --limit "
-                             "belong to the bulk form (--quarantined)")
+            raise cliutil.UsageError("requeue: --dry-run, --yes, --reason-code, --since and "
+                                     "--limit belong to the bulk form (--quarantined)")
         return
     if args.recording_id is not None:
-        raise UsageError("requeue: give RECORDING_ID or --quarantined, not both")
+        raise cliutil.UsageError("requeue: give RECORDING_ID or --quarantined, not both")
     if not (args.dry_run or args.yes):
-        raise UsageError("requeue --quarantined needs --dry-run (list, change nothing) or --yes "
-                         "(do it)")
+        raise cliutil.UsageError("requeue --quarantined needs --dry-run (list, change nothing) "
+                                 "or --yes (do it)")
     if args.limit is not None and args.limit < 1:
-        raise UsageError(f"--limit must be a positive integer; got {args.limit}")
-    parse_flag(args, "since", moment, MOMENT_RULE)
+        raise cliutil.UsageError(f"--limit must be a positive integer; got {args.limit}")
+    cliutil.parse_flag(args, "since", cliutil.moment, cliutil.MOMENT_RULE)
 
 
 def reschedule_one(args: argparse.Namespace, settings: Settings) -> int:
-    """requeue (from Quarantined) or retry (from Pending) of RECORDING_ID: strict, so a row in
-    another status is refused, in the database's words."""
+    """Strict: a row in another status than the command's is refused, in the database's words."""
     from_status, event, verb = _ONE[args.command]
+    by = cliutil.operator(args)
     try:
-        with connect(settings) as conn:
+        with cliutil.connect(settings) as conn:
             [row] = queries.call(conn, "reschedule", recording_ids=[args.recording_id],
-                                 from_status=from_status, operator=operator(args),
-                                 reason=args.reason, strict=True)
+                                 from_status=from_status, operator=by, reason=args.reason,
+                                 strict=True)
     except psycopg.Error as err:
         state = sqlstate(err)
         if state not in (SqlState.FINALIZE_ROW_NOT_FOUND, SqlState.NOT_QUARANTINED,
                          SqlState.NOT_PENDING):
             raise
-        return fail(f"{args.command}: {err.diag.message_primary} ({state}). "
-                    f"{err.diag.message_hint or ''}".rstrip())
-    logs.log(event, recordingId=row["recording_id"], operator=operator(args), reason=args.reason)
-    if args.json:
-        print_json(json_row(row, "recording_id", "status", "attempts", "next_attempt_at",
-                            "last_error"))
-        return EXIT_OK
-    print(f"{verb} {row['recording_id']}: status "
-          f"{row['status']}, attempts {row['attempts']}, due {iso(row['next_attempt_at'])}")
-    print(f"last error (kept): {row['last_error'] or '-'}")
-    return EXIT_OK
+        return cliutil.fail(f"{args.command}: {err.diag.message_primary} ({state}). "
+                            f"{err.diag.message_hint or ''}".rstrip())
+    logs.log(event, recordingId=row["recording_id"], operator=by, reason=args.reason)
+    cliutil.show(args, cliutil.json_row(row, "recording_id", "status", "attempts",
+                                        "next_attempt_at", "last_error"), [
+        f"{verb} {row['recording_id']}: status {row['status']}, attempts {row['attempts']}, "
+        f"due {cliutil.iso(row['next_attempt_at'])}",
+        f"last error (kept): {row['last_error'] or '-'}"])
+    return cliutil.EXIT_OK
 
 
 def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
-    with connect(settings) as conn:
+    with cliutil.connect(settings) as conn:
         if args.dry_run:
             # One look, nothing locked or changed, capped at one batch.
             limit = BATCH_ROWS if args.limit is None else min(args.limit, BATCH_ROWS)
@@ -126,21 +108,19 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
             rows, batches = _requeue_batches(conn, args)
     truncated = bool(args.dry_run) and len(rows) == BATCH_ROWS and (
         args.limit is None or args.limit > BATCH_ROWS)
-    if args.json:
-        print_json({"dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(rows),
-                    "matched": len(rows), "batches": batches, "truncated": truncated,
-                    "rows": [json_row(r, "recording_id", "quarantine_reason", "attempts",
-                                      "last_error", "quarantined_at") for r in rows]})
-        return EXIT_OK
-    for r in rows:
-        print(f"  {r['recording_id']}  {r['quarantine_reason'] or 'unknown':<19} attempts "
-              f"{r['attempts']:<3} quarantined {iso(r['quarantined_at'])}  "
-              f"{r['last_error'] or '-'}")
     verb = "would requeue" if args.dry_run else "requeued"
-    print(f"{verb} {len(rows)} quarantined row(s)"
-          + (" (nothing was changed)" if args.dry_run else f" in {batches} transaction(s)")
-          + (f"; listing capped at {BATCH_ROWS}" if truncated else ""))
-    return EXIT_OK
+    cliutil.show(args, {
+        "dryRun": bool(args.dry_run), "requeued": 0 if args.dry_run else len(rows),
+        "matched": len(rows), "batches": batches, "truncated": truncated,
+        "rows": [cliutil.json_row(r, "recording_id", "quarantine_reason", "attempts",
+                                  "last_error", "quarantined_at") for r in rows]}, [
+        *(f"  {r['recording_id']}  {r['quarantine_reason'] or 'unknown':<19} attempts "
+          f"{r['attempts']:<3} quarantined {cliutil.iso(r['quarantined_at'])}  "
+          f"{r['last_error'] or '-'}" for r in rows),
+        f"{verb} {len(rows)} quarantined row(s)"
+        + (" (nothing was changed)" if args.dry_run else f" in {batches} transaction(s)")
+        + (f"; listing capped at {BATCH_ROWS}" if truncated else "")])
+    return cliutil.EXIT_OK
 
 
 def _quarantined(conn: Connection, args: argparse.Namespace, limit: int) -> list[queries.Row]:
@@ -153,7 +133,7 @@ def _requeue_batches(conn: Connection, args: argparse.Namespace
     """One transaction per batch: the rows it requeued are no longer Quarantined, so the next
     listing takes the next ones; a row requeued by someone else meanwhile is skipped (not
     strict), never an error."""
-    by, total = operator(args), args.limit
+    by, total = cliutil.operator(args), args.limit
     done: list[queries.Row] = []
     batches = 0
     while (want := BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))) > 0:
@@ -171,7 +151,7 @@ def _requeue_batches(conn: Connection, args: argparse.Namespace
     return done, batches
 
 
-REQUEUE = Command(
+REQUEUE = cliutil.Command(
     name="requeue",
     summary="runbook: hand quarantined recordings back to the worker (one, or in bulk), audited",
     description=(
@@ -193,7 +173,7 @@ REQUEUE = Command(
     check_args=_check_requeue,
 )
 
-RETRY = Command(
+RETRY = cliutil.Command(
     name="retry",
     summary="make a Pending row that is backing off due now (attempts kept), audited",
     description=(
@@ -207,5 +187,5 @@ RETRY = Command(
     ),
     handler=reschedule_one,
     add_arguments=_add_retry_arguments,
-    check_args=check_reason,
+    check_args=cliutil.check_reason,
 )

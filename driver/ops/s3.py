@@ -7,7 +7,7 @@ verdicts are the ones the worker would reach.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -24,6 +24,7 @@ S3_VARIABLES = ("DATABASE_URL", "S3_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SEC
                 "RFR_S3_TIMEOUT", "RFR_S3_CONCURRENCY", "RFR_TOPIC", "RFR_MAX_ATTEMPTS",
                 "RFR_FINALIZE_SLA_TIMEOUT")
 
+
 def worker_settings(conn: Connection, settings: Settings) -> tuple[Settings, WorkerConfig | None]:
     """``settings`` with the worker's bucket, key template and polling interval, as it reported
     them when it started: the commands judge by where the worker looks, not by this operator's
@@ -35,14 +36,6 @@ def worker_settings(conn: Connection, settings: Settings) -> tuple[Settings, Wor
                    s3_bucket=worker.s3_bucket, s3_key_template=worker.s3_key_template), worker
 
 
-def claimed(row: Mapping[str, Any]) -> ClaimedRow:
-    """A reconcile row as ``claim_due`` would hand it to the check (no claim token)."""
-    return ClaimedRow(recording_id=row["recording_id"], session_kind=row["session_kind"],
-                      session_id=row["session_id"], action="reconcile",
-                      attempts=row.get("attempts", 0), claim_token=None, recording_version=None,
-                      detail=None)
-
-
 class Heads(NamedTuple):
     keys: list[str]
     #: In the rows' order; each a ``config_error`` when the storage refuses the bucket.
@@ -51,22 +44,27 @@ class Heads(NamedTuple):
     bucket_confirmed: bool
 
 
-def head_rows(settings: Settings, rows: list[ClaimedRow]) -> Heads:
-    """HeadBucket, then the rows' HEADs, at most RFR_S3_CONCURRENCY at a time."""
+def head_rows(settings: Settings, rows: Sequence[Mapping[str, Any]]) -> Heads:
+    """HeadBucket, then the HEADs of the rows' objects, each row as ``claim_due`` would hand it
+    to the check (reconcile, no claim token), at most RFR_S3_CONCURRENCY at a time."""
     from ..storage import Storage, StorageConfigError
 
     if not rows:
         return Heads([], [], None, False)
+    claimed = [ClaimedRow(recording_id=row["recording_id"], session_kind=row["session_kind"],
+                          session_id=row["session_id"], action="reconcile",
+                          attempts=row.get("attempts", 0), claim_token=None,
+                          recording_version=None, detail=None) for row in rows]
     storage = Storage(settings)
     try:
-        keys = [storage.key_for(row) for row in rows]
+        keys = [storage.key_for(row) for row in claimed]
         try:
             confirmed = storage.check_bucket()
         except StorageConfigError as err:
             return Heads(keys, [Verdict(CONFIG_ERROR, error=err.code)] * len(rows), err.code,
                          False)
         with ThreadPoolExecutor(max_workers=min(settings.s3_concurrency, len(rows))) as pool:
-            return Heads(keys, list(pool.map(storage.check, rows)), None, confirmed)
+            return Heads(keys, list(pool.map(storage.check, claimed)), None, confirmed)
     finally:
         storage.close()
 
