@@ -1,10 +1,9 @@
 """``recording-finalize migrate``: check the contract, then create or update what the product owns.
 
 The product is a visitor in the service's database: first every check, writing nothing (any
-problem: ``MigrateRefused`` with the whole list), then only what the product owns: group roles,
-the missing service tables with ``--create-service-tables``, the migrations, the changed function
-files, the bookkeeping the drift check reads. Every file runs with ``lock_timeout`` 1 s and a
-bounded retry, so a service writer queued behind migrate waits about a second at most.
+problem: a refusal with the whole list), then only what the product owns. Every file runs with
+``lock_timeout`` 1 s and a bounded retry, so a service writer queued behind migrate waits about a
+second at most.
 """
 
 from __future__ import annotations
@@ -22,8 +21,7 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from .. import adapter, contract, drift, logs
-from ..cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, fail
+from .. import adapter, cliutil, contract, drift, logs
 from ..config import Settings
 from ..db import conninfo
 from ..drift import query
@@ -66,13 +64,13 @@ class MigrateStopped(RuntimeError):
     """The message says what was written (nothing, when refused) and what to do; ``code`` is the
     exit code, ``redact`` False for a message made of catalog names only."""
 
-    def __init__(self, message: str, code: int = EXIT_FAILURE, redact: bool = True) -> None:
+    def __init__(self, message: str, code: int = cliutil.EXIT_FAILURE, redact: bool = True
+                 ) -> None:
         super().__init__(message)
         self.code, self.redact = code, redact
 
 
 def migrate(settings: Settings, *, create_service_tables: bool = False) -> MigrateResult:
-    """Checks, then applies what is missing or changed; returns what it did."""
     sql_dir = settings.sql_dir
     package = drift.shipped(sql_dir)
     result = MigrateResult(package.schema_version, package.version)
@@ -107,28 +105,29 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
     if errors := adapter.errors(findings):
         raise MigrateStopped("migrate applied the product's objects, but the worker would fail "
                              "beneath the adapter (it refuses to start until these are fixed):\n"
-                             + "\n".join(f"  - {line}" for line in errors), EXIT_USAGE, False)
+                             + "\n".join(f"  - {line}" for line in errors),
+                             cliutil.EXIT_USAGE, False)
     result.warnings = findings.get("warning", [])
     return result
 
 
 def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service_tables: bool
            ) -> contract.Problems:
-    """The contract and what an earlier migrate left: MigrateRefused with every problem."""
+    """The contract and what an earlier migrate left: MigrateStopped with every problem."""
     role_row = conn.execute(query("current_role_and_database")).fetchone()
     problems = contract.check(conn, role_row[0] if role_row else "", installing=True,
                               create_service_tables=create_service_tables)
-    refusal = _refusal(package, drift.read_state(conn) or drift.DbState({}))
-    if problems or refusal:
-        items = problems.message() + (f"\n  - {refusal}" if refusal else "")
-        raise MigrateStopped("migrate refused, nothing was written:\n" + items.lstrip("\n"),
-                             EXIT_USAGE, False)
+    if refusal := _refusal(package, drift.read_state(conn) or drift.DbState({})):
+        problems.items.append(refusal)
+    if problems:
+        raise MigrateStopped("migrate refused, nothing was written:\n" + problems.message(),
+                             cliutil.EXIT_USAGE, False)
     return problems
 
 
 def _record(conn: psycopg.Connection[Any], package: drift.Shipped, adapter_state: adapter.State,
             adapter_sha: str | None) -> None:
-    """The bookkeeping the drift check reads, in one transaction."""
+    """The bookkeeping the drift check reads."""
     with conn.transaction():
         for file, sha in package.functions.items():
             conn.execute(query("record_function"),
@@ -176,7 +175,6 @@ def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
 
 
 def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> None:
-    """The group roles that are missing (cluster-wide; this role has CREATEROLE)."""
     for name in roles:
         with conn.transaction():
             conn.execute(sql.SQL("create role {} nologin").format(sql.Identifier(name)))
@@ -187,9 +185,8 @@ def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> None:
 
 def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped,
                            missing: list[str]) -> None:
-    """For a new database only: the reference DDL of each service table that is missing (its
-    "-- table: messenger.X" block of sql/service/schema.sql), in one transaction (an existing
-    table is never touched)."""
+    """For a new database only: the "-- table: messenger.X" block of sql/service/schema.sql of
+    each service table that is missing (an existing table is never touched)."""
     if missing:
         text = (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8")
         blocks = {m[1]: m[0] for m in re.finditer(
@@ -284,7 +281,7 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         result = migrate(settings, create_service_tables=args.create_service_tables)
     except MigrateStopped as err:
-        return fail(str(err), err.code, err.redact)
+        return cliutil.fail(str(err), err.code, err.redact)
     logs.log("migrated", applied=result.applied, functions=len(result.functions),
              unchanged=len(result.unchanged), createdRoles=result.created_roles,
              createdTables=result.created_tables, lockRetries=result.lock_retries,
@@ -301,7 +298,7 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     for warning in result.warnings:
         print(f"warning: {warning}")
     print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
-    return EXIT_OK
+    return cliutil.EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -311,7 +308,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      "exists is never altered")
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="migrate",
     summary="check the contract with the service's tables, then create or update what the "
             "product owns",

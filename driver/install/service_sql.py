@@ -12,8 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .. import adapter, contract
-from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
+from .. import adapter, cliutil, contract
 from ..config import Settings
 from ..drift import package_sql
 
@@ -76,8 +75,8 @@ def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         sys.stdout.write(text(args.part, settings.sql_dir, args.to, args.lifecycle))
     except ValueError as err:
-        return fail(str(err), EXIT_USAGE)
-    return EXIT_OK
+        return cliutil.fail(str(err), cliutil.EXIT_USAGE)
+    return cliutil.EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -89,7 +88,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="grants: the role that owns the product (the one that runs migrate)")
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="service-sql",
     summary="print SQL for the messenger service's DBA: schema, adapter, grants --to ROLE, "
             "recommended",
