@@ -117,8 +117,19 @@ def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service
     role_row = conn.execute(query("current_role_and_database")).fetchone()
     problems = contract.check(conn, role_row[0] if role_row else "", installing=True,
                               create_service_tables=create_service_tables)
-    if refusal := _refusal(package, drift.read_state(conn) or drift.DbState({})):
-        problems.items.append(refusal)
+    state = drift.read_state(conn) or drift.DbState({})
+    # An applied migration whose file has changed since (a missing one is compare's).
+    changed = [(name, then, package.migrations[name])
+               for name, then in sorted(state.migrations.items())
+               if then is not None and package.migrations.get(name, then) != then]
+    if (comparison := drift.compare(package, state)).migrate_refuses:
+        problems.items.append(comparison.message())
+    elif changed:
+        name, then, now = changed[0]
+        problems.items.append(
+            f"migration file {package.sql_dir / 'migrations' / name}.sql has changed since it was "
+            f"applied (sha256 then {then[:12]}…, now {now[:12]}…): applied migrations are "
+            "immutable. Restore the file as it was and put the change in a new migration")
     if problems:
         raise MigrateStopped("migrate refused, nothing was written:\n" + problems.message(),
                              cliutil.EXIT_USAGE, False)
@@ -158,20 +169,6 @@ def _lock(conn: psycopg.Connection[Any]) -> None:
             raise MigrateStopped(f"migrate stopped: another migrate has held the migrate lock "
                                  f"for {MIGRATE_LOCK_WAIT_S:.0f} s; try again")
         time.sleep(0.5)
-
-
-def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
-    comparison = drift.compare(package, state)
-    if comparison.migrate_refuses:
-        return comparison.message()
-    for migration_id, recorded in sorted(state.migrations.items()):
-        shipped = package.migrations.get(migration_id)
-        if recorded is not None and shipped is not None and recorded != shipped:
-            return (f"migration file {package.sql_dir / 'migrations' / migration_id}.sql has "
-                    f"changed since it was applied (sha256 then {recorded[:12]}…, now "
-                    f"{shipped[:12]}…): applied migrations are immutable. Restore the file as it "
-                    "was and put the change in a new migration")
-    return None
 
 
 def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> None:
