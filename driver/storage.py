@@ -68,7 +68,6 @@ _INTEGER_MAX = 2**31 - 1
 # HeadBucket statuses that mean the deployment is wrong (credentials, region, endpoint). A HEAD
 # answer has no body: its error code is its status.
 _CONFIG_STATUSES = frozenset({301, 400, 401, 403})
-# The HTTP status each of obstore's typed errors stands for (the rest carry none).
 _OBSTORE_STATUS: dict[type[BaseException], int] = {
     FileNotFoundError: 404, PermissionDeniedError: 403, UnauthenticatedError: 401}
 # obstore errors that mean the deployment is wrong, not the recording: the credentials are
@@ -95,9 +94,8 @@ class StorageConfigError(Exception):
 
 def _error_text(err: BaseException) -> str:
     """``last_error``'s text for an obstore error: its class, and the status it stands for."""
-    name = type(err).__name__
-    status = next((s for cls, s in _OBSTORE_STATUS.items() if isinstance(err, cls)), None)
-    return f"{name} {status}" if status else name
+    status = next((f" {s}" for cls, s in _OBSTORE_STATUS.items() if isinstance(err, cls)), "")
+    return type(err).__name__ + status
 
 
 def parse_metadata(key: str, head: Mapping[str, Any]) -> model.Verdict:
@@ -134,8 +132,8 @@ def parse_metadata(key: str, head: Mapping[str, Any]) -> model.Verdict:
 
 
 def _whole_number(raw: str | None) -> int | None:
-    """A metadata value as an integer: ASCII digits with an optional sign (``int()`` alone
-    would take other scripts' digits, underscores and white space inside), or None."""
+    """ASCII digits with an optional sign, or None (``int()`` alone would take other scripts'
+    digits, underscores and white space inside)."""
     text = (raw or "").strip()
     if not text.isascii() or not _WHOLE_NUMBER.match(text):
         return None
@@ -226,8 +224,8 @@ class KnownAnswers(NamedTuple):
 
 
 class Storage:
-    """The S3 check; thread-safe (the check threads share one obstore store and one boto3
-    client). Tests may hand in a stubbed ``client`` or a ``store`` aimed elsewhere."""
+    """The S3 check; thread-safe: the check threads share one obstore store and boto3 client.
+    Tests may hand in a stubbed ``client`` or a ``store`` aimed elsewhere."""
 
     def __init__(self, settings: Settings, client: S3Client | None = None,
                  store: S3Store | None = None) -> None:
