@@ -191,24 +191,6 @@ def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped
         _apply_file(conn, "".join(blocks[name] for name in missing), contract.SCHEMA)
 
 
-def _backend(settings: Settings) -> Any:
-    """A yoyo backend over psycopg 3, every libpq parameter of ``DATABASE_URL`` passed through
-    ``args`` (yoyo's URL parser would lose unix sockets, several hosts, sslmode); yoyo's tables
-    in migrate's schema; our lock_timeout for a migration that sets none."""
-    params = conninfo_to_dict(conninfo(settings))
-    params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
-    database = params.pop("dbname", None)
-    args = params | {"schema": MIGRATIONS_SCHEMA}
-    from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
-    from yoyo.connections import DatabaseURI
-
-    uri = DatabaseURI(scheme="postgresql+psycopg", username=None, password=None, hostname=None,
-                      port=None, database=database, args=args)
-    backend = PostgresqlPsycopgBackend(uri, MIGRATION_TABLE)
-    backend.init_database()
-    return backend
-
-
 def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> None:
     """Runs ``action`` (one transaction) until its locks are granted, LOCK_TRIES at most."""
     for attempt in range(1, LOCK_TRIES + 1):
@@ -232,10 +214,21 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
 
 def _apply_migrations(settings: Settings, package: drift.Shipped, result: MigrateResult) -> None:
     """Each migration yoyo has not applied, not under yoyo's lock: migrate's advisory lock keeps
-    other migrates out already (and a killed migrate's yoyo_lock row would refuse the next)."""
+    other migrates out already (and a killed migrate's yoyo_lock row would refuse the next).
+    yoyo's backend gets every libpq parameter of ``DATABASE_URL`` through ``args`` (its URL
+    parser would lose unix sockets, several hosts, sslmode), its tables in migrate's schema, and
+    our lock_timeout for a migration that sets none."""
     from yoyo import read_migrations
+    from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+    from yoyo.connections import DatabaseURI
 
-    backend = _backend(settings)
+    params = conninfo_to_dict(conninfo(settings))
+    params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
+    database = params.pop("dbname", None)
+    backend = PostgresqlPsycopgBackend(DatabaseURI(
+        scheme="postgresql+psycopg", username=None, password=None, hostname=None, port=None,
+        database=database, args=params | {"schema": MIGRATIONS_SCHEMA}), MIGRATION_TABLE)
+    backend.init_database()
     try:
         for migration in read_migrations(str(package.sql_dir / "migrations")):
             if not backend.is_applied(migration):

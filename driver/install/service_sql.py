@@ -42,8 +42,7 @@ _PIECES = re.compile(_PLACEHOLDER.pattern + r"|\A.*?(?=\n\n)|^grant (?:select|in
 
 
 def grants(role: str, lifecycle: bool) -> str:
-    """The grant script (contract.GRANTS_FILE, and with ``lifecycle`` LIFECYCLE_GRANTS_FILE)
-    filled in for ``role``."""
+    """The grant script (with ``lifecycle``, the lifecycle one too) filled in for ``role``."""
     literal = "'" + role.replace("'", "''") + "'"
     values = {"role": sql_ident(role), "role_literal": literal, "role_in_literal": literal[1:-1]}
     template = package_sql(contract.GRANTS_FILE).replace("{{ lifecycle }}", (

@@ -14,7 +14,6 @@ from ..config import Settings, parse_duration
 from ..drift import schema_drift, shipped
 from ..errors import describe
 
-#: How often it looks again.
 WAIT_POLL_S = 5.0
 
 
