@@ -134,15 +134,18 @@ def product_owner(conn: psycopg.Connection[Any]) -> str | None:
 _Columns = dict[str, dict[str, tuple[str, int | None]]]
 
 
-def _tables(conn: psycopg.Connection[Any], names: Sequence[str]) -> _Columns:
-    """The columns of each of the tables ``names`` that exists in the service's schema."""
+def _tables(conn: psycopg.Connection[Any], names: Sequence[str]
+            ) -> tuple[dict[str, int], _Columns]:
+    """Of the tables ``names`` in the service's schema: each one's oid, and its columns."""
+    oids: dict[str, int] = {}
     columns: _Columns = {}
-    for table, column, type_name, length in conn.execute(query("table_columns"),
-                                                         (SCHEMA, list(names))):
+    for table, oid, column, type_name, length in conn.execute(query("table_columns"),
+                                                              (SCHEMA, list(names))):
+        oids[str(table)] = int(oid)
         found = columns.setdefault(str(table), {})
         if column is not None:
             found[str(column)] = (str(type_name), None if length is None else int(length))
-    return columns
+    return oids, columns
 
 
 def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
@@ -159,7 +162,7 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     can_create_roles, can_connect, can_create_db, has_schema, usage, create_in_schema = role_row
     dbas_adapter = adapter.state(conn) is adapter.State.DBAS
     names = [] if dbas_adapter else list(TABLES)
-    columns = _tables(conn, names)
+    oids, columns = _tables(conn, names)
     if installing:
         _installing(problems, conn, role, bool(can_create_roles), bool(can_create_db),
                     bool(has_schema and not create_in_schema))
@@ -188,7 +191,7 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
         problems.items += _column_problems(f"{SCHEMA}.{name}", TABLES[name], columns[name])
     if UNIQUE_KEY[0] in present:
         _unique_key(problems, conn)
-    _privileges(problems, conn, role, present)
+    _privileges(problems, conn, role, {name: oids[name] for name in present}, columns)
     _default_sequences(problems, conn, role, present)
     return problems
 
@@ -213,7 +216,8 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
     if table not in owned and cannot_create_in_schema:
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
                               f"once, to create {table})")
-    roles = [str(r[0]) for r in conn.execute(query("absent_roles"), (list(GROUP_ROLES),))]
+    present = {str(r[0]) for r in conn.execute(query("group_roles"), (list(GROUP_ROLES),))}
+    roles = [name for name in GROUP_ROLES if name not in present]
     if roles and can_create_roles:
         problems.roles_to_create = roles
     elif roles:
@@ -284,15 +288,17 @@ def _unique_key(problems: Problems, conn: psycopg.Connection[Any]) -> None:
 
 
 def _privileges(problems: Problems, conn: psycopg.Connection[Any], role: str,
-                present: Sequence[str]) -> None:
-    """One query for every column privilege the grant script gives on the tables present."""
-    asked = [(name, column, privilege.upper()) for name in present
-             for privilege, columns in privileges().get(name, {}).items() for column in columns]
+                oids: dict[str, int], existing: _Columns) -> None:
+    """One query for every column privilege of every table present (a missing column is
+    reported by _column_problems and not asked about: has_column_privilege would raise)."""
+    asked = [(oid, column, privilege.upper()) for name, oid in oids.items()
+             for privilege, columns in privileges().get(name, {}).items()
+             for column in columns if column in existing[name]]
+    names = {oid: name for name, oid in oids.items()}
     lacking: dict[tuple[str, str], list[str]] = {}
-    for table, column, privilege in conn.execute(query("lacking_column_privileges"), (
-            [t for t, _, _ in asked], [c for _, c, _ in asked], [p for _, _, p in asked],
-            SCHEMA, role)):
-        lacking.setdefault((str(table), str(privilege)), []).append(str(column))
+    for oid, column, privilege in conn.execute(query("lacking_column_privileges"), (
+            [o for o, _, _ in asked], [c for _, c, _ in asked], [p for _, _, p in asked], role)):
+        lacking.setdefault((names[int(oid)], str(privilege)), []).append(str(column))
     for (name, privilege), columns in lacking.items():
         problems.items.append(f"{SCHEMA}.{name}: role {role} lacks "
                               f"{privilege} on {', '.join(columns)}")

@@ -3,8 +3,8 @@
 -- parameters).
 
 -- name: table_columns
--- Each table's columns (one row with none: a table without columns).
-select c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
+-- Each table's oid, and its columns (none: a table without columns).
+select c.relname, c.oid::bigint, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
     case when a.atttypid = 'pg_catalog.varchar'::pg_catalog.regtype and a.atttypmod > 4
         then a.atttypmod - 4 end
 from pg_catalog.pg_class as c
@@ -49,11 +49,8 @@ join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
 where n.nspname = %(schema)s and c.relname = %(table)s and c.relkind in ('r', 'p')
 order by 1;
 
--- name: absent_roles
--- The roles asked for that do not exist, in the order asked.
-select x.r from unnest(%s::text[]) with ordinality as x (r, o)
-where not exists (select from pg_catalog.pg_roles as g where g.rolname = x.r)
-order by x.o;
+-- name: group_roles
+select rolname from pg_catalog.pg_roles where rolname = any(%s);
 
 -- name: default_sequences
 -- The sequences behind column defaults (a serial or bigserial key; an identity column has no
@@ -73,17 +70,10 @@ join pg_catalog.pg_namespace as sn on sn.oid = s.relnamespace
 where n.nspname = %s and c.relname = any(%s) and not a.attisdropped;
 
 -- name: lacking_column_privileges
--- The column privileges (table, column, privilege) asked that the role lacks, in the order asked.
--- A column that does not exist is not asked about: has_column_privilege would raise, and the
--- column check reports it. Tables by their oid: casting a name needs USAGE on the schema.
+-- The column privileges asked that the role lacks, in the order asked.
 select x.t, x.c, x.p
-from unnest(%s::text[], %s::text[], %s::text[]) with ordinality as x (t, c, p, o)
-join pg_catalog.pg_namespace as n on n.nspname = %s
-join pg_catalog.pg_class as c
-    on c.relnamespace = n.oid and c.relname = x.t and c.relkind in ('r', 'p')
-join pg_catalog.pg_attribute as a
-    on a.attrelid = c.oid and a.attname = x.c and a.attnum > 0 and not a.attisdropped
-where not pg_catalog.has_column_privilege(%s::name, c.oid, a.attnum, x.p)
+from unnest(%s::bigint[], %s::text[], %s::text[]) with ordinality as x (t, c, p, o)
+where not pg_catalog.has_column_privilege(%s::name, x.t::oid, x.c, x.p)
 order by x.o;
 
 -- name: adapter_state
