@@ -136,7 +136,7 @@ _Columns = dict[str, dict[str, tuple[str, int | None]]]
 
 def _tables(conn: psycopg.Connection[Any], names: Sequence[str]
             ) -> tuple[dict[str, int], _Columns]:
-    """Of the tables ``names`` in the service's schema: each one's oid, and its columns."""
+    """Of each table of ``names`` that exists: its oid, and its columns."""
     oids: dict[str, int] = {}
     columns: _Columns = {}
     for table, oid, column, type_name, length in conn.execute(query("table_columns"),
@@ -250,8 +250,7 @@ def _column_problems(where: str, wanted: Sequence[Column],
 
 
 def _ports(problems: Problems, conn: psycopg.Connection[Any]) -> None:
-    """A DBA's adapter: each port that is missing, or lacks a column, argument or result type the
-    product uses (adapter.VIEWS, adapter.FUNCTIONS)."""
+    """A DBA's adapter: each port missing, or lacking a column, argument or result type used."""
     schema = adapter.SCHEMA
     views: _Columns = {}
     for view, column, type_name in conn.execute(query("view_columns"), (schema,)):
