@@ -203,12 +203,9 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
     group roles there or creatable, the product table free or the role's own."""
     owned = owners(conn)
     table = f"{SCHEMA}.{PRODUCT_TABLE}"
-    for name, owner in owned.items():
-        if owner != role and name == table:
-            problems.items.append(f"{table} exists and belongs to {owner}, not {role}")
-        elif owner != role:
-            problems.items.append(f"schema {name} exists and belongs to {owner}, not {role}: "
-                                  "migrate as its owner")
+    problems.items += [f"{table} exists and belongs to {owner}, not {role}" if name == table
+                       else f"schema {name} exists and belongs to {owner}, not {role}: migrate "
+                       "as its owner" for name, owner in owned.items() if owner != role]
     if any(s not in owned for s in PRODUCT_SCHEMAS) and not can_create_db:
         absent = ", ".join(s for s in PRODUCT_SCHEMAS if s not in owned)
         problems.items.append(f"database: role {role} has no CREATE privilege (needed to create "

@@ -48,14 +48,10 @@ def plan(conn: psycopg.Connection[Any]) -> Plan:
     role, database = map(str, conn.execute(query("current_role_and_database")).fetchone()
                          or ("", ""))
     table = f"{contract.SCHEMA}.{contract.PRODUCT_TABLE}"
-    mine: list[str] = []
-    foreign: list[str] = []
-    for name, owner in contract.owners(conn).items():
-        if owner == role:
-            mine.append(name)
-        else:
-            foreign.append(f"{'' if name == table else 'schema '}{name} belongs to {owner}, not "
-                           f"{role}: left alone")
+    owned = contract.owners(conn)
+    mine = [name for name, owner in owned.items() if owner == role]
+    foreign = [f"{'' if name == table else 'schema '}{name} belongs to {owner}, not {role}: left "
+               "alone" for name, owner in owned.items() if owner != role]
     dependents = [f"{row[0]} depends on the product: uninstall would drop it; drop or change "
                   "it first" for row in conn.execute(query("dependents"), {
                       "schemas": list(contract.PRODUCT_SCHEMAS), "schema": contract.SCHEMA,
