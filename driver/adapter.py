@@ -1,8 +1,7 @@
 """The adapter: the six ports through which the product reaches the service's data (SPEC §9).
 
-Which adapter the database holds (``state``: none, migrate's reference one, or a DBA's), the
-columns and arguments the product uses of its ports (``contract.check`` checks them), and what
-``recording_finalize.check_adapter`` finds beneath them (``beneath``).
+Which adapter the database holds, what the product uses of its ports (``contract.check`` checks
+them), and what ``recording_finalize.check_adapter`` finds beneath them.
 """
 
 from __future__ import annotations
@@ -54,9 +53,8 @@ def state(conn: psycopg.Connection[Any]) -> State:
 
 
 def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> dict[str, list[str]]:
-    """What ``recording_finalize.check_adapter`` finds beneath the ports, "port: problem (fix:
-    …)" by severity (error, warning, notice); with ``rehearse`` it rehearses the writes in a
-    subtransaction it rolls back."""
+    """check_adapter's findings, "port: problem (fix: …)" by severity; with ``rehearse`` it
+    rehearses the writes in a subtransaction it rolls back."""
     found: dict[str, list[str]] = {}
     for severity, port, problem, fix in conn.execute(query("check_adapter"), (rehearse,)):
         found.setdefault(str(severity), []).append(

@@ -107,8 +107,6 @@ class Problems:
     """What a database lacks for the product; empty when the contract holds."""
 
     items: list[str] = field(default_factory=list)
-    #: CREATE ROLE statements for the group roles that are missing (and cannot be created).
-    create_roles: list[str] = field(default_factory=list)
     #: Group roles that are missing and that migrate will create (the role has CREATEROLE).
     roles_to_create: list[str] = field(default_factory=list)
     #: Service tables missing that --create-service-tables will create.
@@ -118,16 +116,11 @@ class Problems:
         return bool(self.items)
 
     def message(self) -> str:
-        lines = [f"  - {item}" for item in self.items]
-        if self.create_roles:
-            lines.append("  a role with CREATEROLE runs, once per cluster:")
-            lines += [f"      {statement}" for statement in self.create_roles]
-        return "\n".join(lines)
+        return "\n".join(f"  - {item}" for item in self.items)
 
 
 def owners(conn: psycopg.Connection[Any]) -> dict[str, str]:
-    """The owner of each of the product's schemas and of ``messenger.recording_finalize_attempts``
-    that exists, by name."""
+    """The owner of each of the product's schemas and of its table that exists, by name."""
     return {str(name): str(owner) for name, owner in conn.execute(query("owners"), {
         "schemas": list(PRODUCT_SCHEMAS), "schema": SCHEMA, "table": PRODUCT_TABLE})}
 
@@ -143,15 +136,15 @@ _Columns = dict[str, dict[str, tuple[str, int | None]]]
 
 def _tables(conn: psycopg.Connection[Any], names: Sequence[str]
             ) -> tuple[dict[str, int], _Columns]:
-    """Of the tables ``names`` in the service's schema: each one's oid, and its columns."""
+    """Of each table of ``names`` that exists: its oid, and its columns."""
     oids: dict[str, int] = {}
     columns: _Columns = {}
     for table, oid, column, type_name, length in conn.execute(query("table_columns"),
                                                               (SCHEMA, list(names))):
         oids[str(table)] = int(oid)
+        found = columns.setdefault(str(table), {})
         if column is not None:
-            columns.setdefault(str(table), {})[str(column)] = (
-                str(type_name), None if length is None else int(length))
+            found[str(column)] = (str(type_name), None if length is None else int(length))
     return oids, columns
 
 
@@ -169,7 +162,7 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     can_create_roles, can_connect, can_create_db, has_schema, usage, create_in_schema = role_row
     dbas_adapter = adapter.state(conn) is adapter.State.DBAS
     names = [] if dbas_adapter else list(TABLES)
-    tables, columns = _tables(conn, names)
+    oids, columns = _tables(conn, names)
     if installing:
         _installing(problems, conn, role, bool(can_create_roles), bool(can_create_db),
                     bool(has_schema and not create_in_schema))
@@ -184,7 +177,7 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
         return problems
     if not usage:
         problems.items.append(f"schema {SCHEMA}: role {role} has no USAGE privilege")
-    missing = [name for name in names if name not in tables]
+    missing = [name for name in names if name not in columns]
     if not create_service_tables:
         problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
     elif missing and not create_in_schema:
@@ -193,13 +186,12 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     problems.tables_to_create = missing if create_service_tables else []
     if dbas_adapter:
         _ports(problems, conn)
-    present = [name for name in names if name in tables]
+    present = [name for name in names if name in columns]
     for name in present:
-        problems.items += _column_problems(f"{SCHEMA}.{name}", TABLES[name],
-                                           columns.get(name, {}))
+        problems.items += _column_problems(f"{SCHEMA}.{name}", TABLES[name], columns[name])
     if UNIQUE_KEY[0] in present:
         _unique_key(problems, conn)
-    _privileges(problems, conn, role, {name: tables[name] for name in present}, columns)
+    _privileges(problems, conn, role, {name: oids[name] for name in present}, columns)
     _default_sequences(problems, conn, role, present)
     return problems
 
@@ -211,12 +203,9 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
     group roles there or creatable, the product table free or the role's own."""
     owned = owners(conn)
     table = f"{SCHEMA}.{PRODUCT_TABLE}"
-    for name, owner in owned.items():
-        if owner != role and name == table:
-            problems.items.append(f"{table} exists and belongs to {owner}, not {role}")
-        elif owner != role:
-            problems.items.append(f"schema {name} exists and belongs to {owner}, not {role}: "
-                                  "migrate as its owner")
+    problems.items += [f"{table} exists and belongs to {owner}, not {role}" if name == table
+                       else f"schema {name} exists and belongs to {owner}, not {role}: migrate "
+                       "as its owner" for name, owner in owned.items() if owner != role]
     if any(s not in owned for s in PRODUCT_SCHEMAS) and not can_create_db:
         absent = ", ".join(s for s in PRODUCT_SCHEMAS if s not in owned)
         problems.items.append(f"database: role {role} has no CREATE privilege (needed to create "
@@ -225,13 +214,14 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
                               f"once, to create {table})")
     present = {str(r[0]) for r in conn.execute(query("group_roles"), (list(GROUP_ROLES),))}
-    roles_absent = [name for name in GROUP_ROLES if name not in present]
-    if roles_absent and can_create_roles:
-        problems.roles_to_create = roles_absent
-    elif roles_absent:
-        problems.items.append(f"group role(s) {', '.join(roles_absent)} missing, and {role} has "
-                              "no CREATEROLE to create them")
-        problems.create_roles = [f"create role {name} nologin;" for name in roles_absent]
+    roles = [name for name in GROUP_ROLES if name not in present]
+    if roles and can_create_roles:
+        problems.roles_to_create = roles
+    elif roles:
+        statements = "".join(f"\n      create role {name} nologin;" for name in roles)
+        problems.items.append(f"group role(s) {', '.join(roles)} missing, and {role} has no "
+                              "CREATEROLE to create them; a role with CREATEROLE runs, once per "
+                              f"cluster:{statements}")
 
 
 def _column_problems(where: str, wanted: Sequence[Column],
@@ -257,8 +247,7 @@ def _column_problems(where: str, wanted: Sequence[Column],
 
 
 def _ports(problems: Problems, conn: psycopg.Connection[Any]) -> None:
-    """A DBA's adapter: each port that is missing, or lacks a column, argument or result type the
-    product uses (adapter.VIEWS, adapter.FUNCTIONS)."""
+    """A DBA's adapter: each port missing, or lacking a column, argument or result type used."""
     schema = adapter.SCHEMA
     views: _Columns = {}
     for view, column, type_name in conn.execute(query("view_columns"), (schema,)):
@@ -298,10 +287,9 @@ def _privileges(problems: Problems, conn: psycopg.Connection[Any], role: str,
                 oids: dict[str, int], existing: _Columns) -> None:
     """One query for every column privilege of every table present (a missing column is
     reported by _column_problems and not asked about: has_column_privilege would raise)."""
-    asked = [(oid, column, privilege.upper())
-             for name, oid in oids.items()
+    asked = [(oid, column, privilege.upper()) for name, oid in oids.items()
              for privilege, columns in privileges().get(name, {}).items()
-             for column in columns if column in existing.get(name, {})]
+             for column in columns if column in existing[name]]
     names = {oid: name for name, oid in oids.items()}
     lacking: dict[tuple[str, str], list[str]] = {}
     for oid, column, privilege in conn.execute(query("lacking_column_privileges"), (

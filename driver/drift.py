@@ -22,7 +22,7 @@ DISTRIBUTION = "recording-finalize-retry"
 
 
 def package_version() -> str:
-    """The installed distribution's version (the wheel's metadata), else the source's."""
+    """The installed wheel's version, else the source's."""
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -30,8 +30,8 @@ def package_version() -> str:
 
 
 def version_key(version: str | None) -> tuple[int, ...]:
-    """``"0.10.2"`` → ``(0, 10, 2)``: the release numbers, for "which package is newer".
-    Anything after them (pre-release, local tags) is ignored; no version sorts first."""
+    """``"0.10.2"`` → ``(0, 10, 2)``, for "which package is newer". Anything after the numbers
+    (pre-release, local tags) is ignored; no version sorts first."""
     match = re.match(r"\s*v?([0-9]+(?:\.[0-9]+)*)", version or "")
     numbers = [int(n) for n in match.group(1).split(".")] if match else []
     while numbers and numbers[-1] == 0:
@@ -72,10 +72,7 @@ class Shipped:
     version: str
     migrations: dict[str, str]
     functions: dict[str, str]
-
-    @property
-    def schema_version(self) -> str:
-        return max(self.migrations, default="-")
+    schema_version: str
 
 
 def shipped_schema_version(sql_dir: Path) -> str:
@@ -87,7 +84,8 @@ def shipped(sql_dir: Path) -> Shipped:
     """Reads the package's (or RFR_SQL_DIR's) migrations and function files."""
     migrations = {p.stem: sha256_file(p) for p in sorted((sql_dir / "migrations").glob("*.sql"))}
     functions = {p.name: sha256_file(p) for p in sorted((sql_dir / "functions").glob("*.sql"))}
-    return Shipped(sql_dir, package_version(), migrations, functions)
+    return Shipped(sql_dir, package_version(), migrations, functions,
+                   max(migrations, default="-"))
 
 
 @dataclass(frozen=True)
@@ -103,8 +101,8 @@ class DbState:
 
 
 def read_state(conn: queries.Connection) -> DbState | None:
-    """The database's side; None without ``recording_finalize.schema_state()`` (never migrated,
-    or by a package that did not record its schema)."""
+    """None without ``recording_finalize.schema_state()``: never migrated, or by a package that
+    did not record its schema."""
     if not queries.has_schema_state(conn):
         return None
     rows = queries.schema_state(conn)
@@ -176,7 +174,6 @@ def _names(items: Iterable[str]) -> str:
 
 
 def compare(package: Shipped, state: DbState) -> SchemaDrift:
-    """Every difference between the package's SQL and what the database says migrate did."""
     newer, differences = _migration_differences(package, state)
     differences += _function_differences(package, state)
     return SchemaDrift(package, state.schema_version, state.package_version, differences, newer)
@@ -217,8 +214,8 @@ def _migration_differences(package: Shipped, state: DbState) -> tuple[str | None
 
 def function_difference(file: str, sha: str, record: queries.SchemaStateRow | None
                         ) -> str | None:
-    """How function file ``file`` (``sha``) differs from what migrate recorded; None: it does not
-    (then migrate leaves it alone)."""
+    """How function file ``file`` differs from what migrate recorded; None: it does not (then
+    migrate leaves it alone)."""
     if record is None:
         return f"function file {file} was never applied"
     if record.sha256 != sha:
@@ -243,7 +240,6 @@ def _function_differences(package: Shipped, state: DbState) -> list[str]:
 
 
 def schema_drift(conn: queries.Connection, package: Shipped) -> SchemaDrift:
-    """Reads the database's side and compares it with ``package``."""
     state = read_state(conn)
     if state is None:
         return SchemaDrift(package, None, None, [

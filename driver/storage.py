@@ -1,22 +1,20 @@
 """The file-storage check: HEAD the recording's object in S3 and classify the answer.
 
-Outcomes (``apply_outcome``'s vocabulary): ``found`` with the metadata converted, never judged
-(``metadata_problem`` judges it), ``missing`` (a 404, named by bucket and key; whether it is
-believed is ``outcome_decision``'s), ``transient`` (timeouts, connection errors, 5xx,
-throttling), ``config_error`` (missing bucket, access denied, bad credentials). Error texts are
-an exception class and its HTTP status: never a URL, never a message that could quote one.
+Outcomes: ``found`` (the metadata converted, never judged: ``metadata_problem`` judges it),
+``missing`` (a 404, named by bucket and key; ``outcome_decision`` decides whether to believe it),
+``transient`` (timeouts, connection errors, 5xx, throttling), ``config_error`` (missing bucket,
+access denied, bad credentials). Error texts are an exception class and its HTTP status: never a
+URL, never a message that could quote one.
 
-Two clients, each where it is best. **obstore** sends the per-row HEAD (a head-only ``get``):
-the HEAD is the hot call of a backlog drain, and obstore's costs ~0.2 ms of CPU against
-boto3's ~2.4 ms (signing and HTTP run in Rust, outside the GIL, so the check threads really
-overlap). Its errors are typed by status (404, 403, 401); everything else, the 400/301 it does
-not name included, is a ``GenericError``: ``transient`` (a metadata value that is not UTF-8
-too: never adopted, the row backs off until ``RFR_MAX_ATTEMPTS`` quarantines it). **boto3**
-confirms the bucket once per cycle (HeadBucket turns a wrong region or endpoint into a
-configuration failure before any HEAD goes out) and resolves the credentials through its
-provider chain (``Boto3CredentialProvider``). Because ``Failed`` is terminal, a 404 is
-believed only with the bucket confirmed by both: after HeadBucket, obstore lists an empty
-prefix of the same bucket.
+Two clients, each where it is best. **obstore** sends the per-row HEAD, the hot call of a backlog
+drain: ~0.2 ms of CPU against boto3's ~2.4 ms (signing and HTTP run in Rust, outside the GIL, so
+the check threads really overlap). Its errors are typed by status (404, 403, 401); anything else,
+a 400/301 or a metadata value that is not UTF-8 included, is ``transient``: never adopted, the
+row backs off until ``RFR_MAX_ATTEMPTS`` quarantines it. **boto3** confirms the bucket once per
+cycle (HeadBucket turns a wrong region or endpoint into a configuration failure before any HEAD
+goes out) and resolves the credentials through its provider chain. Because ``Failed`` is
+terminal, a 404 is believed only with the bucket confirmed by both: after HeadBucket, obstore
+lists an empty prefix of the same bucket.
 """
 
 from __future__ import annotations
@@ -48,9 +46,9 @@ from obstore.exceptions import (
 )
 from obstore.store import S3Store
 
+from . import model
 from .config import Settings
 from .logs import log
-from .model import CONFIG_ERROR, FOUND, MISSING, TRANSIENT, ClaimedRow, Verdict
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -67,10 +65,9 @@ _WHOLE_NUMBER = re.compile(r"^[+-]?[0-9]+$")
 # apply_outcome's p_duration_seconds is an integer: a number past it is passed as its bound.
 _INTEGER_MAX = 2**31 - 1
 
-# HeadBucket statuses that mean the deployment is wrong (credentials, region, endpoint), not
-# the recording. A HEAD answer has no body: its error code is its status (hence no code table).
+# HeadBucket statuses that mean the deployment is wrong (credentials, region, endpoint). A HEAD
+# answer has no body: its error code is its status.
 _CONFIG_STATUSES = frozenset({301, 400, 401, 403})
-# The HTTP status each of obstore's typed errors stands for (the rest carry none).
 _OBSTORE_STATUS: dict[type[BaseException], int] = {
     FileNotFoundError: 404, PermissionDeniedError: 403, UnauthenticatedError: 401}
 # obstore errors that mean the deployment is wrong, not the recording: the credentials are
@@ -83,7 +80,7 @@ _STANDARD_ATTRIBUTES = frozenset({"Content-Disposition", "Content-Encoding", "Co
 # Below botocore's mandatory refresh window (10 minutes before expiry): credentials handed to
 # obstore are re-read from botocore before they could expire in obstore's cache.
 CREDENTIAL_TTL = timedelta(minutes=9)
-# The per-cycle probe lists this prefix (nothing lives there; an empty answer is the point).
+# The per-cycle probe lists this prefix: nothing lives there, an empty answer is the point.
 BUCKET_PROBE_PREFIX = "recording-finalize-bucket-probe"
 
 
@@ -97,14 +94,12 @@ class StorageConfigError(Exception):
 
 def _error_text(err: BaseException) -> str:
     """``last_error``'s text for an obstore error: its class, and the status it stands for."""
-    name = type(err).__name__
-    status = next((s for cls, s in _OBSTORE_STATUS.items() if isinstance(err, cls)), None)
-    return f"{name} {status}" if status else name
+    status = next((f" {s}" for cls, s in _OBSTORE_STATUS.items() if isinstance(err, cls)), "")
+    return type(err).__name__ + status
 
 
-def parse_metadata(key: str, head: Mapping[str, Any]) -> Verdict:
-    """The ``found`` verdict for a HEAD answer in boto3's shape (``ContentLength``,
-    ``ContentType``, ``Metadata``), in ``apply_outcome``'s types; ``metadata_problem`` judges it.
+def parse_metadata(key: str, head: Mapping[str, Any]) -> model.Verdict:
+    """The ``found`` verdict for a HEAD answer in boto3's shape, in ``apply_outcome``'s types.
     A value that cannot be converted is passed as None and named in ``error``, which the
     quarantine's reason quotes; a format word that names no format is passed as given."""
     metadata = {str(k).lower(): str(v) for k, v in (head.get("Metadata") or {}).items()}
@@ -131,13 +126,14 @@ def parse_metadata(key: str, head: Mapping[str, Any]) -> Verdict:
             unread.append("no format metadata, and the Content-Type names no known format")
 
     file_id = metadata.get("file-id")
-    return Verdict(FOUND, file_id=key if file_id is None else file_id.strip(), size_bytes=size,
-                   duration_seconds=duration, format=fmt, error="; ".join(unread) or None)
+    return model.Verdict(model.FOUND, file_id=key if file_id is None else file_id.strip(),
+                         size_bytes=size, duration_seconds=duration, format=fmt,
+                         error="; ".join(unread) or None)
 
 
 def _whole_number(raw: str | None) -> int | None:
-    """A metadata value as an integer: ASCII digits with an optional sign (``int()`` alone
-    would take other scripts' digits, underscores and white space inside), or None."""
+    """ASCII digits with an optional sign, or None (``int()`` alone would take other scripts'
+    digits, underscores and white space inside)."""
     text = (raw or "").strip()
     if not text.isascii() or not _WHOLE_NUMBER.match(text):
         return None
@@ -145,8 +141,7 @@ def _whole_number(raw: str | None) -> int | None:
 
 
 def head_dict(size: object, attributes: Mapping[str, str]) -> dict[str, Any]:
-    """An obstore head-only answer (``meta["size"]``, ``attributes``) in the shape
-    ``parse_metadata`` reads."""
+    """An obstore head-only answer in the shape ``parse_metadata`` reads."""
     return {
         "ContentLength": size,
         "ContentType": attributes.get("Content-Type"),
@@ -204,9 +199,8 @@ def make_store(settings: Settings, session: boto3.session.Session) -> S3Store | 
             "base": 2,
         },
     }
-    # Everything that decides where the request goes is given explicitly (obstore would
-    # otherwise also read AWS_* variables of its own from the environment). Addressed as boto3
-    # does: path-style for a custom endpoint, virtual-hosted for AWS itself.
+    # Where the request goes is given explicitly (obstore would otherwise also read AWS_*
+    # variables from the environment); path-style for a custom endpoint, as boto3 does.
     config: S3Config = {
         "region": settings.s3_region,
         "skip_signature": False,
@@ -222,7 +216,7 @@ def make_store(settings: Settings, session: boto3.session.Session) -> S3Store | 
 
 
 class KnownAnswers(NamedTuple):
-    """How the HEADs of the known uploads answered: found, 404, otherwise."""
+    """How the HEADs of the known uploads answered."""
 
     found: int
     missing: int
@@ -230,8 +224,8 @@ class KnownAnswers(NamedTuple):
 
 
 class Storage:
-    """The S3 check; thread-safe (the check threads share one obstore store and one boto3
-    client). Tests may hand in a stubbed ``client`` or a ``store`` aimed elsewhere."""
+    """The S3 check; thread-safe: the check threads share one obstore store and boto3 client.
+    Tests may hand in a stubbed ``client`` or a ``store`` aimed elsewhere."""
 
     def __init__(self, settings: Settings, client: S3Client | None = None,
                  store: S3Store | None = None) -> None:
@@ -241,17 +235,17 @@ class Storage:
         self._client = client if client is not None else make_client(settings, session)
         self._store = store if store is not None else make_store(settings, session)
 
-    def key_for(self, row: ClaimedRow) -> str:
+    def key_for(self, row: model.ClaimedRow) -> str:
         return self._settings.s3_key_template.format(
             recording_id=row.recording_id, session_id=row.session_id,
             session_kind=row.session_kind)
 
-    def known_upload_answers(self, known: Sequence[ClaimedRow]) -> KnownAnswers:
-        """HEADs recordings known to be there (the newest Available) and counts the answers:
-        the facts the database judges the key layout by (``key_layout_unconfirmed``)."""
+    def known_upload_answers(self, known: Sequence[model.ClaimedRow]) -> KnownAnswers:
+        """HEADs recordings known to be there (the newest Available): the facts the database
+        judges the key layout by (``key_layout_unconfirmed``)."""
         outcomes = Counter(self.check(row).outcome for row in known)
-        return KnownAnswers(outcomes[FOUND], outcomes[MISSING],
-                            outcomes.total() - outcomes[FOUND] - outcomes[MISSING])
+        found, missing = outcomes[model.FOUND], outcomes[model.MISSING]
+        return KnownAnswers(found, missing, outcomes.total() - found - missing)
 
     def check_bucket(self) -> bool:
         """HeadBucket, then obstore's probe of the same bucket: True when confirmed, False when
@@ -284,26 +278,26 @@ class Storage:
             return False
         return True
 
-    def check(self, row: ClaimedRow) -> Verdict:
+    def check(self, row: model.ClaimedRow) -> model.Verdict:
         """HEADs the recording's object; classified by obstore's error types, never messages."""
         store = self._store
         if store is None:
-            return Verdict(CONFIG_ERROR, error="NoCredentialsError")
+            return model.Verdict(model.CONFIG_ERROR, error="NoCredentialsError")
         key = self.key_for(row)
         try:
             result = obstore.get(store, key, options={"head": True})
         except FileNotFoundError:
             # Named, so that a Failed row says where the worker looked.
-            return Verdict(MISSING, error=f"bucket {self.bucket!r}, key {key!r}")
+            return model.Verdict(model.MISSING, error=f"bucket {self.bucket!r}, key {key!r}")
         except _OBSTORE_CONFIG_ERRORS as err:
-            return Verdict(CONFIG_ERROR, error=_error_text(err))
+            return model.Verdict(model.CONFIG_ERROR, error=_error_text(err))
         except ValueError as err:
             # obstore refuses the key itself (an empty segment, "." or ".."): the template.
-            return Verdict(CONFIG_ERROR, error=type(err).__name__)
+            return model.Verdict(model.CONFIG_ERROR, error=type(err).__name__)
         except BaseError as err:
-            # GenericError: a timeout, a connection error, 5xx or 429 after the retries, or a
-            # status obstore does not name; JoinError and the like: its runtime. Never final.
-            return Verdict(TRANSIENT, error=_error_text(err))
+            # A timeout, a connection error, 5xx or 429 after the retries, a status obstore does
+            # not name, or its runtime failing: never final.
+            return model.Verdict(model.TRANSIENT, error=_error_text(err))
         return parse_metadata(key, head_dict(result.meta["size"], result.attributes))
 
     def close(self) -> None:

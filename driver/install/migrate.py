@@ -1,10 +1,9 @@
 """``recording-finalize migrate``: check the contract, then create or update what the product owns.
 
 The product is a visitor in the service's database: first every check, writing nothing (any
-problem: ``MigrateRefused`` with the whole list), then only what the product owns: group roles,
-the missing service tables with ``--create-service-tables``, the migrations, the changed function
-files, the bookkeeping the drift check reads. Every file runs with ``lock_timeout`` 1 s and a
-bounded retry, so a service writer queued behind migrate waits about a second at most.
+problem: a refusal with the whole list), then only what the product owns. Every file runs with
+``lock_timeout`` 1 s and a bounded retry, so a service writer queued behind migrate waits about a
+second at most.
 """
 
 from __future__ import annotations
@@ -22,8 +21,7 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from .. import adapter, contract, drift, logs
-from ..cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, fail
+from .. import adapter, cliutil, contract, drift, logs
 from ..config import Settings
 from ..db import conninfo
 from ..drift import query
@@ -66,13 +64,13 @@ class MigrateStopped(RuntimeError):
     """The message says what was written (nothing, when refused) and what to do; ``code`` is the
     exit code, ``redact`` False for a message made of catalog names only."""
 
-    def __init__(self, message: str, code: int = EXIT_FAILURE, redact: bool = True) -> None:
+    def __init__(self, message: str, code: int = cliutil.EXIT_FAILURE, redact: bool = True
+                 ) -> None:
         super().__init__(message)
         self.code, self.redact = code, redact
 
 
 def migrate(settings: Settings, *, create_service_tables: bool = False) -> MigrateResult:
-    """Checks, then applies what is missing or changed; returns what it did."""
     sql_dir = settings.sql_dir
     package = drift.shipped(sql_dir)
     result = MigrateResult(package.schema_version, package.version)
@@ -107,28 +105,40 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
     if errors := adapter.errors(findings):
         raise MigrateStopped("migrate applied the product's objects, but the worker would fail "
                              "beneath the adapter (it refuses to start until these are fixed):\n"
-                             + "\n".join(f"  - {line}" for line in errors), EXIT_USAGE, False)
+                             + "\n".join(f"  - {line}" for line in errors),
+                             cliutil.EXIT_USAGE, False)
     result.warnings = findings.get("warning", [])
     return result
 
 
 def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service_tables: bool
            ) -> contract.Problems:
-    """The contract and what an earlier migrate left: MigrateRefused with every problem."""
+    """The contract and what an earlier migrate left: MigrateStopped with every problem."""
     role_row = conn.execute(query("current_role_and_database")).fetchone()
     problems = contract.check(conn, role_row[0] if role_row else "", installing=True,
                               create_service_tables=create_service_tables)
-    refusal = _refusal(package, drift.read_state(conn) or drift.DbState({}))
-    if problems or refusal:
-        items = problems.message() + (f"\n  - {refusal}" if refusal else "")
-        raise MigrateStopped("migrate refused, nothing was written:\n" + items.lstrip("\n"),
-                             EXIT_USAGE, False)
+    state = drift.read_state(conn) or drift.DbState({})
+    # An applied migration whose file has changed since (a missing one is compare's).
+    changed = [(name, then, package.migrations[name])
+               for name, then in sorted(state.migrations.items())
+               if then is not None and package.migrations.get(name, then) != then]
+    if (comparison := drift.compare(package, state)).migrate_refuses:
+        problems.items.append(comparison.message())
+    elif changed:
+        name, then, now = changed[0]
+        problems.items.append(
+            f"migration file {package.sql_dir / 'migrations' / name}.sql has changed since it was "
+            f"applied (sha256 then {then[:12]}…, now {now[:12]}…): applied migrations are "
+            "immutable. Restore the file as it was and put the change in a new migration")
+    if problems:
+        raise MigrateStopped("migrate refused, nothing was written:\n" + problems.message(),
+                             cliutil.EXIT_USAGE, False)
     return problems
 
 
 def _record(conn: psycopg.Connection[Any], package: drift.Shipped, adapter_state: adapter.State,
             adapter_sha: str | None) -> None:
-    """The bookkeeping the drift check reads, in one transaction."""
+    """The bookkeeping the drift check reads."""
     with conn.transaction():
         for file, sha in package.functions.items():
             conn.execute(query("record_function"),
@@ -161,22 +171,7 @@ def _lock(conn: psycopg.Connection[Any]) -> None:
         time.sleep(0.5)
 
 
-def _refusal(package: drift.Shipped, state: drift.DbState) -> str | None:
-    comparison = drift.compare(package, state)
-    if comparison.migrate_refuses:
-        return comparison.message()
-    for migration_id, recorded in sorted(state.migrations.items()):
-        shipped = package.migrations.get(migration_id)
-        if recorded is not None and shipped is not None and recorded != shipped:
-            return (f"migration file {package.sql_dir / 'migrations' / migration_id}.sql has "
-                    f"changed since it was applied (sha256 then {recorded[:12]}…, now "
-                    f"{shipped[:12]}…): applied migrations are immutable. Restore the file as it "
-                    "was and put the change in a new migration")
-    return None
-
-
 def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> None:
-    """The group roles that are missing (cluster-wide; this role has CREATEROLE)."""
     for name in roles:
         with conn.transaction():
             conn.execute(sql.SQL("create role {} nologin").format(sql.Identifier(name)))
@@ -187,32 +182,13 @@ def _create_roles(conn: psycopg.Connection[Any], roles: list[str]) -> None:
 
 def _create_service_tables(conn: psycopg.Connection[Any], package: drift.Shipped,
                            missing: list[str]) -> None:
-    """For a new database only: the reference DDL of each service table that is missing (its
-    "-- table: messenger.X" block of sql/service/schema.sql), in one transaction (an existing
-    table is never touched)."""
+    """For a new database only: the "-- table: messenger.X" block of sql/service/schema.sql of
+    each service table that is missing (an existing table is never touched)."""
     if missing:
         text = (package.sql_dir / "service" / "schema.sql").read_text(encoding="utf-8")
         blocks = {m[1]: m[0] for m in re.finditer(
             r"^-- table: messenger\.([a-z_]+)\s*$.*?(?=^-- table: |\Z)", text, re.M | re.S)}
         _apply_file(conn, "".join(blocks[name] for name in missing), contract.SCHEMA)
-
-
-def _backend(settings: Settings) -> Any:
-    """A yoyo backend over psycopg 3, every libpq parameter of ``DATABASE_URL`` passed through
-    ``args`` (yoyo's URL parser would lose unix sockets, several hosts, sslmode); yoyo's tables
-    in migrate's schema; our lock_timeout for a migration that sets none."""
-    params = conninfo_to_dict(conninfo(settings))
-    params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
-    database = params.pop("dbname", None)
-    args = params | {"schema": MIGRATIONS_SCHEMA}
-    from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
-    from yoyo.connections import DatabaseURI
-
-    uri = DatabaseURI(scheme="postgresql+psycopg", username=None, password=None, hostname=None,
-                      port=None, database=database, args=args)
-    backend = PostgresqlPsycopgBackend(uri, MIGRATION_TABLE)
-    backend.init_database()
-    return backend
 
 
 def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> None:
@@ -238,10 +214,21 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
 
 def _apply_migrations(settings: Settings, package: drift.Shipped, result: MigrateResult) -> None:
     """Each migration yoyo has not applied, not under yoyo's lock: migrate's advisory lock keeps
-    other migrates out already (and a killed migrate's yoyo_lock row would refuse the next)."""
+    other migrates out already (and a killed migrate's yoyo_lock row would refuse the next).
+    yoyo's backend gets every libpq parameter of ``DATABASE_URL`` through ``args`` (its URL
+    parser would lose unix sockets, several hosts, sslmode), its tables in migrate's schema, and
+    our lock_timeout for a migration that sets none."""
     from yoyo import read_migrations
+    from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+    from yoyo.connections import DatabaseURI
 
-    backend = _backend(settings)
+    params = conninfo_to_dict(conninfo(settings))
+    params["options"] = f"{params.get('options', '')} -c lock_timeout={LOCK_TIMEOUT_MS}".strip()
+    database = params.pop("dbname", None)
+    backend = PostgresqlPsycopgBackend(DatabaseURI(
+        scheme="postgresql+psycopg", username=None, password=None, hostname=None, port=None,
+        database=database, args=params | {"schema": MIGRATIONS_SCHEMA}), MIGRATION_TABLE)
+    backend.init_database()
     try:
         for migration in read_migrations(str(package.sql_dir / "migrations")):
             if not backend.is_applied(migration):
@@ -284,7 +271,7 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         result = migrate(settings, create_service_tables=args.create_service_tables)
     except MigrateStopped as err:
-        return fail(str(err), err.code, err.redact)
+        return cliutil.fail(str(err), err.code, err.redact)
     logs.log("migrated", applied=result.applied, functions=len(result.functions),
              unchanged=len(result.unchanged), createdRoles=result.created_roles,
              createdTables=result.created_tables, lockRetries=result.lock_retries,
@@ -301,7 +288,7 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     for warning in result.warnings:
         print(f"warning: {warning}")
     print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
-    return EXIT_OK
+    return cliutil.EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -311,7 +298,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      "exists is never altered")
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="migrate",
     summary="check the contract with the service's tables, then create or update what the "
             "product owns",

@@ -12,8 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .. import adapter, contract
-from ..cliutil import EXIT_OK, EXIT_USAGE, Command, fail
+from .. import adapter, cliutil, contract
 from ..config import Settings
 from ..drift import package_sql
 
@@ -43,8 +42,7 @@ _PIECES = re.compile(_PLACEHOLDER.pattern + r"|\A.*?(?=\n\n)|^grant (?:select|in
 
 
 def grants(role: str, lifecycle: bool) -> str:
-    """The grant script (contract.GRANTS_FILE, and with ``lifecycle`` LIFECYCLE_GRANTS_FILE)
-    filled in for ``role``."""
+    """The grant script (with ``lifecycle``, the lifecycle one too) filled in for ``role``."""
     literal = "'" + role.replace("'", "''") + "'"
     values = {"role": sql_ident(role), "role_literal": literal, "role_in_literal": literal[1:-1]}
     template = package_sql(contract.GRANTS_FILE).replace("{{ lifecycle }}", (
@@ -76,8 +74,8 @@ def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         sys.stdout.write(text(args.part, settings.sql_dir, args.to, args.lifecycle))
     except ValueError as err:
-        return fail(str(err), EXIT_USAGE)
-    return EXIT_OK
+        return cliutil.fail(str(err), cliutil.EXIT_USAGE)
+    return cliutil.EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -89,7 +87,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="grants: the role that owns the product (the one that runs migrate)")
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="service-sql",
     summary="print SQL for the messenger service's DBA: schema, adapter, grants --to ROLE, "
             "recommended",

@@ -13,8 +13,7 @@ from typing import Any
 
 import psycopg
 
-from .. import contract, logs
-from ..cliutil import EXIT_FAILURE, EXIT_OK, Command, connect, fail
+from .. import cliutil, contract, logs
 from ..config import Settings
 from ..drift import query
 from .service_sql import sql_ident
@@ -32,7 +31,7 @@ class Plan:
     foreign: list[str]
     #: Others' objects that depend on the product's: uninstall refuses while there are any.
     dependents: list[str]
-    database: str = ""
+    database: str
 
     @property
     def statements(self) -> list[str]:
@@ -46,17 +45,13 @@ class Plan:
 
 def plan(conn: psycopg.Connection[Any]) -> Plan:
     """Reads what exists and who owns it; writes nothing."""
-    row = conn.execute(query("current_role_and_database")).fetchone()
-    role, database = map(str, row or ("", ""))
+    role, database = map(str, conn.execute(query("current_role_and_database")).fetchone()
+                         or ("", ""))
     table = f"{contract.SCHEMA}.{contract.PRODUCT_TABLE}"
-    mine: list[str] = []
-    foreign: list[str] = []
-    for name, owner in contract.owners(conn).items():
-        if owner == role:
-            mine.append(name)
-        else:
-            foreign.append(f"{'' if name == table else 'schema '}{name} belongs to {owner}, not "
-                           f"{role}: left alone")
+    owned = contract.owners(conn)
+    mine = [name for name, owner in owned.items() if owner == role]
+    foreign = [f"{'' if name == table else 'schema '}{name} belongs to {owner}, not {role}: left "
+               "alone" for name, owner in owned.items() if owner != role]
     dependents = [f"{row[0]} depends on the product: uninstall would drop it; drop or change "
                   "it first" for row in conn.execute(query("dependents"), {
                       "schemas": list(contract.PRODUCT_SCHEMAS), "schema": contract.SCHEMA,
@@ -65,7 +60,7 @@ def plan(conn: psycopg.Connection[Any]) -> Plan:
                 table if table in mine else None, foreign, dependents, database)
 
 
-def leftovers(role: str, database: str = "") -> list[str]:
+def leftovers(role: str, database: str) -> list[str]:
     """What uninstall does not do, as statements for whoever may run them: each takes back
     one part of what ``service-sql grants`` printed."""
     lines = ["-- cluster-wide group roles (other databases may use them), as a role with "
@@ -76,25 +71,23 @@ def leftovers(role: str, database: str = "") -> list[str]:
     lines += [f"revoke all on {contract.SCHEMA}.{name} from {role};" for name in contract.TABLES]
     # The sequences behind the service's serial keys (only this grantor's grants go).
     lines.append(f"revoke all on all sequences in schema {contract.SCHEMA} from {role};")
-    if database:
-        lines += ["-- as the owner of the database:",
-                  f"revoke connect, create on database {sql_ident(database)} from {role};"]
-    return lines
+    return [*lines, "-- as the owner of the database:",
+            f"revoke connect, create on database {sql_ident(database)} from {role};"]
 
 
 def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
-    with connect(settings) as conn:
+    with cliutil.connect(settings) as conn:
         what = plan(conn)
         for line in what.foreign:
             print(f"left alone: {line}")
         if what.dependents:
             for line in what.dependents:
                 print(f"refused: {line}")
-            return fail("uninstall refused, nothing was dropped: other objects depend on the "
-                        "product's (listed above)", EXIT_FAILURE)
+            return cliutil.fail("uninstall refused, nothing was dropped: other objects depend on "
+                                "the product's (listed above)", cliutil.EXIT_FAILURE)
         if not what.schemas and not what.table:
             print(f"nothing of recording-finalize-retry is installed here for role {what.role}")
-            return EXIT_OK
+            return cliutil.EXIT_OK
         if args.yes:
             with conn.transaction():  # all or nothing
                 conn.execute(f"set local lock_timeout = '{LOCK_TIMEOUT}'".encode())
@@ -110,7 +103,7 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
     print("not dropped (not the product's to drop here):")
     for line in leftovers(what.role, what.database):
         print(f"  {line}")
-    return EXIT_OK
+    return cliutil.EXIT_OK
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -118,7 +111,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="really drop (without it: list what would be dropped, change nothing)")
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="uninstall",
     summary="drop everything the product owns (its schemas, recording_finalize_attempts)",
     description=(

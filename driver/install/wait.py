@@ -9,14 +9,11 @@ import time
 
 import psycopg
 
-from .. import contract, logs
-from ..cliutil import EXIT_OK, EXIT_USAGE, Command, connect, fail
+from .. import cliutil, contract, db, logs
 from ..config import Settings, parse_duration
-from ..db import NOT_MIGRATED_SQLSTATES, database_target, refusal, server_message
 from ..drift import schema_drift, shipped
 from ..errors import describe
 
-#: How often it looks again.
 WAIT_POLL_S = 5.0
 
 
@@ -24,41 +21,43 @@ def wait_for_schema_command(args: argparse.Namespace, settings: Settings) -> int
     try:
         timeout = parse_duration(args.timeout, days=True)
     except ValueError:
-        return fail(f"--timeout must be a duration (90, 5m, 1h); got {args.timeout!r}",
-                     EXIT_USAGE)
+        return cliutil.fail(f"--timeout must be a duration (90, 5m, 1h); got {args.timeout!r}",
+                            cliutil.EXIT_USAGE)
     package = shipped(settings.sql_dir)
-    target = database_target(settings)
+    target = db.database_target(settings)
     deadline = time.monotonic() + timeout
     why = "not checked yet"
     while True:
         try:
-            with connect(settings) as conn:
+            with cliutil.connect(settings) as conn:
                 drift = schema_drift(conn, package)
                 if drift.migrate_refuses:  # no migrate of this package will change it
-                    return fail(f"wait-for-schema: {drift.message()}", EXIT_USAGE)
+                    return cliutil.fail(f"wait-for-schema: {drift.message()}",
+                                        cliutil.EXIT_USAGE)
                 if drift.matches:  # then schema_state() exists, and the product's owner
                     problems = contract.check(conn, contract.product_owner(conn) or "")
                     if problems:
-                        return fail("wait-for-schema: the schema matches, but the contract "
-                                    "with the service's tables does not hold:\n"
-                                    f"{problems.message()}", EXIT_USAGE)
+                        return cliutil.fail("wait-for-schema: the schema matches, but the "
+                                            "contract with the service's tables does not hold:\n"
+                                            f"{problems.message()}", cliutil.EXIT_USAGE)
                     print(f"schema {package.schema_version} matches recording-finalize "
                           f"{package.version}")
-                    return EXIT_OK
+                    return cliutil.EXIT_OK
                 why = drift.message()
         except psycopg.Error as err:
-            meaning = refusal(err)
-            if meaning is not None and err.sqlstate not in NOT_MIGRATED_SQLSTATES:
+            meaning = db.refusal(err)
+            if meaning is not None and err.sqlstate not in db.NOT_MIGRATED_SQLSTATES:
                 # A wrong password, a missing grant or database: no wait mends it, and a pod
                 # held in Init:0/1 says nothing of why; run refuses them the same way.
                 logs.log("wait-for-schema refused", level="error", error=describe(err),
                          database=target, message=meaning)
-                return fail(f"wait-for-schema: the database at {target} refused the login: "
-                            f"{meaning}. The server said: {server_message(err)}", EXIT_USAGE)
+                return cliutil.fail(f"wait-for-schema: the database at {target} refused the "
+                                    f"login: {meaning}. The server said: "
+                                    f"{db.server_message(err)}", cliutil.EXIT_USAGE)
             why = meaning or (f"the database at {target} cannot be reached: "
-                              f"{server_message(err)}")
+                              f"{db.server_message(err)}")
         if time.monotonic() + WAIT_POLL_S > deadline:
-            return fail(f"wait-for-schema: gave up after {args.timeout}: {why}")
+            return cliutil.fail(f"wait-for-schema: gave up after {args.timeout}: {why}")
         logs.log("waiting for schema", reason=why)
         time.sleep(WAIT_POLL_S)
 
@@ -68,7 +67,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      help="give up after this long (default 15m)")
 
 
-COMMAND = Command(
+COMMAND = cliutil.Command(
     name="wait-for-schema",
     summary="wait until the database's schema matches this package (an init container)",
     description=(
