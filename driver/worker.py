@@ -23,7 +23,7 @@ import psycopg
 
 from . import logs, tracing
 from .cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, connect, fail
-from .config import VARIABLE_BY_NAME, VARIABLES, ConfigError, Settings, require_kafka, value_of
+from .config import VARIABLES, ConfigError, Settings, require_kafka, value_text
 from .errors import SqlState, describe, sqlstate
 from .ops import dry_run
 from .ops.dry_run import dry_run_command
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .cycle import Context
     from .drift import Shipped
     from .metrics import Metrics
-    from .probes import Check, Health, ReadinessChecker
+    from .probes import Check, Health, Probe
     from .storage import Storage
 
 # Which variables the worker reads, and which a flag may override.
@@ -185,26 +185,16 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
         if sqlstate(err) not in (SqlState.INVALID_PARAMETER, SqlState.TOPIC_MISMATCH,
                                  SqlState.POLICY_OUT_OF_BOUNDS):
             raise
-        variable = _VARIABLE_OF_COLUMN.get(err.diag.column_name or "", "RFR_* (the policy)")
-        raise ConfigError(variable, f"what the server accepts ({err.diag.message_primary or err})",
-                          _shown_value(settings, variable)) from None
+        variable = _VARIABLE_OF_COLUMN.get(err.diag.column_name or "")
+        raise ConfigError(variable or "RFR_* (the policy)",
+                          f"what the server accepts ({err.diag.message_primary or err})",
+                          variable and value_text(settings, variable)) from None
     if (replaced := policy.pop("replaced", None)) is not None:
         logs.log("policy changed", level="warning", previous=replaced, policy=policy,
                  message="another runner had set another retry policy; the last to start wins, "
                          "so every runner now works with this one")
     else:
         logs.log("policy set", policy=policy)
-
-
-def _shown_value(settings: Settings, variable: str) -> str | None:
-    """What the operator set for ``variable``, as the refusal shows it (None: unset)."""
-    spec = VARIABLE_BY_NAME.get(variable)
-    value = None if spec is None else value_of(settings, variable)
-    if spec is None or value is None:
-        return None
-    if spec.is_duration:
-        return f"{value:g}s"
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 #: A judgement of the database: (None, {}, what matches) or (log event, its fields, why not).
@@ -267,13 +257,13 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import run_loop
     from .maintenance import start_pruner
     from .metrics import Metrics
-    from .probes import Health, ReadinessChecker, Watchdog, cycle_bound
+    from .probes import Health, Watchdog, cycle_bound
 
     stop = _StopSignal()
     metrics = Metrics()
-    # The cycle loop runs in this thread; liveness watches it.
     health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl,
                     cycle_bound_s=cycle_bound(settings.lock_ttl))
+    # The cycle loop runs in this thread; liveness watches it.
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
@@ -283,8 +273,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return fail(f"cannot serve /metrics on {settings.metrics_address} port "
                     f"{settings.metrics_port}: {err}")
     # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
-    readiness = _readiness(settings, health) if port is not None else ReadinessChecker(health, {})
-    readiness.start()
+    if port is not None:
+        health.start_checks(_probes(settings), max(1.0, min(settings.polling_interval, 10.0)))
     try:
         if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
             stop.report()
@@ -304,7 +294,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             logs.log("worker stopped")
         return EXIT_OK
     finally:
-        readiness.stop()
+        health.stop_checks()
         metrics.stop_server()
 
 
@@ -346,15 +336,15 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 KAFKA_CHECK_TIMEOUT_S = 5.0
 
 
-def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
+def _probes(settings: Settings) -> dict[str, Probe]:
     """The bucket and Kafka unready past a bound when they cannot be reached (two polling
     intervals and one attempt's time): a broker restart is no reason to take every pod out."""
     from .db import CONNECT_TIMEOUT_S
-    from .probes import Probe, ReadinessChecker
+    from .probes import Probe
     from .relay import delivery_timeout_for
     from .storage import Storage
 
-    probes = {
+    return {
         "database": Probe(database_check(settings), timeout_s=CONNECT_TIMEOUT_S),
         "storage": Probe(storage_check(Storage(settings), settings),
                          grace_s=2 * settings.polling_interval + settings.s3_timeout,
@@ -363,8 +353,6 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
                        grace_s=2 * settings.polling_interval + delivery_timeout_for(settings),
                        timeout_s=KAFKA_CHECK_TIMEOUT_S),
     }
-    return ReadinessChecker(health, probes,
-                            period_s=max(1.0, min(settings.polling_interval, 10.0)))
 
 
 def database_check(settings: Settings) -> Check:
