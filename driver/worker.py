@@ -109,14 +109,24 @@ _SHOWN_SETTINGS = {
 def _start_checks(
     settings: Settings, retry: threading.Event | None = None, health: Health | None = None
 ) -> int | None:
-    """The bucket, then the database's checks. An unreachable database is no verdict: ``run``
-    tries again every polling interval until ``retry`` is set (exit 0); ``run-once`` raises."""
+    """The bucket, then the database's checks. Storage that cannot be reached is no verdict
+    (the cycles back off and open the worker's incident), nor is an unreachable database:
+    ``run`` tries again every polling interval until ``retry`` is set (exit 0); ``run-once``
+    raises."""
     from .db import database_target, server_message
     from .drift import shipped
+    from .storage import Storage, StorageConfigError
 
-    package = shipped(settings.sql_dir)
-    if (refused := _check_bucket(settings)) is not None:
-        return refused
+    package, storage = shipped(settings.sql_dir), Storage(settings)
+    try:
+        storage.check_bucket()
+    except StorageConfigError as err:
+        logs.log("start-up check failed", level="error", error=err.code,
+                 bucket=settings.s3_bucket, message="the file storage refuses the bucket")
+        return fail(f"start-up check failed: {_bucket_refused(settings.s3_bucket, err.code)}",
+                    EXIT_USAGE)
+    finally:
+        storage.close()
     while True:
         if health is not None:
             health.startup_attempt()
@@ -230,24 +240,6 @@ def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse
 def _bucket_refused(bucket: str, code: str) -> str:
     return (f"the file storage refuses the bucket {bucket!r} ({code}): check RFR_S3_BUCKET, the "
             "endpoint and the credentials")
-
-
-def _check_bucket(settings: Settings) -> int | None:
-    """Exit 2 when the file storage refuses the bucket: no cycle could work. Storage that
-    cannot be reached is no verdict: the cycles back off and open the worker's incident."""
-    from .storage import Storage, StorageConfigError
-
-    storage = Storage(settings)
-    try:
-        storage.check_bucket()
-    except StorageConfigError as err:
-        logs.log("start-up check failed", level="error", error=err.code,
-                 bucket=settings.s3_bucket, message="the file storage refuses the bucket")
-        return fail(f"start-up check failed: {_bucket_refused(settings.s3_bucket, err.code)}",
-                    EXIT_USAGE)
-    finally:
-        storage.close()
-    return None
 
 
 # --- the commands -----------------------------------------------------------------------------
