@@ -192,10 +192,8 @@ def refusal(err: psycopg.Error) -> str | None:
     text = str(err)
     if "FATAL:" not in text and "fe_sendauth" not in text:
         return None  # no answer from the server: unreachable, refused, timed out
-    for marker, meaning in _PERMANENT_CONNECT_ANSWERS:
-        if marker in text:
-            return meaning
-    return None
+    return next((meaning for marker, meaning in _PERMANENT_CONNECT_ANSWERS if marker in text),
+                None)
 
 
 def database_target(settings: Settings) -> str:

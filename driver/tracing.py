@@ -67,8 +67,7 @@ def configure(environ: Mapping[str, str]) -> bool:
     processors: list[SpanProcessor] = []
     for name in names:
         if name == "console":
-            console = export.ConsoleSpanExporter(out=sys.stderr)
-            processors.append(export.SimpleSpanProcessor(console))
+            processors.append(export.SimpleSpanProcessor(export.ConsoleSpanExporter(out=sys.stderr)))
         else:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 

@@ -26,7 +26,6 @@ from .cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, connect, fail
 from .config import VARIABLES, ConfigError, Settings, require_kafka, value_text
 from .errors import SqlState, describe, sqlstate
 from .ops import dry_run
-from .ops.dry_run import dry_run_command
 
 if TYPE_CHECKING:
     from .cycle import Context
@@ -295,7 +294,7 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.dry_run:
         try:
-            return dry_run_command(args, settings)
+            return dry_run.dry_run_command(args, settings)
         except psycopg.errors.InsufficientPrivilege as err:
             # The worker's login: the dry run reads what only operators may (claim_preview).
             return fail(f"database error: {describe(err)}: {err}; `run-once --dry-run` is an "
