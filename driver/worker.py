@@ -145,9 +145,8 @@ def _start_checks(
 
 
 def _check_database(settings: Settings, package: Shipped) -> int | None:
-    """Over the start-up connection: the schema, the lock connection's own session, the retry
-    policy and where this worker looks (for explain and audit). An answer that waiting will not
-    change exits 2 with the server's own message; other errors propagate."""
+    """An answer that waiting will not change (the schema, the lock connection, the policy, a
+    refusal) exits 2 with the server's own message; other errors propagate."""
     from . import queries
     from .db import LockConnectionError, check_lock_connection, refusal, server_message
 
@@ -212,10 +211,9 @@ _Verdict = tuple[str | None, dict[str, Any], str]
 
 def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool,
                     limit: int = 5) -> _Verdict:
-    """Start-up's and /readyz's judgement: the schema against the package (``limit``: the
-    differences shown); once it matches, the contract with the service's tables (a grant
-    revoked, a column changed); once that holds, check_adapter (``rehearse``: the writes too,
-    rolled back)."""
+    """Start-up's and /readyz's judgement, each step once the one before holds: the schema
+    against the package (``limit``: the differences shown), the contract with the service's
+    tables, check_adapter (``rehearse``: the writes too, rolled back)."""
     from . import adapter, contract
     from .drift import schema_drift
 
