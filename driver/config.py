@@ -9,7 +9,7 @@ import importlib.util
 import math
 import re
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from functools import partial
@@ -94,14 +94,11 @@ def _duration(note: str, high: float = _MAX_DURATION_S, days: bool = False) -> R
                 partial(parse_duration, days=days), lambda seconds: 0 < seconds <= high)
 
 
-def _one_of(words: Mapping[str, Any], text: str = "") -> Rule:
-    """One of the words (lowercase keys), in any case: its value."""
-    return Rule(text or "one of " + ", ".join(words.values()),
-                lambda given: words[given.strip().lower()])
-
-
-def _words(*words: str) -> dict[str, str]:
-    return {word.lower(): word for word in words}
+def _one_of(words: Mapping[str, Any] | Sequence[str], text: str = "") -> Rule:
+    """One of the words, in any case: the word as written, or a mapping's value for it."""
+    values = words if isinstance(words, Mapping) else {word.lower(): word for word in words}
+    return Rule(text or "one of " + ", ".join(values.values()),
+                lambda given: values[given.strip().lower()])
 
 
 def _policy(what: str, convert: Callable[[str], Any], unset: str = "its default") -> Rule:
@@ -253,12 +250,11 @@ class Settings:
              lambda text: all(_is_host_port(server) for server in text.split(","))),
         "the Kafka brokers")
     kafka_security_protocol: str = _variable(
-        "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", _one_of(_words(*_SECURITY_PROTOCOLS)),
+        "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", _one_of(_SECURITY_PROTOCOLS),
         "Kafka security protocol")
     kafka_sasl_mechanism: str | None = _variable(
         "KAFKA_SASL_MECHANISM", None,
-        _one_of(_words(*_SASL_MECHANISMS), f"one of {', '.join(_SASL_MECHANISMS)}; required with "
-                "SASL_*"),
+        _one_of(_SASL_MECHANISMS, f"one of {', '.join(_SASL_MECHANISMS)}; required with SASL_*"),
         "Kafka SASL mechanism")
     kafka_sasl_username: str | None = _variable(
         "KAFKA_SASL_USERNAME", None, _SASL_ONLY, "Kafka SASL user")
@@ -344,7 +340,7 @@ class Settings:
         "nobody else is on the database, with off a fixed pace (docs/pacing.md)",
         "--max-apply-rate")
     pacing: str = _variable(
-        "RFR_PACING", "adaptive", _one_of(_words("adaptive", "off"), "adaptive or off"),
+        "RFR_PACING", "adaptive", _one_of(("adaptive", "off"), "adaptive or off"),
         "adaptive: a drain runs unlimited while no other login's sessions are at work in the "
         "database, at RFR_PACING_SHARED_RATE while they are (or the probe does not answer); "
         "off: only RFR_MAX_APPLY_RATE paces (a database the worker has to itself, or a pace set "

@@ -148,13 +148,6 @@ class Relay:
         self._stop = threading.Event()
         self._wait_until = math.inf
 
-    def _ensure_producer(self) -> Producer:
-        if self._producer is None:
-            self._fatal = None
-            self._producer = self._producer_factory(
-                self._config | {"error_cb": self._on_error, "logger": LIBRDKAFKA_LOG})
-        return self._producer
-
     def _on_error(self, err: KafkaError) -> None:
         """librdkafka's client-level errors, served during flush/poll on this thread."""
         if _is_fatal(err):
@@ -210,7 +203,11 @@ class Relay:
     def _batch(self, conn: queries.Connection, result: RelayResult) -> str | None:
         """One batch: claim, produce, wait, mark. Returns why the drain ends, or None."""
         settings = self._settings
-        producer = self._ensure_producer()
+        if self._producer is None:
+            self._fatal = None
+            self._producer = self._producer_factory(
+                self._config | {"error_cb": self._on_error, "logger": LIBRDKAFKA_LOG})
+        producer = self._producer
         rows = queries.relay_claim(conn, settings.relay_batch_size, self._lease_s,
                                    settings.lock_key, settings.topic)
         if not rows:

@@ -67,7 +67,8 @@ def configure(environ: Mapping[str, str]) -> bool:
     processors: list[SpanProcessor] = []
     for name in names:
         if name == "console":
-            processors.append(export.SimpleSpanProcessor(export.ConsoleSpanExporter(out=sys.stderr)))
+            console = export.ConsoleSpanExporter(out=sys.stderr)
+            processors.append(export.SimpleSpanProcessor(console))
         else:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
