@@ -372,24 +372,11 @@ def database_check(settings: Settings) -> Check:
     return check
 
 
-def _layout_unconfirmed(settings: Settings, storage: Storage) -> tuple[int, str] | None:
-    """(how many, one key) of the newest uploaded recordings the database judges absent at the
-    template's keys (the apply path's rule); None also when the database does not answer."""
+def storage_check(storage: Storage, settings: Settings) -> Check:
+    """HeadBucket, then whether the bucket holds the newest uploaded recordings' binaries at the
+    template's keys (the apply path's rule, the database's judgement; unanswered: no verdict)."""
     from . import queries
     from .cycle import KNOWN_UPLOADS
-
-    try:
-        with connect(settings) as conn:
-            rows = queries.known_uploads(conn, KNOWN_UPLOADS)
-            unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
-                conn, *storage.known_upload_answers(rows))
-    except psycopg.Error:
-        return None
-    return (len(rows), storage.key_for(rows[0])) if unconfirmed else None
-
-
-def storage_check(storage: Storage, settings: Settings) -> Check:
-    """HeadBucket, then whether the bucket holds the newest uploaded recordings' binaries."""
     from .probes import Answer
     from .storage import StorageConfigError
 
@@ -401,12 +388,18 @@ def storage_check(storage: Storage, settings: Settings) -> Check:
         if not confirmed:
             return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
                           "file storage cannot be reached)", transient=True)
-        if (layout := _layout_unconfirmed(settings, storage)) is not None:
-            count, key = layout
-            return Answer(False, f"the bucket {storage.bucket!r} holds none of the {count} "
+        try:
+            with connect(settings) as conn:
+                rows = queries.known_uploads(conn, KNOWN_UPLOADS)
+                unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
+                    conn, *storage.known_upload_answers(rows))
+        except psycopg.Error:
+            unconfirmed = False
+        if unconfirmed:
+            return Answer(False, f"the bucket {storage.bucket!r} holds none of the {len(rows)} "
                           f"newest uploaded recordings at the key template's keys (e.g. "
-                          f"{key!r}): check RFR_S3_BUCKET and RFR_S3_KEY_TEMPLATE; no 404 "
-                          "fails a recording meanwhile")
+                          f"{storage.key_for(rows[0])!r}): check RFR_S3_BUCKET and "
+                          "RFR_S3_KEY_TEMPLATE; no 404 fails a recording meanwhile")
         return Answer(True, f"bucket {storage.bucket!r} confirmed")
 
     return check
