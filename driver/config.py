@@ -1,21 +1,19 @@
-"""Configuration: the environment (and CLI overrides) validated once into a frozen ``Settings``.
-
-Nothing else in the driver reads the environment. Every variable is a field of ``Settings``
-with its default and rule (``VARIABLES`` lists them); the CLI builds its ``--help`` text and its
-override flags from them.
-A bad value raises ``ConfigError`` naming the variable and the rule — before anything connects.
-"""
+"""Configuration: the environment (and CLI overrides) validated once into a frozen ``Settings``;
+nothing else in the driver reads the environment. Every variable is a field of ``Settings`` with
+its default and rule, from which the CLI builds ``--help`` and its flags. A bad value raises
+``ConfigError`` naming the variable and the rule — before anything connects."""
 
 from __future__ import annotations
 
 import importlib.util
-import ipaddress
 import math
 import re
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
+from functools import partial
+from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
@@ -40,11 +38,31 @@ _SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _DATABASE_URL_RULE = "a libpq URL (postgresql://user:password@host:port/dbname)"
 
 
+def parse_duration(text: str, days: bool = False) -> float:
+    """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds, else ValueError;
+    ``days``: also ``"30d"`` (SPEC section 7: RFR_RETENTION and ``prune --older-than``)."""
+    match = _DURATION.match(text)
+    if match is None or (match.group(2) == "d" and not days):
+        raise ValueError(f"not a duration: {text!r}")
+    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+    if not math.isfinite(seconds):
+        raise ValueError(f"not a finite duration: {text!r}")
+    return seconds
+
+
 class Rule(NamedTuple):
-    """What a variable must be, in words, and its parser: text → value, ValueError if broken."""
+    """What a variable must be, in words: ``convert`` turns its text into the value, which ``ok``
+    must accept (ValueError, KeyError or a false ``ok``: the rule is broken)."""
 
     text: str
-    parse: Callable[[str], Any]
+    convert: Callable[[str], Any] = str
+    ok: Callable[[Any], object] = lambda _value: True
+
+    def parse(self, given: str) -> Any:
+        value = self.convert(given)
+        if not self.ok(value):
+            raise ValueError(given)
+        return value
 
 
 class _Broken(ValueError):
@@ -55,59 +73,38 @@ class _Broken(ValueError):
         self.rule = rule
 
 
-def _integer(low: int, high: int, note: str = "") -> Rule:
-    def parse(text: str) -> int:
-        if not re.fullmatch(r"[+-]?[0-9]+", text.strip()) or not low <= int(text) <= high:
-            raise ValueError(text)
-        return int(text)
+def _whole(text: str) -> int:
+    # Decimal digits only: int() alone also takes "1_000" and other scripts' digits.
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip()):
+        raise ValueError(text)
+    return int(text)
 
-    return Rule(f"an integer in {low}..{high}{note}", parse)
+
+def _integer(low: int, high: int, note: str = "") -> Rule:
+    return Rule(f"an integer in {low}..{high}{note}", _whole, lambda n: low <= n <= high)
 
 
 def _number(low: float, high: float, note: str = "") -> Rule:
-    def parse(text: str) -> float:
-        number = float(text)
-        if not (math.isfinite(number) and low <= number <= high):
-            raise ValueError(text)
-        return number
-
-    return Rule(f"a number in {low:g}..{high:g}{note}", parse)
+    return Rule(f"a number in {low:g}..{high:g}{note}", float,
+                lambda n: math.isfinite(n) and low <= n <= high)
 
 
 def _duration(note: str, high: float = _MAX_DURATION_S, days: bool = False) -> Rule:
-    def parse(text: str) -> float:
-        seconds = parse_duration(text, days)
-        if not 0 < seconds <= high:
-            raise ValueError(text)
-        return seconds
-
-    return Rule((DURATION_DAYS_RULE if days else DURATION_RULE) + note, parse)
+    return Rule((DURATION_DAYS_RULE if days else DURATION_RULE) + note,
+                partial(parse_duration, days=days), lambda seconds: 0 < seconds <= high)
 
 
-def _one_of(words: Mapping[str, Any], text: str = "") -> Rule:
-    """One of the words (lowercase keys), in any case: its value (KeyError if none)."""
-    return Rule(text or "one of " + ", ".join(words.values()),
-                lambda given: words[given.strip().lower()])
+def _one_of(words: Mapping[str, Any] | Sequence[str], text: str = "") -> Rule:
+    """One of the words, in any case: the word as written, or a mapping's value for it."""
+    values = words if isinstance(words, Mapping) else {word.lower(): word for word in words}
+    return Rule(text or "one of " + ", ".join(values.values()),
+                lambda given: values[given.strip().lower()])
 
 
-def _words(*words: str) -> dict[str, str]:
-    return {word.lower(): word for word in words}
-
-
-def _checked(text: str, ok: Callable[[str], object]) -> Rule:
-    """The value as it is given, when ``ok`` says so."""
-    def parse(given: str) -> str:
-        if not ok(given):
-            raise ValueError(given)
-        return given
-
-    return Rule(text, parse)
-
-
-def _policy(what: str, parse: Callable[[str], Any], unset: str = "its default") -> Rule:
+def _policy(what: str, convert: Callable[[str], Any], unset: str = "its default") -> Rule:
     """A retry-policy variable: only parsed here, the server judges the value."""
     return Rule(f"{what}, within the server's bounds (recording_finalize.settings; unset: "
-                f"{unset})", parse)
+                f"{unset})", convert)
 
 
 def _policy_duration(days: bool = False) -> Callable[[str], float]:
@@ -176,24 +173,8 @@ def _is_host_port(server: str) -> bool:
     return bool(sep and host and port.isdigit() and 0 < int(port) < 65536)
 
 
-def _address(text: str) -> str:
-    """An IP address literal (no host name: what to bind must not depend on a resolver)."""
-    return str(ipaddress.ip_address(text.strip()))
-
-
-def _sql_dir(text: str) -> Path:
-    path = Path(text).expanduser()
-    if not (path / "migrations").is_dir() or not (path / "functions").is_dir():
-        raise ValueError(text)
-    return path.resolve()
-
-
-def _retention(text: str) -> float:
-    """At least a minute (prune refuses less), or 0 for off."""
-    seconds = parse_duration(text, days=True)
-    if seconds != 0 and not 60 <= seconds <= 10 * _MAX_DURATION_S:
-        raise ValueError(text)
-    return seconds
+def _is_sql_tree(path: Path) -> bool:
+    return (path / "migrations").is_dir() and (path / "functions").is_dir()
 
 
 @dataclass(frozen=True)
@@ -227,8 +208,7 @@ _SASL_ONLY = Rule("required with SASL_*", str)
 
 @dataclass(frozen=True)
 class Settings:
-    """The validated configuration: a field per variable, in ``--help`` order. Durations are
-    in seconds."""
+    """The validated configuration: a field per variable, in ``--help`` order; durations in s."""
 
     database_url: str = _variable(
         "DATABASE_URL", None, Rule(_DATABASE_URL_RULE, _database_url),
@@ -249,14 +229,14 @@ class Settings:
         "AWS_DEFAULT_REGION", "us-east-1", Rule("a region name", str), "S3 region")
     s3_bucket: str = _variable(
         "RFR_S3_BUCKET", "call-recordings",
-        _checked("an S3 bucket name (3-63 of a-z 0-9 . -)",
-                 re.compile(r"(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]").fullmatch),
+        Rule("an S3 bucket name (3-63 of a-z 0-9 . -)", str,
+             re.compile(r"(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]").fullmatch),
         "the bucket of category CALL_RECORDINGS", "--bucket")
     s3_key_template: str = _variable(
         "RFR_S3_KEY_TEMPLATE", "recordings/{recording_id}",
-        _checked("a key using only {recording_id}, {session_id}, {session_kind}, with "
-                 "{recording_id} or {session_id}, no leading or trailing / and no //",
-                 _is_key_template),
+        Rule("a key using only {recording_id}, {session_id}, {session_kind}, with "
+             "{recording_id} or {session_id}, no leading or trailing / and no //", str,
+             _is_key_template),
         "where the recorder puts a recording's binary", "--key-template")
     s3_timeout: float = _variable(
         "RFR_S3_TIMEOUT", "10s", _duration(", > 0 and < RFR_LOCK_TTL / 2"),
@@ -266,16 +246,15 @@ class Settings:
         "--s3-concurrency")
     kafka_bootstrap_servers: str | None = _variable(
         "KAFKA_BOOTSTRAP_SERVERS", None,
-        _checked("host:port[,host:port...] (required by run, run-once)",
-                 lambda text: all(_is_host_port(server) for server in text.split(","))),
+        Rule("host:port[,host:port...] (required by run, run-once)", str,
+             lambda text: all(_is_host_port(server) for server in text.split(","))),
         "the Kafka brokers")
     kafka_security_protocol: str = _variable(
-        "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", _one_of(_words(*_SECURITY_PROTOCOLS)),
+        "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", _one_of(_SECURITY_PROTOCOLS),
         "Kafka security protocol")
     kafka_sasl_mechanism: str | None = _variable(
         "KAFKA_SASL_MECHANISM", None,
-        _one_of(_words(*_SASL_MECHANISMS), f"one of {', '.join(_SASL_MECHANISMS)}; required with "
-                "SASL_*"),
+        _one_of(_SASL_MECHANISMS, f"one of {', '.join(_SASL_MECHANISMS)}; required with SASL_*"),
         "Kafka SASL mechanism")
     kafka_sasl_username: str | None = _variable(
         "KAFKA_SASL_USERNAME", None, _SASL_ONLY, "Kafka SASL user")
@@ -283,8 +262,8 @@ class Settings:
         "KAFKA_SASL_PASSWORD", None, _SASL_ONLY, "Kafka SASL password", secret=True)
     topic: str = _variable(
         "RFR_TOPIC", "pin.messenger.call-recording-available.v1",
-        _checked("a Kafka topic name (1-249 of A-Z a-z 0-9 . _ -)",
-                 re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,249}").fullmatch),
+        Rule("a Kafka topic name (1-249 of A-Z a-z 0-9 . _ -)", str,
+             re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,249}").fullmatch),
         "the topic of call-recording-available", "--topic")
     relay_batch_size: int = _variable(
         "RFR_RELAY_BATCH_SIZE", "500", _integer(1, 10000), "outbox rows per relay batch",
@@ -338,17 +317,22 @@ class Settings:
     metrics_port: int = _variable(
         "RFR_METRICS_PORT", "9464", _integer(0, 65535, " (0 disables /metrics)"),
         "the port of /metrics, /livez and /readyz (run)", "--metrics-port")
+    # An IP address literal: what to bind must not depend on a resolver.
     metrics_address: str = _variable(
-        "RFR_METRICS_ADDRESS", "0.0.0.0", Rule("an IPv4 or IPv6 address of this host", _address),
+        "RFR_METRICS_ADDRESS", "0.0.0.0", Rule("an IPv4 or IPv6 address of this host",
+                                               lambda text: str(ip_address(text.strip()))),
         "the address /metrics, /livez and /readyz listen on (run): every interface by default, "
         "as a scraped pod needs; 127.0.0.1 keeps them on the host", "--metrics-address")
-    # The operator toolkit (SPEC section 7): 0 = run never prunes.
+    # The operator toolkit (SPEC section 7): 0 = run never prunes; prune refuses less than 1m.
     retention: float = _variable(
-        "RFR_RETENTION", "30d", Rule(f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)", _retention),
+        "RFR_RETENTION", "30d",
+        Rule(f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)", partial(parse_duration, days=True),
+             lambda seconds: seconds == 0 or 60 <= seconds <= 10 * _MAX_DURATION_S),
         "run prunes the product's finished rows (Done finalize rows, expired leases, ended "
         "incidents) older than this, hourly; never the service's outboxes")
     sql_dir: Path = _variable(  # noqa: RUF009 - a dataclasses.field(), as every _variable
-        "RFR_SQL_DIR", None, Rule("a directory holding migrations/ and functions/", _sql_dir),
+        "RFR_SQL_DIR", None, Rule("a directory holding migrations/ and functions/",
+                                  lambda text: Path(text).expanduser().resolve(), _is_sql_tree),
         "the SQL tree for migrate (default: the package's sql/)")
     max_apply_rate: float = _variable(
         "RFR_MAX_APPLY_RATE", "0", _number(0, 100000, " (0 = no limit)"),
@@ -356,7 +340,7 @@ class Settings:
         "nobody else is on the database, with off a fixed pace (docs/pacing.md)",
         "--max-apply-rate")
     pacing: str = _variable(
-        "RFR_PACING", "adaptive", _one_of(_words("adaptive", "off"), "adaptive or off"),
+        "RFR_PACING", "adaptive", _one_of(("adaptive", "off"), "adaptive or off"),
         "adaptive: a drain runs unlimited while no other login's sessions are at work in the "
         "database, at RFR_PACING_SHARED_RATE while they are (or the probe does not answer); "
         "off: only RFR_MAX_APPLY_RATE paces (a database the worker has to itself, or a pace set "
@@ -383,7 +367,6 @@ class Settings:
         return [v for v in values if v]
 
 
-#: The variables and the ``Settings`` field each sets.
 _FIELD_OF = {f.metadata["variable"].name: f.name for f in fields(Settings) if f.metadata}
 VARIABLES: tuple[Variable, ...] = tuple(f.metadata["variable"] for f in fields(Settings)
                                         if f.metadata)
@@ -418,32 +401,17 @@ def mask_dsn(dsn: str) -> str:
     return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", r"\1***", masked)
 
 
-def parse_duration(text: str, days: bool = False) -> float:
-    """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds. ValueError otherwise.
-
-    ``days``: also ``"30d"`` (SPEC section 7: RFR_RETENTION and ``prune --older-than``)."""
-    match = _DURATION.match(text)
-    if match is None or (match.group(2) == "d" and not days):
-        raise ValueError(f"not a duration: {text!r}")
-    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
-    if not math.isfinite(seconds):
-        raise ValueError(f"not a finite duration: {text!r}")
-    return seconds
-
-
 def packaged_sql_dir() -> Path | None:
-    """The SQL tree the installed package ships (``recording_finalize.sql``), or None.
-
-    Found through the import system, not a path next to this file: in a wheel it is package data
-    under site-packages, in an editable install the checkout's ``sql/`` (the package maps it).
-    """
+    """The SQL tree the installed package ships (``recording_finalize.sql``), or None. Found
+    through the import system, not a path next to this file: in a wheel it is package data under
+    site-packages, in an editable install the checkout's ``sql/`` (the package maps it)."""
     try:
         spec = importlib.util.find_spec("recording_finalize.sql")
     except ModuleNotFoundError:
         return None
     for location in (spec.submodule_search_locations or []) if spec else []:
         path = Path(location)
-        if (path / "migrations").is_dir() and (path / "functions").is_dir():
+        if _is_sql_tree(path):
             return path.resolve()
     return None
 
@@ -452,9 +420,8 @@ def load_settings(
     environ: Mapping[str, str], overrides: Mapping[str, str] | None = None,
     *, database_required: bool = True,
 ) -> Settings:
-    """Validates ``environ`` (overridden by ``overrides``, keyed by variable name): a
-    ``ConfigError`` for the first variable that breaks its rule. Touches nothing outside this
-    process but the ``RFR_SQL_DIR`` check. A command that never connects (``service-sql``) passes
+    """``ConfigError`` for the first variable that breaks its rule; ``overrides`` (the flags) win
+    over ``environ``. A command that never connects (``service-sql``) passes
     ``database_required=False``: an unset DATABASE_URL is then ``""`` (a set one is checked)."""
     overrides = overrides or {}
     # Each variable's text and where it came from: its flag, or "" (the environment, the default).
@@ -483,12 +450,7 @@ def load_settings(
         if values["RFR_SQL_DIR"] is None:
             raise fail("RFR_SQL_DIR", "set it: this installation ships no sql/ "
                        "(recording_finalize.sql) with migrations/ and functions/")
-    _check_together(values, fail)
-    return Settings(**{_FIELD_OF[name]: value for name, value in values.items()})
-
-
-def _check_together(values: dict[str, Any], fail: Callable[..., ConfigError]) -> None:
-    """The rules that tie one variable to another."""
+    # The rules that tie one variable to another.
     if values["RFR_LOCK_TTL"] <= values["RFR_MAX_RUN_DURATION"]:
         raise fail("RFR_LOCK_TTL")
     # An S3 check must end well inside the lock's lifetime, or a slow check could outlive it.
@@ -499,10 +461,15 @@ def _check_together(values: dict[str, Any], fail: Callable[..., ConfigError]) ->
         for name in ("KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD"):
             if values[name] is None:
                 raise fail(name, f"set when KAFKA_SECURITY_PROTOCOL is {protocol}")
+    return Settings(**{_FIELD_OF[name]: value for name, value in values.items()})
 
 
-def value_of(settings: Settings, variable: str) -> Any:
-    return getattr(settings, _FIELD_OF[variable])
+def value_text(settings: Settings, variable: str) -> str | None:
+    """``variable``'s value as an operator writes it (durations in seconds: "90s"); None: unset."""
+    value = getattr(settings, _FIELD_OF[variable])
+    if isinstance(value, float):
+        return f"{value:g}s" if VARIABLE_BY_NAME[variable].is_duration else f"{value:g}"
+    return None if value is None else str(value)
 
 
 def require_kafka(settings: Settings) -> None:

@@ -76,10 +76,9 @@ class LockConnectionError(Exception):
 
 
 def check_lock_connection(settings: Settings, second: queries.Connection) -> None:
-    """Start-up self-check: the lock connection keeps a PostgreSQL session of its own (behind
-    a transaction-pooling proxy two runners could both "hold" the advisory lock; ``second``, the
-    start-up's connection, tries to share it) and the server took its ``idle_session_timeout``.
-    A throw-away key leaves a running peer undisturbed."""
+    """The lock connection keeps a PostgreSQL session of its own (behind a transaction-pooling
+    proxy two runners could both "hold" the advisory lock; ``second`` tries to share it) and the
+    server took its ``idle_session_timeout``. A throw-away key leaves a running peer alone."""
     probe_key = secrets.randbits(62) + 1
     with _lock_connection(settings) as first:
         pid = queries.backend_pid(first)
@@ -192,10 +191,8 @@ def refusal(err: psycopg.Error) -> str | None:
     text = str(err)
     if "FATAL:" not in text and "fe_sendauth" not in text:
         return None  # no answer from the server: unreachable, refused, timed out
-    for marker, meaning in _PERMANENT_CONNECT_ANSWERS:
-        if marker in text:
-            return meaning
-    return None
+    return next((meaning for marker, meaning in _PERMANENT_CONNECT_ANSWERS if marker in text),
+                None)
 
 
 def database_target(settings: Settings) -> str:

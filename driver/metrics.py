@@ -236,17 +236,32 @@ class Metrics:
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
-    def start_server(self, port: int, addr: str = "0.0.0.0",
-                     health: Health | None = None) -> int | None:
-        """Serves ``/metrics`` (with ``health``, the probes too) from a daemon thread; returns
-        the port, or None for port 0 (disabled)."""
+    def start_server(self, port: int, addr: str, health: Health) -> int | None:
+        """Serves ``/metrics`` and the probes from a daemon thread; returns the port, or None for
+        port 0 (disabled)."""
         if port == 0:
             return None
-        if health is not None:
-            self.ready.set_function(lambda: 1.0 if health.ready()[0] else 0.0)
+        self.ready.set_function(lambda: 1.0 if health.ready()[0] else 0.0)
+        metrics_app = make_wsgi_app(self.registry)
+
+        def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+            path = environ.get("PATH_INFO", "")
+            if path == METRICS:
+                return metrics_app(environ, start_response)  # type: ignore[no-any-return]
+            if path in (LIVEZ, READYZ):
+                ok, reason = health.live() if path == LIVEZ else health.ready()
+                status = "200 OK" if ok else "503 Service Unavailable"
+                if path == READYZ and _wants_json(environ):
+                    return _text(start_response, status, json.dumps(
+                        health.readiness(), separators=(",", ":")), "application/json")
+                return _text(start_response, status, reason)
+            # Anything else (``/`` included) is not ours: a probe or scrape pointed at a wrong
+            # path must fail loudly instead of reading a 200 with the metrics in it.
+            return _text(start_response, "404 Not Found",
+                         f"not found: this endpoint serves {METRICS}, {LIVEZ} and {READYZ}")
+
         server_class = _ThreadingServer6 if ":" in addr else ThreadingWSGIServer
-        server = make_server(addr, port, _app(make_wsgi_app(self.registry), health),
-                             server_class, _QuietHandler)
+        server = make_server(addr, port, app, server_class, _QuietHandler)
         threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
         self._server = server
         return int(server.server_address[1])
@@ -256,28 +271,6 @@ class Metrics:
         if server is not None:
             server.shutdown()
             server.server_close()
-
-
-def _app(metrics_app: Callable[..., Any], health: Health | None) -> Callable[..., Iterable[bytes]]:
-    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        path = environ.get("PATH_INFO", "")
-        if path == METRICS:
-            return metrics_app(environ, start_response)  # type: ignore[no-any-return]
-        if path in (LIVEZ, READYZ):
-            if health is None:
-                return _text(start_response, "404 Not Found", "no probes in this command")
-            ok, reason = health.live() if path == LIVEZ else health.ready()
-            status = "200 OK" if ok else "503 Service Unavailable"
-            if path == READYZ and _wants_json(environ):
-                return _text(start_response, status, json.dumps(
-                    health.readiness(), separators=(",", ":")), "application/json")
-            return _text(start_response, status, reason)
-        # Anything else (``/`` included) is not ours: a probe or scrape pointed at a wrong
-        # path must fail loudly instead of reading a 200 with the metrics in it.
-        return _text(start_response, "404 Not Found",
-                     f"not found: this endpoint serves {METRICS}, {LIVEZ} and {READYZ}")
-
-    return app
 
 
 def _text(start_response: StartResponse, status: str, text: str,

@@ -42,18 +42,13 @@ class Answer:
 Check = Callable[[], Answer]
 
 
-@dataclass(frozen=True)
-class Probe:
-    """``grace_s``: how long the dependency may be unreachable (once reached) before the pod is
-    unready; ``timeout_s``: how long one check may take (hanging three periods beyond that)."""
-
-    check: Check
-    grace_s: float = 0.0
-    timeout_s: float = 0.0
-
-
 @dataclass
-class _Dependency:
+class Probe:
+    """One dependency's check and its last answer. ``grace_s``: how long the dependency may be
+    unreachable (once reached) before the pod is unready; ``timeout_s``: how long one check may
+    take (hanging three periods beyond that). No ``check``: answers are reported from outside."""
+
+    check: Check | None = None
     grace_s: float = 0.0
     timeout_s: float = 0.0
     answer: Answer | None = None
@@ -86,12 +81,14 @@ class Health:
                  cycle_bound_s: float | None = None) -> None:
         self.stale_after_s = stale_after_s
         self.cycle_bound_s = cycle_bound_s
-        self.check_period_s = READINESS_PERIOD_S
+        self._period_s = READINESS_PERIOD_S
         self._clock = clock
         self._lock = threading.Lock()
         self._born = self._last_beat = clock()
         self._thread: threading.Thread | None = None
-        self._deps: dict[str, _Dependency] = {}
+        self._probes: dict[str, Probe] = {}
+        self._stop_checks = threading.Event()
+        self._checkers: list[threading.Thread] = []
         self._phase = "starting"  # until the start-up checks passed, then "running"
         self._startup = "running the start-up checks"
         self._attempts = self._cycles = 0
@@ -163,27 +160,46 @@ class Health:
             took = "" if self._last_cycle_s is None else f", took {_ago(self._last_cycle_s)}"
             return True, f"ok: last cycle started {_ago(idle)} ago{took} ({self._cycles} cycles)"
 
-    def expect(self, name: str, grace_s: float = 0.0, timeout_s: float = 0.0) -> None:
-        with self._lock:
-            self._deps.setdefault(name, _Dependency(grace_s, timeout_s))
-
     def report(self, name: str, answer: Answer) -> None:
         with self._lock:
-            dep = self._deps.setdefault(name, _Dependency())
-            dep.answer, dep.checked_at = answer, self._clock()
-            dep.reached |= answer.ok
+            probe = self._probes.setdefault(name, Probe())
+            probe.answer, probe.checked_at = answer, self._clock()
+            probe.reached |= answer.ok
             if answer.ok:
-                dep.failing_since = None
-            elif dep.failing_since is None:
-                dep.failing_since = dep.checked_at
+                probe.failing_since = None
+            elif probe.failing_since is None:
+                probe.failing_since = probe.checked_at
+
+    def start_checks(self, probes: Mapping[str, Probe],
+                     period_s: float = READINESS_PERIOD_S) -> None:
+        """Runs each probe's check every ``period_s`` on a daemon thread of its own (a hanging
+        check holds no other back) until ``stop_checks``."""
+        with self._lock:
+            self._probes |= probes
+            self._period_s = period_s
+        self._checkers = [threading.Thread(target=self._check, args=(name, probe.check),
+                                           name=f"readiness-{name}", daemon=True)
+                          for name, probe in probes.items() if probe.check is not None]
+        for thread in self._checkers:
+            thread.start()
+
+    def stop_checks(self) -> None:
+        self._stop_checks.set()
+        for thread in self._checkers:
+            thread.join(timeout=5)
+
+    def _check(self, name: str, check: Check) -> None:
+        while not self._stop_checks.is_set():
+            self.report(name, check())
+            self._stop_checks.wait(self._period_s)
 
     def _states(self) -> list[tuple[str, bool, str, float | None]]:
         """(name, holds, reason, seconds since its last answer)."""
         with self._lock:
             now = self._clock()
-            states = [(name, *dep.verdict(now, self.check_period_s),
-                       None if dep.answer is None else now - dep.checked_at)
-                      for name, dep in self._deps.items()]
+            states = [(name, *probe.verdict(now, self._period_s),
+                       None if probe.answer is None else now - probe.checked_at)
+                      for name, probe in self._probes.items()]
             starting = self._phase == "starting"
         if starting:
             states.append(("start-up", False, "the start-up checks have not passed yet", None))
@@ -210,36 +226,6 @@ class Health:
                            "answeredSecondsAgo": None if age is None else round(age, 1)}
                        for n, holds, r, age in states},
         }
-
-
-class ReadinessChecker:
-    """Runs each dependency's check (``worker.py`` builds them) every period on its own daemon
-    thread, into ``health``."""
-
-    def __init__(self, health: Health, probes: Mapping[str, Probe],
-                 period_s: float = READINESS_PERIOD_S) -> None:
-        self.health = health
-        health.check_period_s = self._period_s = period_s
-        self._stop = threading.Event()
-        for name, probe in probes.items():
-            health.expect(name, probe.grace_s, probe.timeout_s)
-        self._threads = [threading.Thread(target=self._run, args=(name, probe.check),
-                                          name=f"readiness-{name}", daemon=True)
-                         for name, probe in probes.items()]
-
-    def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=5)
-
-    def _run(self, name: str, check: Check) -> None:
-        while not self._stop.is_set():
-            self.health.report(name, check())
-            self._stop.wait(self._period_s)
 
 
 class Watchdog:

@@ -100,14 +100,29 @@ class RelayResult:
 
 @dataclass
 class _Batch:
-    """One batch's delivery reports (filled during ``flush``); ``marked``: the rows marked
-    published (not those another relay took over meanwhile)."""
+    """One batch's delivery reports (filled during ``flush``), marked published by ``mark`` as
+    they come; ``marked``: the rows marked (not those another relay took over meanwhile)."""
 
+    mark: Callable[[list[int]], int]
     acked: list[int] = field(default_factory=list)
     failed: dict[int, KafkaError] = field(default_factory=dict)
     closed: bool = False
     marked_upto: int = 0
     marked: int = 0
+
+    def on_delivery(self, row_id: int, err: KafkaError | None, msg: Message) -> None:
+        if self.closed:
+            return  # a report after the batch was given up: its row is already counted as failed
+        error = err if err is not None else msg.error()
+        if error is None:
+            self.acked.append(row_id)
+        else:
+            self.failed[row_id] = error
+
+    def mark_acknowledged(self) -> None:
+        if len(self.acked) > self.marked_upto:
+            self.marked += self.mark(sorted(self.acked[self.marked_upto:]))
+            self.marked_upto = len(self.acked)
 
 
 class Relay:
@@ -122,25 +137,16 @@ class Relay:
         self._pool = pool
         self._metrics = metrics
         self._producer_factory = producer_factory
-        if delivery_timeout_s is None:
-            delivery_timeout_s = delivery_timeout_for(settings)
+        delivery_timeout_s = delivery_timeout_s or delivery_timeout_for(settings)
         self._config = producer_config(settings, delivery_timeout_s)
         self._flush_wait_s = delivery_timeout_s + min(FLUSH_MARGIN_S, delivery_timeout_s)
         self._lease_s = self._flush_wait_s + lease_margin_s
         self._producer: Producer | None = None
         self._fatal: KafkaError | None = None
         self._logged_errors: set[int] = set()
-        #: The current drain's stop event (a stop cuts a batch's wait) and when its batches stop
-        #: waiting for their delivery reports (``time.monotonic()``; a bounded drain's deadline).
+        # The current drain's stop (it cuts a batch's wait) and a bounded drain's deadline.
         self._stop = threading.Event()
         self._wait_until = math.inf
-
-    def _ensure_producer(self) -> Producer:
-        if self._producer is None:
-            self._fatal = None
-            self._producer = self._producer_factory(
-                self._config | {"error_cb": self._on_error, "logger": LIBRDKAFKA_LOG})
-        return self._producer
 
     def _on_error(self, err: KafkaError) -> None:
         """librdkafka's client-level errors, served during flush/poll on this thread."""
@@ -151,7 +157,7 @@ class Relay:
             return
         self._logged_errors.add(err.code())
         log("kafka error", level="error" if err.fatal() else "warning", error=err.name(),
-                  fatal=err.fatal(), reason=err.str())
+            fatal=err.fatal(), reason=err.str())
 
     def close(self, wait_s: float = FLUSH_MARGIN_S) -> None:
         """Waits at most ``wait_s`` for in-flight messages, then purges the rest (unmarked, it goes
@@ -187,8 +193,8 @@ class Relay:
                                                      else self._flush_wait_s):
                     reason = "deadline"
                     log("relay deadline", level="warning", batches=result.batches,
-                              message="too little time left for another batch; the rest waits "
-                              "for the next cycle")
+                        message="too little time left for another batch; the rest waits for "
+                        "the next cycle")
                 else:
                     reason = self._batch(conn, result)
         result.reason = reason
@@ -197,37 +203,39 @@ class Relay:
     def _batch(self, conn: queries.Connection, result: RelayResult) -> str | None:
         """One batch: claim, produce, wait, mark. Returns why the drain ends, or None."""
         settings = self._settings
-        producer = self._ensure_producer()
+        if self._producer is None:
+            self._fatal = None
+            self._producer = self._producer_factory(
+                self._config | {"error_cb": self._on_error, "logger": LIBRDKAFKA_LOG})
+        producer = self._producer
         rows = queries.relay_claim(conn, settings.relay_batch_size, self._lease_s,
                                    settings.lock_key, settings.topic)
         if not rows:
             return "empty"
         rows.sort(key=lambda row: row.id)
         token = rows[0].lease_token
-        batch = self._publish(producer, rows,
-                              lambda ids: queries.relay_mark_published(conn, ids, token))
+        batch = self._publish(producer, rows, _Batch(
+            lambda ids: queries.relay_mark_published(conn, ids, token)))
         self._metrics.count_published(batch.marked, len(batch.failed))
         result.batches += 1
         result.claimed += len(rows)
         result.published += batch.marked
         result.failed += len(batch.failed)
         if batch.acked:
-            log("batch published", topic=settings.topic, rows=len(rows),
-                      published=batch.marked, firstId=batch.acked[0], lastId=batch.acked[-1])
+            log("batch published", topic=settings.topic, rows=len(rows), published=batch.marked,
+                firstId=batch.acked[0], lastId=batch.acked[-1])
         if batch.failed:
-            log("delivery failed", level="warning", topic=settings.topic,
-                      failed=len(batch.failed),
-                      errors=sorted({err.name() for err in batch.failed.values()}),
-                      ids=sorted(batch.failed)[:LOGGED_IDS],
-                      message="not marked published; retried when the lease runs out")
+            log("delivery failed", level="warning", topic=settings.topic, failed=len(batch.failed),
+                errors=sorted({err.name() for err in batch.failed.values()}),
+                ids=sorted(batch.failed)[:LOGGED_IDS],
+                message="not marked published; retried when the lease runs out")
         if self._fatal is not None or batch.failed:
             if self._fatal is not None:
                 log("kafka producer fatal", level="error", error=self._fatal.name(),
-                          reason=self._fatal.str(),
-                          message="the producer is closed; the next drain builds a new one")
-            # The producer's session may be what fails (module doc): the next drain builds a
-            # new one. A stopping worker's close waits for nothing, a bounded one's until its
-            # deadline.
+                    reason=self._fatal.str(),
+                    message="the producer is closed; the next drain builds a new one")
+            # The producer's session may be what fails (module doc). A stopping worker's close
+            # waits for nothing, a bounded one's until its deadline.
             self.close(0.0 if self._stop.is_set() else self._wait_until - time.monotonic())
             return "fatal" if self._fatal is not None else "delivery_failed"
         if len(rows) < settings.relay_batch_size:
@@ -238,11 +246,9 @@ class Relay:
             return "empty"
         return None
 
-    def _publish(self, producer: Producer, rows: list[queries.OutboxRow],
-                 mark: Callable[[list[int]], int]) -> _Batch:
+    def _publish(self, producer: Producer, rows: list[queries.OutboxRow], batch: _Batch) -> _Batch:
         """Produces every row, then marks what the broker acknowledges as it comes: a crash
         re-delivers only what was in flight."""
-        batch = _Batch()
         for index, row in enumerate(rows):
             try:
                 self._produce(producer, row, batch)
@@ -253,7 +259,7 @@ class Relay:
                     self._fatal = err
                     batch.failed |= dict.fromkeys((rest.id for rest in rows[index + 1:]), err)
                     break
-        remaining = self._flush_marking(producer, batch, mark)
+        remaining = self._flush_marking(producer, batch)
         batch.closed = True
         if remaining:
             # Cannot happen with message.timeout.ms below the wait; if it does, those rows are
@@ -262,12 +268,11 @@ class Relay:
         reported = set(batch.acked) | set(batch.failed)
         silent = KafkaError(KafkaError._MSG_TIMED_OUT)
         batch.failed |= {row.id: silent for row in rows if row.id not in reported}
-        _mark_acknowledged(batch, mark)
+        batch.mark_acknowledged()
         batch.acked.sort()
         return batch
 
-    def _flush_marking(self, producer: Producer, batch: _Batch,
-                       mark: Callable[[list[int]], int]) -> int:
+    def _flush_marking(self, producer: Producer, batch: _Batch) -> int:
         """Waits for the reports in slices of MARK_EVERY_S, marking after each; returns the
         messages still in flight."""
         deadline = min(time.monotonic() + self._flush_wait_s, self._wait_until)
@@ -278,9 +283,8 @@ class Relay:
                 remaining = int(producer.flush(max(0.0, min(MARK_EVERY_S,
                                                             deadline - time.monotonic()))))
             except (KafkaException, SystemError) as exc:
-                # A fatal error surfaces here as an exception: confluent-kafka 2.16 raises it
-                # from flush, as a SystemError wrapping the KafkaException when an error_cb is
-                # set.
+                # A fatal error: confluent-kafka 2.16 raises it from flush, as a SystemError
+                # wrapping the KafkaException when an error_cb is set.
                 raised = [c for c in (exc, exc.__cause__, exc.__context__)
                           if isinstance(c, KafkaException)]
                 if not raised:
@@ -288,7 +292,7 @@ class Relay:
                 self._fatal = kafka_error(raised[0])
                 return 0
             if remaining:
-                _mark_acknowledged(batch, mark)
+                batch.mark_acknowledged()
             if not remaining or time.monotonic() >= deadline:
                 return remaining
 
@@ -299,27 +303,11 @@ class Relay:
             try:
                 producer.produce(self._settings.topic, value=row.payload.encode("utf-8"),
                                  key=row.message_key.encode("utf-8"), headers=headers,
-                                 on_delivery=partial(_on_delivery, batch, row.id))
+                                 on_delivery=partial(batch.on_delivery, row.id))
                 return
             except BufferError:
                 # The local queue is full: let librdkafka send some, then try again.
                 producer.poll(0.1)
-
-
-def _mark_acknowledged(batch: _Batch, mark: Callable[[list[int]], int]) -> None:
-    if len(batch.acked) > batch.marked_upto:
-        batch.marked += mark(sorted(batch.acked[batch.marked_upto:]))
-        batch.marked_upto = len(batch.acked)
-
-
-def _on_delivery(batch: _Batch, row_id: int, err: KafkaError | None, msg: Message) -> None:
-    if batch.closed:
-        return  # a report after the batch was given up: its row is already counted as failed
-    error = err if err is not None else msg.error()
-    if error is None:
-        batch.acked.append(row_id)
-    else:
-        batch.failed[row_id] = error
 
 
 def _is_fatal(err: KafkaError) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 from opentelemetry import trace
@@ -109,10 +109,8 @@ def tracer() -> trace.Tracer:
     return _provider.get_tracer("recording_finalize")
 
 
-@contextmanager
-def cycle_span(job_run_id: str) -> Iterator[trace.Span]:
-    with tracer().start_as_current_span(CYCLE_SPAN, attributes={"job_run_id": job_run_id}) as span:
-        yield span
+def cycle_span(job_run_id: str) -> AbstractContextManager[trace.Span]:
+    return tracer().start_as_current_span(CYCLE_SPAN, attributes={"job_run_id": job_run_id})
 
 
 @contextmanager

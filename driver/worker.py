@@ -23,16 +23,15 @@ import psycopg
 
 from . import logs, tracing
 from .cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, connect, fail
-from .config import VARIABLE_BY_NAME, VARIABLES, ConfigError, Settings, require_kafka, value_of
+from .config import VARIABLES, ConfigError, Settings, require_kafka, value_text
 from .errors import SqlState, describe, sqlstate
 from .ops import dry_run
-from .ops.dry_run import dry_run_command
 
 if TYPE_CHECKING:
     from .cycle import Context
     from .drift import Shipped
     from .metrics import Metrics
-    from .probes import Check, Health, ReadinessChecker
+    from .probes import Check, Health, Probe
     from .storage import Storage
 
 # Which variables the worker reads, and which a flag may override.
@@ -109,14 +108,24 @@ _SHOWN_SETTINGS = {
 def _start_checks(
     settings: Settings, retry: threading.Event | None = None, health: Health | None = None
 ) -> int | None:
-    """The bucket, then the database's checks. An unreachable database is no verdict: ``run``
-    tries again every polling interval until ``retry`` is set (exit 0); ``run-once`` raises."""
+    """The bucket, then the database's checks. Storage that cannot be reached is no verdict
+    (the cycles back off and open the worker's incident), nor is an unreachable database:
+    ``run`` tries again every polling interval until ``retry`` is set (exit 0); ``run-once``
+    raises."""
     from .db import database_target, server_message
     from .drift import shipped
+    from .storage import Storage, StorageConfigError
 
-    package = shipped(settings.sql_dir)
-    if (refused := _check_bucket(settings)) is not None:
-        return refused
+    package, storage = shipped(settings.sql_dir), Storage(settings)
+    try:
+        storage.check_bucket()
+    except StorageConfigError as err:
+        logs.log("start-up check failed", level="error", error=err.code,
+                 bucket=settings.s3_bucket, message="the file storage refuses the bucket")
+        return fail(f"start-up check failed: {_bucket_refused(settings.s3_bucket, err.code)}",
+                    EXIT_USAGE)
+    finally:
+        storage.close()
     while True:
         if health is not None:
             health.startup_attempt()
@@ -136,9 +145,8 @@ def _start_checks(
 
 
 def _check_database(settings: Settings, package: Shipped) -> int | None:
-    """Over the start-up connection: the schema, the lock connection's own session, the retry
-    policy and where this worker looks (for explain and audit). An answer that waiting will not
-    change exits 2 with the server's own message; other errors propagate."""
+    """An answer that waiting will not change (the schema, the lock connection, the policy, a
+    refusal) exits 2 with the server's own message; other errors propagate."""
     from . import queries
     from .db import LockConnectionError, check_lock_connection, refusal, server_message
 
@@ -185,9 +193,10 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
         if sqlstate(err) not in (SqlState.INVALID_PARAMETER, SqlState.TOPIC_MISMATCH,
                                  SqlState.POLICY_OUT_OF_BOUNDS):
             raise
-        variable = _VARIABLE_OF_COLUMN.get(err.diag.column_name or "", "RFR_* (the policy)")
-        raise ConfigError(variable, f"what the server accepts ({err.diag.message_primary or err})",
-                          _shown_value(settings, variable)) from None
+        variable = _VARIABLE_OF_COLUMN.get(err.diag.column_name or "")
+        raise ConfigError(variable or "RFR_* (the policy)",
+                          f"what the server accepts ({err.diag.message_primary or err})",
+                          variable and value_text(settings, variable)) from None
     if (replaced := policy.pop("replaced", None)) is not None:
         logs.log("policy changed", level="warning", previous=replaced, policy=policy,
                  message="another runner had set another retry policy; the last to start wins, "
@@ -196,27 +205,15 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
         logs.log("policy set", policy=policy)
 
 
-def _shown_value(settings: Settings, variable: str) -> str | None:
-    """What the operator set for ``variable``, as the refusal shows it (None: unset)."""
-    spec = VARIABLE_BY_NAME.get(variable)
-    value = None if spec is None else value_of(settings, variable)
-    if spec is None or value is None:
-        return None
-    if spec.is_duration:
-        return f"{value:g}s"
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 #: A judgement of the database: (None, {}, what matches) or (log event, its fields, why not).
 _Verdict = tuple[str | None, dict[str, Any], str]
 
 
 def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool,
                     limit: int = 5) -> _Verdict:
-    """Start-up's and /readyz's judgement: the schema against the package (``limit``: the
-    differences shown); once it matches, the contract with the service's tables (a grant
-    revoked, a column changed); once that holds, check_adapter (``rehearse``: the writes too,
-    rolled back)."""
+    """Start-up's and /readyz's judgement, each step once the one before holds: the schema
+    against the package (``limit``: the differences shown), the contract with the service's
+    tables, check_adapter (``rehearse``: the writes too, rolled back)."""
     from . import adapter, contract
     from .drift import schema_drift
 
@@ -242,24 +239,6 @@ def _bucket_refused(bucket: str, code: str) -> str:
             "endpoint and the credentials")
 
 
-def _check_bucket(settings: Settings) -> int | None:
-    """Exit 2 when the file storage refuses the bucket: no cycle could work. Storage that
-    cannot be reached is no verdict: the cycles back off and open the worker's incident."""
-    from .storage import Storage, StorageConfigError
-
-    storage = Storage(settings)
-    try:
-        storage.check_bucket()
-    except StorageConfigError as err:
-        logs.log("start-up check failed", level="error", error=err.code,
-                 bucket=settings.s3_bucket, message="the file storage refuses the bucket")
-        return fail(f"start-up check failed: {_bucket_refused(settings.s3_bucket, err.code)}",
-                    EXIT_USAGE)
-    finally:
-        storage.close()
-    return None
-
-
 # --- the commands -----------------------------------------------------------------------------
 
 
@@ -267,13 +246,13 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from .cycle import run_loop
     from .maintenance import start_pruner
     from .metrics import Metrics
-    from .probes import Health, ReadinessChecker, Watchdog, cycle_bound
+    from .probes import Health, Watchdog, cycle_bound
 
     stop = _StopSignal()
     metrics = Metrics()
-    # The cycle loop runs in this thread; liveness watches it.
     health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl,
                     cycle_bound_s=cycle_bound(settings.lock_ttl))
+    # The cycle loop runs in this thread; liveness watches it.
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
@@ -283,8 +262,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return fail(f"cannot serve /metrics on {settings.metrics_address} port "
                     f"{settings.metrics_port}: {err}")
     # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
-    readiness = _readiness(settings, health) if port is not None else ReadinessChecker(health, {})
-    readiness.start()
+    if port is not None:
+        health.start_checks(_probes(settings), max(1.0, min(settings.polling_interval, 10.0)))
     try:
         if (refused := _start_checks(settings, retry=stop.event, health=health)) is not None:
             stop.report()
@@ -304,7 +283,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             logs.log("worker stopped")
         return EXIT_OK
     finally:
-        readiness.stop()
+        health.stop_checks()
         metrics.stop_server()
 
 
@@ -313,7 +292,7 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.dry_run:
         try:
-            return dry_run_command(args, settings)
+            return dry_run.dry_run_command(args, settings)
         except psycopg.errors.InsufficientPrivilege as err:
             # The worker's login: the dry run reads what only operators may (claim_preview).
             return fail(f"database error: {describe(err)}: {err}; `run-once --dry-run` is an "
@@ -346,15 +325,15 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 KAFKA_CHECK_TIMEOUT_S = 5.0
 
 
-def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
+def _probes(settings: Settings) -> dict[str, Probe]:
     """The bucket and Kafka unready past a bound when they cannot be reached (two polling
     intervals and one attempt's time): a broker restart is no reason to take every pod out."""
     from .db import CONNECT_TIMEOUT_S
-    from .probes import Probe, ReadinessChecker
+    from .probes import Probe
     from .relay import delivery_timeout_for
     from .storage import Storage
 
-    probes = {
+    return {
         "database": Probe(database_check(settings), timeout_s=CONNECT_TIMEOUT_S),
         "storage": Probe(storage_check(Storage(settings), settings),
                          grace_s=2 * settings.polling_interval + settings.s3_timeout,
@@ -363,8 +342,6 @@ def _readiness(settings: Settings, health: Health) -> ReadinessChecker:
                        grace_s=2 * settings.polling_interval + delivery_timeout_for(settings),
                        timeout_s=KAFKA_CHECK_TIMEOUT_S),
     }
-    return ReadinessChecker(health, probes,
-                            period_s=max(1.0, min(settings.polling_interval, 10.0)))
 
 
 def database_check(settings: Settings) -> Check:
@@ -395,24 +372,11 @@ def database_check(settings: Settings) -> Check:
     return check
 
 
-def _layout_unconfirmed(settings: Settings, storage: Storage) -> tuple[int, str] | None:
-    """(how many, one key) of the newest uploaded recordings the database judges absent at the
-    template's keys (the apply path's rule); None also when the database does not answer."""
+def storage_check(storage: Storage, settings: Settings) -> Check:
+    """HeadBucket, then whether the bucket holds the newest uploaded recordings' binaries at the
+    template's keys (the apply path's rule, the database's judgement; unanswered: no verdict)."""
     from . import queries
     from .cycle import KNOWN_UPLOADS
-
-    try:
-        with connect(settings) as conn:
-            rows = queries.known_uploads(conn, KNOWN_UPLOADS)
-            unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
-                conn, *storage.known_upload_answers(rows))
-    except psycopg.Error:
-        return None
-    return (len(rows), storage.key_for(rows[0])) if unconfirmed else None
-
-
-def storage_check(storage: Storage, settings: Settings) -> Check:
-    """HeadBucket, then whether the bucket holds the newest uploaded recordings' binaries."""
     from .probes import Answer
     from .storage import StorageConfigError
 
@@ -424,12 +388,18 @@ def storage_check(storage: Storage, settings: Settings) -> Check:
         if not confirmed:
             return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
                           "file storage cannot be reached)", transient=True)
-        if (layout := _layout_unconfirmed(settings, storage)) is not None:
-            count, key = layout
-            return Answer(False, f"the bucket {storage.bucket!r} holds none of the {count} "
+        try:
+            with connect(settings) as conn:
+                rows = queries.known_uploads(conn, KNOWN_UPLOADS)
+                unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
+                    conn, *storage.known_upload_answers(rows))
+        except psycopg.Error:
+            unconfirmed = False
+        if unconfirmed:
+            return Answer(False, f"the bucket {storage.bucket!r} holds none of the {len(rows)} "
                           f"newest uploaded recordings at the key template's keys (e.g. "
-                          f"{key!r}): check RFR_S3_BUCKET and RFR_S3_KEY_TEMPLATE; no 404 "
-                          "fails a recording meanwhile")
+                          f"{storage.key_for(rows[0])!r}): check RFR_S3_BUCKET and "
+                          "RFR_S3_KEY_TEMPLATE; no 404 fails a recording meanwhile")
         return Answer(True, f"bucket {storage.bucket!r} confirmed")
 
     return check

@@ -16,6 +16,7 @@ from opentelemetry.trace import StatusCode
 from prometheus_client import CollectorRegistry
 from recording_finalize import tracing
 from recording_finalize.metrics import CYCLE_RESULTS, Metrics
+from recording_finalize.probes import Health
 
 P = "messenger_recording_finalize"
 
@@ -176,7 +177,7 @@ def free_port() -> int:
 @contextlib.contextmanager
 def serving(m: Metrics, port: int) -> Iterator[int | None]:
     try:
-        yield m.start_server(port, addr="127.0.0.1")
+        yield m.start_server(port, addr="127.0.0.1", health=Health(stale_after_s=60))
     finally:
         m.stop_server()
 

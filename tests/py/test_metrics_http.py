@@ -19,7 +19,7 @@ from recording_finalize.probes import Health
 @contextlib.contextmanager
 def serving(health: Health | None = None) -> Iterator[str]:
     m = Metrics()
-    port = m.start_server(free_port(), addr="127.0.0.1", health=health)
+    port = m.start_server(free_port(), addr="127.0.0.1", health=health or Health(stale_after_s=60))
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -42,7 +42,7 @@ from conftest import (
     seed_stuck,
 )
 from recording_finalize.metrics import Metrics
-from recording_finalize.probes import Answer, Health, Probe, ReadinessChecker, Watchdog
+from recording_finalize.probes import Answer, Health, Probe, Watchdog
 from test_run import Running, wait_for
 
 
@@ -345,9 +345,9 @@ class Clock:
 def test_readiness_is_every_dependency_with_a_bound_for_the_unreachable_ones() -> None:
     clock = Clock()
     health = Health(stale_after_s=60, clock=clock)
-    health.check_period_s = 1.0
-    health.expect("database")
-    health.expect("kafka", grace_s=10.0, timeout_s=2.0)
+    # No check of their own: the answers are reported below.
+    health.start_checks({"database": Probe(), "kafka": Probe(grace_s=10.0, timeout_s=2.0)},
+                        period_s=1.0)
     health.started()
     ok, text = health.ready()
     assert not ok and text.splitlines() == [
@@ -459,9 +459,8 @@ def test_a_checker_reports_each_dependency_from_its_own_thread() -> None:
         release.wait(10)
         return Answer(True, "late")
 
-    checker = ReadinessChecker(health, {"fast": Probe(lambda: Answer(True, "fine")),
-                                        "slow": Probe(hangs, timeout_s=30)}, period_s=0.2)
-    checker.start()
+    health.start_checks({"fast": Probe(lambda: Answer(True, "fine")),
+                         "slow": Probe(hangs, timeout_s=30)}, period_s=0.2)
     try:
         def checks() -> dict[str, dict[str, object]]:
             return health.readiness()["checks"]  # type: ignore[no-any-return]
@@ -470,7 +469,7 @@ def test_a_checker_reports_each_dependency_from_its_own_thread() -> None:
         assert checks()["slow"]["reason"] == "not checked yet"
     finally:
         release.set()
-        checker.stop()
+        health.stop_checks()
 
 
 # --- liveness in each phase, and the watchdog -------------------------------------------------

@@ -320,9 +320,9 @@ def test_events_written_after_a_short_batch_wait_for_the_next_drain(
     with relay_for(settings, traced, Metrics()) as relay:
         real_publish = relay._publish
 
-        def publish_while_the_service_writes(producer: Any, rows: Any, mark: Any) -> Any:
+        def publish_while_the_service_writes(producer: Any, rows: Any, batch: Any) -> Any:
             enqueue(db, topic, 1)  # committed before this batch is marked
-            return real_publish(producer, rows, mark)
+            return real_publish(producer, rows, batch)
 
         relay._publish = publish_while_the_service_writes  # type: ignore[method-assign]
         first = drain(relay)
