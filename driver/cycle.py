@@ -1,17 +1,14 @@
 """One cycle of the safety net: lock → claim → check → apply (until done) → relay → gauges.
 
-No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own,
-the HEADs run in a bounded thread pool, and each verdict is one ``apply_outcome`` statement,
-its own short transaction; the verdicts that are in when this thread comes to apply go out
-together, pipelined (``pipeline.apply_outcomes``). The driver reports facts, the database
-judges them: every verdict goes out with what the cycle saw of the storage as a whole
-(``queries.StorageFacts``), and ``outcome_decision`` says whether a 404 is believed.
+No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own, the
+HEADs run in a bounded thread pool, and the verdicts that are in go out pipelined, each its own
+transaction (``pipeline``), with what the cycle saw of the storage as a whole: the database
+judges a 404 by it (``queries.StorageFacts``).
 
-Three things stop a cycle early. The stop event (SIGTERM/SIGINT), checked before every storage
-call and between rows: the rows claimed but not applied get their attempt back.
-``RFR_MAX_RUN_DURATION`` ends claiming. And a deadline at the lock TTL: past it the server may
-have ended the lock's session and another runner may own the rows, so nothing more is written
-(a stale verdict would be a no-op anyway, thanks to the claim token).
+A cycle stops early on the stop event (SIGTERM/SIGINT: the rows claimed but not applied get
+their attempt back), at ``RFR_MAX_RUN_DURATION`` (claiming ends) and at the lock TTL: past it
+another runner may own the rows, so nothing more is written (a stale verdict would be a no-op
+anyway, thanks to the claim token).
 """
 
 from __future__ import annotations
@@ -344,7 +341,7 @@ class _Reconcile:
         """Opens finalize rows (bounded per cycle) for recordings stuck past the SLA without
         one, so the service needs no change to be rescued: the claim that follows takes them."""
         summary = self.summary
-        discovered = queries.discover_stuck(self.conn, DISCOVER_LIMIT)
+        discovered = queries.call_value(self.conn, "discover_stuck", limit=DISCOVER_LIMIT)
         # The republish phase for a service that never opens a row: Available, no event anywhere.
         discovered += queries.discover_unpublished(self.conn, self.ctx.settings, DISCOVER_LIMIT)
         summary.counts["discovered"] = discovered
@@ -478,8 +475,9 @@ class _Reconcile:
         if fault is not None:
             raise fault
         # One row's own failure: its attempt stands, its error is kept for the quarantine.
-        queries.record_apply_failure(self.conn, [row for row, _ in failures],
-                                     describe(failures[0][1]), give_back=False)
+        queries.call_value(self.conn, "record_apply_failure",
+                           **queries.claims([row for row, _ in failures]),
+                           error=describe(failures[0][1]), give_back=False)
         raise failures[0][1]
 
     def release_for_config_error(self, rows: list[model.ClaimedRow], code: str) -> None:
@@ -492,7 +490,8 @@ class _Reconcile:
     def service_fault(self, fault: ServiceFault, rows: list[model.ClaimedRow]) -> None:
         """The rows not applied keep the fault as their last_error and get their attempt back."""
         summary, text = self.summary, str(fault)
-        given_back = queries.record_apply_failure(self.conn, rows, text, give_back=True)
+        given_back = queries.call_value(self.conn, "record_apply_failure",
+                                        **queries.claims(rows), error=text, give_back=True)
         summary.service_fault = summary.error = text
         self.ctx.metrics.service_fault.set(1)
         log("cycle stopped by a service fault", level="error", jobRunId=summary.job_run_id,
@@ -504,7 +503,8 @@ class _Reconcile:
     def release_on_stop(self, rows: list[model.ClaimedRow]) -> None:
         """A stop between claim and apply: the rows not applied are due at once, attempt back."""
         summary = self.summary
-        summary.counts["releasedOnStop"] += queries.release_claims(self.conn, rows)
+        summary.counts["releasedOnStop"] += queries.call_value(
+            self.conn, "release_claims", **queries.claims(rows))
         log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),
             released=summary.counts["releasedOnStop"],
             message="stopping: the claimed rows not checked yet got their attempt back")

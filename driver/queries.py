@@ -183,7 +183,7 @@ def _value(conn: Connection, query: str | sql.Composed, params: Any = None) -> A
     return None if row is None else row[0]
 
 
-def _call(conn: Connection, function: str, **params: Any) -> Any:
+def call_value(conn: Connection, function: str, **params: Any) -> Any:
     """``recording_finalize.<function>(p_<name> => value, ...)``'s value (None: no row)."""
     arguments = sql.SQL(", ").join(
         sql.SQL("{} => {}").format(sql.Identifier("p_" + name), sql.Placeholder())
@@ -198,8 +198,10 @@ def _json_object(value: Any, failure: str) -> dict[str, Any]:
     return value
 
 
-def _claims(rows: Sequence[ClaimedRow]) -> tuple[list[UUID], list[UUID | None]]:
-    return [r.recording_id for r in rows], [r.claim_token for r in rows]
+def claims(rows: Sequence[ClaimedRow]) -> dict[str, list[Any]]:
+    """The ``p_recording_ids`` and ``p_claim_tokens`` of the functions that take claimed rows."""
+    return {"recording_ids": [r.recording_id for r in rows],
+            "claim_tokens": [r.claim_token for r in rows]}
 
 
 def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
@@ -216,17 +218,11 @@ def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tupl
             facts.bucket_confirmed, facts.objects_found, facts.known_missing, facts.known_other)
 
 
-def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
-    """Gives back the attempts of claimed rows a stopping worker did not check."""
-    ids, tokens = _claims(rows)
-    return int(_call(conn, "release_claims", recording_ids=ids, claim_tokens=tokens)) if rows else 0
-
-
 def report_worker_config(conn: Connection, settings: Settings) -> None:
     """At start: where the worker looks and how often, for explain and audit."""
-    _call(conn, "report_worker_config", s3_bucket=settings.s3_bucket,
-          s3_key_template=settings.s3_key_template,
-          polling_interval=interval(settings.polling_interval))
+    call_value(conn, "report_worker_config", s3_bucket=settings.s3_bucket,
+               s3_key_template=settings.s3_key_template,
+               polling_interval=interval(settings.polling_interval))
 
 
 def worker_config(conn: Connection) -> WorkerConfig | None:
@@ -246,24 +242,13 @@ def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
 
 def storage_layout_unconfirmed(conn: Connection, found: int, missing: int, other: int) -> bool:
     """The database's word on the known uploads' answers (/readyz)."""
-    return bool(_call(conn, "storage_layout_unconfirmed", known_found=found,
-                      known_missing=missing, known_other=other))
-
-
-def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error: str,
-                         give_back: bool) -> int:
-    ids, tokens = _claims(claimed)
-    return int(_call(conn, "record_apply_failure", recording_ids=ids, claim_tokens=tokens,
-                     error=error, give_back=give_back)) if claimed else 0
+    return bool(call_value(conn, "storage_layout_unconfirmed", known_found=found,
+                           known_missing=missing, known_other=other))
 
 
 def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> int:
-    return int(_call(conn, "discover_unpublished", window=interval(settings.republish_window),
-                     limit=limit))
-
-
-def discover_stuck(conn: Connection, limit: int) -> int:
-    return int(_call(conn, "discover_stuck", limit=limit))
+    return int(call_value(conn, "discover_unpublished",
+                          window=interval(settings.republish_window), limit=limit))
 
 
 def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | None,
@@ -283,7 +268,7 @@ def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) ->
 def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
     """Stores this worker's policy (unset: the server's default); returns it as resolved, with
     ``replaced``, the values it overwrote. RF001/RF009/RF010 on a bad value."""
-    return _json_object(_call(
+    return _json_object(call_value(
         conn, "set_policy", max_attempts=settings.max_attempts,
         sla_timeout=_optional_interval(settings.finalize_sla_timeout),
         backoff_base=_optional_interval(settings.backoff_base),
@@ -296,16 +281,16 @@ def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
 
 
 def server_settings(conn: Connection) -> dict[str, Any]:
-    return _json_object(_call(conn, "server_settings"),
+    return _json_object(call_value(conn, "server_settings"),
                         "server_settings returned no row (recording_finalize.settings is empty)")
 
 
 def try_lock_runner(conn: Connection, key: int) -> bool:
-    return bool(_call(conn, "try_lock_runner", lock_key=key))
+    return bool(call_value(conn, "try_lock_runner", lock_key=key))
 
 
 def unlock_runner(conn: Connection, key: int) -> bool:
-    return bool(_call(conn, "unlock_runner", lock_key=key))
+    return bool(call_value(conn, "unlock_runner", lock_key=key))
 
 
 def backend_pid(conn: Connection) -> int:
