@@ -128,7 +128,7 @@ class CycleSummary:
             return "disabled"
         if self.skipped:
             return "skipped"
-        if self.error is not None or self.service_fault is not None:
+        if self.error is not None:  # a service fault's too
             return "error"
         if self.config_error:
             return "config_error"

@@ -192,12 +192,6 @@ def call_value(conn: Connection, function: str, **params: Any) -> Any:
         sql.Identifier(function), arguments), list(params.values()))
 
 
-def _json_object(value: Any, failure: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise RuntimeError(failure)
-    return value
-
-
 def claims(rows: Sequence[ClaimedRow]) -> dict[str, list[Any]]:
     """The ``p_recording_ids`` and ``p_claim_tokens`` of the functions that take claimed rows."""
     return {"recording_ids": [r.recording_id for r in rows],
@@ -268,7 +262,7 @@ def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) ->
 def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
     """Stores this worker's policy (unset: the server's default); returns it as resolved, with
     ``replaced``, the values it overwrote. RF001/RF009/RF010 on a bad value."""
-    return _json_object(call_value(
+    policy: dict[str, Any] = call_value(
         conn, "set_policy", max_attempts=settings.max_attempts,
         sla_timeout=_optional_interval(settings.finalize_sla_timeout),
         backoff_base=_optional_interval(settings.backoff_base),
@@ -277,12 +271,8 @@ def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
         backoff_jitter=settings.backoff_jitter,
         upload_grace=_optional_interval(settings.upload_grace), topic=settings.topic,
         relay_batch_size=settings.relay_batch_size,
-        retention=_optional_interval(settings.retention or None)), "set_policy returned no policy")
-
-
-def server_settings(conn: Connection) -> dict[str, Any]:
-    return _json_object(call_value(conn, "server_settings"),
-                        "server_settings returned no row (recording_finalize.settings is empty)")
+        retention=_optional_interval(settings.retention or None))
+    return policy
 
 
 def try_lock_runner(conn: Connection, key: int) -> bool:
