@@ -329,12 +329,11 @@ class _Reconcile:
         if confirmed:
             self.ctx.watch.bucket_confirmed(self.conn, summary.job_run_id)
             return
-        if not summary.storage_unreachable:
-            summary.storage_unreachable = True
-            summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
-                                    "claimed rows back off, none fails")
-            log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
-                message="the bucket could not be confirmed: no row fails, rows back off")
+        summary.storage_unreachable = True  # once a cycle: later answers are confirmations
+        summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
+                                "claimed rows back off, none fails")
+        log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
+            message="the bucket could not be confirmed: no row fails, rows back off")
         self.ctx.watch.unreachable(self.conn, summary.job_run_id, "HeadBucket unanswered")
 
     def discover(self) -> None:
@@ -372,7 +371,7 @@ class _Reconcile:
                     actions=dict(Counter(row.action for row in rows)))
                 _settled_at_claim(self.ctx, rows, summary)
                 reconcile = [row for row in rows if row.action == "reconcile"]
-                if reconcile and not self.check_and_apply(reconcile):
+                if reconcile and not self.check_and_apply(reconcile, self.pacer):
                     return
                 # A short batch means nothing else was due when it was claimed: done for this
                 # cycle (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next).
@@ -383,7 +382,7 @@ class _Reconcile:
                 self.pacer.close()
                 summary.pacing = self.pacer.summary()
 
-    def check_and_apply(self, rows: list[model.ClaimedRow]) -> bool:
+    def check_and_apply(self, rows: list[model.ClaimedRow], pacer: Pacer) -> bool:
         """HEADs ``rows`` in the check threads and applies the verdicts as they arrive, all that
         are in (at most a pacer's burst) in one round trip, then waits as the pacer says.
         False when the cycle must stop (stop requested, configuration failure)."""
@@ -398,8 +397,7 @@ class _Reconcile:
         unapplied = set(rows)
         try:
             while checks.waiting:
-                ready = checks.arrived(self.pacer.burst(PIPELINE_MAX) if self.pacer
-                                       else PIPELINE_MAX)
+                ready = checks.arrived(pacer.burst(PIPELINE_MAX))
                 if self.stop.is_set():
                     self.release_on_stop([r for r in rows if r in unapplied])
                     return False
@@ -421,8 +419,7 @@ class _Reconcile:
                     checks.config_failed.set()
                     self.release_for_config_error([r for r in rows if r in unapplied], code)
                     return False
-                if self.pacer:
-                    self.pacer.applied(len(batch), self.lock_deadline)
+                pacer.applied(len(batch), self.lock_deadline)
             return not self.stop.is_set()
         finally:
             checks.close()
@@ -461,10 +458,8 @@ class _Reconcile:
                 failures.append((row, answer))
                 continue
             with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
-                span.set_attribute("outcome", verdict.outcome)
-                span.set_attribute("result", answer.result)
-                span.set_attribute("check_ms", round(check_s * 1000))
-                span.set_attribute("pipelined", len(batch))
+                span.set_attributes({"outcome": verdict.outcome, "result": answer.result,
+                                     "check_ms": round(check_s * 1000), "pipelined": len(batch)})
             _record(self.ctx, row, verdict, answer, self.summary)
             if answer.result == "config_error_released" and verdict.outcome != model.CONFIG_ERROR:
                 judged = (answer.detail or "ConfigError").removeprefix("ConfigError: ")
