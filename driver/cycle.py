@@ -1,17 +1,14 @@
 """One cycle of the safety net: lock → claim → check → apply (until done) → relay → gauges.
 
-No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own,
-the HEADs run in a bounded thread pool, and each verdict is one ``apply_outcome`` statement,
-its own short transaction; the verdicts that are in when this thread comes to apply go out
-together, pipelined (``pipeline.apply_outcomes``). The driver reports facts, the database
-judges them: every verdict goes out with what the cycle saw of the storage as a whole
-(``queries.StorageFacts``), and ``outcome_decision`` says whether a 404 is believed.
+No transaction and no row lock is open while S3 is asked: ``claim_due`` commits on its own, the
+HEADs run in a bounded thread pool, and the verdicts that are in go out pipelined, each its own
+transaction (``pipeline``), with what the cycle saw of the storage as a whole: the database
+judges a 404 by it (``queries.StorageFacts``).
 
-Three things stop a cycle early. The stop event (SIGTERM/SIGINT), checked before every storage
-call and between rows: the rows claimed but not applied get their attempt back.
-``RFR_MAX_RUN_DURATION`` ends claiming. And a deadline at the lock TTL: past it the server may
-have ended the lock's session and another runner may own the rows, so nothing more is written
-(a stale verdict would be a no-op anyway, thanks to the claim token).
+A cycle stops early on the stop event (SIGTERM/SIGINT: the rows claimed but not applied get
+their attempt back), at ``RFR_MAX_RUN_DURATION`` (claiming ends) and at the lock TTL: past it
+another runner may own the rows, so nothing more is written (a stale verdict would be a no-op
+anyway, thanks to the claim token).
 """
 
 from __future__ import annotations
@@ -30,28 +27,14 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from . import pipeline, queries, tracing
+from . import model, pipeline, queries, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import describe
 from .incidents import StorageWatch
 from .logs import log
 from .metrics import Metrics
-from .model import (
-    BUSY,
-    CONFIG_ERROR,
-    CONFIG_ERROR_RELEASED,
-    DEFERRED_BY_INCIDENT,
-    DEFERRED_BY_SLA,
-    FOUND,
-    HELD_BY_INCIDENT,
-    MISSING,
-    TRANSIENT,
-    ClaimedRow,
-    Verdict,
-)
 from .pacing import Pacer
-from .queries import AppliedResult, StorageFacts
 from .storage import KnownAnswers, Storage, StorageConfigError
 
 if TYPE_CHECKING:
@@ -145,7 +128,7 @@ class CycleSummary:
             return "disabled"
         if self.skipped:
             return "skipped"
-        if self.error is not None or self.service_fault is not None:
+        if self.error is not None:  # a service fault's too
             return "error"
         if self.config_error:
             return "config_error"
@@ -153,8 +136,7 @@ class CycleSummary:
 
     @property
     def ok(self) -> bool:
-        """False when the cycle failed (an error, a configuration failure) or was degraded
-        (storage unreachable, deliveries failed)."""
+        """False when the cycle failed or was degraded (``result``)."""
         return self.result in ("ok", "skipped", "disabled")
 
     def table(self) -> dict[str, int]:
@@ -180,7 +162,9 @@ class CycleSummary:
 
 
 #: One S3 check's verdict (None: not made) and its seconds, or what it raised.
-_Checked = tuple[Verdict | None, float] | BaseException
+_Checked = tuple[model.Verdict | None, float] | BaseException
+#: Verdicts to apply, each with its row and its check's seconds.
+_Batch = list[tuple[model.ClaimedRow, model.Verdict, float]]
 
 
 class _Deadline(Exception):
@@ -252,7 +236,7 @@ def run_loop(ctx: Context, stop: threading.Event, on_tick: Callable[[], None],
 def _locked_cycle(
     ctx: Context, stop: threading.Event, summary: CycleSummary, started: float
 ) -> None:
-    """The cycle under the lock: pause switch → reconcile → relay → gauges."""
+    """The cycle under the lock: pause switch → reconcile → gauges → relay → publish backlog."""
     lock_deadline = started + ctx.settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
@@ -266,20 +250,21 @@ def _locked_cycle(
             message="skipped by the pause switch: recording-finalize resume PART")
     if "reconcile" not in summary.paused:
         _reconcile(ctx, stop, summary, started + ctx.settings.max_run_duration, lock_deadline)
+    # Before the relay, which may wait its whole delivery timeout (30 s with Kafka away): the
+    # gauges say what the reconcile phase left meanwhile (they showed a publish backlog of 0
+    # while 300 events waited). A reconcile moved the quarantined rows: their state is read again.
+    _refresh_gauges(ctx, state if "reconcile" in summary.paused else None)
     if ctx.relay is not None and "relay" not in summary.paused:
-        # The relay may wait its whole delivery timeout (30 s with Kafka away): the gauges say
-        # what the reconcile phase left meanwhile (they showed a publish backlog of 0 while 300
-        # events waited).
-        _refresh_gauges(ctx)
         _relay(ctx.relay, stop, summary, lock_deadline)
-    _refresh_gauges(ctx)
+        with ctx.pool.connection() as conn:  # the relay moves the outbox, nothing else
+            ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
 
 
-def _refresh_gauges(ctx: Context) -> None:
-    """The gauges of stats(), operator_state() and the open storage incidents."""
+def _refresh_gauges(ctx: Context, state: queries.OperatorState | None = None) -> None:
+    """The gauges of stats(), operator_state() (``state`` if just read) and open incidents."""
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
-        ctx.metrics.update_operator_state(queries.operator_state(conn))
+        ctx.metrics.update_operator_state(state or queries.operator_state(conn))
         ctx.metrics.storage_incidents_open.set(
             sum(1 for i in queries.storage_incident_list(conn) if i.is_open))
 
@@ -288,8 +273,7 @@ def _reconcile(
     ctx: Context, stop: threading.Event, summary: CycleSummary, claim_until: float,
     lock_deadline: float,
 ) -> None:
-    """HeadBucket, the claim loop, then the cycle's HEAD verdicts for the worker's storage
-    incident."""
+    """HeadBucket, the claim loop, then the HEAD verdicts for the worker's storage incident."""
     try:
         bucket_confirmed = ctx.storage.check_bucket()
     except StorageConfigError as err:
@@ -345,19 +329,18 @@ class _Reconcile:
         if confirmed:
             self.ctx.watch.bucket_confirmed(self.conn, summary.job_run_id)
             return
-        if not summary.storage_unreachable:
-            summary.storage_unreachable = True
-            summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
-                                    "claimed rows back off, none fails")
-            log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
-                message="the bucket could not be confirmed: no row fails, rows back off")
+        summary.storage_unreachable = True  # once a cycle: later answers are confirmations
+        summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
+                                "claimed rows back off, none fails")
+        log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
+            message="the bucket could not be confirmed: no row fails, rows back off")
         self.ctx.watch.unreachable(self.conn, summary.job_run_id, "HeadBucket unanswered")
 
     def discover(self) -> None:
         """Opens finalize rows (bounded per cycle) for recordings stuck past the SLA without
         one, so the service needs no change to be rescued: the claim that follows takes them."""
         summary = self.summary
-        discovered = queries.discover_stuck(self.conn, DISCOVER_LIMIT)
+        discovered = queries.call_value(self.conn, "discover_stuck", limit=DISCOVER_LIMIT)
         # The republish phase for a service that never opens a row: Available, no event anywhere.
         discovered += queries.discover_unpublished(self.conn, self.ctx.settings, DISCOVER_LIMIT)
         summary.counts["discovered"] = discovered
@@ -388,7 +371,7 @@ class _Reconcile:
                     actions=dict(Counter(row.action for row in rows)))
                 _settled_at_claim(self.ctx, rows, summary)
                 reconcile = [row for row in rows if row.action == "reconcile"]
-                if reconcile and not self.check_and_apply(reconcile):
+                if reconcile and not self.check_and_apply(reconcile, self.pacer):
                     return
                 # A short batch means nothing else was due when it was claimed: done for this
                 # cycle (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next).
@@ -399,7 +382,7 @@ class _Reconcile:
                 self.pacer.close()
                 summary.pacing = self.pacer.summary()
 
-    def check_and_apply(self, rows: list[ClaimedRow]) -> bool:
+    def check_and_apply(self, rows: list[model.ClaimedRow], pacer: Pacer) -> bool:
         """HEADs ``rows`` in the check threads and applies the verdicts as they arrive, all that
         are in (at most a pacer's burst) in one round trip, then waits as the pacer says.
         False when the cycle must stop (stop requested, configuration failure)."""
@@ -414,8 +397,7 @@ class _Reconcile:
         unapplied = set(rows)
         try:
             while checks.waiting:
-                ready = checks.arrived(self.pacer.burst(PIPELINE_MAX) if self.pacer
-                                       else PIPELINE_MAX)
+                ready = checks.arrived(pacer.burst(PIPELINE_MAX))
                 if self.stop.is_set():
                     self.release_on_stop([r for r in rows if r in unapplied])
                     return False
@@ -437,32 +419,28 @@ class _Reconcile:
                     checks.config_failed.set()
                     self.release_for_config_error([r for r in rows if r in unapplied], code)
                     return False
-                if self.pacer:
-                    self.pacer.applied(len(batch), self.lock_deadline)
-                if self.stop.is_set():
-                    self.release_on_stop([r for r in rows if r in unapplied])
-                    return False
+                pacer.applied(len(batch), self.lock_deadline)
             return not self.stop.is_set()
         finally:
             checks.close()
 
-    def facts(self, batch: list[tuple[ClaimedRow, Verdict, float]]) -> StorageFacts:
+    def facts(self, batch: _Batch) -> queries.StorageFacts:
         """What the cycle saw of the storage, this batch included. The known uploads are HEADed
         once, at the first 404 before any object was found: only then can they tell
         ``outcome_decision`` anything (its key-layout rule)."""
-        self.objects_found += sum(verdict.outcome == FOUND for _, verdict, _ in batch)
+        self.objects_found += sum(verdict.outcome == model.FOUND for _, verdict, _ in batch)
         if (self.known is None and self.bucket_confirmed and not self.objects_found
-                and any(verdict.outcome == MISSING for _, verdict, _ in batch)):
+                and any(verdict.outcome == model.MISSING for _, verdict, _ in batch)):
             self.known = self.ctx.storage.known_upload_answers(
                 queries.known_uploads(self.conn, KNOWN_UPLOADS))
             self.objects_found += self.known.found
         known = self.known
-        return StorageFacts(
+        return queries.StorageFacts(
             bucket_confirmed=self.bucket_confirmed, objects_found=self.objects_found,
             known_missing=None if known is None else known.missing,
             known_other=None if known is None else known.other)
 
-    def apply(self, batch: list[tuple[ClaimedRow, Verdict, float]]) -> str | None:
+    def apply(self, batch: _Batch) -> str | None:
         """Applies the verdicts in one round trip and counts each; returns the configuration
         error the database read in a 404 (KeyLayoutUnconfirmed), if any. One row's error leaves
         the others applied (each is its own transaction) and is raised once they are counted."""
@@ -473,19 +451,17 @@ class _Reconcile:
         answers = pipeline.apply_outcomes(
             self.conn, [(row, verdict) for row, verdict, _ in batch],
             timeout_s=max(0.0, self.lock_deadline - time.monotonic()), facts=facts)
-        failures: list[tuple[ClaimedRow, psycopg.Error]] = []
+        failures: list[tuple[model.ClaimedRow, psycopg.Error]] = []
         judged: str | None = None
         for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
             if isinstance(answer, psycopg.Error):
                 failures.append((row, answer))
                 continue
             with tracing.attempt_span(str(row.recording_id), "reconcile", row.attempts) as span:
-                span.set_attribute("outcome", verdict.outcome)
-                span.set_attribute("result", answer.result)
-                span.set_attribute("check_ms", round(check_s * 1000))
-                span.set_attribute("pipelined", len(batch))
+                span.set_attributes({"outcome": verdict.outcome, "result": answer.result,
+                                     "check_ms": round(check_s * 1000), "pipelined": len(batch)})
             _record(self.ctx, row, verdict, answer, self.summary)
-            if answer.result == CONFIG_ERROR_RELEASED and verdict.outcome != CONFIG_ERROR:
+            if answer.result == "config_error_released" and verdict.outcome != model.CONFIG_ERROR:
                 judged = (answer.detail or "ConfigError").removeprefix("ConfigError: ")
         if not failures:
             self.ctx.metrics.service_fault.set(0)
@@ -494,21 +470,23 @@ class _Reconcile:
         if fault is not None:
             raise fault
         # One row's own failure: its attempt stands, its error is kept for the quarantine.
-        queries.record_apply_failure(self.conn, [row for row, _ in failures],
-                                     describe(failures[0][1]), give_back=False)
+        queries.call_value(self.conn, "record_apply_failure",
+                           **queries.claims([row for row, _ in failures]),
+                           error=describe(failures[0][1]), give_back=False)
         raise failures[0][1]
 
-    def release_for_config_error(self, rows: list[ClaimedRow], code: str) -> None:
+    def release_for_config_error(self, rows: list[model.ClaimedRow], code: str) -> None:
         """``rows`` get ``config_error`` applied (their attempt back, due again)."""
-        verdict = Verdict(CONFIG_ERROR, error=code)
+        verdict = model.Verdict(model.CONFIG_ERROR, error=code)
         for start in range(0, len(rows), PIPELINE_MAX):
             self.apply([(row, verdict, 0.0) for row in rows[start:start + PIPELINE_MAX]])
         _config_error(self.ctx, self.summary, code)
 
-    def service_fault(self, fault: ServiceFault, rows: list[ClaimedRow]) -> None:
+    def service_fault(self, fault: ServiceFault, rows: list[model.ClaimedRow]) -> None:
         """The rows not applied keep the fault as their last_error and get their attempt back."""
         summary, text = self.summary, str(fault)
-        given_back = queries.record_apply_failure(self.conn, rows, text, give_back=True)
+        given_back = queries.call_value(self.conn, "record_apply_failure",
+                                        **queries.claims(rows), error=text, give_back=True)
         summary.service_fault = summary.error = text
         self.ctx.metrics.service_fault.set(1)
         log("cycle stopped by a service fault", level="error", jobRunId=summary.job_run_id,
@@ -517,12 +495,11 @@ class _Reconcile:
                     "quarantined for it; fix it (the error names the object) and the next cycle "
                     "goes on")
 
-    def release_on_stop(self, rows: list[ClaimedRow]) -> None:
+    def release_on_stop(self, rows: list[model.ClaimedRow]) -> None:
         """A stop between claim and apply: the rows not applied are due at once, attempt back."""
-        if not rows:
-            return
         summary = self.summary
-        summary.counts["releasedOnStop"] += queries.release_claims(self.conn, rows)
+        summary.counts["releasedOnStop"] += queries.call_value(
+            self.conn, "release_claims", **queries.claims(rows))
         log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),
             released=summary.counts["releasedOnStop"],
             message="stopping: the claimed rows not checked yet got their attempt back")
@@ -536,13 +513,13 @@ _AT_CLAIM: dict[str, _Counted] = {
     "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
                     None),
     "closed": ("closed", None, None, "info", None),
-    DEFERRED_BY_SLA: ("deferred", None, None, "info", None),
-    BUSY: ("busy", "busy_total", "recording busy", "info",
-           "a service transaction is writing its event: the claim let it go first"),
+    "deferred_by_sla": ("deferred", None, None, "info", None),
+    "busy": ("busy", "busy_total", "recording busy", "info",
+             "a service transaction is writing its event: the claim let it go first"),
 }
 
 
-def _settled_at_claim(ctx: Context, rows: list[ClaimedRow], summary: CycleSummary) -> None:
+def _settled_at_claim(ctx: Context, rows: list[model.ClaimedRow], summary: CycleSummary) -> None:
     for row in rows:
         if row.action not in _AT_CLAIM:
             continue
@@ -559,15 +536,15 @@ class _Checks:
     """The S3 checks of one batch in a bounded thread pool; the applying thread reads their
     results in arrival order (``arrived``)."""
 
-    def __init__(self, ctx: Context, rows: list[ClaimedRow], stop: threading.Event,
+    def __init__(self, ctx: Context, rows: list[model.ClaimedRow], stop: threading.Event,
                  lock_deadline: float) -> None:
         self._ctx = ctx
         self._stop = stop
         self._lock_deadline = lock_deadline
         #: Set on a configuration failure: the checks not yet begun make no storage call.
         self.config_failed = threading.Event()
-        self._arrived: queue.SimpleQueue[tuple[ClaimedRow, _Checked]] = queue.SimpleQueue()
-        self._todo: queue.SimpleQueue[ClaimedRow] = queue.SimpleQueue()
+        self._arrived: queue.SimpleQueue[tuple[model.ClaimedRow, _Checked]] = queue.SimpleQueue()
+        self._todo: queue.SimpleQueue[model.ClaimedRow] = queue.SimpleQueue()
         for row in rows:
             self._todo.put(row)
         self._closed = False
@@ -590,7 +567,7 @@ class _Checks:
             except BaseException as err:  # noqa: BLE001 - handed to the applying thread to raise
                 self._arrived.put((row, err))
 
-    def _check(self, row: ClaimedRow) -> tuple[Verdict | None, float]:
+    def _check(self, row: model.ClaimedRow) -> tuple[model.Verdict | None, float]:
         # Checked before every storage call: a stop, a configuration failure of another row,
         # or a check that could not finish before the lock TTL means no call at all.
         if self._stop.is_set() or self.config_failed.is_set():
@@ -601,7 +578,7 @@ class _Checks:
         verdict = self._ctx.storage.check(row)
         return verdict, time.monotonic() - t0
 
-    def arrived(self, most: int) -> list[tuple[ClaimedRow, _Checked]] | None:
+    def arrived(self, most: int) -> list[tuple[model.ClaimedRow, _Checked]] | None:
         """Waits up to ``POLL_S`` for a result, then takes those in, ``most`` at most; None when
         none came (the caller looks at the stop event and asks again)."""
         try:
@@ -624,18 +601,18 @@ class _Checks:
 
 
 def _verdicts(
-    ready: list[tuple[ClaimedRow, _Checked]],
-) -> tuple[list[tuple[ClaimedRow, Verdict, float]], Verdict | None]:
+    ready: list[tuple[model.ClaimedRow, _Checked]],
+) -> tuple[_Batch, model.Verdict | None]:
     """The verdicts to apply, in arrival order, up to a ``config_error`` one (returned apart:
     it stops the cycle). What a check raised (``_Deadline`` too) is raised here."""
-    batch: list[tuple[ClaimedRow, Verdict, float]] = []
+    batch: _Batch = []
     for row, checked in ready:
         if isinstance(checked, BaseException):
             raise checked
         verdict, seconds = checked
         if verdict is None:
             continue  # not checked (stop, config failure): the claim's backoff stands
-        if verdict.outcome == CONFIG_ERROR:
+        if verdict.outcome == model.CONFIG_ERROR:
             return batch, verdict
         batch.append((row, verdict, seconds))
     return batch, None
@@ -656,7 +633,7 @@ class ServiceFault(Exception):
     poison row: the cycle stops and the attempts are given back."""
 
     @classmethod
-    def of(cls, failures: list[tuple[ClaimedRow, psycopg.Error]], batch_size: int
+    def of(cls, failures: list[tuple[model.ClaimedRow, psycopg.Error]], batch_size: int
            ) -> ServiceFault | None:
         states = {err.sqlstate for _, err in failures}
         state = next(iter(states)) if len(states) == 1 else None
@@ -674,44 +651,44 @@ class ServiceFault(Exception):
                    + (f" ({where})" if where else ""))
 
 
-#: How apply_outcome's answers are counted: result → (summary count, metric, log event, level,
-#: message); the database's answer, not our guess.
+#: How apply_outcome's answers are counted, by result: the database's answer, not our guess.
 _BY_RESULT: dict[str, _Counted] = {
     "reconciled": ("reconciled", "reconciled_total", "recording reconciled", "info", None),
     "failed": ("failed", "failed_total", "recording failed", "warning", None),
     "backoff": ("backoff", None, "recording backoff", "info", None),
     "quarantined": ("quarantined", "quarantined_total", "recording quarantined", "warning",
                     None),
-    DEFERRED_BY_INCIDENT: (
+    "deferred_by_incident": (
         "deferredByIncident", "missing_deferred_total",
         "recording deferred by storage incident", "info", "404 not trusted: a storage "
         "incident overlapped its upload window; the attempt is given back"),
-    HELD_BY_INCIDENT: (
+    "held_by_incident": (
         "heldByIncident", "attempts_held_total", "recording held by storage incident", "info",
         "transient answer while the worker's storage incident is open: the attempt is given "
         "back"),
-    BUSY: ("busy", "busy_total", "recording busy", "info",
-           "a service transaction held the recording: the attempt is given back and the row "
-           "tried again after the backoff base"),
-    CONFIG_ERROR_RELEASED: ("released", None, None, "info", None),
+    "busy": ("busy", "busy_total", "recording busy", "info",
+             "a service transaction held the recording: the attempt is given back and the row "
+             "tried again after the backoff base"),
+    "config_error_released": ("released", None, None, "info", None),
     "terminal": ("terminal", None, "recording already terminal", "info",
                  "the status guard left it alone"),
     "stale": ("stale", None, "stale claim", "info",
               "another runner re-claimed or settled the row"),
 }
 #: The results of a verdict the database read as transient (a 404 with the bucket unconfirmed).
-_READ_AS_TRANSIENT = frozenset({"backoff", HELD_BY_INCIDENT})
+_READ_AS_TRANSIENT = frozenset({"backoff", "held_by_incident"})
 
 
 def _record(
-    ctx: Context, row: ClaimedRow, verdict: Verdict, result: AppliedResult, summary: CycleSummary
+    ctx: Context, row: model.ClaimedRow, verdict: model.Verdict, result: queries.AppliedResult,
+    summary: CycleSummary,
 ) -> None:
-    """Counts and logs one applied verdict by the database's answer (not by our guess)."""
+    """Counts and logs one applied verdict."""
     if result.result in SETTLED_BY_APPLY:
         ctx.metrics.mark_progress()
-    if verdict.outcome != CONFIG_ERROR:
+    if verdict.outcome != model.CONFIG_ERROR:
         summary.counts["checked"] += 1
-    if verdict.outcome == TRANSIENT or (verdict.outcome == MISSING
+    if verdict.outcome == model.TRANSIENT or (verdict.outcome == model.MISSING
                                         and result.result in _READ_AS_TRANSIENT):
         summary.counts["transient"] += 1
         ctx.metrics.transient_total.inc()
@@ -729,10 +706,9 @@ def _record(
     _count_and_log(ctx, summary, _BY_RESULT[result.result], row, fields)
 
 
-def _count_and_log(ctx: Context, summary: CycleSummary, spec: _Counted, row: ClaimedRow,
+def _count_and_log(ctx: Context, summary: CycleSummary, spec: _Counted, row: model.ClaimedRow,
                    fields: dict[str, Any]) -> None:
-    """One settled row by its table entry (``_AT_CLAIM``, ``_BY_RESULT``): the summary's count,
-    the metric and the log line, when the entry names them."""
+    """One settled row by its table entry: its count, and the metric and log line it names."""
     count, metric, event, level, message = spec
     summary.counts[count] += 1
     if metric is not None:

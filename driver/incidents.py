@@ -53,8 +53,6 @@ class StorageWatch:
     def head_verdicts_counted(
         self, conn: queries.Connection, job_run_id: str, transient: int, checked: int
     ) -> None:
-        """Once the bucket was confirmed: too many transient HEADs open an incident; a healthy
-        cycle closes one opened for that reason."""
         if transient >= TRANSIENT_MIN and transient >= TRANSIENT_SHARE * checked:
             self._open(conn, job_run_id, "transient",
                        f"{transient} of {checked} HEADs of a cycle were transient")

@@ -18,23 +18,23 @@ import psycopg
 from psycopg import pq
 from psycopg.errors import error_from_result
 
+from . import queries
 from .model import ClaimedRow, Verdict
-from .queries import APPLY_OUTCOME, NO_FACTS, AppliedResult, Connection, StorageFacts, apply_params
 
-Answer = AppliedResult | psycopg.Error
+Answer = queries.AppliedResult | psycopg.Error
 
 #: The server-side name of the prepared apply_outcome call (one per connection).
 PREPARED_NAME = b"rfr_apply_outcome"
 #: The connections that have it prepared (a connection that is closed is forgotten).
-_prepared: weakref.WeakSet[Connection] = weakref.WeakSet()
+_prepared: weakref.WeakSet[queries.Connection] = weakref.WeakSet()
 
 
 class PipelineTimeout(psycopg.OperationalError):
     """A pipelined apply got no answer in time; its connection was closed."""
 
 
-def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]],
-                   timeout_s: float | None = None, facts: StorageFacts = NO_FACTS
+def apply_outcomes(conn: queries.Connection, items: Sequence[tuple[ClaimedRow, Verdict]],
+                   timeout_s: float | None = None, facts: queries.StorageFacts = queries.NO_FACTS
                    ) -> list[Answer]:
     """One entry per item, in order: the row's result, or the ``psycopg.Error`` its statement
     raised (the other rows are unaffected). ``conn``: an idle autocommit connection. No answer
@@ -45,7 +45,7 @@ def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]]
         return []
     encoding = conn.info.encoding
     params = [[None if value is None else str(value).encode(encoding)
-               for value in apply_params(row, verdict, facts)] for row, verdict in items]
+               for value in queries.apply_params(row, verdict, facts)] for row, verdict in items]
     with conn.lock:
         pg = conn.pgconn
         if pg.transaction_status != pq.TransactionStatus.IDLE:
@@ -56,7 +56,7 @@ def apply_outcomes(conn: Connection, items: Sequence[tuple[ClaimedRow, Verdict]]
         pg.enter_pipeline_mode()
         try:
             if conn not in _prepared:
-                pg.send_prepare(PREPARED_NAME, APPLY_OUTCOME)
+                pg.send_prepare(PREPARED_NAME, queries.APPLY_OUTCOME)
                 pg.pipeline_sync()
                 wire.flush()
                 wire.answer(prepared=True)
@@ -122,5 +122,5 @@ class _Wire:
             elif res.status == pq.ExecStatus.TUPLES_OK and res.ntuples == 1:
                 text = [None if v is None else v.decode(self._encoding)
                         for v in (res.get_value(0, i) for i in range(3))]
-                answer = AppliedResult(result=text[0] or "", detail=text[2],
+                answer = queries.AppliedResult(result=text[0] or "", detail=text[2],
                                        attempts=None if text[1] is None else int(text[1]))

@@ -2,7 +2,7 @@
 commands' is in ``ops/queries.py``, the install tooling's in ``sql/service/queries.sql``.
 
 The driver calls the functions of ``sql/functions`` (their ``COMMENT ON`` is the contract) and
-builds no SQL. Each call is one statement: on an autocommit connection, its own transaction.
+builds no SQL but their calls. Each call is one statement: on autocommit, its own transaction.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import class_row
 
 from .model import ClaimedRow, Verdict
@@ -161,39 +162,40 @@ def _optional_interval(seconds: float | None) -> timedelta | None:
     return None if seconds is None else interval(seconds)
 
 
-def _rows(conn: Connection, cls: type[T], sql: str, params: Any = None) -> list[T]:
+def _rows(conn: Connection, cls: type[T], query: str, params: Any = None) -> list[T]:
     with psycopg.Cursor(conn, row_factory=class_row(cls)) as cur:
-        return cur.execute(sql, params).fetchall()
+        return cur.execute(query, params).fetchall()
 
 
-def _row(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T | None:
-    return next(iter(_rows(conn, cls, sql, params)), None)
+def _row(conn: Connection, cls: type[T], query: str, params: Any = None) -> T | None:
+    return next(iter(_rows(conn, cls, query, params)), None)
 
 
-def _one(conn: Connection, cls: type[T], sql: str, params: Any = None) -> T:
+def _one(conn: Connection, cls: type[T], query: str, params: Any = None) -> T:
     """The one row a function always returns (its contract; a ValueError if not)."""
-    [row] = _rows(conn, cls, sql, params)
+    [row] = _rows(conn, cls, query, params)
     return row
 
 
-def _value(conn: Connection, sql: str, params: Any = None) -> Any:
+def _value(conn: Connection, query: str | sql.Composed, params: Any = None) -> Any:
     """The first column of the first row, or None."""
-    row = conn.execute(sql, params).fetchone()
+    row = conn.execute(query, params).fetchone()
     return None if row is None else row[0]
 
 
-def _count(conn: Connection, sql: str, params: Any = None) -> int:
-    return int(_value(conn, sql, params) or 0)
+def call_value(conn: Connection, function: str, **params: Any) -> Any:
+    """``recording_finalize.<function>(p_<name> => value, ...)``'s value (None: no row)."""
+    arguments = sql.SQL(", ").join(
+        sql.SQL("{} => {}").format(sql.Identifier("p_" + name), sql.Placeholder())
+        for name in params)
+    return _value(conn, sql.SQL("select recording_finalize.{}({})").format(
+        sql.Identifier(function), arguments), list(params.values()))
 
 
-def _json_object(value: Any, failure: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise RuntimeError(failure)
-    return value
-
-
-def _claims(rows: Sequence[ClaimedRow]) -> tuple[list[UUID], list[UUID | None]]:
-    return [r.recording_id for r in rows], [r.claim_token for r in rows]
+def claims(rows: Sequence[ClaimedRow]) -> dict[str, list[Any]]:
+    """The ``p_recording_ids`` and ``p_claim_tokens`` of the functions that take claimed rows."""
+    return {"recording_ids": [r.recording_id for r in rows],
+            "claim_tokens": [r.claim_token for r in rows]}
 
 
 def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
@@ -210,19 +212,11 @@ def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tupl
             facts.bucket_confirmed, facts.objects_found, facts.known_missing, facts.known_other)
 
 
-def release_claims(conn: Connection, rows: Sequence[ClaimedRow]) -> int:
-    """Gives back the attempts of claimed rows a stopping worker did not check."""
-    claimed = [r for r in rows if r.claim_token is not None]
-    return _count(conn, """
-        select recording_finalize.release_claims(p_recording_ids => %s::uuid[],
-            p_claim_tokens => %s::uuid[])""", _claims(claimed)) if claimed else 0
-
-
 def report_worker_config(conn: Connection, settings: Settings) -> None:
     """At start: where the worker looks and how often, for explain and audit."""
-    conn.execute("select recording_finalize.report_worker_config(%s, %s, "
-                 "%s * interval '1 second')",
-                 (settings.s3_bucket, settings.s3_key_template, settings.polling_interval))
+    call_value(conn, "report_worker_config", s3_bucket=settings.s3_bucket,
+               s3_key_template=settings.s3_key_template,
+               polling_interval=interval(settings.polling_interval))
 
 
 def worker_config(conn: Connection) -> WorkerConfig | None:
@@ -242,27 +236,13 @@ def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
 
 def storage_layout_unconfirmed(conn: Connection, found: int, missing: int, other: int) -> bool:
     """The database's word on the known uploads' answers (/readyz)."""
-    return bool(_value(conn, "select recording_finalize.storage_layout_unconfirmed(%s, %s, %s)",
-                       (found, missing, other)))
-
-
-def record_apply_failure(conn: Connection, claimed: Sequence[ClaimedRow], error: str,
-                         give_back: bool) -> int:
-    return _count(conn, """
-        select recording_finalize.record_apply_failure(p_recording_ids => %s::uuid[],
-            p_claim_tokens => %s::uuid[], p_error => %s, p_give_back => %s)""",
-                  (*_claims(claimed), error, give_back)) if claimed else 0
+    return bool(call_value(conn, "storage_layout_unconfirmed", known_found=found,
+                           known_missing=missing, known_other=other))
 
 
 def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> int:
-    return _count(conn, """
-        select recording_finalize.discover_unpublished(
-            p_window => %s * interval '1 second', p_limit => %s)""",
-                  (settings.republish_window, limit))
-
-
-def discover_stuck(conn: Connection, limit: int) -> int:
-    return _count(conn, "select recording_finalize.discover_stuck(p_limit => %s)", (limit,))
+    return int(call_value(conn, "discover_unpublished",
+                          window=interval(settings.republish_window), limit=limit))
 
 
 def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | None,
@@ -274,52 +254,33 @@ def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | No
 
 
 def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) -> int:
-    return _count(conn, """
+    return int(_value(conn, """
         select recording_finalize.relay_mark_published(p_ids => %s::bigint[],
-            p_lease_token => %s)""", (ids, lease_token))
+            p_lease_token => %s)""", (ids, lease_token)))
 
 
 def set_policy(conn: Connection, settings: Settings) -> dict[str, Any]:
     """Stores this worker's policy (unset: the server's default); returns it as resolved, with
     ``replaced``, the values it overwrote. RF001/RF009/RF010 on a bad value."""
-    params = {
-        "max_attempts": settings.max_attempts,
-        "sla_timeout": _optional_interval(settings.finalize_sla_timeout),
-        "backoff_base": _optional_interval(settings.backoff_base),
-        "backoff_factor": settings.backoff_factor,
-        "backoff_cap": _optional_interval(settings.backoff_cap),
-        "backoff_jitter": settings.backoff_jitter,
-        "upload_grace": _optional_interval(settings.upload_grace),
-        "topic": settings.topic,
-        "relay_batch_size": settings.relay_batch_size,
-        "retention": interval(settings.retention) if settings.retention > 0 else None,
-    }
-    return _json_object(_value(conn, """
-        select recording_finalize.set_policy(
-            p_max_attempts => %(max_attempts)s::integer,
-            p_sla_timeout => %(sla_timeout)s::interval,
-            p_backoff_base => %(backoff_base)s::interval,
-            p_backoff_factor => %(backoff_factor)s::double precision,
-            p_backoff_cap => %(backoff_cap)s::interval,
-            p_backoff_jitter => %(backoff_jitter)s::double precision,
-            p_upload_grace => %(upload_grace)s::interval, p_topic => %(topic)s::text,
-            p_relay_batch_size => %(relay_batch_size)s::integer,
-            p_retention => %(retention)s::interval)""", params), "set_policy returned no policy")
-
-
-def server_settings(conn: Connection) -> dict[str, Any]:
-    return _json_object(_value(conn, "select recording_finalize.server_settings()"),
-                        "server_settings returned no row (recording_finalize.settings is empty)")
+    policy: dict[str, Any] = call_value(
+        conn, "set_policy", max_attempts=settings.max_attempts,
+        sla_timeout=_optional_interval(settings.finalize_sla_timeout),
+        backoff_base=_optional_interval(settings.backoff_base),
+        backoff_factor=settings.backoff_factor,
+        backoff_cap=_optional_interval(settings.backoff_cap),
+        backoff_jitter=settings.backoff_jitter,
+        upload_grace=_optional_interval(settings.upload_grace), topic=settings.topic,
+        relay_batch_size=settings.relay_batch_size,
+        retention=_optional_interval(settings.retention or None))
+    return policy
 
 
 def try_lock_runner(conn: Connection, key: int) -> bool:
-    return bool(_value(conn, "select recording_finalize.try_lock_runner(p_lock_key => %s)",
-                       (key,)))
+    return bool(call_value(conn, "try_lock_runner", lock_key=key))
 
 
 def unlock_runner(conn: Connection, key: int) -> bool:
-    return bool(_value(conn, "select recording_finalize.unlock_runner(p_lock_key => %s)",
-                       (key,)))
+    return bool(call_value(conn, "unlock_runner", lock_key=key))
 
 
 def backend_pid(conn: Connection) -> int:
@@ -327,12 +288,12 @@ def backend_pid(conn: Connection) -> int:
 
 
 def contention_sample(conn: Connection) -> int:
-    return _count(conn, CONTENTION_SAMPLE)
+    return int(_value(conn, CONTENTION_SAMPLE))
 
 
 def idle_session_timeout_ms(conn: Connection) -> int:
-    return _count(conn, "select setting::bigint from pg_catalog.pg_settings "
-                        "where name = 'idle_session_timeout'")
+    return int(_value(conn, "select setting::bigint from pg_catalog.pg_settings "
+                            "where name = 'idle_session_timeout'"))
 
 
 def stats(conn: Connection, topic: str) -> Stats:
