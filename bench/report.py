@@ -311,7 +311,7 @@ def _statements(runs: list[dict[str, Any]]) -> list[str]:
     lines = [f"Statements the worker sent (pg_stat_statements, the median run, {n:,} rows):",
              "", "| statement | calls | per finalized row |", "|---|---:|---:|"]
     for query, calls in run["statements"].items():
-        name = re.search(r"recording_finalize\.(\w+)", query)
+        name = re.search(r'recording_finalize\."?(\w+)', query)
         label = name.group(1) if name else query[:60]
         lines.append(f"| `{label}` | {calls:,} | {calls / n:.4f} |")
     total = sum(run["statements"].values())

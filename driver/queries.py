@@ -15,7 +15,7 @@ from uuid import UUID
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import class_row
+from psycopg.rows import RowFactory, class_row
 
 from .model import ClaimedRow, Verdict
 
@@ -167,29 +167,33 @@ def _rows(conn: Connection, cls: type[T], query: str, params: Any = None) -> lis
         return cur.execute(query, params).fetchall()
 
 
-def _row(conn: Connection, cls: type[T], query: str, params: Any = None) -> T | None:
-    return next(iter(_rows(conn, cls, query, params)), None)
-
-
-def _one(conn: Connection, cls: type[T], query: str, params: Any = None) -> T:
-    """The one row a function always returns (its contract; a ValueError if not)."""
-    [row] = _rows(conn, cls, query, params)
-    return row
-
-
 def _value(conn: Connection, query: str | sql.Composed, params: Any = None) -> Any:
     """The first column of the first row, or None."""
     row = conn.execute(query, params).fetchone()
     return None if row is None else row[0]
 
 
-def call_value(conn: Connection, function: str, **params: Any) -> Any:
-    """``recording_finalize.<function>(p_<name> => value, ...)``'s value (None: no row)."""
+def _function_call(function: str, params: dict[str, Any], *, rows: bool) -> sql.Composed:
+    """``recording_finalize.<function>(p_<name> => %s, ...)``, selected as one value or (``rows``)
+    as its rows: the function's own result columns, which the row type takes by name."""
     arguments = sql.SQL(", ").join(
         sql.SQL("{} => {}").format(sql.Identifier("p_" + name), sql.Placeholder())
         for name in params)
-    return _value(conn, sql.SQL("select recording_finalize.{}({})").format(
-        sql.Identifier(function), arguments), list(params.values()))
+    select = sql.SQL("select * from recording_finalize.{}({})" if rows
+                     else "select recording_finalize.{}({})")
+    return select.format(sql.Identifier(function), arguments)
+
+
+def call_value(conn: Connection, function: str, **params: Any) -> Any:
+    """``recording_finalize.<function>(p_<name> => value, ...)``'s value (None: no row)."""
+    return _value(conn, _function_call(function, params, rows=False), list(params.values()))
+
+
+def call_rows(conn: Connection, row: RowFactory[T], function: str, **params: Any) -> list[T]:
+    """The rows of ``recording_finalize.<function>(p_<name> => value, ...)``, made by ``row``."""
+    with psycopg.Cursor(conn, row_factory=row) as cur:
+        return cur.execute(_function_call(function, params, rows=True),
+                           list(params.values())).fetchall()
 
 
 def claims(rows: Sequence[ClaimedRow]) -> dict[str, list[Any]]:
@@ -199,10 +203,7 @@ def claims(rows: Sequence[ClaimedRow]) -> dict[str, list[Any]]:
 
 
 def claim_due(conn: Connection, settings: Settings) -> list[ClaimedRow]:
-    return _rows(conn, ClaimedRow, """
-        select recording_id, session_kind, session_id, action, attempts, claim_token,
-            recording_version, detail
-        from recording_finalize.claim_due(p_batch_size => %s)""", (settings.batch_size,))
+    return call_rows(conn, class_row(ClaimedRow), "claim_due", batch_size=settings.batch_size)
 
 
 def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tuple[Any, ...]:
@@ -220,10 +221,10 @@ def report_worker_config(conn: Connection, settings: Settings) -> None:
 
 
 def worker_config(conn: Connection) -> WorkerConfig | None:
-    return _row(conn, WorkerConfig, """
+    return next(iter(_rows(conn, WorkerConfig, """
         select s3_bucket, s3_key_template,
             extract(epoch from polling_interval)::float8 as polling_interval, reported_at
-        from recording_finalize.worker_config()""")
+        from recording_finalize.worker_config()""")), None)
 
 
 def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
@@ -247,10 +248,8 @@ def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> in
 
 def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | None,
                 topic: str) -> list[OutboxRow]:
-    return _rows(conn, OutboxRow, """
-        select id, message_key, payload, headers, lease_token
-        from recording_finalize.relay_claim(p_limit => %s, p_lease => %s, p_lock_key => %s,
-            p_topic => %s)""", (limit, interval(lease_s), lock_key, topic))
+    return call_rows(conn, class_row(OutboxRow), "relay_claim", limit=limit,
+                     lease=interval(lease_s), lock_key=lock_key, topic=topic)
 
 
 def relay_mark_published(conn: Connection, ids: list[int], lease_token: UUID) -> int:
@@ -297,55 +296,47 @@ def idle_session_timeout_ms(conn: Connection) -> int:
 
 
 def stats(conn: Connection, topic: str) -> Stats:
-    return _one(conn, Stats, """
-        select backlog, due, oldest_age_seconds, quarantined, publish_backlog,
-            oldest_unpublished_age_seconds
-        from recording_finalize.stats(p_topic => %s)""", (topic,))
+    [row] = call_rows(conn, class_row(Stats), "stats", topic=topic)
+    return row
 
 
 def operator_state(conn: Connection) -> OperatorState:
-    return _one(conn, OperatorState, """
-        select reconcile_paused, relay_paused, pauses, quarantined_by_reason
-        from recording_finalize.operator_state()""")
+    [row] = call_rows(conn, class_row(OperatorState), "operator_state")
+    return row
 
 
 def prune(conn: Connection, older_than_s: float, batch_size: int, dry_run: bool) -> PruneCounts:
     """One prune batch (dry: the counts of everything that would go)."""
-    return _one(conn, PruneCounts, """
+    [counts] = _rows(conn, PruneCounts, """
         select p.finalize, e.events, p.leases, p.incidents
         from recording_finalize.prune(p_older_than => %(older)s, p_batch_size => %(batch)s,
             p_dry_run => %(dry)s) as p
         cross join recording_finalize.prune_events(p_older_than => %(older)s,
             p_batch_size => %(batch)s, p_dry_run => %(dry)s) as e (events)""",
                 {"older": interval(older_than_s), "batch": batch_size, "dry": dry_run})
+    return counts
 
 
 def storage_incident_open(
     conn: Connection, source: str, reason: str | None, at: datetime | None = None
 ) -> StorageIncident:
-    return _one(conn, StorageIncident, """
-        select id, source, started_at, ended_at, reason, opened_by, created
-        from recording_finalize.storage_incident_open(p_source => %s, p_reason => %s,
-            p_at => %s)""", (source, reason, at))
+    [row] = call_rows(conn, class_row(StorageIncident), "storage_incident_open", source=source,
+                      reason=reason, at=at)
+    return row
 
 
 def storage_incident_close(
     conn: Connection, source: str, at: datetime | None = None, reason: str | None = None
 ) -> StorageIncident | None:
-    return _row(conn, StorageIncident, """
-        select id, source, started_at, ended_at, reason, opened_by, closed_by
-        from recording_finalize.storage_incident_close(p_source => %s, p_at => %s,
-            p_reason => %s)""", (source, at, reason))
+    return next(iter(call_rows(conn, class_row(StorageIncident), "storage_incident_close",
+                               source=source, at=at, reason=reason)), None)
 
 
 def storage_incident_list(
     conn: Connection, recent_s: float = 7 * 86400.0, limit: int = 100
 ) -> list[StorageIncident]:
-    return _rows(conn, StorageIncident, """
-        select id, source, started_at, ended_at, is_open, duration_seconds, reason, opened_by,
-            closed_by
-        from recording_finalize.storage_incident_list(p_recent => %s, p_limit => %s)""",
-                 (interval(recent_s), limit))
+    return call_rows(conn, class_row(StorageIncident), "storage_incident_list",
+                     recent=interval(recent_s), limit=limit)
 
 
 def has_schema_state(conn: Connection) -> bool:
@@ -355,6 +346,4 @@ def has_schema_state(conn: Connection) -> bool:
 
 
 def schema_state(conn: Connection) -> list[SchemaStateRow]:
-    return _rows(conn, SchemaStateRow, """
-        select kind, name, sha256, recorded_md5, live_md5, package_version, recorded_at
-        from recording_finalize.schema_state()""")
+    return call_rows(conn, class_row(SchemaStateRow), "schema_state")

@@ -9,25 +9,18 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from ..model import Verdict
-from ..queries import Connection
+from ..queries import Connection, call_rows
 
 Row = dict[str, Any]
 
 
 def call(conn: Connection, function: str, **params: Any) -> list[Row]:
     """``select * from recording_finalize.<function>(p_<name> => value, ...)``: its rows."""
-    arguments = sql.SQL(", ").join(
-        sql.SQL("{} => {}").format(sql.Identifier("p_" + name), sql.Placeholder())
-        for name in params)
-    query = sql.SQL("select * from recording_finalize.{}({})").format(
-        sql.Identifier(function), arguments)
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(query, list(params.values())).fetchall()
+    return call_rows(conn, dict_row, function, **params)
 
 
 def preview_outcomes(conn: Connection, verdicts: Sequence[tuple[UUID, Verdict]],
