@@ -404,11 +404,8 @@ def packaged_sql_dir() -> Path | None:
         spec = importlib.util.find_spec("recording_finalize.sql")
     except ModuleNotFoundError:
         return None
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(location)
-        if _is_sql_tree(path):
-            return path.resolve()
-    return None
+    locations = (spec.submodule_search_locations or []) if spec else []
+    return next((Path(p).resolve() for p in locations if _is_sql_tree(Path(p))), None)
 
 
 def load_settings(
