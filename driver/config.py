@@ -28,7 +28,6 @@ DEFAULT_LOCK_KEY = 5928001741300501
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 DURATION_RULE = "a duration (a number of seconds, or a number with ms/s/m/h: 90, 250ms, 5m, 1h)"
-# The variables of SPEC section 7 also take days (parse_duration(days=True)).
 DURATION_DAYS_RULE = ("a duration (a number of seconds, or a number with ms/s/m/h/d: 90, 5m, 1h, "
                       "30d)")
 _MAX_DURATION_S = 366 * 24 * 3600.0
@@ -102,7 +101,6 @@ def _one_of(words: Mapping[str, Any] | Sequence[str], text: str = "") -> Rule:
 
 
 def _policy(what: str, convert: Callable[[str], Any], unset: str = "its default") -> Rule:
-    """A retry-policy variable: only parsed here, the server judges the value."""
     return Rule(f"{what}, within the server's bounds (recording_finalize.settings; unset: "
                 f"{unset})", convert)
 
@@ -374,25 +372,22 @@ VARIABLE_BY_NAME = {v.name: v for v in VARIABLES}
 
 
 class ConfigError(ValueError):
-    """A variable breaks its rule. The message names the variable and the rule."""
+    """A variable breaks its rule. The message names the variable and the rule, and repeats the
+    value with secrets masked and a URL's password replaced."""
 
     def __init__(self, variable: str, rule: str, value: str | None, source: str = "") -> None:
         self.variable = variable
         where = f"{variable} ({source})" if source else variable
         if value is None:
             super().__init__(f"{where} is not set; it must be {rule}")
-        else:
-            super().__init__(f"{where} must be {rule}; got {_shown(variable, value)!r}")
-
-
-def _shown(variable: str, value: str) -> str:
-    """What an error message may repeat of a value: secrets are masked, URLs lose the password."""
-    if variable == "DATABASE_URL":
-        return mask_dsn(value)
-    spec = VARIABLE_BY_NAME.get(variable)
-    if spec is not None and spec.secret:
-        return "***"
-    return value if len(value) <= 200 else value[:200] + "…"
+            return
+        if variable == "DATABASE_URL":
+            value = mask_dsn(value)
+        elif VARIABLE_BY_NAME[variable].secret:
+            value = "***"
+        elif len(value) > 200:
+            value = value[:200] + "…"
+        super().__init__(f"{where} must be {rule}; got {value!r}")
 
 
 def mask_dsn(dsn: str) -> str:
@@ -409,11 +404,8 @@ def packaged_sql_dir() -> Path | None:
         spec = importlib.util.find_spec("recording_finalize.sql")
     except ModuleNotFoundError:
         return None
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(location)
-        if _is_sql_tree(path):
-            return path.resolve()
-    return None
+    locations = (spec.submodule_search_locations or []) if spec else []
+    return next((Path(p).resolve() for p in locations if _is_sql_tree(Path(p))), None)
 
 
 def load_settings(

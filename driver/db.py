@@ -155,9 +155,9 @@ class RunnerLock:
 # carries no SQLSTATE in libpq (psycopg's OperationalError.sqlstate is None there), so those
 # are told by the server's FATAL message (PostgreSQL's English text, lc_messages = C/en);
 # anything not listed (refused, timed out, "starting up", "too many clients") is waited out.
+_AUTH_FAILED = "authentication failed: check the user and password in DATABASE_URL"
 _PERMANENT_CONNECT_ANSWERS = (
-    ("authentication failed", "authentication failed: check the user and password in "
-                              "DATABASE_URL"),
+    ("authentication failed", _AUTH_FAILED),
     ("no password supplied", "the server asks for a password and DATABASE_URL has none"),
     ("no pg_hba.conf entry", "the server's pg_hba.conf admits no such connection"),
     ("pg_hba.conf rejects", "the server's pg_hba.conf rejects this connection"),
@@ -168,7 +168,7 @@ _PERMANENT_CONNECT_ANSWERS = (
 # After connecting, errors carry their SQLSTATE: these mean "not allowed" or "not migrated".
 _PERMANENT_SQLSTATES = {
     "28000": "the server refused the role",
-    "28P01": "authentication failed: check the user and password in DATABASE_URL",
+    "28P01": _AUTH_FAILED,
     "3D000": "the database named in DATABASE_URL does not exist",
     "42501": "insufficient privilege: the login role needs the recording_finalize_worker "
              "role (GRANT recording_finalize_worker TO <login role>)",

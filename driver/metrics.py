@@ -85,9 +85,8 @@ class _Metric(Generic[_M]):
 
 
 class Metrics:
-    """The worker's metrics, registered in their own registry. Attribute names are the exposed
-    names without the prefix: ``metrics.reconciled_total.inc()`` moves
-    ``messenger_recording_finalize_reconciled_total``."""
+    """Attribute names are the exposed names without the prefix: ``metrics.reconciled_total.inc()``
+    moves ``messenger_recording_finalize_reconciled_total``."""
 
     # --- refreshed from recording_finalize.stats() at the end of every cycle --------------------
     backlog = _Metric(Gauge, "Pending finalize rows (recording_finalize_attempts).")

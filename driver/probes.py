@@ -31,8 +31,7 @@ def cycle_bound(lock_ttl_s: float) -> float:
 
 @dataclass(frozen=True)
 class Answer:
-    """One check's answer. ``transient``: the dependency cannot be reached, which makes the pod
-    unready only past its bound, and only once it had been reached."""
+    """One check's answer. ``transient``: the dependency cannot be reached (``Probe.grace_s``)."""
 
     ok: bool
     reason: str

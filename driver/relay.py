@@ -291,8 +291,7 @@ class Relay:
                     raise
                 self._fatal = kafka_error(raised[0])
                 return 0
-            if remaining:
-                batch.mark_acknowledged()
+            batch.mark_acknowledged()
             if not remaining or time.monotonic() >= deadline:
                 return remaining
 

@@ -65,14 +65,12 @@ def configure(environ: Mapping[str, str]) -> bool:
     from opentelemetry.sdk.trace import export
 
     processors: list[SpanProcessor] = []
-    for name in names:
-        if name == "console":
-            console = export.ConsoleSpanExporter(out=sys.stderr)
-            processors.append(export.SimpleSpanProcessor(console))
-        else:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    if "console" in names:
+        processors.append(export.SimpleSpanProcessor(export.ConsoleSpanExporter(out=sys.stderr)))
+    if "otlp" in names:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            processors.append(export.BatchSpanProcessor(OTLPSpanExporter()))  # network: batched
+        processors.append(export.BatchSpanProcessor(OTLPSpanExporter()))  # network: batched
     _install(environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME, processors)
     return True
 
