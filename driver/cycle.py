@@ -62,20 +62,15 @@ COUNTS = {
     "failed": "apply time: the recording made Failed (failureReason Timeout)",
     "republished": "claim time: Available without its event: the event enqueued again",
     "closed": "claim time: Failed, or Available with its event: the row is Done",
-    "deferred": "claim time: rows whose session has not reached the SLA yet (claim_due's "
-                "deferred_by_sla)",
+    "deferred": "claim time: rows whose session is not past the SLA yet (deferred_by_sla)",
     "quarantined": "claim or apply time: rows set aside for an operator",
     "backoff": "apply time: verdicts that leave the row due again after its backoff",
     "stale": "apply time: no-op, another runner re-claimed or settled the row",
     "terminal": "apply time: no-op, the status guard left a terminal recording alone",
-    "released": "rows a configuration failure gave their attempt back (apply_outcome's "
-                "config_error_released)",
-    "discovered": "finalize rows opened by this cycle's discovery of stuck recordings that "
-                  "had none",
-    "busy": "rows a service transaction held (claim or apply): attempt given back, tried again "
-            "later",
-    "heldByIncident": "transient verdicts whose attempt was given back: the worker's own "
-                      "incident is open",
+    "released": "rows a configuration failure gave their attempt back (config_error_released)",
+    "discovered": "finalize rows this cycle's discovery opened for stuck recordings",
+    "busy": "rows a service transaction held (claim or apply): attempt given back, retried",
+    "heldByIncident": "transient verdicts given their attempt back: the worker's incident is open",
     "releasedOnStop": "claimed rows a stop (SIGTERM) left unchecked: their attempt given back",
 }
 
@@ -539,7 +534,6 @@ class _Checks:
         self.config_failed = threading.Event()
         self._arrived: queue.SimpleQueue[tuple[model.ClaimedRow, _Checked]] = queue.SimpleQueue()
         self._todo = deque(rows)  # deque's pops are thread-safe
-        self._closed = False
         threads = min(ctx.settings.s3_concurrency, len(rows))
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="s3-check")
         # One task per thread, each taking the next row itself: a task per row would cost the
@@ -549,7 +543,7 @@ class _Checks:
         self.waiting = len(rows)
 
     def _take_rows(self) -> None:
-        while not self._closed:
+        while True:
             try:
                 row = self._todo.popleft()
             except IndexError:
@@ -588,7 +582,7 @@ class _Checks:
     def close(self) -> None:
         # Checks in flight end on their own (bounded by the S3 timeouts); their verdicts are
         # dropped, and the rows keep the backoff set at claim.
-        self._closed = True
+        self._todo.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
