@@ -16,7 +16,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -51,10 +51,9 @@ DISCOVER_LIMIT = 1000  # finalize rows one cycle's discovery opens
 STOP_DRAIN_S = 3.0
 #: How many recordings known to be uploaded a cycle HEADs before the database judges a 404.
 KNOWN_UPLOADS = 3
-# The answers that settle a row (progress, the "no run" alert's heartbeat). A backoff, a busy
-# row or a deferred 404 settles nothing: an outage of S3 must not look like work being done.
-SETTLED_BY_APPLY = frozenset({"reconciled", "failed", "quarantined", "terminal"})
-SETTLED_AT_CLAIM = frozenset({"republished", "quarantined", "closed"})
+# The counts of a settled row (progress, the "no run" alert's heartbeat). A backoff, a busy row
+# or a deferred 404 settles nothing: an outage of S3 must not look like work being done.
+SETTLED = frozenset({"reconciled", "failed", "quarantined", "terminal", "republished", "closed"})
 #: The counts of one cycle under their names in the run-once JSON and the log (a contract), in
 #: the JSON's order, each with what it counts.
 COUNTS = {
@@ -63,20 +62,15 @@ COUNTS = {
     "failed": "apply time: the recording made Failed (failureReason Timeout)",
     "republished": "claim time: Available without its event: the event enqueued again",
     "closed": "claim time: Failed, or Available with its event: the row is Done",
-    "deferred": "claim time: rows whose session has not reached the SLA yet (claim_due's "
-                "deferred_by_sla)",
+    "deferred": "claim time: rows whose session is not past the SLA yet (deferred_by_sla)",
     "quarantined": "claim or apply time: rows set aside for an operator",
     "backoff": "apply time: verdicts that leave the row due again after its backoff",
     "stale": "apply time: no-op, another runner re-claimed or settled the row",
     "terminal": "apply time: no-op, the status guard left a terminal recording alone",
-    "released": "rows a configuration failure gave their attempt back (apply_outcome's "
-                "config_error_released)",
-    "discovered": "finalize rows opened by this cycle's discovery of stuck recordings that "
-                  "had none",
-    "busy": "rows a service transaction held (claim or apply): attempt given back, tried again "
-            "later",
-    "heldByIncident": "transient verdicts whose attempt was given back: the worker's own "
-                      "incident is open",
+    "released": "rows a configuration failure gave their attempt back (config_error_released)",
+    "discovered": "finalize rows this cycle's discovery opened for stuck recordings",
+    "busy": "rows a service transaction held (claim or apply): attempt given back, retried",
+    "heldByIncident": "transient verdicts given their attempt back: the worker's incident is open",
     "releasedOnStop": "claimed rows a stop (SIGTERM) left unchecked: their attempt given back",
 }
 
@@ -136,11 +130,9 @@ class CycleSummary:
 
     @property
     def ok(self) -> bool:
-        """False when the cycle failed or was degraded (``result``)."""
         return self.result in ("ok", "skipped", "disabled")
 
     def table(self) -> dict[str, int]:
-        """``COUNTS``, all of them, zeros included."""
         return {name: self.counts[name] for name in COUNTS}
 
     def to_dict(self) -> dict[str, Any]:
@@ -236,7 +228,6 @@ def run_loop(ctx: Context, stop: threading.Event, on_tick: Callable[[], None],
 def _locked_cycle(
     ctx: Context, stop: threading.Event, summary: CycleSummary, started: float
 ) -> None:
-    """The cycle under the lock: pause switch → reconcile → gauges → relay → publish backlog."""
     lock_deadline = started + ctx.settings.lock_ttl - LOCK_MARGIN_S
     log("cycle started", jobRunId=summary.job_run_id, asOf=summary.as_of)
     # The pause switch, read once per cycle by every runner (logged and exposed when set).
@@ -273,7 +264,6 @@ def _reconcile(
     ctx: Context, stop: threading.Event, summary: CycleSummary, claim_until: float,
     lock_deadline: float,
 ) -> None:
-    """HeadBucket, the claim loop, then the HEAD verdicts for the worker's storage incident."""
     try:
         bucket_confirmed = ctx.storage.check_bucket()
     except StorageConfigError as err:
@@ -292,7 +282,8 @@ def _reconcile(
 def _relay(
     relay: Relay, stop: threading.Event, summary: CycleSummary, lock_deadline: float
 ) -> None:
-    _check_deadline(lock_deadline)
+    if time.monotonic() >= lock_deadline:
+        raise _Deadline
     if stop.is_set():
         # Stopping: what this cycle enqueued is published now, for a few seconds at most, rather
         # than at the next start (a stop that was not asked for cannot end this drain early).
@@ -323,7 +314,6 @@ class _Reconcile:
         self.known: KnownAnswers | None = None
 
     def bucket_answered(self, confirmed: bool) -> None:
-        """HeadBucket's answer: the worker's storage incident opens or closes on it."""
         summary = self.summary
         self.bucket_confirmed = confirmed
         if confirmed:
@@ -447,7 +437,8 @@ class _Reconcile:
         if not batch:
             return None
         facts = self.facts(batch)
-        _check_deadline(self.lock_deadline)
+        if time.monotonic() >= self.lock_deadline:
+            raise _Deadline
         answers = pipeline.apply_outcomes(
             self.conn, [(row, verdict) for row, verdict, _ in batch],
             timeout_s=max(0.0, self.lock_deadline - time.monotonic()), facts=facts)
@@ -526,8 +517,6 @@ def _settled_at_claim(ctx: Context, rows: list[model.ClaimedRow], summary: Cycle
         _count_and_log(ctx, summary, _AT_CLAIM[row.action], row,
                        {"attempts": row.attempts, "reason": row.detail}
                        if row.action == "quarantined" else {})
-        if row.action in SETTLED_AT_CLAIM:
-            ctx.metrics.mark_progress()
         with tracing.attempt_span(str(row.recording_id), row.action, row.attempts):
             pass  # settled inside claim_due: the span marks the attempt, it has no work of its own
 
@@ -544,10 +533,7 @@ class _Checks:
         #: Set on a configuration failure: the checks not yet begun make no storage call.
         self.config_failed = threading.Event()
         self._arrived: queue.SimpleQueue[tuple[model.ClaimedRow, _Checked]] = queue.SimpleQueue()
-        self._todo: queue.SimpleQueue[model.ClaimedRow] = queue.SimpleQueue()
-        for row in rows:
-            self._todo.put(row)
-        self._closed = False
+        self._todo = deque(rows)  # deque's pops are thread-safe
         threads = min(ctx.settings.s3_concurrency, len(rows))
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="s3-check")
         # One task per thread, each taking the next row itself: a task per row would cost the
@@ -557,10 +543,10 @@ class _Checks:
         self.waiting = len(rows)
 
     def _take_rows(self) -> None:
-        while not self._closed:
+        while True:
             try:
-                row = self._todo.get_nowait()
-            except queue.Empty:
+                row = self._todo.popleft()
+            except IndexError:
                 return
             try:
                 self._arrived.put((row, self._check(row)))
@@ -596,7 +582,7 @@ class _Checks:
     def close(self) -> None:
         # Checks in flight end on their own (bounded by the S3 timeouts); their verdicts are
         # dropped, and the rows keep the backoff set at claim.
-        self._closed = True
+        self._todo.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -616,11 +602,6 @@ def _verdicts(
             return batch, verdict
         batch.append((row, verdict, seconds))
     return batch, None
-
-
-def _check_deadline(lock_deadline: float) -> None:
-    if time.monotonic() >= lock_deadline:
-        raise _Deadline
 
 
 #: SQLSTATE classes of a fault that is the service schema's, not a row's: a privilege (42), a
@@ -683,9 +664,6 @@ def _record(
     ctx: Context, row: model.ClaimedRow, verdict: model.Verdict, result: queries.AppliedResult,
     summary: CycleSummary,
 ) -> None:
-    """Counts and logs one applied verdict."""
-    if result.result in SETTLED_BY_APPLY:
-        ctx.metrics.mark_progress()
     if verdict.outcome != model.CONFIG_ERROR:
         summary.counts["checked"] += 1
     if verdict.outcome == model.TRANSIENT or (verdict.outcome == model.MISSING
@@ -708,9 +686,10 @@ def _record(
 
 def _count_and_log(ctx: Context, summary: CycleSummary, spec: _Counted, row: model.ClaimedRow,
                    fields: dict[str, Any]) -> None:
-    """One settled row by its table entry: its count, and the metric and log line it names."""
     count, metric, event, level, message = spec
     summary.counts[count] += 1
+    if count in SETTLED:
+        ctx.metrics.mark_progress()
     if metric is not None:
         getattr(ctx.metrics, metric).inc()
     if event is not None:

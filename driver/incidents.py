@@ -23,9 +23,7 @@ SOURCE = "worker"
 #: How the reason of an unreachable incident begins: ``outcome_decision`` tells by it that the
 #: next answered HeadBucket closes it (the previews).
 UNREACHABLE_PREFIX = "HeadBucket:"
-#: A cycle's HEADs count as an incident when at least this many came back transient ...
 TRANSIENT_MIN = 5
-#: ... and they are at least this share of the HEADs the cycle made.
 TRANSIENT_SHARE = 0.5
 
 

@@ -51,8 +51,7 @@ def apply_outcomes(conn: queries.Connection, items: Sequence[tuple[ClaimedRow, V
         if pg.transaction_status != pq.TransactionStatus.IDLE:
             raise psycopg.ProgrammingError("apply_outcomes needs an idle autocommit connection")
         wire = _Wire(pg, timeout_s, len(items), encoding)
-        blocking = not pg.nonblocking
-        pg.nonblocking = 1
+        nonblocking, pg.nonblocking = pg.nonblocking, 1
         pg.enter_pipeline_mode()
         try:
             if conn not in _prepared:
@@ -72,7 +71,7 @@ def apply_outcomes(conn: queries.Connection, items: Sequence[tuple[ClaimedRow, V
             pg.finish()
             raise
         pg.exit_pipeline_mode()
-        pg.nonblocking = 0 if blocking else 1
+        pg.nonblocking = nonblocking
     return out
 
 
