@@ -114,24 +114,21 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:
-        print(version_text())
+        # The version line, then the build: the commit and the SQL fingerprint (CHANGELOG.md
+        # records the fingerprint of each released version).
+        from .buildinfo import commit, sql_fingerprint
+        from .drift import package_version, shipped
+
+        sql_dir = config.packaged_sql_dir()
+        if sql_dir is None:
+            print(f"{cliutil.PROG} {package_version()} (schema: none, this installation ships "
+                  f"no sql/)\ncommit: {commit()}")
+        else:
+            package = shipped(sql_dir)
+            print(f"{cliutil.PROG} {package.version} (schema {package.schema_version}: "
+                  f"{len(package.migrations)} migrations, {len(package.functions)} function "
+                  f"files)\ncommit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
         parser.exit(cliutil.EXIT_OK)
-
-
-def version_text() -> str:
-    """The version line, then the build: the commit and the SQL fingerprint (CHANGELOG.md
-    records the fingerprint of each released version)."""
-    from .buildinfo import commit, sql_fingerprint
-    from .drift import package_version, shipped
-
-    sql_dir = config.packaged_sql_dir()
-    if sql_dir is None:
-        return (f"{cliutil.PROG} {package_version()} (schema: none, this installation ships "
-                f"no sql/)\ncommit: {commit()}")
-    package = shipped(sql_dir)
-    return (f"{cliutil.PROG} {package.version} (schema {package.schema_version}: "
-            f"{len(package.migrations)} migrations, {len(package.functions)} function files)\n"
-            f"commit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
