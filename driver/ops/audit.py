@@ -47,24 +47,20 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
                     "examples": with_binary[:5], "checked": len(failed)})
     clean = all(r["found"] == 0 for r in results)
     repaired_ids = [str(r["recording_id"]) for r in repaired]
-    if args.json:
-        cliutil.print_json({"clean": clean, "overdueAfterSeconds": settings.polling_interval,
-                            "settingsOf": "worker" if worker is not None else "environment",
-                            "checks": results, "repaired": repaired_ids})
-        return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
-    if args.repair:
-        print(f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
-              + (": " + ", ".join(repaired_ids) if repaired else ""))
     labels = [r["check"] + (f" ({r['reason']})" if r["reason"] else "") for r in results]
     width = max(len(label) for label in labels)
-    for label, r in zip(labels, results, strict=True):
-        print(f"{label.ljust(width)}  {str(r['found']).rjust(6)}  "
-              f"{', '.join(r['examples']) or '-'}")
     whose = ("the worker's, reported " + cliutil.iso(worker.reported_at) if worker is not None
              else "this environment's: no worker has reported its settings")
-    print(f"unpublished_overdue: older than {settings.polling_interval:g} s; "
-          f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})")
-    print("clean" if clean else "findings: see above (recording-finalize explain ID)")
+    cliutil.show(args, {"clean": clean, "overdueAfterSeconds": settings.polling_interval,
+                        "settingsOf": "worker" if worker is not None else "environment",
+                        "checks": results, "repaired": repaired_ids}, [
+        *([f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
+           + (": " + ", ".join(repaired_ids) if repaired else "")] if args.repair else []),
+        *(f"{label.ljust(width)}  {str(r['found']).rjust(6)}  {', '.join(r['examples']) or '-'}"
+          for label, r in zip(labels, results, strict=True)),
+        f"unpublished_overdue: older than {settings.polling_interval:g} s; "
+        f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})",
+        "clean" if clean else "findings: see above (recording-finalize explain ID)"])
     return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
 
 
