@@ -1,8 +1,5 @@
-"""``recording-finalize service-sql schema|adapter|grants --to ROLE|recommended``: SQL for the DBA.
-
-Connects to nothing: it prints what the package ships, for a DBA to review and run as the owner
-of the service's objects.
-"""
+"""``recording-finalize service-sql schema|adapter|grants --to ROLE|recommended``: SQL for the DBA
+of the service's objects to review and run; connects to nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +13,6 @@ from ..config import Settings
 from ..drift import package_sql
 
 PARTS = ("schema", "adapter", "grants", "recommended")
-#: The parts that are files of the package, printed as they are.
 FILES = {"schema": "service/schema.sql", "adapter": adapter.REFERENCE_FILE,
          "recommended": "service/recommended.sql"}
 

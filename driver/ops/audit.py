@@ -14,7 +14,6 @@ from ..model import FOUND, INVALID_METADATA
 from ..queries import interval
 from . import queries, s3
 
-#: ``audit`` HEADs the objects of this many of the newest Failed recordings by default.
 AUDIT_FAILED_ROWS = 1000
 
 

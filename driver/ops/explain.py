@@ -139,7 +139,6 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
 
 
 def _later_lines(doc: dict[str, Any]) -> Iterator[str]:
-    """The S3 check, the event, the operators' actions and what comes next."""
     s3, out = doc.get("s3") or {}, doc.get("outbox")
     if s3.get("outcome") is None:
         yield f"s3         not checked: {s3.get('error')}"
