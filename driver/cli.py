@@ -39,7 +39,6 @@ COMMANDS: tuple[cliutil.Command, ...] = (
     uninstall.COMMAND,
     wait.COMMAND,
 )
-COMMAND_BY_NAME = {command.name: command for command in COMMANDS}
 
 DESCRIPTION = """\
 Safety net of the messenger service: drives call recordings stuck in Recording/Uploading to
@@ -147,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    command = COMMAND_BY_NAME[args.command]
+    command = {command.name: command for command in COMMANDS}[args.command]
     if command.check_args is not None:
         try:
             command.check_args(args)

@@ -1,9 +1,6 @@
-"""``recording-finalize uninstall [--yes]``: drop everything the product owns, nothing else.
-
-Each of the product's schemas and its one table in the service's schema is dropped only if it
-belongs to the role that runs uninstall. Group roles are cluster-wide and the service's GRANTs
-are the service's: their DROP ROLE and REVOKE statements are printed, not run.
-"""
+"""``recording-finalize uninstall [--yes]``: drop what the product owns, nothing else. Group
+roles are cluster-wide and the service's GRANTs are the service's: their DROP ROLE and REVOKE
+statements are printed, not run."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``recording-finalize audit [--repair]``: the invariant checks by business state.
-
-The checks are ``recording_finalize.audit()``'s; ``failed_with_binary`` is the driver's own: the
-HEADs of the newest Failed recordings' objects.
-"""
+"""``recording-finalize audit [--repair]``: ``recording_finalize.audit()``'s invariant checks,
+and the driver's own ``failed_with_binary``: the HEADs of the newest Failed recordings' objects."""
 
 from __future__ import annotations
 
