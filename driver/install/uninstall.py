@@ -95,11 +95,9 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
     else:
         print("would run (uninstall --yes does it, in one transaction):")
-        for statement in what.statements:
-            print(f"  {statement}")
+        print("\n".join(f"  {statement}" for statement in what.statements))
     print("not dropped (not the product's to drop here):")
-    for line in leftovers(what.role, what.database):
-        print(f"  {line}")
+    print("\n".join(f"  {line}" for line in leftovers(what.role, what.database)))
     return cliutil.EXIT_OK
 
 

@@ -38,7 +38,11 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
         failed = queries.call(conn, "failed_recordings", limit=args.failed_limit)
     results = [{"check": c["check_name"], "reason": c["reason"], "found": c["found"],
                 "examples": c["examples"] or []} for c in checks]
-    with_binary = _failed_with_binary(failed, settings)
+    heads = s3.head_rows(settings, failed)
+    if heads.config_error is not None:
+        raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {heads.config_error}")
+    with_binary = [str(f["recording_id"]) for f, v in zip(failed, heads.verdicts, strict=True)
+                   if v.outcome in (FOUND, INVALID_METADATA)]
     results.append({"check": "failed_with_binary", "reason": None, "found": len(with_binary),
                     "examples": with_binary[:5], "checked": len(failed)})
     clean = all(r["found"] == 0 for r in results)
@@ -58,14 +62,6 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
         f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})",
         "clean" if clean else "findings: see above (recording-finalize explain ID)"])
     return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
-
-
-def _failed_with_binary(failed: list[queries.Row], settings: Settings) -> list[str]:
-    heads = s3.head_rows(settings, failed)
-    if heads.config_error is not None:
-        raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {heads.config_error}")
-    return [str(f["recording_id"]) for f, v in zip(failed, heads.verdicts, strict=True)
-            if v.outcome in (FOUND, INVALID_METADATA)]
 
 
 COMMAND = cliutil.Command(
