@@ -27,7 +27,6 @@ REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not
 
 
 def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
-    # RECORDING_ID is optional: the bulk form has none.
     cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None, type=UUID,
                      help="the recording's UUID (single form)")
     cliutil.add_operator_args(cmd, reason_required=True)
