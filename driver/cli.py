@@ -39,7 +39,6 @@ COMMANDS: tuple[cliutil.Command, ...] = (
     uninstall.COMMAND,
     wait.COMMAND,
 )
-COMMAND_BY_NAME = {command.name: command for command in COMMANDS}
 
 DESCRIPTION = """\
 Safety net of the messenger service: drives call recordings stuck in Recording/Uploading to
@@ -114,24 +113,21 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:
-        print(version_text())
+        # The version line, then the build: the commit and the SQL fingerprint (CHANGELOG.md
+        # records the fingerprint of each released version).
+        from .buildinfo import commit, sql_fingerprint
+        from .drift import package_version, shipped
+
+        sql_dir = config.packaged_sql_dir()
+        if sql_dir is None:
+            print(f"{cliutil.PROG} {package_version()} (schema: none, this installation ships "
+                  f"no sql/)\ncommit: {commit()}")
+        else:
+            package = shipped(sql_dir)
+            print(f"{cliutil.PROG} {package.version} (schema {package.schema_version}: "
+                  f"{len(package.migrations)} migrations, {len(package.functions)} function "
+                  f"files)\ncommit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
         parser.exit(cliutil.EXIT_OK)
-
-
-def version_text() -> str:
-    """The version line, then the build: the commit and the SQL fingerprint (CHANGELOG.md
-    records the fingerprint of each released version)."""
-    from .buildinfo import commit, sql_fingerprint
-    from .drift import package_version, shipped
-
-    sql_dir = config.packaged_sql_dir()
-    if sql_dir is None:
-        return (f"{cliutil.PROG} {package_version()} (schema: none, this installation ships "
-                f"no sql/)\ncommit: {commit()}")
-    package = shipped(sql_dir)
-    return (f"{cliutil.PROG} {package.version} (schema {package.schema_version}: "
-            f"{len(package.migrations)} migrations, {len(package.functions)} function files)\n"
-            f"commit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -150,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    command = COMMAND_BY_NAME[args.command]
+    command = {command.name: command for command in COMMANDS}[args.command]
     if command.check_args is not None:
         try:
             command.check_args(args)

@@ -130,8 +130,7 @@ def _camel(column: str) -> str:
 
 def parse_flag(args: argparse.Namespace, dest: str, parse: Callable[[str], Any], rule: str
                ) -> None:
-    """Replaces the text of the flag ``dest``, when given, by ``parse``'s value; ``rule`` says
-    what a bad one must be."""
+    """Replaces the flag's text, when given, by ``parse``'s value (else: it must be ``rule``)."""
     text = getattr(args, dest)
     if text is None:
         return

@@ -1,8 +1,5 @@
-"""``recording-finalize service-sql schema|adapter|grants --to ROLE|recommended``: SQL for the DBA.
-
-Connects to nothing: it prints what the package ships, for a DBA to review and run as the owner
-of the service's objects.
-"""
+"""``recording-finalize service-sql schema|adapter|grants --to ROLE|recommended``: SQL for the DBA
+of the service's objects to review and run; connects to nothing."""
 
 from __future__ import annotations
 
@@ -10,29 +7,14 @@ import argparse
 import re
 import sys
 import textwrap
-from pathlib import Path
 
 from .. import adapter, cliutil, contract
 from ..config import Settings
 from ..drift import package_sql
 
 PARTS = ("schema", "adapter", "grants", "recommended")
-#: The parts that are files of the package, printed as they are.
 FILES = {"schema": "service/schema.sql", "adapter": adapter.REFERENCE_FILE,
          "recommended": "service/recommended.sql"}
-
-
-def text(part: str, sql_dir: Path, role: str | None = None, lifecycle: bool = False) -> str:
-    """The SQL of ``part``; ``grants`` needs ``role``. ValueError names what is wrong."""
-    if part in FILES:
-        return (sql_dir / FILES[part]).read_text(encoding="utf-8")
-    if part != "grants":
-        raise ValueError(f"the part must be one of {', '.join(PARTS)}; got {part!r}")
-    if not role or not role.strip():
-        raise ValueError("service-sql grants needs --to ROLE: the role that will own the "
-                         "product (the one that runs recording-finalize migrate)")
-    return grants(role.strip(), lifecycle)
-
 
 _PLACEHOLDER = re.compile(r"\{\{ (\w+) \}\}")
 # Besides the placeholders, what names the role in a line of its own length: the opening
@@ -71,10 +53,17 @@ def sql_ident(name: str) -> str:
 
 
 def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
-    try:
-        sys.stdout.write(text(args.part, settings.sql_dir, args.to, args.lifecycle))
-    except ValueError as err:
-        return cliutil.fail(str(err), cliutil.EXIT_USAGE)
+    if args.part in FILES:
+        sys.stdout.write((settings.sql_dir / FILES[args.part]).read_text(encoding="utf-8"))
+    elif args.part != "grants":
+        return cliutil.fail(f"the part must be one of {', '.join(PARTS)}; got {args.part!r}",
+                            cliutil.EXIT_USAGE)
+    elif not (args.to or "").strip():
+        return cliutil.fail("service-sql grants needs --to ROLE: the role that will own the "
+                            "product (the one that runs recording-finalize migrate)",
+                            cliutil.EXIT_USAGE)
+    else:
+        sys.stdout.write(grants(args.to.strip(), args.lifecycle))
     return cliutil.EXIT_OK
 
 

@@ -1,9 +1,6 @@
-"""``recording-finalize uninstall [--yes]``: drop everything the product owns, nothing else.
-
-Each of the product's schemas and its one table in the service's schema is dropped only if it
-belongs to the role that runs uninstall. Group roles are cluster-wide and the service's GRANTs
-are the service's: their DROP ROLE and REVOKE statements are printed, not run.
-"""
+"""``recording-finalize uninstall [--yes]``: drop what the product owns, nothing else. Group
+roles are cluster-wide and the service's GRANTs are the service's: their DROP ROLE and REVOKE
+statements are printed, not run."""
 
 from __future__ import annotations
 
@@ -98,11 +95,9 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         print("dropped: " + ", ".join([*what.schemas, *([what.table] if what.table else [])]))
     else:
         print("would run (uninstall --yes does it, in one transaction):")
-        for statement in what.statements:
-            print(f"  {statement}")
+        print("\n".join(f"  {statement}" for statement in what.statements))
     print("not dropped (not the product's to drop here):")
-    for line in leftovers(what.role, what.database):
-        print(f"  {line}")
+    print("\n".join(f"  {line}" for line in leftovers(what.role, what.database)))
     return cliutil.EXIT_OK
 
 

@@ -26,7 +26,6 @@ def wait_for_schema_command(args: argparse.Namespace, settings: Settings) -> int
     package = shipped(settings.sql_dir)
     target = db.database_target(settings)
     deadline = time.monotonic() + timeout
-    why = "not checked yet"
     while True:
         try:
             with cliutil.connect(settings) as conn:

@@ -1,8 +1,5 @@
-"""``recording-finalize audit [--repair]``: the invariant checks by business state.
-
-The checks are ``recording_finalize.audit()``'s; ``failed_with_binary`` is the driver's own: the
-HEADs of the newest Failed recordings' objects.
-"""
+"""``recording-finalize audit [--repair]``: ``recording_finalize.audit()``'s invariant checks,
+and the driver's own ``failed_with_binary``: the HEADs of the newest Failed recordings' objects."""
 
 from __future__ import annotations
 
@@ -14,7 +11,6 @@ from ..model import FOUND, INVALID_METADATA
 from ..queries import interval
 from . import queries, s3
 
-#: ``audit`` HEADs the objects of this many of the newest Failed recordings by default.
 AUDIT_FAILED_ROWS = 1000
 
 
@@ -42,38 +38,30 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
         failed = queries.call(conn, "failed_recordings", limit=args.failed_limit)
     results = [{"check": c["check_name"], "reason": c["reason"], "found": c["found"],
                 "examples": c["examples"] or []} for c in checks]
-    with_binary = _failed_with_binary(failed, settings)
+    heads = s3.head_rows(settings, failed)
+    if heads.config_error is not None:
+        raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {heads.config_error}")
+    with_binary = [str(f["recording_id"]) for f, v in zip(failed, heads.verdicts, strict=True)
+                   if v.outcome in (FOUND, INVALID_METADATA)]
     results.append({"check": "failed_with_binary", "reason": None, "found": len(with_binary),
                     "examples": with_binary[:5], "checked": len(failed)})
     clean = all(r["found"] == 0 for r in results)
     repaired_ids = [str(r["recording_id"]) for r in repaired]
-    if args.json:
-        cliutil.print_json({"clean": clean, "overdueAfterSeconds": settings.polling_interval,
-                            "settingsOf": "worker" if worker is not None else "environment",
-                            "checks": results, "repaired": repaired_ids})
-        return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
-    if args.repair:
-        print(f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
-              + (": " + ", ".join(repaired_ids) if repaired else ""))
     labels = [r["check"] + (f" ({r['reason']})" if r["reason"] else "") for r in results]
     width = max(len(label) for label in labels)
-    for label, r in zip(labels, results, strict=True):
-        print(f"{label.ljust(width)}  {str(r['found']).rjust(6)}  "
-              f"{', '.join(r['examples']) or '-'}")
     whose = ("the worker's, reported " + cliutil.iso(worker.reported_at) if worker is not None
              else "this environment's: no worker has reported its settings")
-    print(f"unpublished_overdue: older than {settings.polling_interval:g} s; "
-          f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})")
-    print("clean" if clean else "findings: see above (recording-finalize explain ID)")
+    cliutil.show(args, {"clean": clean, "overdueAfterSeconds": settings.polling_interval,
+                        "settingsOf": "worker" if worker is not None else "environment",
+                        "checks": results, "repaired": repaired_ids}, [
+        *([f"repaired: {len(repaired)} orphaned recording(s) got a finalize row, due now"
+           + (": " + ", ".join(repaired_ids) if repaired else "")] if args.repair else []),
+        *(f"{label.ljust(width)}  {str(r['found']).rjust(6)}  {', '.join(r['examples']) or '-'}"
+          for label, r in zip(labels, results, strict=True)),
+        f"unpublished_overdue: older than {settings.polling_interval:g} s; "
+        f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})",
+        "clean" if clean else "findings: see above (recording-finalize explain ID)"])
     return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
-
-
-def _failed_with_binary(failed: list[queries.Row], settings: Settings) -> list[str]:
-    heads = s3.head_rows(settings, failed)
-    if heads.config_error is not None:
-        raise RuntimeError(f"S3 refuses the bucket {settings.s3_bucket}: {heads.config_error}")
-    return [str(f["recording_id"]) for f, v in zip(failed, heads.verdicts, strict=True)
-            if v.outcome in (FOUND, INVALID_METADATA)]
 
 
 COMMAND = cliutil.Command(

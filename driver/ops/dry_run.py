@@ -19,7 +19,6 @@ from ..model import Verdict
 from ..queries import operator_state
 from . import queries, s3
 
-#: ``run-once --dry-run`` looks at no more due rows than this.
 PREVIEW_ROWS = 1000
 
 

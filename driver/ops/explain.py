@@ -41,18 +41,17 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def explain_command(args: argparse.Namespace, settings: Settings) -> int:
-    recording_id: UUID = args.recording_id
     with cliutil.connect(settings) as conn:
         try:
-            [row] = queries.call(conn, "explain", recording_id=recording_id)
+            [row] = queries.call(conn, "explain", recording_id=args.recording_id)
         except psycopg.Error as err:
             if sqlstate(err) != SqlState.UNKNOWN_RECORDING:
                 raise
             return cliutil.fail(f"explain: no recording and no finalize row with id "
-                                f"{recording_id} (RF021)")
+                                f"{args.recording_id} (RF021)")
         doc: dict[str, Any] = row["explain"]
         doc["paused"] = operator_state(conn).paused_parts()
-        _add_s3(conn, doc, recording_id, *s3.worker_settings(conn, settings))
+        _add_s3(conn, doc, args.recording_id, *s3.worker_settings(conn, settings))
     doc["next"]["sentence"] = _sentence(doc)
     cliutil.show(args, doc, _lines(doc))
     return cliutil.EXIT_OK
@@ -139,7 +138,6 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
 
 
 def _later_lines(doc: dict[str, Any]) -> Iterator[str]:
-    """The S3 check, the event, the operators' actions and what comes next."""
     s3, out = doc.get("s3") or {}, doc.get("outbox")
     if s3.get("outcome") is None:
         yield f"s3         not checked: {s3.get('error')}"

@@ -28,11 +28,11 @@ def pause_command(args: argparse.Namespace, settings: Settings) -> int:
         rows = queries.call(conn, "set_pause", part=args.part, paused=paused, operator=by,
                             reason=args.reason or "(no reason given)")
     logs.log("paused" if paused else "resumed", part=args.part, operator=by, reason=args.reason)
-    states = {r["part"]: f"paused since {cliutil.iso(r['paused_at'])} by {r['paused_by']}: "
-              f"{r['reason']}" if r["paused"] else "running" for r in rows}
-    cliutil.show(args, {"parts": [cliutil.json_row(r) for r in rows]},
-                 [*(f"{part:<10} {state}" for part, state in states.items()),
-                  "every runner honours this from its next cycle"])
+    cliutil.show(args, {"parts": [cliutil.json_row(r) for r in rows]}, [
+        *(f"{r['part']:<10} " + (f"paused since {cliutil.iso(r['paused_at'])} by "
+                                 f"{r['paused_by']}: {r['reason']}" if r["paused"] else "running")
+          for r in rows),
+        "every runner honours this from its next cycle"])
     return cliutil.EXIT_OK
 
 

@@ -1,8 +1,5 @@
-"""``recording-finalize prune --older-than D``: deletes finished rows in bounded batches.
-
-The batches are ``maintenance.prune_batches``, the same that ``run`` prunes with every hour
-(RFR_RETENTION); ``--dry-run`` counts in one ``prune`` call and deletes nothing.
-"""
+"""``recording-finalize prune --older-than D``: deletes finished rows in bounded batches, the
+``maintenance.prune_batches`` that ``run`` prunes with every hour (RFR_RETENTION)."""
 
 from __future__ import annotations
 

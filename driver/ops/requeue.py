@@ -27,7 +27,6 @@ REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not
 
 
 def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:
-    # RECORDING_ID is optional: the bulk form has none.
     cmd.add_argument("recording_id", metavar="RECORDING_ID", nargs="?", default=None, type=UUID,
                      help="the recording's UUID (single form)")
     cliutil.add_operator_args(cmd, reason_required=True)
@@ -103,7 +102,9 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
         if args.dry_run:
             # One look, nothing locked or changed, capped at one batch.
             limit = BATCH_ROWS if args.limit is None else min(args.limit, BATCH_ROWS)
-            rows, batches = _quarantined(conn, args, limit), 0
+            rows = queries.call(conn, "quarantined_rows", limit=limit,
+                                reason_code=args.reason_code, since=args.since)
+            batches = 0
         else:
             rows, batches = _requeue_batches(conn, args)
     truncated = bool(args.dry_run) and len(rows) == BATCH_ROWS and (
@@ -123,11 +124,6 @@ def _bulk_requeue(args: argparse.Namespace, settings: Settings) -> int:
     return cliutil.EXIT_OK
 
 
-def _quarantined(conn: Connection, args: argparse.Namespace, limit: int) -> list[queries.Row]:
-    return queries.call(conn, "quarantined_rows", limit=limit, reason_code=args.reason_code,
-                        since=args.since)
-
-
 def _requeue_batches(conn: Connection, args: argparse.Namespace
                      ) -> tuple[list[queries.Row], int]:
     """One transaction per batch: the rows it requeued are no longer Quarantined, so the next
@@ -137,7 +133,8 @@ def _requeue_batches(conn: Connection, args: argparse.Namespace
     done: list[queries.Row] = []
     batches = 0
     while (want := BATCH_ROWS if total is None else min(BATCH_ROWS, total - len(done))) > 0:
-        ids = [q["recording_id"] for q in _quarantined(conn, args, want)]
+        ids = [q["recording_id"] for q in queries.call(
+            conn, "quarantined_rows", limit=want, reason_code=args.reason_code, since=args.since)]
         rows = (queries.call(conn, "reschedule", recording_ids=ids, from_status="Quarantined",
                              operator=by, reason=args.reason, strict=False) if ids else [])
         batches += 1 if ids else 0

@@ -18,7 +18,6 @@ from ..queries import Connection, WorkerConfig, worker_config
 if TYPE_CHECKING:
     from ..config import Settings
 
-#: The variables of a command that asks S3.
 S3_VARIABLES = ("DATABASE_URL", "S3_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                 "AWS_REGION", "AWS_DEFAULT_REGION", "RFR_S3_BUCKET", "RFR_S3_KEY_TEMPLATE",
                 "RFR_S3_TIMEOUT", "RFR_S3_CONCURRENCY", "RFR_TOPIC", "RFR_MAX_ATTEMPTS",

@@ -33,17 +33,11 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
         state = core_queries.operator_state(conn)
         open_or_recent = core_queries.storage_incident_list(conn)
         drift = schema_drift(conn, package)
-    schema = {
-        "database": drift.database_schema_version,
-        "package": package.schema_version,
-        "packageVersion": package.version,
-        "migratedBy": drift.database_package_version,
-        "matches": drift.matches,
-        "databaseIsNewer": drift.database_is_newer,
-        "differences": drift.differences,
-    }
     cliutil.show(args, {
-        "schema": schema,
+        "schema": {"database": drift.database_schema_version, "package": package.schema_version,
+                   "packageVersion": package.version,
+                   "migratedBy": drift.database_package_version, "matches": drift.matches,
+                   "databaseIsNewer": drift.database_is_newer, "differences": drift.differences},
         **cliutil.json_row(asdict(figures)),
         "quarantinedRows": [cliutil.json_row(r, "recording_id", "session_kind", "session_id",
                                              "attempts", "last_error", "quarantined_at")
