@@ -22,7 +22,6 @@ DISTRIBUTION = "recording-finalize-retry"
 
 
 def package_version() -> str:
-    """The installed wheel's version, else the source's."""
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -81,7 +80,6 @@ def shipped_schema_version(sql_dir: Path) -> str:
 
 
 def shipped(sql_dir: Path) -> Shipped:
-    """Reads the package's (or RFR_SQL_DIR's) migrations and function files."""
     migrations = {p.stem: sha256_file(p) for p in sorted((sql_dir / "migrations").glob("*.sql"))}
     functions = {p.name: sha256_file(p) for p in sorted((sql_dir / "functions").glob("*.sql"))}
     return Shipped(sql_dir, package_version(), migrations, functions,

@@ -205,15 +205,11 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
         logs.log("policy set", policy=policy)
 
 
-#: A judgement of the database: (None, {}, what matches) or (log event, its fields, why not).
-_Verdict = tuple[str | None, dict[str, Any], str]
-
-
 def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool,
-                    limit: int = 5) -> _Verdict:
-    """Start-up's and /readyz's judgement, each step once the one before holds: the schema
-    against the package (``limit``: the differences shown), the contract with the service's
-    tables, check_adapter (``rehearse``: the writes too, rolled back)."""
+                    limit: int = 5) -> tuple[str | None, dict[str, Any], str]:
+    """Start-up's and /readyz's judgement: (None, {}, what matches) or (log event, its fields,
+    why not). Each step once the one before holds: the schema (``limit``: the differences
+    shown), the contract, check_adapter (``rehearse``: the writes too, rolled back)."""
     from . import adapter, contract
     from .drift import schema_drift
 
@@ -227,7 +223,7 @@ def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse
         return "contract broken", {"problems": problems.items}, (
             "the contract with the messenger service's tables does not hold for the product's "
             f"owner {owner}:\n{problems.message()}")
-    if failing := adapter.errors(adapter.beneath(conn, rehearse=rehearse)):
+    if failing := adapter.beneath(conn, rehearse=rehearse).get("error"):
         return "adapter fails", {"problems": failing}, (
             "the worker would fail beneath the adapter (recording_finalize.check_adapter):\n"
             + "\n".join(f"  - {line}" for line in failing))
@@ -252,7 +248,6 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     metrics = Metrics()
     health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl,
                     cycle_bound_s=cycle_bound(settings.lock_ttl))
-    # The cycle loop runs in this thread; liveness watches it.
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
@@ -321,7 +316,6 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
 
 # --- /readyz's checks: one per dependency (probes.py runs them) -------------------------------
 
-#: How long the Kafka check waits for the broker's metadata answer.
 KAFKA_CHECK_TIMEOUT_S = 5.0
 
 
