@@ -18,12 +18,10 @@ from pathlib import Path
 from . import __version__, queries
 from .config import packaged_sql_dir
 
-DISTRIBUTION = "recording-finalize-retry"
-
 
 def package_version() -> str:
     try:
-        return metadata.version(DISTRIBUTION)
+        return metadata.version("recording-finalize-retry")
     except metadata.PackageNotFoundError:
         return __version__
 

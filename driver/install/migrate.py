@@ -1,9 +1,7 @@
 """``recording-finalize migrate``: check the contract, then create or update what the product owns.
 
 The product is a visitor in the service's database: first every check, writing nothing (any
-problem: a refusal with the whole list), then only what the product owns. Every file runs with
-``lock_timeout`` 1 s and a bounded retry, so a service writer queued behind migrate waits about a
-second at most.
+problem: a refusal with the whole list), then only what the product owns.
 """
 
 from __future__ import annotations
