@@ -171,7 +171,11 @@ def _names(items: Iterable[str]) -> str:
 
 def compare(package: Shipped, state: DbState) -> SchemaDrift:
     newer, differences = _migration_differences(package, state)
-    differences += _function_differences(package, state)
+    differences += [difference for file, sha in sorted(package.functions.items())
+                    if (difference := function_difference(file, sha, state.functions.get(file)))]
+    if unknown := set(state.functions) - set(package.functions):
+        differences.append(f"it has function file(s) {_names(unknown)} that this package "
+                           "does not ship")
     return SchemaDrift(package, state.schema_version, state.package_version, differences, newer)
 
 
@@ -223,16 +227,6 @@ def function_difference(file: str, sha: str, record: queries.SchemaStateRow | No
     if record.live_md5 != record.recorded_md5:
         return f"the function of {file} was changed in the database after migrate applied it"
     return None
-
-
-def _function_differences(package: Shipped, state: DbState) -> list[str]:
-    differences = [difference for file, sha in sorted(package.functions.items())
-                   if (difference := function_difference(file, sha, state.functions.get(file)))]
-    unknown = set(state.functions) - set(package.functions)
-    if unknown:
-        differences.append(f"it has function file(s) {_names(unknown)} that this package "
-                           "does not ship")
-    return differences
 
 
 def schema_drift(conn: queries.Connection, package: Shipped) -> SchemaDrift:
