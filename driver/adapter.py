@@ -60,7 +60,3 @@ def beneath(conn: psycopg.Connection[Any], *, rehearse: bool) -> dict[str, list[
         found.setdefault(str(severity), []).append(
             f"{port}: {problem}" + (f" (fix: {fix})" if fix else ""))
     return found
-
-
-def errors(findings: dict[str, list[str]]) -> list[str]:
-    return findings.get("error", [])

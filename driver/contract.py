@@ -1,6 +1,5 @@
 """The contract with the messenger service: every table, column, type, unique key and privilege
-the product's functions rely on in the service's schema, stated once (the privileges in the grant
-script sql/service/grants.sql, which ``service-sql grants`` prints).
+the product's functions rely on in the service's schema, stated once.
 
 ``check`` compares a database with it (read-only catalog queries, through OIDs: casting a name to
 ``regclass`` needs the very USAGE that may be missing).
@@ -54,8 +53,7 @@ _SESSION_COLUMNS = (
     Column("ended_at", TIMESTAMPTZ),
 )
 
-#: Each service table's columns the product reads or writes, with the types it can use (what it
-#: needs of them, column by column, is the grant script's: ``privileges``).
+#: Each service table's columns the product reads or writes, with the types it can use.
 TABLES: dict[str, tuple[Column, ...]] = {
     "call_sessions": _SESSION_COLUMNS,
     "conference_sessions": _SESSION_COLUMNS,

@@ -18,13 +18,10 @@ from pathlib import Path
 from . import __version__, queries
 from .config import packaged_sql_dir
 
-DISTRIBUTION = "recording-finalize-retry"
-
 
 def package_version() -> str:
-    """The installed wheel's version, else the source's."""
     try:
-        return metadata.version(DISTRIBUTION)
+        return metadata.version("recording-finalize-retry")
     except metadata.PackageNotFoundError:
         return __version__
 
@@ -81,7 +78,6 @@ def shipped_schema_version(sql_dir: Path) -> str:
 
 
 def shipped(sql_dir: Path) -> Shipped:
-    """Reads the package's (or RFR_SQL_DIR's) migrations and function files."""
     migrations = {p.stem: sha256_file(p) for p in sorted((sql_dir / "migrations").glob("*.sql"))}
     functions = {p.name: sha256_file(p) for p in sorted((sql_dir / "functions").glob("*.sql"))}
     return Shipped(sql_dir, package_version(), migrations, functions,
@@ -175,7 +171,11 @@ def _names(items: Iterable[str]) -> str:
 
 def compare(package: Shipped, state: DbState) -> SchemaDrift:
     newer, differences = _migration_differences(package, state)
-    differences += _function_differences(package, state)
+    differences += [difference for file, sha in sorted(package.functions.items())
+                    if (difference := function_difference(file, sha, state.functions.get(file)))]
+    if unknown := set(state.functions) - set(package.functions):
+        differences.append(f"it has function file(s) {_names(unknown)} that this package "
+                           "does not ship")
     return SchemaDrift(package, state.schema_version, state.package_version, differences, newer)
 
 
@@ -227,16 +227,6 @@ def function_difference(file: str, sha: str, record: queries.SchemaStateRow | No
     if record.live_md5 != record.recorded_md5:
         return f"the function of {file} was changed in the database after migrate applied it"
     return None
-
-
-def _function_differences(package: Shipped, state: DbState) -> list[str]:
-    differences = [difference for file, sha in sorted(package.functions.items())
-                   if (difference := function_difference(file, sha, state.functions.get(file)))]
-    unknown = set(state.functions) - set(package.functions)
-    if unknown:
-        differences.append(f"it has function file(s) {_names(unknown)} that this package "
-                           "does not ship")
-    return differences
 
 
 def schema_drift(conn: queries.Connection, package: Shipped) -> SchemaDrift:

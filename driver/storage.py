@@ -266,7 +266,7 @@ class Storage:
             return False
         if self._store is None:
             raise StorageConfigError("NoCredentialsError")
-        try:  # an empty prefix: obstore sees the bucket boto3 confirmed
+        try:
             obstore.list_with_delimiter(self._store, BUCKET_PROBE_PREFIX)
         except _OBSTORE_CONFIG_ERRORS as err:
             raise StorageConfigError(_error_text(err)) from err
@@ -295,8 +295,6 @@ class Storage:
             # obstore refuses the key itself (an empty segment, "." or ".."): the template.
             return model.Verdict(model.CONFIG_ERROR, error=type(err).__name__)
         except BaseError as err:
-            # A timeout, a connection error, 5xx or 429 after the retries, a status obstore does
-            # not name, or its runtime failing: never final.
             return model.Verdict(model.TRANSIENT, error=_error_text(err))
         return parse_metadata(key, head_dict(result.meta["size"], result.attributes))
 

@@ -21,13 +21,11 @@ from uuid import uuid4
 
 import psycopg
 
-from . import logs, tracing
-from .cliutil import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Command, connect, fail
-from .config import VARIABLES, ConfigError, Settings, require_kafka, value_text
-from .errors import SqlState, describe, sqlstate
+from . import cliutil, config, errors, logs, tracing
 from .ops import dry_run
 
 if TYPE_CHECKING:
+    from .config import Settings
     from .cycle import Context
     from .drift import Shipped
     from .metrics import Metrics
@@ -35,15 +33,15 @@ if TYPE_CHECKING:
     from .storage import Storage
 
 # Which variables the worker reads, and which a flag may override.
-_CYCLE = [v.name for v in VARIABLES if v.name not in ("RFR_SQL_DIR",)]
-_RUN_FLAGS = [v.name for v in VARIABLES if v.flag and v.name != "RFR_SQL_DIR"]
-_RUN_ONCE_FLAGS = [v.name for v in VARIABLES if v.flag and v.name not in (
+_CYCLE = [v.name for v in config.VARIABLES if v.name not in ("RFR_SQL_DIR",)]
+_RUN_FLAGS = [v.name for v in config.VARIABLES if v.flag and v.name != "RFR_SQL_DIR"]
+_RUN_ONCE_FLAGS = [v.name for v in config.VARIABLES if v.flag and v.name not in (
     "RFR_SQL_DIR", "RFR_METRICS_PORT", "RFR_METRICS_ADDRESS")]
 _OTEL_NOTE = "  OTEL_*  standard OpenTelemetry variables; spans are exported only when they ask"
 
 
 def _prepare(settings: Settings) -> None:
-    require_kafka(settings)
+    config.require_kafka(settings)
     tracing.configure(os.environ)
 
 
@@ -122,8 +120,8 @@ def _start_checks(
     except StorageConfigError as err:
         logs.log("start-up check failed", level="error", error=err.code,
                  bucket=settings.s3_bucket, message="the file storage refuses the bucket")
-        return fail(f"start-up check failed: {_bucket_refused(settings.s3_bucket, err.code)}",
-                    EXIT_USAGE)
+        why = _bucket_refused(settings.s3_bucket, err.code)
+        return cliutil.fail(f"start-up check failed: {why}", cliutil.EXIT_USAGE)
     finally:
         storage.close()
     while True:
@@ -135,13 +133,13 @@ def _start_checks(
             if retry is None:
                 raise
             target, said = database_target(settings), server_message(err)
-            logs.log("start-up check waiting", level="warning", error=describe(err),
+            logs.log("start-up check waiting", level="warning", error=errors.describe(err),
                      database=target, reason=said, retryInSeconds=settings.polling_interval,
                      message="the database cannot be reached; the checks are made once it can")
             if health is not None:
                 health.startup_waiting(f"the database cannot be reached at {target}: {said}")
             if retry.wait(settings.polling_interval):
-                return EXIT_OK
+                return cliutil.EXIT_OK
 
 
 def _check_database(settings: Settings, package: Shipped) -> int | None:
@@ -151,27 +149,29 @@ def _check_database(settings: Settings, package: Shipped) -> int | None:
     from .db import LockConnectionError, check_lock_connection, refusal, server_message
 
     try:
-        with connect(settings) as conn:
+        with cliutil.connect(settings) as conn:
             # The writes rehearsed (rolled back): before any row is touched.
             event, fields, why = _schema_verdict(conn, package, rehearse=True)
             if event is not None:
                 logs.log(event, level="error", **fields)
-                return fail(f"start-up check failed: {why}", EXIT_USAGE, redact=False)
+                return cliutil.fail(f"start-up check failed: {why}", cliutil.EXIT_USAGE,
+                                    redact=False)
             check_lock_connection(settings, conn)
             _set_policy(conn, settings)
             queries.report_worker_config(conn, settings)
         return None
     except LockConnectionError as err:
         refused = str(err)
-    except ConfigError as err:
+    except config.ConfigError as err:
         # RFR_TOPIC or a policy value the server's settings refuse: named with both values.
-        return fail(f"configuration error: {err}", EXIT_USAGE, redact=False)
+        return cliutil.fail(f"configuration error: {err}", cliutil.EXIT_USAGE, redact=False)
     except psycopg.Error as err:
         if (meaning := refusal(err)) is None:
             raise
-        logs.log("start-up check failed", level="error", error=describe(err), message=meaning)
+        logs.log("start-up check failed", level="error", error=errors.describe(err),
+                 message=meaning)
         refused = f"{meaning}. The server said: {server_message(err)}"
-    return fail(f"start-up check failed: {refused}", EXIT_USAGE)
+    return cliutil.fail(f"start-up check failed: {refused}", cliutil.EXIT_USAGE)
 
 
 #: The policy column the server names in a refusal (the error's COLUMN field, never its text)
@@ -190,13 +190,14 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
     try:
         policy = queries.set_policy(conn, settings)
     except psycopg.Error as err:
-        if sqlstate(err) not in (SqlState.INVALID_PARAMETER, SqlState.TOPIC_MISMATCH,
-                                 SqlState.POLICY_OUT_OF_BOUNDS):
+        if errors.sqlstate(err) not in (errors.SqlState.INVALID_PARAMETER,
+                                        errors.SqlState.TOPIC_MISMATCH,
+                                        errors.SqlState.POLICY_OUT_OF_BOUNDS):
             raise
         variable = _VARIABLE_OF_COLUMN.get(err.diag.column_name or "")
-        raise ConfigError(variable or "RFR_* (the policy)",
-                          f"what the server accepts ({err.diag.message_primary or err})",
-                          variable and value_text(settings, variable)) from None
+        raise config.ConfigError(variable or "RFR_* (the policy)",
+                                 f"what the server accepts ({err.diag.message_primary or err})",
+                                 variable and config.value_text(settings, variable)) from None
     if (replaced := policy.pop("replaced", None)) is not None:
         logs.log("policy changed", level="warning", previous=replaced, policy=policy,
                  message="another runner had set another retry policy; the last to start wins, "
@@ -205,15 +206,11 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
         logs.log("policy set", policy=policy)
 
 
-#: A judgement of the database: (None, {}, what matches) or (log event, its fields, why not).
-_Verdict = tuple[str | None, dict[str, Any], str]
-
-
 def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse: bool,
-                    limit: int = 5) -> _Verdict:
-    """Start-up's and /readyz's judgement, each step once the one before holds: the schema
-    against the package (``limit``: the differences shown), the contract with the service's
-    tables, check_adapter (``rehearse``: the writes too, rolled back)."""
+                    limit: int = 5) -> tuple[str | None, dict[str, Any], str]:
+    """Start-up's and /readyz's judgement: (None, {}, what matches) or (log event, its fields,
+    why not). Each step once the one before holds: the schema (``limit``: the differences
+    shown), the contract, check_adapter (``rehearse``: the writes too, rolled back)."""
     from . import adapter, contract
     from .drift import schema_drift
 
@@ -227,7 +224,7 @@ def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse
         return "contract broken", {"problems": problems.items}, (
             "the contract with the messenger service's tables does not hold for the product's "
             f"owner {owner}:\n{problems.message()}")
-    if failing := adapter.errors(adapter.beneath(conn, rehearse=rehearse)):
+    if failing := adapter.beneath(conn, rehearse=rehearse).get("error"):
         return "adapter fails", {"problems": failing}, (
             "the worker would fail beneath the adapter (recording_finalize.check_adapter):\n"
             + "\n".join(f"  - {line}" for line in failing))
@@ -252,15 +249,14 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     metrics = Metrics()
     health = Health(stale_after_s=2 * settings.polling_interval + settings.lock_ttl,
                     cycle_bound_s=cycle_bound(settings.lock_ttl))
-    # The cycle loop runs in this thread; liveness watches it.
     health.watch(threading.current_thread())
     # /metrics, /livez and /readyz answer from the start, also while the database is awaited.
     try:
         port = metrics.start_server(settings.metrics_port, settings.metrics_address,
                                     health=health)
     except OSError as err:
-        return fail(f"cannot serve /metrics on {settings.metrics_address} port "
-                    f"{settings.metrics_port}: {err}")
+        return cliutil.fail(f"cannot serve /metrics on {settings.metrics_address} port "
+                            f"{settings.metrics_port}: {err}")
     # Nobody can ask /readyz without the endpoint (RFR_METRICS_PORT=0): no checks then.
     if port is not None:
         health.start_checks(_probes(settings), max(1.0, min(settings.polling_interval, 10.0)))
@@ -281,7 +277,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                          on_done=health.cycle_ended)
             stop.report()
             logs.log("worker stopped")
-        return EXIT_OK
+        return cliutil.EXIT_OK
     finally:
         health.stop_checks()
         metrics.stop_server()
@@ -295,17 +291,17 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
             return dry_run.dry_run_command(args, settings)
         except psycopg.errors.InsufficientPrivilege as err:
             # The worker's login: the dry run reads what only operators may (claim_preview).
-            return fail(f"database error: {describe(err)}: {err}; `run-once --dry-run` is an "
-                        "operator's command: log in as a role granted "
-                        "recording_finalize_operator")
+            return cliutil.fail(f"database error: {errors.describe(err)}: {err}; `run-once "
+                                "--dry-run` is an operator's command: log in as a role granted "
+                                "recording_finalize_operator")
     try:
         refused = _start_checks(settings)
     except psycopg.Error as err:
         # The cycle could not have connected either: the summary says so, as a cycle's would.
         summary = CycleSummary(job_run_id=str(uuid4()), as_of=datetime.now(UTC),
-                               error=describe(err))
+                               error=errors.describe(err))
         logs.log("cycle failed", level="error", jobRunId=summary.job_run_id,
-                 error=describe(err), detail=str(err))
+                 error=errors.describe(err), detail=str(err))
         stopped = False
     else:
         if refused is not None:
@@ -316,12 +312,11 @@ def _run_once(args: argparse.Namespace, settings: Settings) -> int:
         stop.report()
         stopped = stop.event.is_set()
     print(json.dumps(summary.to_dict() | {"stopped": stopped}, separators=(",", ":")), flush=True)
-    return EXIT_OK if summary.ok else EXIT_FAILURE
+    return cliutil.EXIT_OK if summary.ok else cliutil.EXIT_FAILURE
 
 
 # --- /readyz's checks: one per dependency (probes.py runs them) -------------------------------
 
-#: How long the Kafka check waits for the broker's metadata answer.
 KAFKA_CHECK_TIMEOUT_S = 5.0
 
 
@@ -355,7 +350,7 @@ def database_check(settings: Settings) -> Check:
 
     def check() -> Answer:
         try:
-            with connect(settings) as conn:
+            with cliutil.connect(settings) as conn:
                 event, _, why = _schema_verdict(conn, package, rehearse=False, limit=2)
         except psycopg.Error as err:
             said = server_message(err)
@@ -389,7 +384,7 @@ def storage_check(storage: Storage, settings: Settings) -> Check:
             return Answer(False, f"the bucket {storage.bucket!r} could not be confirmed (the "
                           "file storage cannot be reached)", transient=True)
         try:
-            with connect(settings) as conn:
+            with cliutil.connect(settings) as conn:
                 rows = queries.known_uploads(conn, KNOWN_UPLOADS)
                 unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
                     conn, *storage.known_upload_answers(rows))
@@ -442,7 +437,7 @@ def kafka_check(settings: Settings) -> Check:
     return check
 
 
-RUN = Command(
+RUN = cliutil.Command(
     name="run",
     summary="the long-running sidecar: a cycle every polling interval, relay, /metrics",
     description=(

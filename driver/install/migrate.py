@@ -1,9 +1,7 @@
 """``recording-finalize migrate``: check the contract, then create or update what the product owns.
 
 The product is a visitor in the service's database: first every check, writing nothing (any
-problem: a refusal with the whole list), then only what the product owns. Every file runs with
-``lock_timeout`` 1 s and a bounded retry, so a service writer queued behind migrate waits about a
-second at most.
+problem: a refusal with the whole list), then only what the product owns.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ STATEMENT_TIMEOUT_MS = 60_000
 # Worst case for one file: 5 waits of 1 s, 4 pauses: about 9 s, no writer waiting over 1 s.
 LOCK_TRIES = 5
 BACKOFF_S = (0.25, 0.5, 1.0, 2.0)
-_RETRYABLE = (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected)
 #: The internal helpers are applied before the API: a SQL-language API function is checked
 #: against what it calls when it is created.
 INTERNAL_PREFIX = "recording_finalize_internal."
@@ -54,7 +51,6 @@ class MigrateResult:
     created_roles: list[str] = field(default_factory=list)
     created_tables: list[str] = field(default_factory=list)
     lock_retries: int = 0
-    #: What became of the adapter: installed, upgraded, unchanged, or kept (a DBA's).
     adapter: str = "none (not shipped)"
     #: Warnings of check_adapter (e.g. a discovery scan without an index).
     warnings: list[str] = field(default_factory=list)
@@ -102,7 +98,7 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
             findings = adapter.beneath(conn, rehearse=True) if adapter_sha else {}
         finally:
             conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
-    if errors := adapter.errors(findings):
+    if errors := findings.get("error"):
         raise MigrateStopped("migrate applied the product's objects, but the worker would fail "
                              "beneath the adapter (it refuses to start until these are fixed):\n"
                              + "\n".join(f"  - {line}" for line in errors),
@@ -197,7 +193,7 @@ def _retrying(what: str, action: Callable[[], None], result: MigrateResult) -> N
         try:
             action()
             return
-        except _RETRYABLE as err:
+        except (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected) as err:
             if attempt == LOCK_TRIES:
                 raise MigrateStopped(
                     f"migrate stopped: {what}: a lock was not granted within {LOCK_TIMEOUT_MS} "
