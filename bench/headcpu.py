@@ -38,7 +38,6 @@ def main() -> int:
         verdict = storage.check(row)
         outcomes[verdict.outcome] = outcomes.get(verdict.outcome, 0) + 1
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
-    storage.close()
     print(json.dumps({"client": client, "n": n, "cpu_s": cpu, "wall_s": wall,
                       "outcomes": outcomes}), flush=True)
     return 0 if outcomes.get("found") == n else 1

@@ -213,13 +213,6 @@ def apply_params(row: ClaimedRow, verdict: Verdict, facts: StorageFacts) -> tupl
             facts.bucket_confirmed, facts.objects_found, facts.known_missing, facts.known_other)
 
 
-def report_worker_config(conn: Connection, settings: Settings) -> None:
-    """At start: where the worker looks and how often, for explain and audit."""
-    call_value(conn, "report_worker_config", s3_bucket=settings.s3_bucket,
-               s3_key_template=settings.s3_key_template,
-               polling_interval=interval(settings.polling_interval))
-
-
 def worker_config(conn: Connection) -> WorkerConfig | None:
     return next(iter(_rows(conn, WorkerConfig, """
         select s3_bucket, s3_key_template,

@@ -297,6 +297,3 @@ class Storage:
         except BaseError as err:
             return model.Verdict(model.TRANSIENT, error=_error_text(err))
         return parse_metadata(key, head_dict(result.meta["size"], result.attributes))
-
-    def close(self) -> None:
-        """Nothing to release: obstore closes its connections when the store goes."""

@@ -122,8 +122,6 @@ def _start_checks(
                  bucket=settings.s3_bucket, message="the file storage refuses the bucket")
         why = _bucket_refused(settings.s3_bucket, err.code)
         return cliutil.fail(f"start-up check failed: {why}", cliutil.EXIT_USAGE)
-    finally:
-        storage.close()
     while True:
         if health is not None:
             health.startup_attempt()
@@ -158,7 +156,10 @@ def _check_database(settings: Settings, package: Shipped) -> int | None:
                                     redact=False)
             check_lock_connection(settings, conn)
             _set_policy(conn, settings)
-            queries.report_worker_config(conn, settings)
+            # Where this worker looks and how often, for explain and audit.
+            queries.call_value(conn, "report_worker_config", s3_bucket=settings.s3_bucket,
+                               s3_key_template=settings.s3_key_template,
+                               polling_interval=queries.interval(settings.polling_interval))
         return None
     except LockConnectionError as err:
         refused = str(err)

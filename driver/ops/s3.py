@@ -55,17 +55,13 @@ def head_rows(settings: Settings, rows: Sequence[Mapping[str, Any]]) -> Heads:
                           attempts=row.get("attempts", 0), claim_token=None,
                           recording_version=None, detail=None) for row in rows]
     storage = Storage(settings)
+    keys = [storage.key_for(row) for row in claimed]
     try:
-        keys = [storage.key_for(row) for row in claimed]
-        try:
-            confirmed = storage.check_bucket()
-        except StorageConfigError as err:
-            return Heads(keys, [Verdict(CONFIG_ERROR, error=err.code)] * len(rows), err.code,
-                         False)
-        with ThreadPoolExecutor(max_workers=min(settings.s3_concurrency, len(rows))) as pool:
-            return Heads(keys, list(pool.map(storage.check, claimed)), None, confirmed)
-    finally:
-        storage.close()
+        confirmed = storage.check_bucket()
+    except StorageConfigError as err:
+        return Heads(keys, [Verdict(CONFIG_ERROR, error=err.code)] * len(rows), err.code, False)
+    with ThreadPoolExecutor(max_workers=min(settings.s3_concurrency, len(rows))) as pool:
+        return Heads(keys, list(pool.map(storage.check, claimed)), None, confirmed)
 
 
 def verdict_dict(verdict: Verdict, config_error: str | None) -> dict[str, Any]:
