@@ -103,7 +103,13 @@ begin
         array_agg(s.session_id order by s.available_at, s.id)
     into v_scanned, v_last_at, v_last_id, v_ids, v_kinds, v_sessions
     from slice as s
-    where not recording_finalize_internal.has_event(s.id)
+    -- has_event's rule, set-based: anti-joins the planner may hash, not a lookup per recording
+    -- (a service_events over an unindexed outbox would be scanned once per recording).
+    where not exists (select from recording_finalize.outbox as o where o.recording_id = s.id)
+        and not exists (
+            select from recording_finalize_adapter.service_events as e
+            where e.recording_id = s.id
+        )
         and not exists (
             select from messenger.recording_finalize_attempts as x
             where x.recording_id = s.id
@@ -112,12 +118,7 @@ begin
     if v_ids is not null then
         -- Look before republishing. Recordings newer than the window's end count too: the
         -- service has delivered those as well, and they show a forgetting outbox at once.
-        select count(*)::integer,
-            count(*) filter (where not exists (
-                select from recording_finalize_adapter.service_events as e
-                where e.recording_id = s.id))::integer
-        into v_sampled, v_unshown
-        from (
+        with sample as materialized (
             select r.id
             from recording_finalize_adapter.recordings as r
             where r.status = 'Available'
@@ -127,7 +128,13 @@ begin
                 )
             order by r.available_at desc
             limit c_sample
-        ) as s;
+        )
+        select
+            (select count(*) from sample)::integer,
+            (select count(*) from sample as s where not exists (
+                select from recording_finalize_adapter.service_events as e
+                where e.recording_id = s.id))::integer
+        into v_sampled, v_unshown;
         update recording_finalize.discovery_sweep
         set republish_window = p_window, republish_judged_at = now(),
             republish_sampled = v_sampled, republish_unshown = v_unshown, updated_at = now();

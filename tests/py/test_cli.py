@@ -106,6 +106,8 @@ INVALID = [
     ("RFR_BACKOFF_CAP", "1y"),
     ("RFR_BACKOFF_JITTER", "lots"),
     ("RFR_UPLOAD_GRACE", "1w"),
+    ("RFR_REPUBLISH_WINDOW", "-1h"),
+    ("RFR_REPUBLISH_WINDOW", "31d"),
     ("RFR_LOCK_TTL", "3m"),  # not > max run duration (3m)
     ("RFR_LOCK_TTL", "25h"),
     ("RFR_MAX_RUN_DURATION", "0"),

@@ -53,6 +53,7 @@ EXPECTED_NAMES = {
     f"{P}_transient_total",
     f"{P}_attempts_held_total",
     f"{P}_discovered_total",
+    f"{P}_republish_held_recordings",
     f"{P}_busy_total",
     # pacing of a drain (driver/pacing.py)
     f"{P}_pace_rows_per_second",

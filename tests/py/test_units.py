@@ -290,3 +290,11 @@ def test_library_warnings_become_redacted_json_lines() -> None:
     assert (record["event"], record["level"], record["logger"]) == (
         "library log", "warning", "psycopg.pool")
     assert "pool-secret-123" not in out.getvalue() and "postgresql://…" in record["message"]
+
+
+def test_a_republish_window_of_0_turns_republish_discovery_off() -> None:
+    """0 is a setting (a transactional outbox), not a mistake: admitted, passed on as 0."""
+    assert load_settings(MINIMAL_ENV | {"RFR_REPUBLISH_WINDOW": "0"}).republish_window == 0
+    assert load_settings(MINIMAL_ENV).republish_window == 86400
+    with pytest.raises(ConfigError, match="RFR_REPUBLISH_WINDOW"):
+        load_settings(MINIMAL_ENV | {"RFR_REPUBLISH_WINDOW": "-1s"})
