@@ -25,7 +25,7 @@ comment on column recording_finalize.discovery_sweep.republish_judged_at is
 comment on column recording_finalize.discovery_sweep.republish_sampled is
 'How many recently Available recordings without an event of the product''s that judgement read.';
 comment on column recording_finalize.discovery_sweep.republish_unshown is
-'How many of them service_events did not show.';
+'How many of them had no event, neither in service_events nor the product''s outbox.';
 comment on column recording_finalize.discovery_sweep.republish_held_since is
 'Since when republish discovery has been held because service_events does not show what the '
 'service delivered (NULL: not held).';

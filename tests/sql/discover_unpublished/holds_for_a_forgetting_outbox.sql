@@ -30,7 +30,8 @@ reset role;
 select is((select count(*) from messenger.recording_finalize_attempts), 0::bigint,
     'no finalize row opened, no event, the recordings as they were');
 select ok(
-    (select problem like '%recording_finalize_adapter.service_events does not show 30 of the 30%'
+    (select problem like '%30 of the 30 most recently Available recordings have no event, '
+            'neither in recording_finalize_adapter.service_events%'
         and fix like '%RFR_REPUBLISH_WINDOW=0%' and fix like '%keeps the service''s delivered%'
     from recording_finalize.republish_hold()),
     'the problem names the port, the fix the two ways out'
