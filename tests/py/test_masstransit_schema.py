@@ -51,9 +51,11 @@ import psycopg
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import CLI, Stack, _admin, _base_env, consume
+from jsonschema import Draft202012Validator
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "masstransit"
+CONTRACT_SCHEMA = REPO / "docs" / "contract" / "call-recording-available.schema.json"
 
 
 def _load_service() -> Any:
@@ -277,6 +279,7 @@ class Scenario:
     runs: list[subprocess.CompletedProcess[str]] = field(default_factory=list)
     settled: bool = False
     kafka: Counter[str] = field(default_factory=Counter)
+    messages: list[Any] = field(default_factory=list)
     kafka_expected: int = 0
     realtime_by_product: list[tuple[str, uuid.UUID]] = field(default_factory=list)
     xmins: dict[uuid.UUID, str] = field(default_factory=dict)  # after the cycles
@@ -424,6 +427,7 @@ def _rescue(sc: Scenario) -> None:
     sc.kafka_expected = len(sc.service_recordings) + len(seeded.found)
     messages = consume(world.stack, world.topic, expect=sc.kafka_expected, idle_s=2.0,
                        timeout_s=45)
+    sc.messages = messages
     sc.kafka = Counter(m.value["recordingId"] for m in messages)
     sc.realtime_by_product = world.all(
         'select "Kind", "ReferenceId" from messenger."RealtimeOutboxMessages" '
@@ -516,6 +520,13 @@ def test_2b_each_stuck_recording_ends_terminal_with_one_event_or_none(
         str(r.id): 1 for r in seeded.found}
     assert {str(r.id): sc.kafka[str(r.id)] for r in seeded.missing} == {
         str(r.id): 0 for r in seeded.missing}
+    # Every message on the topic, the service's and the product's: the contract's.
+    validator = Draft202012Validator(json.loads(CONTRACT_SCHEMA.read_text(encoding="utf-8")),
+                                     format_checker=Draft202012Validator.FORMAT_CHECKER)
+    for message in sc.messages:
+        assert [e.message for e in validator.iter_errors(message.value)] == [], message.value
+        assert message.key == message.value["sessionId"], message
+        assert message.headers.get("event-type") == "call-recording-available", message
 
 
 def test_2c_no_realtime_row_of_the_product_for_the_services_recordings(
