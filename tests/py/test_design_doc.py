@@ -1,0 +1,119 @@
+"""The maintainers' docs name only what exists: every file, module, function, class, constant
+and SQL object that ``docs/driver-design.md``, ``docs/states.md``, ``docs/recipes.md``,
+``sql/README.md`` and the contract pages put in backticks is found in the repository — a path as
+a file or folder, a name as a whole word of the code (``driver/``, ``sql/``, ``tools/``,
+``scripts/``, ``deploy/``, ``tests/``, the Makefile). A helper renamed or removed without its doc fails here, naming the doc, the line and
+the name. The command list of ``docs/contract/commands.md`` is checked against the CLI itself.
+No service needed.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+from recording_finalize import cli
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = ("docs/driver-design.md", "docs/states.md", "docs/recipes.md", "sql/README.md",
+        *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs/contract").glob("*.md")))
+#: Where a name must be found.
+CODE = ("driver", "sql", "tools", "scripts", "deploy", "tests")
+CODE_FILES = ("Makefile", "pyproject.toml", "setup.py")
+#: Where a relative path may start.
+ROOTS = ("", "driver/", "sql/", "docs/", "deploy/", "tests/py/", "tests/sql/", "docs/contract/")
+
+SPAN = re.compile(r"`([^`\n]+)`")
+FILE = re.compile(r"\.(?:py|sql|md|yml|yaml|json|toml|sh|psql|png)$")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Names of other projects' APIs the docs explain the code by.
+FOREIGN = frozenset({"object_store", "head_object", "S3SigV4Auth", "GenericError", "murmur2"})
+#: The metrics' common prefix: the code builds their names from it.
+METRIC_PREFIX = "messenger_recording_finalize_"
+
+
+@cache
+def corpus() -> frozenset[str]:
+    words: set[str] = set()
+    files = [p for folder in CODE for p in (REPO / folder).rglob("*") if p.is_file()]
+    files += [REPO / name for name in CODE_FILES]
+    for path in files:
+        if (path.suffix in (".png", ".pyc") or "__pycache__" in path.parts
+                or path == Path(__file__).resolve()):
+            continue
+        try:
+            words.update(WORD.findall(path.read_text(encoding="utf-8")))
+        except UnicodeDecodeError:
+            continue
+    # Modules and files are named by their stems too (`cycle`, `ops.explain`).
+    words.update(p.stem for folder in CODE for p in (REPO / folder).rglob("*"))
+    words.update(p.name for folder in CODE for p in (REPO / folder).rglob("*") if p.is_dir())
+    return frozenset(words)
+
+
+def looks_like_code(span: str) -> bool:
+    """A name, a dotted name or a call, not a phrase, a value, a flag or a shell line."""
+    head = span.split("(", 1)[0]
+    return bool(re.fullmatch(r"\.?[A-Za-z_][A-Za-z0-9_.]*", head)) and " " not in head
+
+
+def path_exists(span: str) -> bool:
+    text = span.rstrip("/")
+    return any((REPO / (root + text)).exists() for root in ROOTS)
+
+
+def known(name: str) -> bool:
+    words = corpus()
+    if name.startswith(METRIC_PREFIX):
+        name = name.removeprefix(METRIC_PREFIX)
+        return name in words or name.removesuffix("_total") in words
+    return name in words or name in FOREIGN
+
+
+def findings(doc: str) -> list[str]:
+    found: list[str] = []
+    for number, line in enumerate((REPO / doc).read_text(encoding="utf-8").splitlines(), 1):
+        for span in SPAN.findall(line):
+            span = span.strip()
+            head = span.split("(", 1)[0]
+            if (any(c in head for c in "<>*…{} ") or span.startswith(("-", "$", "http", "/"))):
+                continue  # a placeholder, a glob, an elision, a phrase, a flag, a URL, a route
+            first = span.split("/", 1)[0]
+            if FILE.search(span) or ("/" in span and any(
+                    (REPO / root / first).is_dir() for root in ("", "driver"))):
+                if not path_exists(span):
+                    found.append(f"{doc}:{number}: no file {span}")
+                continue
+            if not looks_like_code(span.replace("/", ".")):
+                continue
+            missing = [n for n in NAME.findall(span.split("(", 1)[0]) if not known(n)]
+            if missing:
+                found.append(f"{doc}:{number}: {', '.join(missing)} (in `{span}`) is nowhere "
+                             "in the code")
+    return found
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_name_in_backticks_exists(doc: str) -> None:
+    assert findings(doc) == []
+
+
+def test_a_name_that_is_gone_is_found(tmp_path: Path) -> None:
+    """The check itself can fail: names and files that do not exist are reported."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("Released by `_config_error_release`; see `driver/gone.py` and "
+                   "`cycle._Reconcile.apply`, `sql/README.md`.\n")
+    found = findings(str(doc))  # an absolute path: REPO / doc is doc
+    assert any("_config_error_release" in f for f in found)
+    assert any("driver/gone.py" in f for f in found)
+    assert not any("apply" in f or "README" in f for f in found)
+
+
+def test_the_command_list_is_the_clis() -> None:
+    text = (REPO / "docs/contract/commands.md").read_text(encoding="utf-8")
+    first_cells = re.findall(r"^\| (`(?:[^|\\]|\\.)*)\|", text, re.MULTILINE)
+    listed = {name for cell in first_cells for name in re.findall(r"`([a-z-]+)", cell)}
+    assert listed - {"--version"} == {command.name for command in cli.COMMANDS}
