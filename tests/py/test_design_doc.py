@@ -1,10 +1,10 @@
-"""The maintainers' docs name only what exists: every file, module, function, class, constant
-and SQL object that ``docs/driver-design.md``, ``docs/states.md``, ``docs/recipes.md``,
-``sql/README.md`` and the contract pages put in backticks is found in the repository — a path as
-a file or folder, a name as a whole word of the code (``driver/``, ``sql/``, ``tools/``,
-``scripts/``, ``deploy/``, ``tests/``, the Makefile). A helper renamed or removed without its doc fails here, naming the doc, the line and
-the name. The command list of ``docs/contract/commands.md`` is checked against the CLI itself.
-No service needed.
+"""The maintainers' docs name only what exists: every file, module, function, class, constant and
+SQL object that ``docs/driver-design.md``, ``docs/states.md``, ``docs/recipes.md``,
+``sql/README.md`` and the contract pages put in backticks is found in the repository — a path as a
+file or folder, a name as a whole word of the code (``driver/``, ``sql/``, ``tools/``,
+``scripts/``, ``deploy/``, ``tests/``, the Makefile). A helper renamed or removed without its doc
+fails here, naming the doc, the line and the name. The command list of
+``docs/contract/commands.md`` is checked against the CLI itself. No service needed.
 """
 
 from __future__ import annotations
