@@ -16,6 +16,9 @@ TRANSIENT = "transient"
 INVALID_METADATA = "invalid_metadata"
 CONFIG_ERROR = "config_error"
 VERDICTS = (FOUND, MISSING, TRANSIENT, INVALID_METADATA, CONFIG_ERROR)
+#: Why a finalize row is Quarantined (its quarantine_reason).
+QUARANTINE_REASONS = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
+                      "session_not_found")
 
 
 class UnknownWord(Exception):

@@ -159,6 +159,8 @@ def test_claim_actions_everywhere(db: Db) -> None:
     assert decided | own == actions, f"declared but never answered: {actions - decided - own}"
     # The driver counts each one (reconcile rows are checked and applied instead).
     assert set(cycle._AT_CLAIM) | {"reconcile"} == actions
+    # What moves the heartbeat is words of the state machine too.
+    assert actions | words(db, "apply_result") >= cycle.SETTLED
 
 
 def test_apply_results_everywhere(db: Db) -> None:
@@ -184,6 +186,7 @@ def test_quarantine_reasons_everywhere(db: Db) -> None:
     own = literals(source_of(db, "recording_finalize.apply_outcome"),
                    r"'(\w+)' as quarantine_reason")
     assert decided | own == reasons
+    assert set(model.QUARANTINE_REASONS) == reasons
     assert set(requeue.REASON_CODES) == reasons
     assert set(metrics.QUARANTINE_REASONS) == reasons | {"unknown"}
     with db.connect() as conn:
