@@ -117,3 +117,13 @@ def test_the_command_list_is_the_clis() -> None:
     first_cells = re.findall(r"^\| (`(?:[^|\\]|\\.)*)\|", text, re.MULTILINE)
     listed = {name for cell in first_cells for name in re.findall(r"`([a-z-]+)", cell)}
     assert listed - {"--version"} == {command.name for command in cli.COMMANDS}
+
+
+def test_the_api_page_names_every_api_function() -> None:
+    """docs/contract/api.md is the map of schema recording_finalize: a function file added
+    without its line there fails here."""
+    text = (REPO / "docs/contract/api.md").read_text(encoding="utf-8")
+    functions = {p.name.removeprefix("recording_finalize.").removesuffix(".sql")
+                 for p in (REPO / "sql/functions").glob("recording_finalize.*.sql")}
+    assert functions
+    assert sorted(f for f in functions if not re.search(rf"`{f}\b", text)) == []
