@@ -26,6 +26,8 @@ ALLOWED = frozenset({"CHANGELOG.md", "scripts/lint_refs.py", "tests/py/test_lint
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("the specification", re.compile(r"\b" + "SP" + r"EC\b")),
     ("the design card", re.compile(r"\b(?:design|the) " + "ca" + r"rd\b", re.IGNORECASE)),
+    # A comment quoting it: "Card: ...".
+    ("the design card", re.compile(r"\b" + "Ca" + r"rd:")),
     ("an issue number", re.compile(r"\b" + "iss" + r"ues? #?\d+", re.IGNORECASE)),
 )
 
@@ -35,11 +37,21 @@ def tracked() -> list[str]:
     return [name for name in out.stdout.decode().split("\0") if name]
 
 
+#: A name broken over two lines ("... the design\n-- card places ..."): the last word of a line
+#: and the first word of the next (after any comment marker) are read together too.
+_LAST_WORD = re.compile(r"(\w+)\W*$")
+_FIRST_WORD = re.compile(r"^[\s#/*\"'-]*(\w+)")
+
+
 def findings(relative: str, text: str) -> list[str]:
     found = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        following = _FIRST_WORD.match(lines[number]) if number < len(lines) else None
+        last = _LAST_WORD.search(line)
+        joined = f"{last.group(1)} {following.group(1)}" if last and following else ""
         for what, pattern in PATTERNS:
-            match = pattern.search(line)
+            match = pattern.search(line) or (pattern.search(joined) if joined else None)
             if match:
                 found.append(f"{relative}:{number}: cites {what} ({match.group(0)!r}), which the "
                              "repository's readers cannot open: write the reason itself, or link "

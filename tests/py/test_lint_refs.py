@@ -25,6 +25,7 @@ def lint(*paths: Path) -> subprocess.CompletedProcess[str]:
     "as the card's re-emit rule already asks",
     "# issue 29 item 3: a healthy drain",
     "Issue 11: S3 is down for 6 s",
+    '# Card: "quarantined_total > 0".',
 ])
 def test_a_reference_is_named_by_file_and_line(tmp_path: Path, line: str) -> None:
     path = tmp_path / "module.py"
@@ -32,6 +33,14 @@ def test_a_reference_is_named_by_file_and_line(tmp_path: Path, line: str) -> Non
     proc = lint(path)
     assert proc.returncode == 1
     assert f"{path}:2: cites " in proc.stdout
+
+
+def test_a_reference_broken_over_two_lines_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "file.sql"
+    path.write_text("-- the one product table the design\n-- card places in schema messenger\n")
+    proc = lint(path)
+    assert proc.returncode == 1
+    assert f"{path}:1: cites the design card" in proc.stdout
 
 
 def test_the_reason_itself_or_a_link_is_clean(tmp_path: Path) -> None:
