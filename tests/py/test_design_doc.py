@@ -3,12 +3,14 @@ SQL object that ``docs/driver-design.md``, ``docs/states.md``, ``docs/recipes.md
 ``sql/README.md`` and the contract pages put in backticks is found in the repository — a path as a
 file or folder, a name as a whole word of the code (``driver/``, ``sql/``, ``tools/``,
 ``scripts/``, ``deploy/``, ``tests/``, the Makefile). A helper renamed or removed without its doc
-fails here, naming the doc, the line and the name. The command list of
+fails here, naming the doc, the line and the name. The Modules table is read row by row: the
+public surface of each module is that module's names. The command list of
 ``docs/contract/commands.md`` is checked against the CLI itself. No service needed.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from functools import cache
 from pathlib import Path
@@ -127,3 +129,79 @@ def test_the_api_page_names_every_api_function() -> None:
                  for p in (REPO / "sql/functions").glob("recording_finalize.*.sql")}
     assert functions
     assert sorted(f for f in functions if not re.search(rf"`{f}\b", text)) == []
+
+
+def _module_names(path: Path) -> tuple[set[str], set[str], str]:
+    """A module's top-level names (defined or imported), every other name it defines or takes
+    (methods, attributes, parameters, keywords), and its source."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    top: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            top.add(node.name)
+        elif isinstance(node, ast.Assign):
+            top |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            top |= {e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts
+                    if isinstance(e, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            top.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            top |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    inner: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            inner.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            inner.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            inner.add(node.target.id)
+        elif isinstance(node, (ast.arg, ast.keyword)) and node.arg:
+            inner.add(node.arg)
+    return top, inner, source
+
+
+def module_surface_findings(doc: str) -> list[str]:
+    """Each row of the Modules table: the names its "public surface" cell puts in backticks are
+    the module's own (or, named there in passing, another module's or the SQL's)."""
+    driver = REPO / "driver"
+    modules = {p: _module_names(p) for p in driver.rglob("*.py")}
+    elsewhere = {name for top, _, _ in modules.values() for name in top}
+    elsewhere |= {p.stem for p in driver.rglob("*.py")}
+    elsewhere |= {p.stem.split(".", 1)[1] for p in (REPO / "sql/functions").glob("*.sql")}
+    elsewhere |= {command.name for command in cli.COMMANDS}
+    found = []
+    text = (REPO / doc).read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        row = re.match(r"^\| `([\w/]+\.py)` \|(?:[^|\\]|\\.)*\|(.*)\|$", line)
+        if not row or not (driver / row.group(1)).is_file():
+            continue
+        top, inner, source = modules[driver / row.group(1)]
+        for span in SPAN.findall(row.group(2)):
+            head = span.split("(", 1)[0].strip()
+            if (not re.fullmatch(r"\.?[A-Za-z_][\w.]*", head) or FILE.search(head)
+                    or head.startswith("recording_finalize")):
+                continue  # not a Python name, a file, or the SQL's
+            name = head.lstrip(".").split(".")[0]
+            if head.startswith("."):
+                ok = name in inner
+            else:
+                ok = (name in top or name in inner or name in elsewhere
+                      or f'"{span}"' in source or f"'{span}'" in source)
+            if not ok:
+                found.append(f"{doc}:{number}: `{span}` is not a name of {row.group(1)}")
+    return found
+
+
+def test_each_modules_surface_is_its_own() -> None:
+    assert module_surface_findings("docs/driver-design.md") == []
+
+
+def test_a_surface_name_that_is_gone_is_found(tmp_path: Path) -> None:
+    doc = tmp_path / "design.md"
+    doc.write_text("| `install/service_sql.py` | prints | `text(part, sql_dir)`, `grants(role)`, "
+                   "`COMMAND` |\n| `cycle.py` | one cycle | `.claim_loop`, `.vanished_method` |\n")
+    found = module_surface_findings(str(doc))
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "`text(part, sql_dir)` is not a name of install/service_sql.py",
+        "`.vanished_method` is not a name of cycle.py"]
