@@ -1,4 +1,5 @@
-"""The adapter: the six ports through which the product reaches the service's data (SPEC §9).
+"""The adapter: the ports through which the product reaches the service's data
+(docs/contract/adapter.md; declared in the database by recording_finalize_internal.adapter_ports()).
 
 Which adapter the database holds, what the product uses of its ports (``contract.check`` checks
 them), and what ``recording_finalize.check_adapter`` finds beneath them.

@@ -551,8 +551,10 @@ _AT_CLAIM: dict[str, _Counted] = {
 
 def _settled_at_claim(ctx: Context, rows: list[model.ClaimedRow], summary: CycleSummary) -> None:
     for row in rows:
+        if row.action == "reconcile":
+            continue  # checked and applied by the caller
         if row.action not in _AT_CLAIM:
-            continue
+            raise model.UnknownWord("claim_due action", row.action)
         _count_and_log(ctx, summary, _AT_CLAIM[row.action], row,
                        {"attempts": row.attempts, "reason": row.detail}
                        if row.action == "quarantined" else {})
@@ -710,7 +712,7 @@ def _record(
         summary.counts["transient"] += 1
         ctx.metrics.transient_total.inc()
     if result.result not in _BY_RESULT:
-        return
+        raise model.UnknownWord("apply_outcome result", result.result)
     by_result: dict[str, dict[str, Any]] = {
         "reconciled": {"sessionId": row.session_id, "fileId": verdict.file_id},
         "failed": {"sessionId": row.session_id, "failureReason": "Timeout"},

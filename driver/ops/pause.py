@@ -23,7 +23,7 @@ def pause_command(args: argparse.Namespace, settings: Settings) -> int:
     paused = args.command == "pause"
     by = cliutil.operator(args)
     with cliutil.connect(settings) as conn:
-        # SPEC section 7 keeps --reason optional; the database requires one (an audited action
+        # The command keeps --reason optional; the database requires one (an audited action
         # always says why), so an omitted reason is recorded as such, in words.
         rows = queries.call(conn, "set_pause", part=args.part, paused=paused, operator=by,
                             reason=args.reason or "(no reason given)")

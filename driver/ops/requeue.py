@@ -11,7 +11,7 @@ from uuid import UUID
 
 import psycopg
 
-from .. import cliutil, logs
+from .. import cliutil, logs, model
 from ..config import Settings
 from ..errors import SqlState, sqlstate
 from ..queries import Connection
@@ -22,8 +22,7 @@ BATCH_ROWS = 1000
 #: Per single-row command: the status it takes a row from, its log event, its word.
 _ONE = {"requeue": ("Quarantined", "recording requeued", "requeued"),
         "retry": ("Pending", "recording retried", "due now:")}
-REASON_CODES = ("max_attempts", "crash_loop", "invalid_metadata", "recording_not_found",
-                "session_not_found")
+REASON_CODES = model.QUARANTINE_REASONS
 
 
 def _add_requeue_arguments(cmd: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..model import CONFIG_ERROR, ClaimedRow, Verdict
+from ..model import CONFIG_ERROR, FOUND, INVALID_METADATA, ClaimedRow, Verdict
 from ..queries import Connection, WorkerConfig, worker_config
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def verdict_dict(verdict: Verdict, config_error: str | None) -> dict[str, Any]:
         return {"outcome": CONFIG_ERROR, "present": None, "error": config_error}
     return {
         "outcome": verdict.outcome,
-        "present": verdict.outcome in ("found", "invalid_metadata"),
+        "present": verdict.outcome in (FOUND, INVALID_METADATA),
         "sizeBytes": verdict.size_bytes,
         "durationSeconds": verdict.duration_seconds,
         "format": verdict.format,

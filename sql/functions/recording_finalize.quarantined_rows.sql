@@ -26,15 +26,17 @@ begin
             message = format('invalid_parameter: quarantined_rows: p_limit must be 1..10000, '
                 'got %s', p_limit);
     end if;
+    -- The reasons are the vocabulary's (declared once, with the table's CHECK tested against it).
     if p_reason_code is not null and p_reason_code not in (
-        'max_attempts', 'crash_loop', 'invalid_metadata', 'recording_not_found',
-        'session_not_found') then
+        select v.word from recording_finalize_internal.vocabulary() as v
+        where v.kind = 'quarantine_reason') then
         raise exception using
             errcode = 'RF001',
             message = format('invalid_parameter: quarantined_rows: unknown quarantine reason code '
                 '%L', p_reason_code),
-            hint = 'One of max_attempts, crash_loop, invalid_metadata, recording_not_found, '
-                'session_not_found.';
+            hint = 'One of ' || (select pg_catalog.string_agg(v.word, ', ')
+                from recording_finalize_internal.vocabulary() as v
+                where v.kind = 'quarantine_reason') || '.';
     end if;
     return query
     select f.recording_id, f.session_kind::text, f.session_id, f.attempts, f.last_error::text,

@@ -1,4 +1,5 @@
--- The runbook's requeue of one quarantined row (the design card's "manual re-enqueue").
+-- The runbook's requeue of one quarantined row: the manual re-enqueue a person does once they
+-- have looked.
 
 create or replace function recording_finalize.requeue(
     p_recording_id uuid,
@@ -26,7 +27,7 @@ end
 $$;
 
 comment on function recording_finalize.requeue(uuid, text) is
-'The runbook''s re-enqueue (SPEC section 3): Quarantined -> Pending, attempts = 0, due now, '
+'The runbook''s re-enqueue: Quarantined -> Pending, attempts = 0, due now, '
 'audited with the login as operator; exactly reschedule(array[p_recording_id], ''Quarantined'', '
 'session_user, p_reason, true). RF005 no finalize row, RF006 not Quarantined. Operator API '
 '(SECURITY DEFINER).';

@@ -1,4 +1,4 @@
-"""The adapter and what lies beneath it (SPEC section 9, issue 27): a DBA's adapter is kept and
+"""The adapter and what lies beneath it (docs/contract/adapter.md): a DBA's adapter is kept and
 its ports checked; what would fail at run time is found before any row is touched; a fault that
 hits every row gives the attempts back and keeps its cause; the service's own outbox is only
 read; a refusal by the database at start exits 2.

@@ -1,4 +1,4 @@
-"""deploy/alerts.yml beyond what promtool tests (issue 21 item 8): every rule links an absolute
+"""deploy/alerts.yml beyond what promtool tests: every rule links an absolute
 runbook URL whose section exists in README.md and leads on to the same section of
 docs/runbook.md (where the runbook lives), every alert has a promtool test that makes it
 fire and one that keeps it silent, the rules select the scrape job deploy/prometheus.yml

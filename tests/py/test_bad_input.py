@@ -105,7 +105,7 @@ def test_a_finalize_row_whose_recording_does_not_exist_is_quarantined(
     assert summary["quarantined"] == 1 and summary["error"] is None
     row = finalize_row(db, ghost)
     assert row["status"] == "Quarantined"
-    # The product sees recordings only through the adapter's view (SPEC section 9).
+    # The product sees recordings only through the adapter's view (docs/contract/adapter.md).
     assert row["last_error"] == (
         "RecordingNotFound: recording_finalize_adapter.recordings shows no such recording")
     assert outbox_count(db, ghost) == (0, 0)
@@ -177,8 +177,9 @@ def test_a_pending_row_of_a_failed_recording_is_closed_without_an_event(
 def test_a_terminal_recording_cannot_be_moved_back(worker: Worker, db: Db) -> None:
     """The product never moves an Available or Failed recording (its functions answer
     already_available / already_failed, test below); the table-level guard for every writer is
-    the service's choice (SPEC 8): `service-sql recommended`, applied as it is by the tables'
-    owner, refuses a direct move back with RF008 and leaves the product's own path working."""
+    the service's choice, its tables being its own: `service-sql recommended`, applied as it is
+    by the tables' owner, refuses a direct move back with RF008 and leaves the product's own
+    path working."""
     seeded = seed_stuck(db)
     assert ingest(db, seeded.recording_id, worker.topic) == "available"
     recommended = worker.cli("service-sql", "recommended")

@@ -42,7 +42,7 @@ def validator() -> Draft202012Validator:
 
 
 def payload_of(db: Db, recording_id: uuid.UUID) -> dict[str, Any]:
-    # Both paths enqueue the product's own event (recording_finalize.outbox, SPEC section 9).
+    # Both paths enqueue the product's own event, in its own outbox (recording_finalize.outbox).
     row = db.one(
         "select payload::text from recording_finalize.outbox "
         "where topic = %s and recording_id = %s",

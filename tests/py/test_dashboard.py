@@ -1,4 +1,4 @@
-"""The Grafana dashboard (issue 21 item 5): deploy/grafana/recording-finalize.json is what
+"""The Grafana dashboard: deploy/grafana/recording-finalize.json is what
 tools/dashboard.py builds, and every query of every panel returns data from a REAL Prometheus
 (Debian's ``prometheus`` binary, on a free loopback port, with deploy/prometheus.yml's scrape
 job and relabelling and deploy/alerts.yml) that scrapes a RUNNING sidecar (`recording-finalize

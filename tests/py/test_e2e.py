@@ -1,5 +1,6 @@
-"""The design card's test table, end to end: the real console script, as the least-privilege
-worker role, against real PostgreSQL, SeaweedFS and Tansu.
+"""The product's promises end to end (a lost callback, a missing binary, an outage, a
+republish, a poison row, two runners, a stop; docs/states.md): the real console script, as
+the least-privilege worker role, against real PostgreSQL, SeaweedFS and Tansu.
 
 Each test seeds through the recording_finalize.* lifecycle functions, runs ``recording-finalize
 run-once`` (or two of them), and checks the database, the topic and the summary. SQL semantics
@@ -47,7 +48,7 @@ PAYLOAD_FIELDS = {
 
 
 def outbox_rows(db: Db, recording_id: uuid.UUID) -> list[Any]:
-    """The product's events for the recording (its own outbox, SPEC section 9)."""
+    """The product's events for the recording (its own outbox, recording_finalize.outbox)."""
     return db.all("select topic, message_key, published_at from recording_finalize.outbox "
                   "where recording_id = %s", (recording_id,))
 

@@ -1,6 +1,6 @@
 """Re-applying sql/functions (every ``migrate``) takes no lock on the messenger tables.
 
-Issue 9, finding 4: the terminal-guard file used to re-create its trigger, which takes a
+Why: the terminal-guard file used to re-create its trigger, which takes a
 SHARE ROW EXCLUSIVE lock on call_recordings; one open writer transaction made ``migrate`` wait,
 and every service write queued behind it. The trigger is created once, by migration 0005.
 """

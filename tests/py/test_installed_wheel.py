@@ -1,11 +1,10 @@
-"""The product as an operator installs it (issue 10 item 2): a wheel built from this checkout,
-installed (not editable) into a fresh virtualenv in a temporary directory, run from outside the
-clone against the test stack, in the two ways a database meets it (SPEC section 8): an empty
-database (``migrate --create-service-tables``: the reference service tables first) and a
-database whose service tables another role created first (the SQL the installed package prints
-with ``service-sql schema`` and ``service-sql grants``, run by that role as printed; then plain
-``migrate`` by the product's owner). Each: migrate twice, run-once over seeded stuck
-recordings, status.
+"""The product as an operator installs it: a wheel built from this checkout, installed (not
+editable) into a fresh virtualenv in a temporary directory, run from outside the clone against the
+test stack, in the two ways a database meets it (docs/contract/tables.md): an empty database
+(``migrate --create-service-tables``: the reference service tables first) and a database whose
+service tables another role created first (the SQL the installed package prints with ``service-sql
+schema`` and ``service-sql grants``, run by that role as printed; then plain ``migrate`` by the
+product's owner). Each: migrate twice, run-once over seeded stuck recordings, status.
 
 The virtualenv gets the application's pinned dependencies from requirements.lock (hash-checked,
 served from pip's cache the checkout's install filled), then the wheel with ``--no-index``: a

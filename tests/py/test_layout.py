@@ -26,7 +26,7 @@ import pytest
 DRIVER = Path(__file__).resolve().parents[2] / "driver"
 PACKAGE = "recording_finalize"
 
-#: The worker: what runs in the sidecar (the card's job, and keeping the sidecar healthy).
+#: The worker: what runs in the sidecar (the job itself, and keeping the sidecar healthy).
 CORE = frozenset({
     "__init__", "config", "errors", "logs", "model", "db", "queries", "pipeline", "storage",
     "cycle", "relay", "incidents", "maintenance", "metrics", "tracing", "probes",

@@ -1,4 +1,4 @@
-"""The metrics endpoint as a scraper and a kubelet see it (issue 21 item 5): the standard
+"""The metrics endpoint as a scraper and a kubelet see it: the standard
 ``process_*`` series are exposed, and only ``/metrics``, ``/livez`` and ``/readyz`` answer;
 every other path, ``/`` included, is 404."""
 

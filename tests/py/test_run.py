@@ -205,7 +205,7 @@ def test_run_refuses_a_taken_metrics_port(worker: Worker) -> None:
 def test_sigterm_while_the_broker_is_away_stops_well_within_the_grace_period(
     worker: Worker, db: Db, start_run: Callable[..., Running]
 ) -> None:
-    """Issue 29 item 5: with Kafka down a relay batch waits for its delivery reports for the
+    """With Kafka down a relay batch waits for its delivery reports for the
     whole delivery timeout (30 s here); a SIGTERM then took 32 s against Kubernetes' 30 s
     terminationGracePeriodSeconds. A stop now cuts that wait: the event stays unpublished and
     goes out later."""
@@ -236,7 +236,7 @@ def _listening(port: int) -> set[str]:
 def test_the_endpoint_binds_the_address_it_is_given(
     worker: Worker, start_run: Callable[..., Running]
 ) -> None:
-    """Issue 29 item 5: /metrics, /livez and /readyz bound 0.0.0.0 whatever one wanted;
+    """/metrics, /livez and /readyz used to bind 0.0.0.0 whatever one wanted;
     RFR_METRICS_ADDRESS keeps them on the host (the default stays every interface, as a
     scraped pod needs). A host name is refused: what to bind must not hang on a resolver."""
     local = start_run(RFR_METRICS_ADDRESS="127.0.0.1")
@@ -252,7 +252,7 @@ def test_the_endpoint_binds_the_address_it_is_given(
 def test_the_gauges_say_what_waits_while_the_relay_waits_for_kafka(
     worker: Worker, db: Db, start_run: Callable[..., Running]
 ) -> None:
-    """Issue 29 item 5: with Kafka away the relay waits its whole delivery timeout (30 s here)
+    """With Kafka away the relay waits its whole delivery timeout (30 s here)
     each cycle; the database gauges were read only after it, so /metrics said publish backlog 0
     while the events waited. They are read before the relay too."""
     seeded = [seed_available_unpublished(db) for _ in range(3)]

@@ -1,4 +1,4 @@
-"""Schema drift and migrate's bookkeeping (issue 10 item 3, issue 9 finding 4).
+"""Schema drift and migrate's bookkeeping, and migrate behind an open writer transaction.
 
 ``run``/``run-once`` refuse (exit 2, "run `recording-finalize migrate`") a database whose applied
 migrations or function definitions differ from the installed package, and say which side is
@@ -528,7 +528,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# --- migrate behind an open writer transaction (issue 9 finding 4) -------------------------
+# --- migrate behind an open writer transaction ----------------------------------------------
 
 # A function file that locks the table the messenger service writes, as 0.1.x's re-creation of
 # its terminal-guard trigger did (SHARE ROW EXCLUSIVE on call_recordings). No file of the

@@ -135,7 +135,7 @@ def test_no_secret_and_no_url_in_anything_the_worker_prints(
     }
     assert runs["success"].returncode == 0, runs["success"].stderr
     assert runs["status"].returncode == 0, runs["status"].stderr
-    # An answer that waiting will not change: a start-up refusal, exit 2 (issue 10 item 8).
+    # An answer that waiting will not change: a start-up refusal, exit 2.
     assert runs["database refuses the password"].returncode == 2
     assert "password authentication failed" in runs["database refuses the password"].stderr
     # The storage refusing the credentials is a start-up refusal too (exit 2, no cycle).
@@ -302,7 +302,7 @@ def test_the_worker_role_runs_only_its_own_part_and_only_for_the_servers_topic(
     assert db.one("select count(*) from recording_finalize.relay_leases") == (0,)
 
 
-#: What the product's owner may do to each service table (SPEC section 9: the adapter's views
+#: What the product's owner may do to each service table (docs/contract/adapter.md: its views
 #: read, its functions write): (SELECT, INSERT, UPDATE) columns. The service's outbox is only
 #: read, four columns of it; the realtime outbox only receives rows; nothing else of the
 #: service's is granted. A change here is a change of the contract (sql/service/grants.sql).

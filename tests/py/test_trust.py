@@ -1,4 +1,4 @@
-"""Look before failing (issue 29): a bucket that exists but is not the recorders', or a key
+"""Look before failing: a bucket that exists but is not the recorders', or a key
 template that is not theirs, fails no recording. Before any 404 is trusted the worker HEADs the
 binaries of the newest Available recordings; when none is there, the cycle stops as a
 configuration error (nothing claimed, no attempt counted) and /readyz names bucket and template.

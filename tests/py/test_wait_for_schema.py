@@ -1,7 +1,7 @@
-"""``wait-for-schema`` (the init container) waits only for what waiting can fix (issue 29
-item 2): a database it cannot reach, or one not migrated yet. A wrong password, a login
-without the worker grant or a database that does not exist exit 2 at once, naming the cause
-and the fix, as ``run`` does (tests/py/test_probes.py) - against the real local PostgreSQL."""
+"""``wait-for-schema`` (the init container) waits only for what waiting can fix: a database it
+cannot reach, or one not migrated yet. A wrong password, a login without the worker grant or a
+database that does not exist exit 2 at once, naming the cause and the fix, as ``run`` does
+(tests/py/test_probes.py) - against the real local PostgreSQL."""
 
 from __future__ import annotations
 

@@ -90,6 +90,7 @@ select set_eq(
         ('recording_finalize.unlock_runner(bigint)', 'v', 'definer'),
         ('recording_finalize.worker_config()', 's', 'definer'),
         ('recording_finalize_internal.adapter_fingerprint()', 's', 'invoker'),
+        ('recording_finalize_internal.adapter_ports()', 'i', 'invoker'),
         ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
             || 'double precision)', 'v', 'invoker'),
         ('recording_finalize_internal.check_incident_caller(text,timestamp with time zone,text)',
@@ -129,7 +130,8 @@ select set_eq(
         ('recording_finalize_internal.still_claimed(uuid[],uuid[])', 'v', 'invoker'),
         ('recording_finalize_internal.topic(text,text)', 's', 'invoker'),
         ('recording_finalize_internal.transition_available(uuid,text,bigint,integer,text,'
-            || 'recording_finalize_internal.session,text)', 'v', 'invoker')$$,
+            || 'recording_finalize_internal.session,text)', 'v', 'invoker'),
+        ('recording_finalize_internal.vocabulary()', 'i', 'invoker')$$,
     'every function of both schemas, its declared volatility and its security'
 );
 -- 2: the rule behind the list (the API schema runs as the owner, the internals never do), and

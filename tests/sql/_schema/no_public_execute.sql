@@ -1,4 +1,4 @@
--- PUBLIC can execute no function of the product (issue 18, item 12): not one that exists, and
+-- PUBLIC can execute no function of the product: not one that exists, and
 -- not one its owner creates later in one of its schemas - the baseline's global ALTER DEFAULT
 -- PRIVILEGES for the migrating role revokes PUBLIC's EXECUTE from every function that role
 -- creates, whether or not the file that creates it remembers to. PUBLIC reaches no schema or

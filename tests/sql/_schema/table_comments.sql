@@ -1,6 +1,6 @@
 -- The contract a DBA sees in \d+ and \dT+: every table and type the product owns, and every
--- column of its tables, carries a COMMENT (SPEC section 8: the product's objects explain
--- themselves; the service's objects are the service's to comment, never the product's).
+-- column of its tables, carries a COMMENT (a visitor's objects explain themselves to the
+-- host's DBA; the service's objects are the service's to comment, never the product's).
 -- yoyo-migrations' own bookkeeping tables are the tool's and are left as it creates them.
 begin;
 select plan(5);

@@ -1,7 +1,7 @@
 -- Rules every table of the product keeps, whichever migration adds it (sql/schema.sql pins the
 -- tables themselves: columns, keys, CHECKs, indexes): owned by the product's owner role, the
--- binary never in the database (SPEC section 2), enumerations as varchar + CHECK, never enum
--- types or domains.
+-- binary never in the database (only its file_id and metadata), enumerations as varchar +
+-- CHECK, never enum types or domains.
 begin;
 select plan(3);
 

@@ -1,12 +1,12 @@
--- A visitor's manners (SPEC section 8): in schema messenger the product owns the one table
--- recording_finalize_attempts and its indexes, and nothing else - no function, type, trigger,
--- sequence, view or rule; it adds nothing to the service's tables (no column, constraint,
--- index, trigger, comment, grant, storage parameter or policy); and none of its objects depends
--- on a service object in pg_depend (no function taking or returning a service table's row type,
--- no view, no foreign key) but the views of the adapter (schema recording_finalize_adapter, SPEC
--- section 9: the DBA's mapping, replaced when the service changes its tables), so the service
--- can alter or drop its tables as it pleases. The worker's functions name no service table:
--- they read and write the service's data only through the adapter's ports.
+-- A visitor's manners (docs/contract/tables.md): in schema messenger the product owns the one
+-- table recording_finalize_attempts and its indexes, and nothing else - no function, type,
+-- trigger, sequence, view or rule; it adds nothing to the service's tables (no column, constraint,
+-- index, trigger, comment, grant, storage parameter or policy); and none of its objects depends on
+-- a service object in pg_depend (no function taking or returning a service table's row type, no
+-- view, no foreign key) but the views of the adapter (schema recording_finalize_adapter,
+-- docs/contract/adapter.md: the DBA's mapping, replaced when the service changes its tables), so
+-- the service can alter or drop its tables as it pleases. The worker's functions name no service
+-- table: they read and write the service's data only through the adapter's ports.
 -- The test database's service tables come from sql/service/schema.sql (migrate
 -- --create-service-tables): whatever differs from that reference here was added by the product.
 begin;
@@ -246,7 +246,7 @@ select is_empty(
 
 -- The worker's functions reach the service's data only through the adapter's ports: no body
 -- in the product's schemas names a service table, but the service-facing lifecycle functions
--- (SPEC section 8, an option of the reference schema) and the session lock they take.
+-- (an option of the reference schema) and the session lock they take.
 select is_empty(
     $$select p.oid::regprocedure::text from pg_catalog.pg_proc as p
     where p.pronamespace in ('recording_finalize'::regnamespace,

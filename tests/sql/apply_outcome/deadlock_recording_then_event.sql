@@ -1,10 +1,10 @@
--- Issue 18 item 6, order (b): a service transaction updates a recording first and then inserts
--- its event (dedupe key = recording id), while apply_outcome(found) for the same recording runs
--- in between: after the UPDATE (odd rounds) or after the INSERT too (even rounds). The service
--- holds the recording, so apply_outcome (SKIP LOCKED) returns busy at once without waiting for
--- anything; the service is never disturbed and commits, every time. Six rounds, one recording
--- each. The fixtures are committed through dblink so the other sessions see them; removed at
--- the end.
+-- A deadlock with the service, order (b): a service transaction updates a recording first and then
+-- inserts its event (dedupe key = recording id), while apply_outcome(found) for the same recording
+-- runs in between: after the UPDATE (odd rounds) or after the INSERT too (even rounds). The
+-- service holds the recording, so apply_outcome (SKIP LOCKED) returns busy at once without waiting
+-- for anything; the service is never disturbed and commits, every time. Six rounds, one recording
+-- each. The fixtures are committed through dblink so the other sessions see them; removed at the
+-- end.
 begin;
 select plan(16);
 

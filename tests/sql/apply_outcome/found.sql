@@ -70,7 +70,7 @@ select results_eq(
             null::timestamptz)$$,
         :'session', :'rec'
     ),
-    'topic of the card, key = SessionId, recording_id = RecordingId, not yet published'
+    'the server''s topic, key = SessionId, recording_id = RecordingId, not yet published'
 );
 select is(
     (select array_agg(k order by k) from recording_finalize.outbox,

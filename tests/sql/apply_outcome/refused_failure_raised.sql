@@ -1,7 +1,8 @@
 -- apply_outcome(missing) when the service's own CHECK refuses the Failed transition the
 -- make_failed port writes: that refusal is not this recording's metadata, it refuses every row
--- (SPEC section 9, "a fault that hits every row is not poison"): raised with its SQLSTATE, never
--- quarantined invalid_metadata, and nothing of the attempt stays.
+-- (a fault that hits every row is not poison: the cycle stops and gives the attempts back):
+-- raised with its SQLSTATE, never quarantined invalid_metadata, and nothing of the attempt
+-- stays.
 begin;
 select plan(4);
 

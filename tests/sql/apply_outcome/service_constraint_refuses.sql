@@ -2,7 +2,7 @@
 -- stricter CHECK, a shorter column) while the adapter's make_available port writes it:
 -- quarantined invalid_metadata naming the constraint, no error, and the recording's half-made
 -- transition undone whole. A CHECK that refuses another write (the realtime push) refuses every
--- row: raised (SPEC section 9), never a quarantine.
+-- row: raised (the cycle stops and gives the attempts back), never a quarantine.
 begin;
 select plan(12);
 

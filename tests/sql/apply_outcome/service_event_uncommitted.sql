@@ -1,13 +1,14 @@
--- Issue 18 item 6, order (a), as SPEC section 9 has it now: a service transaction inserts a
--- recording's event into its own outbox (dedupe key = recording id) and keeps it open while
--- apply_outcome(found) for the same recording runs, then updates the recording. The product's
--- event goes to its own outbox (recording_finalize.outbox), so apply_outcome never waits for the
--- service's uncommitted key (it cannot see it, and shares no unique key with it): it reconciles
--- and commits at once, and no lock cycle can form. The service then updates and commits
--- undisturbed. This is the race SPEC section 9 accepts: one event of each, which consumers
--- de-duplicate by RecordingId. (Before the product's own outbox, apply_outcome waited here for
--- the service's key and gave up busy at its lock_timeout.) Five rounds, one recording each. The
--- fixtures are committed through dblink so the other sessions see them; removed at the end.
+-- A race with the service, order (a), now that the product's events are its own: a service
+-- transaction inserts a recording's event into its own outbox (dedupe key = recording id) and
+-- keeps it open while apply_outcome(found) for the same recording runs, then updates the
+-- recording. The product's event goes to its own outbox (recording_finalize.outbox), so
+-- apply_outcome never waits for the service's uncommitted key (it cannot see it, and shares no
+-- unique key with it): it reconciles and commits at once, and no lock cycle can form. The service
+-- then updates and commits undisturbed. This is the race the event's contract accepts: one event
+-- of each, which consumers de-duplicate by RecordingId. (Before the product's own outbox,
+-- apply_outcome waited here for the service's key and gave up busy at its lock_timeout.) Five
+-- rounds, one recording each. The fixtures are committed through dblink so the other sessions see
+-- them; removed at the end.
 begin;
 select plan(16);
 
@@ -147,7 +148,7 @@ select is_empty(
 );
 select is_empty(
     $$select fx.n from fx where tests.event_count(fx.rec) <> 1$$,
-    'and the product''s outbox one event per recording (the race SPEC section 9 accepts)'
+    'and the product''s outbox one event per recording (the accepted race: one of each)'
 );
 select is(
     (select count(*) from messenger.realtime_outbox as o join fx on fx.rec = o.reference_id

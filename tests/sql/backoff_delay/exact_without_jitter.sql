@@ -8,7 +8,7 @@ select results_eq(
     $$values (1, interval '1 minute'), (2, interval '2 minutes'), (3, interval '4 minutes'),
         (4, interval '8 minutes'), (5, interval '15 minutes'), (6, interval '15 minutes'),
         (7, interval '15 minutes')$$,
-    'the card''s defaults: 1, 2, 4, 8, then the 15-minute cap'
+    'the default policy: 1, 2, 4, 8, then the 15-minute cap'
 );
 select is(
     recording_finalize_internal.backoff_delay(3, '10 seconds', 3.0, '1 hour', 0),

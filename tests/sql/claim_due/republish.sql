@@ -35,7 +35,7 @@ select results_eq(
         $$values ('pin.messenger.call-recording-available.v1', %L, 'call-recording-available')$$,
         :'session'
     ),
-    'the event goes to the card''s topic, keyed by the session id'
+    'the event goes to the server''s topic, keyed by the session id'
 );
 select is(
     (select payload ->> 'recordingId' from recording_finalize.outbox),

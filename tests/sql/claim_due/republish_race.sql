@@ -1,7 +1,7 @@
 -- claim_due: a republish that meets the service's own event being written (not committed yet)
 -- does not wait for it: the product's event goes to its own outbox, which shares no key with the
 -- service's, so the claim republishes at once while the service's transaction is still open.
--- Once the service commits there is one event of each - the race SPEC section 9 accepts
+-- Once the service commits there is one event of each - the race the event's contract accepts
 -- (consumers de-duplicate by RecordingId). (Before the product's own outbox, the claim waited
 -- for the service's key within its lock timeout and then closed the row.)
 -- The fixture is committed through dblink so the other sessions see it; removed at the end.

@@ -1,7 +1,7 @@
 -- recording_started racing session_ended (two real sessions): the session row is locked FOR
 -- SHARE before ended_at is checked, so the end either waits for the start and sees the
 -- recording (and opens its finalize row), or runs first and the start fails RF007. Never a
--- Recording recording in an ended session without a finalize row (the orphan of issue 9).
+-- Recording recording in an ended session without a finalize row (an orphan nobody rescues).
 -- The sessions are committed through dblink so the other sessions see them; removed at the end.
 begin;
 select plan(13);

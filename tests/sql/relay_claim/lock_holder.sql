@@ -1,8 +1,8 @@
 -- With p_lock_key, a lease is void once its holder no longer holds the single-runner lock: the
--- events a killed relay leased are published by the next runner at once, not after the lease
--- (issue 18, item 11). Session B takes the lock and claims, then disconnects (a kill); session C
--- takes the lock and claims the same events at once. A live lease of the current holder is
--- skipped, by anyone; a holder that unlocks (alive) loses its leases the same way.
+-- events a killed relay leased are published by the next runner at once, not after the lease.
+-- Session B takes the lock and claims, then disconnects (a kill); session C takes the lock and
+-- claims the same events at once. A live lease of the current holder is skipped, by anyone; a
+-- holder that unlocks (alive) loses its leases the same way.
 -- The outbox rows are committed through dblink (prefix c0c0c0c3) and removed at the end.
 begin;
 select plan(18);

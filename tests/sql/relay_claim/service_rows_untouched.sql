@@ -2,7 +2,7 @@
 -- messenger.integration_outbox (its happy path's events, of the server's topic, under dedupe key
 -- = recording id) are its own relay's business: never returned, never leased, never marked
 -- published - even when their ids are handed to relay_mark_published. Only the product's own
--- outbox is relayed (SPEC section 9: one relay per table, a visitor never marks the host's rows).
+-- outbox is relayed (one relay per table: a visitor never marks the host's rows).
 begin;
 select plan(6);
 

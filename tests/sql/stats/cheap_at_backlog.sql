@@ -1,4 +1,4 @@
--- stats: cheap at any backlog (issue 9, finding 6). With a backlog of 5 000 Pending and 10 000
+-- stats: cheap at any backlog. With a backlog of 5 000 Pending and 10 000
 -- unpublished events beside 20 000 finished rows and 20 000 published events, committed and
 -- vacuumed (as autovacuum leaves a quiet table): the product table's part of one call reads a
 -- few dozen blocks and scans no table sequentially (its counts are index-only scans of the
