@@ -28,7 +28,10 @@ declare
     v_shown_before boolean;
 begin
     -- 1. Each view reads (a privilege it lacks beneath it is 42501 here, not at run time).
-    foreach v_view in array array['recordings', 'sessions', 'service_events'] loop
+    foreach v_view in array array(
+        select p.port from recording_finalize_internal.adapter_ports() as p
+        where p.kind = 'view' and not p.optional order by p.port
+    ) loop
         begin
             execute format('select from recording_finalize_adapter.%I limit 1', v_view);
         exception when others then
