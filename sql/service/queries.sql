@@ -102,6 +102,10 @@ where n.nspname = %s and p.prokind = 'f';
 -- name: check_adapter
 select severity, port, problem, fix from recording_finalize.check_adapter(%s);
 
+-- name: service_events_unpublished
+-- The service's events that are not published yet, as the adapter shows them.
+select count(*) from recording_finalize_adapter.service_events where published_at is null;
+
 -- name: current_role_and_database
 select current_user::text, pg_catalog.current_database()::text;
 
@@ -159,8 +163,12 @@ select pg_catalog.pg_try_advisory_lock(%s);
 -- name: migrate_unlock
 select pg_catalog.pg_advisory_unlock(%s);
 
+-- name: schema_exists
+select pg_catalog.to_regnamespace(%s) is not null;
+
 -- name: create_migrations_schema
-create schema if not exists recording_finalize_migrations;
+-- Only when missing (migrate looks first: CREATE on the database is an install's privilege).
+create schema recording_finalize_migrations;
 comment on schema recording_finalize_migrations is
 'Bookkeeping of recording-finalize migrate: yoyo-migrations'' tables and the checksums of the '
 'applied files. Owner only; the worker reads it through recording_finalize.schema_state().';
@@ -178,6 +186,13 @@ insert into recording_finalize_migrations.file_checksums (kind, file_name, sha25
 select 'migration', f, sha, %s::text
 from unnest(%s::text[], %s::text[]) as x (f, sha)
 on conflict (kind, file_name) do nothing;
+
+-- name: record_amended_migration
+-- An applied migration amended since (driver/drift.py's AMENDED_MIGRATIONS): the file's sha256
+-- now replaces the earlier one it was applied with.
+update recording_finalize_migrations.file_checksums
+set sha256 = %s, package_version = %s
+where kind = 'migration' and file_name = %s and sha256 = any(%s::text[]);
 
 -- name: record_function
 insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,

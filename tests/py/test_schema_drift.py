@@ -38,6 +38,7 @@ from conftest import (
     seed_stuck,
 )
 from kube import load_release
+from recording_finalize import drift
 
 META = "recording_finalize_migrations"
 
@@ -471,7 +472,9 @@ def history_problems(history: list[tuple[str, str, Sums]], changelog: str,
       names one reset; that version's entry says why and how an existing install moves;
     - the baseline of a named reset may be amended until that version is released (a git tag
       ``v<version>``, as ``make fingerprint-record`` decides it);
-    - a line listed in ``AMENDED_BEFORE_RELEASE``.
+    - a line listed in ``AMENDED_BEFORE_RELEASE``;
+    - a line whose sha256 ``driver/drift.py``'s ``AMENDED_MIGRATIONS`` lists for that migration
+      (an amendment every install accepts as the same migration).
     """
     heads = list(ENTRY.finditer(changelog))
     ends = [m.start() for m in heads[1:]] + [len(changelog)] * bool(heads)
@@ -500,6 +503,8 @@ def history_problems(history: list[tuple[str, str, Sums]], changelog: str,
                 line = f"{digest}  {name}"
                 if line in AMENDED_BEFORE_RELEASE:
                     continue
+                if digest in drift.AMENDED_MIGRATIONS.get(name.removesuffix(".sql"), {}):
+                    continue  # amended, with its reason, and accepted by drift and migrate
                 if epoch is not None and f"v{epoch[0]}" not in released:
                     continue  # the reset's own history, before its version is released
                 problems.append(f"{commit}: the line of {name} in SHA256SUMS was changed or "
