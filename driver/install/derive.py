@@ -350,6 +350,7 @@ def grant_lines(needs: Needs, role: str) -> list[str]:
                 "product would see none of its rows. The adapter's views decide what the "
                 "product sees; this policy lets it read and change the rows the adapter's "
                 "statements reach.",
+                f"drop policy if exists recording_finalize_all_rows on {table.name};",
                 f"create policy recording_finalize_all_rows on {table.name} as permissive for "
                 f"all to {role} using (true) with check (true);"]
         lines.append("")

@@ -59,6 +59,14 @@ def test_the_printed_grants_fit_a_dbas_adapter_and_migrates_check_passes(stack: 
         _psql(world.url(world.service), printed)
         done = world.cli("migrate", who=world.owner)
         assert "not rehearsed" not in done.stdout, done.stdout
+        # A table under the DBA's adapter that the role may no longer read: exit 2, named.
+        _psql(world.url(world.service),
+              f"revoke select on messenger.outbox_messages from {owner};")
+        refused = world.cli("migrate", who=world.owner, expect=2)
+        assert "service_events" in refused.stderr, refused.stderr
+        assert "database error" not in refused.stderr, refused.stderr
+        _psql(world.url(world.service), printed)
+        world.cli("migrate", who=world.owner)
         # uninstall's revoke lines take them back, as printed, on this schema.
         listed = world.cli("uninstall", who=world.owner).stdout
         revokes = [line.strip() for line in listed.splitlines()
