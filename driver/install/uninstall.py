@@ -14,6 +14,7 @@ from .. import adapter, cliutil, contract, logs
 from ..config import Settings
 from ..drift import query
 from . import derive
+from .migrate import OWNER_LOGIN
 from .service_sql import sql_ident
 
 LOCK_TIMEOUT = "1s"
@@ -132,6 +133,7 @@ COMMAND = cliutil.Command(
     ),
     exits="exit 1: an object of someone else depends on the product's; a database error.",
     handler=uninstall_command,
+    variable_help={"DATABASE_URL": OWNER_LOGIN},
     add_arguments=_add_arguments,
     for_operators=False,
 )

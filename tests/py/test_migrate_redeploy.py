@@ -112,7 +112,7 @@ def site(stack: Stack, *, schema: Callable[[str], str] = lambda text: text,
 
 
 def take_create_back(world: Site) -> None:
-    """Step 5 of docs/install.md, as printed there."""
+    """Step 6 of docs/install.md, as printed there."""
     world.as_service(f'revoke create on database "{world.name}" from {world.owner.name}',
                      f"revoke create on schema messenger from {world.owner.name}")
 
