@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from .. import adapter, cliutil, contract
+from .. import adapter, cliutil, contract, db
 from ..config import Settings
 from ..drift import package_sql, query
 from . import derive
@@ -69,7 +69,7 @@ def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) ->
     tail = reference[reference.index("-- CREATE is needed only while installing."):]
     database = str((conn.execute(query("current_role_and_database")).fetchone() or ("", ""))[1])
     if state is adapter.State.ABSENT and conn.execute(query("reference_tables_missing"), (
-            [f"{contract.SCHEMA}.{name}" for name in contract.TABLES],)).fetchone() != (0,):
+            list(contract.TABLES), contract.SCHEMA)).fetchone() != (0,):
         # Not the reference schema, and no adapter yet: what the DBA's adapter is created with.
         return "\n".join([*derive.wrap([
             f"-- The first GRANTs for the product's owner role {sql_ident(role)} in database "
@@ -109,7 +109,7 @@ def recommended(conn: psycopg.Connection[Any] | None, text: str) -> str:
 
     def partitioned(match: re.Match[str]) -> str:
         name, table, columns, where = match.groups()
-        row = conn.execute(query("recordings_tables"), (table,)).fetchone()
+        row = conn.execute(query("recordings_tables"), _parts(table)).fetchone()
         if row is None or not row[1]:
             return match[0]
         schema, parent = table.rsplit(".", 1) if "." in table else ("public", table)
@@ -144,12 +144,19 @@ def recommended(conn: psycopg.Connection[Any] | None, text: str) -> str:
     return text
 
 
+def _parts(qualified: str) -> tuple[str, str]:
+    """``schema.table`` (either part maybe quoted) as its two names."""
+    names = [n[1:-1].replace('""', '"') if n.startswith('"') else n
+             for n in re.findall(r'"(?:[^"]|"")+"|[^."]+', qualified)]
+    return (names[0], names[1]) if len(names) == 2 else ("public", names[0])
+
+
 def _recordings_tables(conn: psycopg.Connection[Any]) -> list[tuple[str, bool, list[str]]]:
     found: list[tuple[str, bool, list[str]]] = []
     for view, table, _schema, _column in conn.execute(query("adapter_view_reads"),
                                                        (adapter.SCHEMA,)):
         if str(view) == "recordings" and all(str(table) != f[0] for f in found):
-            row = conn.execute(query("recordings_tables"), (str(table),)).fetchone()
+            row = conn.execute(query("recordings_tables"), _parts(str(table))).fetchone()
             if row is not None:
                 found.append((str(row[0]), bool(row[1]), list(row[2])))
     return found
@@ -169,11 +176,25 @@ def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
         sys.stdout.write(grants(args.to.strip(), args.lifecycle) if args.part == "grants" else
                          (settings.sql_dir / FILES[args.part]).read_text(encoding="utf-8"))
     else:
-        with cliutil.connect(settings) as conn:
-            sys.stdout.write(
-                adapter_grants(conn, args.to.strip(), args.lifecycle) if args.part == "grants"
-                else recommended(conn, (settings.sql_dir / FILES[args.part]).read_text(
-                    encoding="utf-8")))
+        try:
+            conn = cliutil.connect(settings)
+        except psycopg.OperationalError as err:
+            return cliutil.fail(
+                f"service-sql {args.part}: the database of DATABASE_URL refused the connection "
+                f"({db.server_message(err)}): it reads that database's catalog, so connect as "
+                "a login that may (the service's owner), or leave DATABASE_URL unset for the "
+                "reference schema's", cliutil.EXIT_USAGE)
+        with conn:
+            try:
+                text = (adapter_grants(conn, args.to.strip(), args.lifecycle)
+                        if args.part == "grants" else recommended(conn, (
+                            settings.sql_dir / FILES[args.part]).read_text(encoding="utf-8")))
+            except psycopg.errors.InsufficientPrivilege as err:
+                return cliutil.fail(
+                    f"service-sql {args.part}: the login of DATABASE_URL may not read what the "
+                    f"adapter reaches ({db.server_message(err)}): run it as the service's owner",
+                    cliutil.EXIT_USAGE)
+            sys.stdout.write(text)
     return cliutil.EXIT_OK
 
 

@@ -317,9 +317,14 @@ select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(t.reln
         where i.inhparent = t.oid order by pc.relname)
 from pg_catalog.pg_class as t
 join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
-where t.oid = pg_catalog.to_regclass(%s);
+-- By name through the catalog (a cast to regclass needs USAGE on the schema).
+where n.nspname = %s and t.relname = %s;
 
 -- name: reference_tables_missing
--- How many of the reference schema's tables (qualified names) do not exist.
+-- How many of the reference schema's tables (by name, in the schema given) do not exist.
 select count(*) from pg_catalog.unnest(%s::text[]) as x (name)
-where pg_catalog.to_regclass(x.name) is null;
+where not exists (
+    select from pg_catalog.pg_class as c
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    where n.nspname = %s and c.relname = x.name
+);
