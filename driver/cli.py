@@ -67,7 +67,8 @@ def _environment_help(command: cliutil.Command) -> str:
         lines.append(f"  {name}  ({default}{flag})")
         rule = spec.rule.text.replace(config.DURATION_RULE, "a duration").replace(
             config.DURATION_DAYS_RULE, "a duration (also in days: 30d)")
-        lines += textwrap.wrap(f"{spec.help}; {rule}", width=94, initial_indent="      ",
+        about = command.variable_help.get(name, spec.help)
+        lines += textwrap.wrap(f"{about}; {rule}", width=94, initial_indent="      ",
                                subsequent_indent="      ")
     if command.env_note:
         lines.append(command.env_note)

@@ -9,7 +9,7 @@ import getpass
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -45,6 +45,8 @@ class Command:
     prepare: Callable[[Settings], None] | None = None
     #: One more line for the environment help.
     env_note: str = ""
+    #: A variable's help as this command reads it (DATABASE_URL: whose login it is).
+    variable_help: Mapping[str, str] = field(default_factory=dict)
     #: An operator's command: a permission error says which role to log in as.
     for_operators: bool = True
 

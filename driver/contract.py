@@ -19,7 +19,7 @@ from . import adapter
 from .drift import package_sql, query
 
 SCHEMA = "messenger"
-#: The product's own table in the service's schema (the design card puts it there).
+#: The product's own table in the service's schema (beside the recordings it follows).
 PRODUCT_TABLE = "recording_finalize_attempts"
 #: The schemas the product owns (created by migrate, dropped by uninstall).
 PRODUCT_SCHEMAS = ("recording_finalize", "recording_finalize_internal",
@@ -94,7 +94,7 @@ def privileges() -> dict[str, dict[str, tuple[str, ...]]]:
     return found
 
 
-#: The unique key the product relies on, under the name the design card fixes, and why.
+#: The unique key the product relies on, under the name the contract fixes, and why.
 UNIQUE_KEY = ("call_recordings", "ix_recording_active", ("session_kind", "session_id"),
               "at most one non-terminal recording per session; discovery reads the active "
               "recordings through it (a unique index, partial on the non-terminal statuses)")
@@ -161,11 +161,14 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
     dbas_adapter = adapter.state(conn) is adapter.State.DBAS
     names = [] if dbas_adapter else list(TABLES)
     oids, columns = _tables(conn, names)
+    database = _database(conn)
     if installing:
         _installing(problems, conn, role, bool(can_create_roles), bool(can_create_db),
                     bool(has_schema and not create_in_schema))
     if not can_connect:
-        problems.items.append(f"database: role {role} has no CONNECT privilege")
+        problems.items.append(f"database: role {role} has no CONNECT privilege; the database's "
+                              f"owner runs: grant connect on database {database} to "
+                              f"{_ident(role)};")
     if not has_schema:
         if not (create_service_tables and can_create_db):
             problems.items.append(f"schema {SCHEMA} does not exist"
@@ -174,13 +177,15 @@ def check(conn: psycopg.Connection[Any], role: str, *, installing: bool = False,
         problems.tables_to_create = names if create_service_tables else []
         return problems
     if not usage:
-        problems.items.append(f"schema {SCHEMA}: role {role} has no USAGE privilege")
+        problems.items.append(f"schema {SCHEMA}: role {role} has no USAGE privilege; the owner "
+                              f"of schema {SCHEMA} runs: grant usage on schema {SCHEMA} to "
+                              f"{_ident(role)};")
     missing = [name for name in names if name not in columns]
     if not create_service_tables:
         problems.items += [f"{SCHEMA}.{name}: the table does not exist" for name in missing]
     elif missing and not create_in_schema:
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
-                              f"to create {', '.join(missing)})")
+                              f"to create {', '.join(missing)}); {_grant_create(role, SCHEMA)}")
     problems.tables_to_create = missing if create_service_tables else []
     if dbas_adapter:
         _ports(problems, conn)
@@ -207,10 +212,10 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
     if any(s not in owned for s in PRODUCT_SCHEMAS) and not can_create_db:
         absent = ", ".join(s for s in PRODUCT_SCHEMAS if s not in owned)
         problems.items.append(f"database: role {role} has no CREATE privilege (needed to create "
-                              f"schemas {absent})")
+                              f"schemas {absent}); {_grant_create(role, None, _database(conn))}")
     if table not in owned and cannot_create_in_schema:
         problems.items.append(f"schema {SCHEMA}: role {role} has no CREATE privilege (needed "
-                              f"once, to create {table})")
+                              f"once, to create {table}); {_grant_create(role, SCHEMA)}")
     present = {str(r[0]) for r in conn.execute(query("group_roles"), (list(GROUP_ROLES),))}
     roles = [name for name in GROUP_ROLES if name not in present]
     if roles and can_create_roles:
@@ -220,6 +225,26 @@ def _installing(problems: Problems, conn: psycopg.Connection[Any], role: str,
         problems.items.append(f"group role(s) {', '.join(roles)} missing, and {role} has no "
                               "CREATEROLE to create them; a role with CREATEROLE runs, once per "
                               f"cluster:{statements}")
+
+
+def _ident(name: str) -> str:
+    """A name as an SQL identifier (quoted only when it must be)."""
+    if name.isidentifier() and name == name.lower() and name.isascii():
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _database(conn: psycopg.Connection[Any]) -> str:
+    row = conn.execute(query("current_role_and_database")).fetchone()
+    return _ident(str(row[1])) if row else "<this database>"
+
+
+def _grant_create(role: str, schema: str | None, database: str = "") -> str:
+    """The statement that grants CREATE for the install, and the one that takes it back."""
+    target = f"schema {schema}" if schema else f"database {database}"
+    owner = f"the owner of schema {schema}" if schema else "the database's owner"
+    return (f"{owner} runs, for the install: grant create on {target} to {_ident(role)}; "
+            f"(once migrate has run: revoke create on {target} from {_ident(role)};)")
 
 
 def _column_problems(where: str, wanted: Sequence[Column],

@@ -61,6 +61,33 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+#: Migrations amended after they landed: migration id -> {a sha256 an earlier text of the file
+#: had: why it changed}. A database that applied that earlier text matches the file as it is
+#: (``same_migration``), and migrate records the file's sha256 in place of the earlier one. Only
+#: for a change that leaves every install right as it is: comments, or a step taken out that an
+#: install must not run again (it never runs twice: yoyo knows a migration by its id). Anything
+#: else goes into a new migration.
+AMENDED_MIGRATIONS: dict[str, dict[str, str]] = {
+    "0001_baseline": {
+        "980bc87fa81cbe02623d8836f1e84b9bade1ebd015935738a5526114c4ec9d86":
+            "comments only: they cited documents the repository does not ship",
+    },
+    "0002_own_outbox": {
+        "5ba8309575854eaaa0c45e8ce40f1a738f3b691818aaa629157305a3d2b17cc2":
+            "the copy of a 0.2.x install's pending events out of messenger.integration_outbox "
+            "is gone: it read the service's table under the reference schema's columns (a "
+            "service whose own outbox has that name and other columns failed with 42703), and "
+            "each copied event stayed pending in both outboxes (a rollback published it "
+            "twice); comments that cited documents the repository does not ship",
+    },
+}
+
+
+def same_migration(migration_id: str, recorded: str, shipped_sha: str) -> bool:
+    """Whether a migration applied with sha256 ``recorded`` is the file shipped now."""
+    return recorded == shipped_sha or recorded in AMENDED_MIGRATIONS.get(migration_id, {})
+
+
 @dataclass(frozen=True)
 class Shipped:
     """The SQL of the package: migration id → sha256, function file name → sha256."""
@@ -206,7 +233,7 @@ def _migration_differences(package: Shipped, state: DbState) -> tuple[str | None
         recorded = state.migrations[migration_id]
         if recorded is None:
             differences.append(f"migration {migration_id} has no recorded checksum")
-        elif recorded != package.migrations[migration_id]:
+        elif not same_migration(migration_id, recorded, package.migrations[migration_id]):
             differences.append(f"migration file {migration_id}.sql differs from the one "
                                "that was applied")
     return newer, differences

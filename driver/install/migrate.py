@@ -7,6 +7,7 @@ problem: a refusal with the whole list), then only what the product owns.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import time
 from collections.abc import Callable
@@ -19,12 +20,17 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from .. import adapter, cliutil, contract, drift, logs
+from .. import adapter, cliutil, contract, db, drift, logs
 from ..config import Settings
 from ..db import conninfo
 from ..drift import query
+from .service_sql import sql_ident
 
 MIGRATIONS_SCHEMA = "recording_finalize_migrations"
+#: Whose login DATABASE_URL is for migrate (and uninstall, service-sql).
+OWNER_LOGIN = ("the database, as the product's owner (the role that owns the product's schemas "
+               "and that the service's owner granted service-sql grants to); its password is "
+               "never printed")
 MIGRATION_TABLE = "_yoyo_migration"
 # Long enough for another migrate (a few seconds of DDL) to finish first.
 MIGRATE_LOCK_WAIT_S = 60.0
@@ -54,6 +60,10 @@ class MigrateResult:
     adapter: str = "none (not shipped)"
     #: Warnings of check_adapter (e.g. a discovery scan without an index).
     warnings: list[str] = field(default_factory=list)
+    #: What check_adapter did not prove (e.g. no active recording to rehearse on).
+    notices: list[str] = field(default_factory=list)
+    #: What changed for the service with this upgrade (from a release that relayed its rows).
+    upgrade_notes: list[str] = field(default_factory=list)
 
 
 class MigrateStopped(RuntimeError):
@@ -73,20 +83,28 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
     # A SQL tree of a release before the adapter (RFR_SQL_DIR) has none to install.
     adapter_file = sql_dir / adapter.REFERENCE_FILE
     adapter_sha = drift.sha256_file(adapter_file) if adapter_file.is_file() else None
-    with psycopg.connect(conninfo(settings), autocommit=True) as conn:
+    with _connect(settings) as conn:
         _lock(conn)
         try:
             adapter_state = adapter.state(conn)
             problems = _check(conn, package, create_service_tables)
-            # From here on migrate writes; every check above passed.
+            before = drift.read_state(conn)
+            # From here on migrate writes; every check above passed. Each object is looked for
+            # first and created only when missing: a redeploy after the install's CREATE was
+            # taken back creates nothing and needs no CREATE.
             result.created_roles = problems.roles_to_create
             _create_roles(conn, result.created_roles)
             result.created_tables = problems.tables_to_create
             _create_service_tables(conn, package, result.created_tables)
-            conn.execute(query("create_migrations_schema"))
+            if not _schema_exists(conn, MIGRATIONS_SCHEMA):
+                conn.execute(query("create_migrations_schema"))
             _apply_migrations(settings, package, result)
             conn.execute(query("record_migrations"), (
                 package.version, list(package.migrations), list(package.migrations.values())))
+            for name, earlier in drift.AMENDED_MIGRATIONS.items():
+                if name in package.migrations:
+                    conn.execute(query("record_amended_migration"), (
+                        package.migrations[name], package.version, name, list(earlier)))
             # After the migrations: one may have dropped a function.
             state = drift.read_state(conn) or drift.DbState({})
             if adapter_sha is not None:
@@ -96,15 +114,95 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
             _apply_functions(conn, package, state, result)
             _record(conn, package, adapter_state, adapter_sha)
             findings = adapter.beneath(conn, rehearse=True) if adapter_sha else {}
+            if _relayed_the_services_rows(before, result.applied):
+                result.upgrade_notes = _relay_change(conn)
+        except pg_errors.InsufficientPrivilege as err:
+            raise _privilege_stopped(conn, err) from err
         finally:
-            conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
+            if not conn.closed and not conn.broken:
+                conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
     if errors := findings.get("error"):
         raise MigrateStopped("migrate applied the product's objects, but the worker would fail "
                              "beneath the adapter (it refuses to start until these are fixed):\n"
                              + "\n".join(f"  - {line}" for line in errors),
                              cliutil.EXIT_USAGE, False)
     result.warnings = findings.get("warning", [])
+    result.notices = findings.get("notice", [])
     return result
+
+
+def _connect(settings: Settings) -> psycopg.Connection[Any]:
+    """migrate's connection; a login the server refuses (no CONNECT, a wrong password) is a
+    refusal that names the fix, not a database error."""
+    try:
+        return psycopg.connect(conninfo(settings), autocommit=True)
+    except psycopg.OperationalError as err:
+        meaning = db.refusal(err)
+        if meaning is None:
+            raise
+        params = conninfo_to_dict(conninfo(settings))
+        role, database = params.get("user") or "<the role>", params.get("dbname") or "<db>"
+        fix = ""
+        if "permission denied for database" in str(err):
+            fix = (f"; the database's owner runs: grant connect on database "
+                   f"{sql_ident(str(database))} to {sql_ident(str(role))};")
+        raise MigrateStopped(f"migrate refused, nothing was written: the database refused the "
+                             f"connection: {meaning}{fix} (the server said: "
+                             f"{db.server_message(err)})", cliutil.EXIT_USAGE) from err
+
+
+def _schema_exists(conn: psycopg.Connection[Any], name: str) -> bool:
+    row = conn.execute(query("schema_exists"), (name,)).fetchone()
+    return bool(row and row[0])
+
+
+def _privilege_stopped(conn: psycopg.Connection[Any], err: pg_errors.InsufficientPrivilege
+                       ) -> MigrateStopped:
+    """A privilege the checks before writing did not foresee (they name every one they know):
+    a refusal with the server's words, not a raw database error."""
+    role = "the product's owner"
+    with contextlib.suppress(psycopg.Error):
+        row = conn.execute(query("current_role_and_database")).fetchone()
+        role = str(row[0]) if row else role
+    return MigrateStopped(
+        f"migrate stopped: role {role} lacks a privilege: {db.server_message(err)}"
+        + (f" ({err.diag.context.splitlines()[0]})" if err.diag.context else "")
+        + ". The files applied before this one stay applied (each in its own transaction); "
+        "grant the privilege named (the install's grants: `recording-finalize service-sql "
+        "grants --to ROLE`) and run migrate again", cliutil.EXIT_USAGE)
+
+
+#: The applied history of the releases whose relay published every unpublished row of the topic
+#: in messenger.integration_outbox, the service's own included (0.2.x).
+SERVICE_RELAYING_HISTORY = frozenset({"0001_baseline"})
+
+
+def _relayed_the_services_rows(before: drift.DbState | None, applied: list[str]) -> bool:
+    return before is not None and set(before.migrations) == SERVICE_RELAYING_HISTORY \
+        and bool(applied)
+
+
+def _relay_change(conn: psycopg.Connection[Any]) -> list[str]:
+    """What an upgrade from 0.2.x changes for the service, with the number of its events that
+    wait for a relay (through the adapter; said so when the port cannot be read)."""
+    try:
+        with conn.transaction():
+            row = conn.execute(query("service_events_unpublished")).fetchone()
+        count = f"{int(row[0]) if row else 0} of the service's events are unpublished now"
+    except psycopg.Error as err:
+        count = (f"the number of the service's unpublished events could not be read through "
+                 f"{adapter.SCHEMA}.service_events ({db.server_message(err)})")
+    return [
+        "this database was migrated by recording-finalize 0.2.x, whose relay published every "
+        "unpublished row of the topic in messenger.integration_outbox, the service's own "
+        "included. From 0.3.0 the product relays only its own outbox "
+        "(recording_finalize.outbox) and never publishes, marks or deletes a row of the "
+        "service's",
+        f"{count} ({adapter.SCHEMA}.service_events, published_at is null): they are the "
+        "service's relay's to publish. Run the service's own outbox relay (for the topic of "
+        "recording_finalize.settings) before this release's sidecars replace the old ones, or "
+        "these events, and every later one of the service's, stay unpublished",
+    ]
 
 
 def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service_tables: bool
@@ -117,7 +215,8 @@ def _check(conn: psycopg.Connection[Any], package: drift.Shipped, create_service
     # An applied migration whose file has changed since (a missing one is compare's).
     changed = [(name, then, package.migrations[name])
                for name, then in sorted(state.migrations.items())
-               if then is not None and package.migrations.get(name, then) != then]
+               if then is not None
+               and not drift.same_migration(name, then, package.migrations.get(name, then))]
     if (comparison := drift.compare(package, state)).migrate_refuses:
         problems.items.append(comparison.message())
     elif changed:
@@ -152,8 +251,8 @@ def _apply_file(conn: psycopg.Connection[Any], text: str, schema: str | None = N
     with conn.transaction():
         conn.execute(query("migrate_timeouts"),
                      (f"{LOCK_TIMEOUT_MS}ms", f"{STATEMENT_TIMEOUT_MS}ms"))
-        if schema is not None:
-            conn.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(schema)))
+        if schema is not None and not _schema_exists(conn, schema):
+            conn.execute(sql.SQL("create schema {}").format(sql.Identifier(schema)))
         # Without parameters psycopg uses the simple protocol, which takes many statements.
         conn.execute(text.encode())
 
@@ -283,6 +382,13 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     print(f"adapter ({adapter.SCHEMA}): {result.adapter}")
     for warning in result.warnings:
         print(f"warning: {warning}")
+    for notice in result.notices:
+        print(f"not proved: {notice}")
+    if any("rehears" in notice for notice in result.notices):
+        print("not proved: the worker rehearses these writes at its first start, before it "
+              "touches any row, and refuses to start if one fails")
+    for note in result.upgrade_notes:
+        print(f"upgrade: {note}")
     print(f"schema version: {result.schema_version} (recording-finalize {result.version})")
     return cliutil.EXIT_OK
 
@@ -300,28 +406,34 @@ COMMAND = cliutil.Command(
             "product owns",
     description=(
         "First checks, writing nothing: every service table, column and type the product reads\n"
-        "or writes, the unique keys it relies on (integration_outbox (topic, dedupe_key),\n"
-        "ix_recording_active), the privileges of the connecting role (its owner), the group\n"
-        "roles and what an earlier migrate left; refuses with the full list of what is\n"
-        "missing. Then creates or updates only what the product owns: the missing group roles\n"
-        "(with CREATEROLE), the versioned migrations of sql/migrations (yoyo-migrations, in\n"
-        "schema recording_finalize_migrations), and every sql/functions/*.sql whose file or\n"
+        "or writes (with a DBA's adapter: its ports), the unique key it relies on\n"
+        "(ix_recording_active), the privileges of the connecting role (the product's owner),\n"
+        "the group roles and what an earlier migrate left; refuses with the full list of what\n"
+        "is missing, each with the statement that grants it. Then creates or updates only what\n"
+        "the product owns, each object looked for first and created only when missing (a\n"
+        "redeploy after the install's CREATE was taken back needs none): the missing group\n"
+        "roles (with CREATEROLE), the versioned migrations of sql/migrations (yoyo-migrations,\n"
+        "in schema recording_finalize_migrations), and every sql/functions/*.sql whose file or\n"
         "definition changed (internal helpers first, then the API, each file in its own\n"
         "transaction). Never changes a table, comment, grant or trigger of the service. Every\n"
         "file runs with lock_timeout 1 s and statement_timeout 60 s and is retried 5 times with\n"
-        "backoff when a lock is not granted. Idempotent: run it on every deploy, before the\n"
+        "backoff when a lock is not granted. Last it checks beneath the adapter and prints its\n"
+        "warnings and what it did not prove. Idempotent: run it on every deploy, before the\n"
         "sidecars, as the product's owner role (see service-sql grants)."
     ),
     exits=(
         "exit 1: a migration or function file failed, or its locks were not granted in 5 tries\n"
         "        (the files before it stay applied; the message names the file).\n"
-        "exit 2: refused, nothing written: the contract does not hold (each problem named\n"
-        "        schema.table.column, or the privilege; the CREATE ROLE statements a DBA with\n"
-        "        CREATEROLE runs), an applied migration's file has changed, or the database is\n"
-        "        newer than this package."
+        "exit 2: refused, nothing written: the contract does not hold, or the role lacks a\n"
+        "        privilege (each problem named schema.table.column, or the privilege and the\n"
+        "        statement that grants it; the CREATE ROLE statements a DBA with CREATEROLE\n"
+        "        runs), an applied migration's file has changed, or the database is newer than\n"
+        "        this package; or the check beneath the adapter failed after migrate applied\n"
+        "        (named), or a privilege failed a statement (the files before it stay applied)."
     ),
     handler=migrate_command,
     variables=("DATABASE_URL", "RFR_SQL_DIR"),
+    variable_help={"DATABASE_URL": OWNER_LOGIN},
     flags=("RFR_SQL_DIR",),
     add_arguments=_add_arguments,
     for_operators=False,

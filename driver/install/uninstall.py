@@ -10,9 +10,11 @@ from typing import Any
 
 import psycopg
 
-from .. import cliutil, contract, logs
+from .. import adapter, cliutil, contract, logs
 from ..config import Settings
 from ..drift import query
+from . import derive
+from .migrate import OWNER_LOGIN
 from .service_sql import sql_ident
 
 LOCK_TIMEOUT = "1s"
@@ -57,17 +59,23 @@ def plan(conn: psycopg.Connection[Any]) -> Plan:
                 table if table in mine else None, foreign, dependents, database)
 
 
-def leftovers(role: str, database: str) -> list[str]:
+def leftovers(role: str, database: str, needs: derive.Needs | None = None) -> list[str]:
     """What uninstall does not do, as statements for whoever may run them: each takes back
-    one part of what ``service-sql grants`` printed."""
+    one part of what ``service-sql grants`` printed (``needs``: derived from a DBA's
+    adapter, as service-sql grants derived them; None: the reference adapter's)."""
     lines = ["-- cluster-wide group roles (other databases may use them), as a role with "
              "CREATEROLE:"]
     lines += [f"drop role if exists {name};" for name in contract.GROUP_ROLES]
-    lines += [f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA}:",
-              f"revoke all on schema {contract.SCHEMA} from {role};"]
-    lines += [f"revoke all on {contract.SCHEMA}.{name} from {role};" for name in contract.TABLES]
-    # The sequences behind the service's serial keys (only this grantor's grants go).
-    lines.append(f"revoke all on all sequences in schema {contract.SCHEMA} from {role};")
+    role = sql_ident(role)
+    lines.append(f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA}:")
+    if needs is not None:
+        lines += derive.revoke_lines(needs, role)
+    else:
+        lines.append(f"revoke all on schema {contract.SCHEMA} from {role};")
+        lines += [f"revoke all on {contract.SCHEMA}.{name} from {role};"
+                  for name in contract.TABLES]
+        # The sequences behind the service's serial keys (only this grantor's grants go).
+        lines.append(f"revoke all on all sequences in schema {contract.SCHEMA} from {role};")
     return [*lines, "-- as the owner of the database:",
             f"revoke connect, create on database {sql_ident(database)} from {role};"]
 
@@ -75,6 +83,9 @@ def leftovers(role: str, database: str) -> list[str]:
 def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
     with cliutil.connect(settings) as conn:
         what = plan(conn)
+        # Read before anything is dropped: the adapter goes with the product's schemas.
+        needs = (derive.derive(conn, what.role)
+                 if adapter.state(conn) is adapter.State.DBAS else None)
         for line in what.foreign:
             print(f"left alone: {line}")
         if what.dependents:
@@ -97,7 +108,7 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         print("would run (uninstall --yes does it, in one transaction):")
         print("\n".join(f"  {statement}" for statement in what.statements))
     print("not dropped (not the product's to drop here):")
-    print("\n".join(f"  {line}" for line in leftovers(what.role, what.database)))
+    print("\n".join(f"  {line}" for line in leftovers(what.role, what.database, needs)))
     return cliutil.EXIT_OK
 
 
@@ -116,11 +127,13 @@ COMMAND = cliutil.Command(
         "one transaction, each only if it belongs to the connecting role; the messenger\n"
         "service's tables, their rows, triggers, indexes and grants are not touched. It refuses\n"
         "while another object depends on the product's. The cluster-wide group roles and the\n"
-        "service's GRANTs to the product's owner are printed for whoever may drop them.\n"
+        "service's GRANTs to the product's owner are printed for whoever may drop them (with\n"
+        "a DBA's adapter: derived from it, as service-sql grants derives them).\n"
         "Connect as the product's owner."
     ),
     exits="exit 1: an object of someone else depends on the product's; a database error.",
     handler=uninstall_command,
+    variable_help={"DATABASE_URL": OWNER_LOGIN},
     add_arguments=_add_arguments,
     for_operators=False,
 )

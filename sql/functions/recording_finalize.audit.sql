@@ -45,13 +45,15 @@ begin
         (array_agg(o.recording_id::text order by o.recording_id))[1:p_examples]
     from recording_finalize_internal.orphans(v_policy.sla_timeout) as o;
 
-    -- A Done row closes a recording that reached a terminal state; anything else is a lie.
+    -- A Done row closes a recording that reached a terminal state; anything else is a lie. A
+    -- recording that left the view since (the service soft-deleted or deleted it after it was
+    -- finalized) is not the product's to judge any more: not a finding.
     return query
     with hits as (
         select f.recording_id::text as id from messenger.recording_finalize_attempts as f
-        left join recording_finalize_adapter.recordings as r on r.id = f.recording_id
+        inner join recording_finalize_adapter.recordings as r on r.id = f.recording_id
         where f.status = 'Done' and f.updated_at > now() - p_lookback
-            and r.status is distinct from 'Available' and r.status is distinct from 'Failed'
+            and r.status <> all('{Available,Failed}'::text[])
     )
     select 'done_not_terminal', null::text, count(*),
         (array_agg(h.id order by h.id))[1:p_examples]
@@ -92,7 +94,8 @@ comment on function recording_finalize.audit(interval, integer, interval) is
 'available_without_event (Available within p_lookback, no event of the topic, no Pending row '
 'to enqueue it), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
 'finalize row; the next discovery opens one), done_not_terminal (a Done row settled within '
-'p_lookback whose recording is not terminal), unpublished_overdue (older than '
+'p_lookback whose recording, still in the adapter''s recordings view, is not terminal), '
+'unpublished_overdue (older than '
 'p_polling_interval), quarantined (one line per reason). RF001 for bad arguments. Reads the '
 'service''s tables: available_without_event scans the recordings of the lookback. The policy: '
 'the stored one (recording_finalize.policy). Operator API (SECURITY DEFINER).';

@@ -134,7 +134,8 @@ comment on column recording_finalize.settings.updated_at is
 'When the row was last changed (set it in the UPDATE).';
 
 -- ---------------------------------------------------------------------------------------------
--- The job's operational table, in schema messenger where the design card puts it.
+-- The job's operational table, in schema messenger beside the recordings it follows: the
+-- service's operators and backups find it with the service's tables.
 
 create table messenger.recording_finalize_attempts (
     id uuid primary key default gen_random_uuid(),
@@ -181,11 +182,12 @@ create table messenger.recording_finalize_attempts (
     )
 );
 
--- Finalization happens once per recording (name fixed by the design card).
+-- Finalization happens once per recording (the name is part of the documented contract,
+-- sql/README.md: operators' queries use it).
 create unique index ux_rfa_recording on messenger.recording_finalize_attempts (recording_id);
 
--- The claim's scan, Pending rows only (name and columns fixed by the design card): a settled row
--- leaves it, so the index is the size of the backlog whatever the history.
+-- The claim's scan, Pending rows only (name and columns part of the documented contract,
+-- sql/README.md): a settled row leaves it, so the index is the size of the backlog whatever the history.
 create index ix_rfa_due on messenger.recording_finalize_attempts (status, next_attempt_at)
 where status = 'Pending';
 

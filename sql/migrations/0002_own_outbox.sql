@@ -1,6 +1,8 @@
--- The product's own outbox (SPEC section 9): its call-recording-available events are written to
+-- The product's own outbox: its call-recording-available events are written to
 -- recording_finalize.outbox and relayed and marked by the sidecar alone. The service's outboxes
--- are only read, through the adapter's service_events view. Forward-only; never edit once landed.
+-- are only read, through the adapter's service_events view (the product never writes a table it
+-- does not own). Forward-only: a change after landing only in comments, or one recorded in
+-- driver/drift.py's AMENDED_MIGRATIONS with its reason.
 
 set local lock_timeout = '1s';
 set local statement_timeout = '1min';
@@ -64,32 +66,13 @@ comment on column recording_finalize.discovery_sweep.republish_after_at is
 comment on column recording_finalize.discovery_sweep.republish_after_id is
 'Its id (ties on available_at).';
 
--- An upgrade from 0.2.x: the events the product enqueued into the service's outbox and that were
--- not published yet move to its own outbox (the relay reads only that now). Read only, and only
--- where this role may read the table; the service's rows stay as they are.
-do $$
-begin
-    if pg_catalog.to_regclass('messenger.integration_outbox') is not null
-        and (select pg_catalog.bool_and(pg_catalog.has_column_privilege(
-                'messenger.integration_outbox', c, 'SELECT'))
-            from pg_catalog.unnest('{dedupe_key,topic,message_key,event_type,headers,payload,'
-                'created_at,published_at}'::text[]) as c)
-    then
-        insert into recording_finalize.outbox (
-            recording_id, topic, message_key, headers, payload, created_at
-        )
-        select o.dedupe_key::uuid, o.topic, o.message_key::text, o.headers, o.payload,
-            o.created_at
-        from messenger.integration_outbox as o
-        where o.published_at is null
-            and o.topic = (select s.topic from recording_finalize.settings as s)
-            and o.event_type = 'call-recording-available'
-            and o.headers ? 'event-id'
-            and o.dedupe_key ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-        on conflict (recording_id) do nothing;
-    end if;
-end
-$$;
+-- An upgrade from 0.2.x copies nothing out of the service's outbox. The events 0.2.x enqueued
+-- there and that are still unpublished stay where they are: they are the service's relay's to
+-- publish (0.2.x relayed every unpublished row of the topic; from here on the product relays only
+-- its own outbox, and migrate says so when it upgrades a 0.2.x install), and the product sees
+-- them through the adapter's service_events, so it adds no event of its own for them. A copy
+-- would leave each such event pending in two outboxes (a rollback then publishes it twice), and
+-- it would read the service's table under an assumed shape instead of through the adapter.
 
 -- The adapter (schema recording_finalize_adapter): what migrate installed, so that it upgrades
 -- the reference adapter while nobody edited it, and keeps one a DBA edited.
@@ -137,7 +120,8 @@ drop function if exists recording_finalize_internal.outcome_decision(
 
 -- The retry policy, stored once: the worker sets it at start (recording_finalize.set_policy,
 -- within the server's bounds of recording_finalize.settings) and every function reads it here;
--- no call passes it any more. The column defaults are the policy's defaults (SPEC section 4).
+-- no call passes it any more. The column defaults are the policy's documented defaults
+-- (docs/configuration.md).
 create table recording_finalize.policy (
     -- Exactly one row: the primary key can only be true.
     singleton boolean primary key default true,

@@ -3,6 +3,25 @@
 -- run as {{ role }} (SECURITY DEFINER): these are the rows they read and write, column by
 -- column; the worker's, operators' and service's logins get none of them.
 
+-- First the database: CONNECT, and CREATE for the product's schemas (recording_finalize,
+-- recording_finalize_internal, recording_finalize_migrations, recording_finalize_adapter), before
+-- anything else: a DBA's adapter is created as the product's owner, who needs them (and USAGE on
+-- schema messenger, below). Only the database's owner (or a superuser) can grant these; anyone
+-- else is told who must.
+do $$
+begin
+    if pg_catalog.pg_has_role(current_user, (select d.datdba from pg_catalog.pg_database
+        as d where d.datname = pg_catalog.current_database()), 'USAGE') then
+        execute pg_catalog.format('grant connect, create on database %I to %I',
+            pg_catalog.current_database(), {{ role_literal }});
+    else
+        raise notice 'the owner of database % must run: grant connect, create on '
+            'database % to {{ role_in_literal }}', pg_catalog.current_database(),
+            pg_catalog.current_database();
+    end if;
+end
+$$;
+
 -- Reach the tables; CREATE only for messenger.recording_finalize_attempts, the product's one
 -- table here (revocable once migrate has created it).
 grant usage, create on schema messenger to {{ role }};
@@ -65,23 +84,6 @@ begin
             {{ role_literal }});
         raise notice 'granted usage on sequence % to {{ role_in_literal }}', v_sequence;
     end loop;
-end
-$$;
-
--- The database: CONNECT, and CREATE for the product's schemas (recording_finalize,
--- recording_finalize_internal, recording_finalize_migrations, recording_finalize_adapter). Only
--- the database's owner (or a superuser) can grant these; anyone else is told who must.
-do $$
-begin
-    if pg_catalog.pg_has_role(current_user, (select d.datdba from pg_catalog.pg_database
-        as d where d.datname = pg_catalog.current_database()), 'USAGE') then
-        execute pg_catalog.format('grant connect, create on database %I to %I',
-            pg_catalog.current_database(), {{ role_literal }});
-    else
-        raise notice 'the owner of database % must run: grant connect, create on '
-            'database % to {{ role_in_literal }}', pg_catalog.current_database(),
-            pg_catalog.current_database();
-    end if;
 end
 $$;
 

@@ -102,6 +102,10 @@ where n.nspname = %s and p.prokind = 'f';
 -- name: check_adapter
 select severity, port, problem, fix from recording_finalize.check_adapter(%s);
 
+-- name: service_events_unpublished
+-- The service's events that are not published yet, as the adapter shows them.
+select count(*) from recording_finalize_adapter.service_events where published_at is null;
+
 -- name: current_role_and_database
 select current_user::text, pg_catalog.current_database()::text;
 
@@ -159,8 +163,12 @@ select pg_catalog.pg_try_advisory_lock(%s);
 -- name: migrate_unlock
 select pg_catalog.pg_advisory_unlock(%s);
 
+-- name: schema_exists
+select pg_catalog.to_regnamespace(%s) is not null;
+
 -- name: create_migrations_schema
-create schema if not exists recording_finalize_migrations;
+-- Only when missing (migrate looks first: CREATE on the database is an install's privilege).
+create schema recording_finalize_migrations;
 comment on schema recording_finalize_migrations is
 'Bookkeeping of recording-finalize migrate: yoyo-migrations'' tables and the checksums of the '
 'applied files. Owner only; the worker reads it through recording_finalize.schema_state().';
@@ -178,6 +186,13 @@ insert into recording_finalize_migrations.file_checksums (kind, file_name, sha25
 select 'migration', f, sha, %s::text
 from unnest(%s::text[], %s::text[]) as x (f, sha)
 on conflict (kind, file_name) do nothing;
+
+-- name: record_amended_migration
+-- An applied migration amended since (driver/drift.py's AMENDED_MIGRATIONS): the file's sha256
+-- now replaces the earlier one it was applied with.
+update recording_finalize_migrations.file_checksums
+set sha256 = %s, package_version = %s
+where kind = 'migration' and file_name = %s and sha256 = any(%s::text[]);
 
 -- name: record_function
 insert into recording_finalize_migrations.file_checksums (kind, file_name, sha256,
@@ -208,3 +223,108 @@ update recording_finalize_migrations.migrate_state
 set adapter_sha256 = %(sha256)s::text,
     adapter_md5 = case when %(sha256)s::text is not null
         then recording_finalize_internal.adapter_fingerprint() end;
+
+-- name: set_local_search_path
+select pg_catalog.set_config('search_path', %s, true);
+
+-- name: resolve_relation
+-- The relation a name in an adapter's body resolves to (under the search_path set before):
+-- its oid, schema, quoted qualified name, kind, row-level security and columns.
+select c.oid::bigint, n.nspname::text,
+    pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname),
+    c.relkind::text, c.relrowsecurity,
+    array(select a.attname::text from pg_catalog.pg_attribute as a
+        where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped order by a.attnum)
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where c.oid = pg_catalog.to_regclass(%s) and c.relkind in ('r', 'p', 'v', 'm', 'f');
+
+-- name: adapter_view_reads
+-- Each view of the adapter, the relations and columns it reads (pg_depend through its rewrite
+-- rule; a NULL column: a whole-row reference).
+select distinct v.relname::text,
+    pg_catalog.quote_ident(tn.nspname) || '.' || pg_catalog.quote_ident(t.relname),
+    tn.nspname::text, a.attname::text
+from pg_catalog.pg_class as v
+join pg_catalog.pg_namespace as vn on vn.oid = v.relnamespace
+join pg_catalog.pg_rewrite as r on r.ev_class = v.oid
+join pg_catalog.pg_depend as d
+    on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass and d.objid = r.oid
+    and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass and d.refobjid <> v.oid
+join pg_catalog.pg_class as t on t.oid = d.refobjid
+join pg_catalog.pg_namespace as tn on tn.oid = t.relnamespace
+left join pg_catalog.pg_attribute as a on a.attrelid = t.oid and a.attnum = d.refobjsubid
+    and d.refobjsubid > 0
+where vn.nspname = %s and v.relkind in ('v', 'm')
+order by 1, 2, 4;
+
+-- name: adapter_functions
+-- Each function of the adapter: its language, body and the search_path it runs with.
+select p.proname::text, l.lanname::text, p.prosrc,
+    coalesce((select pg_catalog.substr(s, 13) from pg_catalog.unnest(p.proconfig) as s
+        where s like 'search_path=%%'), 'public')
+from pg_catalog.pg_proc as p
+join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
+join pg_catalog.pg_language as l on l.oid = p.prolang
+where n.nspname = %s and p.prokind = 'f'
+order by 1;
+
+-- name: table_triggers
+-- The enabled user triggers of a table: name, events, body, security definer, language,
+-- search_path.
+select g.tgname::text, g.tgtype::integer, p.prosrc, p.prosecdef, l.lanname::text,
+    coalesce((select pg_catalog.substr(s, 13) from pg_catalog.unnest(p.proconfig) as s
+        where s like 'search_path=%%'), 'public')
+from pg_catalog.pg_trigger as g
+join pg_catalog.pg_proc as p on p.oid = g.tgfoid
+join pg_catalog.pg_language as l on l.oid = p.prolang
+where g.tgrelid = %s::oid and not g.tgisinternal and g.tgenabled <> 'D'
+order by 1;
+
+-- name: table_default_sequences
+-- The sequences behind a table's column defaults (serial keys), by column.
+select a.attname::text,
+    pg_catalog.quote_ident(sn.nspname) || '.' || pg_catalog.quote_ident(s.relname)
+from pg_catalog.pg_attrdef as d
+join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum
+join pg_catalog.pg_depend as p on p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+    and p.objid = d.oid and p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+join pg_catalog.pg_class as s on s.oid = p.refobjid and s.relkind = 'S'
+join pg_catalog.pg_namespace as sn on sn.oid = s.relnamespace
+where d.adrelid = %s::oid and not a.attisdropped;
+
+-- name: tables_without_policy
+-- Of the tables given (row-level security on), those no policy names the role for.
+select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)
+from pg_catalog.pg_class as c
+join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+where c.oid = any(%s::oid[])
+    and not exists (
+        select from pg_catalog.pg_policy as y
+        join pg_catalog.pg_roles as r on r.oid = any(y.polroles)
+        where y.polrelid = c.oid and r.rolname = %s
+    );
+
+-- name: recordings_tables
+-- The tables the adapter's recordings view reads (the reference one: messenger.call_recordings),
+-- and whether each is partitioned, with its partitions.
+select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(t.relname),
+    t.relkind = 'p',
+    array(select pg_catalog.quote_ident(pn.nspname) || '.' || pg_catalog.quote_ident(pc.relname)
+        from pg_catalog.pg_inherits as i
+        join pg_catalog.pg_class as pc on pc.oid = i.inhrelid
+        join pg_catalog.pg_namespace as pn on pn.oid = pc.relnamespace
+        where i.inhparent = t.oid order by pc.relname)
+from pg_catalog.pg_class as t
+join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
+-- By name through the catalog (a cast to regclass needs USAGE on the schema).
+where n.nspname = %s and t.relname = %s;
+
+-- name: reference_tables_missing
+-- How many of the reference schema's tables (by name, in the schema given) do not exist.
+select count(*) from pg_catalog.unnest(%s::text[]) as x (name)
+where not exists (
+    select from pg_catalog.pg_class as c
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    where n.nspname = %s and c.relname = x.name
+);

@@ -1,5 +1,5 @@
 -- The messenger service's tables that recording-finalize-retry works on: the reference DDL of
--- the contract (SPEC section 2). The service owns these tables; this file is NOT a migration.
+-- the contract. The service owns these tables; this file is NOT a migration.
 --
 -- `recording-finalize migrate --create-service-tables` applies it to a new database (the demo,
 -- the tests, a greenfield messenger): each "-- table:" block below runs only when its table is
@@ -95,7 +95,8 @@ create table messenger.call_recordings (
     )
 );
 
--- INV: at most one non-terminal recording per session (name fixed by the design card).
+-- INV: at most one non-terminal recording per session (the name is part of the contract: migrate
+-- checks it).
 create unique index ix_recording_active
 on messenger.call_recordings (session_kind, session_id)
 where status::text = any('{Pending,Recording,Uploading}'::text[]);

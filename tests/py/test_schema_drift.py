@@ -38,6 +38,7 @@ from conftest import (
     seed_stuck,
 )
 from kube import load_release
+from recording_finalize import drift
 
 META = "recording_finalize_migrations"
 
@@ -297,11 +298,12 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
     its schema fingerprint), then this package's ``migrate``, as the deploy's migrate Job runs
     it: it applies, and the database then has exactly the functions a new install has (``db``,
     migrated by this package: none left over, none missing, every body, grant and comment the
-    same); the worker finalizes a recording on it. An event the previous release enqueued and
-    had not published yet (into the service's outbox before 0002: it moves to the product's own
-    outbox) is published once by this release's relay, and the service's outbox rows stay as
-    they were. (The previous SQL is installed by this package's migrate code, which records this
-    package's version: the SQL is what is tested.)"""
+    same); the worker finalizes a recording on it. An event the previous release enqueued into
+    the product's own outbox and had not published yet is published once by this release's
+    relay, and the service's outbox rows stay as they were (an upgrade from 0.2.x, which
+    enqueued into the service's outbox, copies nothing: test_migrate_redeploy.py). (The
+    previous SQL is installed by this package's migrate code, which records this package's
+    version: the SQL is what is tested.)"""
     release = load_release()
     previous = release.changelog_entries((REPO / "CHANGELOG.md").read_text())[1]
     assert previous.fingerprint, previous
@@ -334,16 +336,10 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
         outbox_before = upgraded.all(service_rows)
         product_rows = ("select recording_id, topic, message_key, headers, payload, "
                         "published_at from recording_finalize.outbox")
-        # A release before 0002 enqueued it into the service's outbox; a later one into its own.
-        in_service = [r for r in outbox_before if r[4] == str(pending.recording_id)]
-        if in_service:
-            [enqueued] = in_service
-            assert enqueued[7] is None and "event-id" in enqueued[5], enqueued
-            pending_event = [(pending.recording_id, topic, enqueued[3], enqueued[5],
-                              enqueued[6], None)]
-        else:
-            pending_event = upgraded.all(product_rows)
-            assert [(r[0], r[5]) for r in pending_event] == [(pending.recording_id, None)]
+        # The previous release (0.3 or later) enqueued it into the product's own outbox.
+        assert [r for r in outbox_before if r[4] == str(pending.recording_id)] == []
+        pending_event = upgraded.all(product_rows)
+        assert [(r[0], r[5]) for r in pending_event] == [(pending.recording_id, None)]
         fresh = product_functions(db)
         before = product_functions(upgraded)
         assert before != fresh, "the previous release's SQL is this one's: nothing to upgrade"
@@ -352,19 +348,19 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
         after = product_functions(upgraded)
         assert sorted(set(after) ^ set(fresh)) == [], "functions left over or missing"
         assert sorted(f for f in fresh if after[f] != fresh[f]) == [], "functions that differ"
-        # The product's unpublished event moved, as it was; the service's outbox untouched.
+        # The product's unpublished event as it was; the service's outbox untouched.
         assert upgraded.all(product_rows) == pending_event
         assert upgraded.all(service_rows) == outbox_before
         rid = seed_stuck(upgraded).recording_id
         put_binary(stack, bucket, rid)
         summary = Worker(stack, upgraded, bucket, topic).run_once()
         assert (summary["reconciled"], summary["published"]) == (1, 2), summary
-        # On Kafka: the moved event and the new one, once each.
+        # On Kafka: the pending event and the new one, once each.
         messages = consume(stack, topic, expect=2)
         assert sorted(m.value["recordingId"] for m in messages) == sorted(
             [str(pending.recording_id), str(rid)]), messages
-        [moved] = [m for m in messages if m.value["recordingId"] == str(pending.recording_id)]
-        assert moved.key == pending_event[0][2]
+        [pended] = [m for m in messages if m.value["recordingId"] == str(pending.recording_id)]
+        assert pended.key == pending_event[0][2]
         assert upgraded.all("select recording_id from recording_finalize.outbox "
                             "where published_at is null") == []
         assert upgraded.all(service_rows) == outbox_before
@@ -471,7 +467,9 @@ def history_problems(history: list[tuple[str, str, Sums]], changelog: str,
       names one reset; that version's entry says why and how an existing install moves;
     - the baseline of a named reset may be amended until that version is released (a git tag
       ``v<version>``, as ``make fingerprint-record`` decides it);
-    - a line listed in ``AMENDED_BEFORE_RELEASE``.
+    - a line listed in ``AMENDED_BEFORE_RELEASE``;
+    - a line whose sha256 ``driver/drift.py``'s ``AMENDED_MIGRATIONS`` lists for that migration
+      (an amendment every install accepts as the same migration).
     """
     heads = list(ENTRY.finditer(changelog))
     ends = [m.start() for m in heads[1:]] + [len(changelog)] * bool(heads)
@@ -500,6 +498,8 @@ def history_problems(history: list[tuple[str, str, Sums]], changelog: str,
                 line = f"{digest}  {name}"
                 if line in AMENDED_BEFORE_RELEASE:
                     continue
+                if digest in drift.AMENDED_MIGRATIONS.get(name.removesuffix(".sql"), {}):
+                    continue  # amended, with its reason, and accepted by drift and migrate
                 if epoch is not None and f"v{epoch[0]}" not in released:
                     continue  # the reset's own history, before its version is released
                 problems.append(f"{commit}: the line of {name} in SHA256SUMS was changed or "

@@ -356,7 +356,7 @@ class World:
         """What the service's owner runs: the printed grants, pasted into psql as they are
         (a statement that fails is reported and the rest still runs)."""
         printed = self.cli("service-sql", "grants", "--to", self.cast.product_owner.name,
-                           who=self.cast.product_owner).stdout
+                           who=self.cast.service_owner).stdout
         proc = subprocess.run(
             ["psql", "--no-psqlrc", "-X", "-v", "ON_ERROR_STOP=0", "-d",
              self.url(self.cast.service_owner)],

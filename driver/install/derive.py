@@ -1,0 +1,394 @@
+"""What the installed adapter needs of the service's tables, read from the database: the GRANTs
+``service-sql grants`` prints for a DBA's adapter and the REVOKEs uninstall prints.
+
+- a view's reads: ``pg_depend`` through its rewrite rule names every table column it reads;
+- a function's writes: PL/pgSQL and SQL bodies are not in ``pg_depend``, so the body is read:
+  each ``insert into``, ``update``, ``delete from`` target and its columns, each ``from``/``join``
+  relation and the columns it is read by, resolved with ``to_regclass`` under the function's
+  own ``search_path`` (``_statements``; dynamic SQL is named, not derived);
+- the triggers of each table written that run with the invoker's rights (SECURITY INVOKER): the
+  same, for what their functions write;
+- the product locks the recordings it moves through the ``recordings`` view (``FOR NO KEY
+  UPDATE``), which needs UPDATE on a column of each table beneath;
+- row-level security on a table read or written: a policy that lets the role see and change
+  every row (the adapter's views decide what the product sees);
+- the sequences behind the defaults of the columns an INSERT leaves to the table.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from .. import adapter, contract
+from ..drift import query
+
+_IDENT = r'(?:"(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)'
+_QNAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})?"
+# Words that may follow a relation's name and are not its alias.
+_NOT_ALIAS = (r"(?:set|where|values|select|default|on|using|returning|join|inner|left|right|"
+              r"full|cross|natural|lateral|group|order|limit|offset|union|except|intersect|"
+              r"window|having|for|overriding|as|when|then|else|end|loop|into|and|or|not)\b")
+_ALIAS = rf"(?:\s+(?:as\s+)?(?!{_NOT_ALIAS})({_IDENT}))?"
+_INSERT = re.compile(rf"\binsert\s+into\s+({_QNAME}){_ALIAS}\s*(\(([^()]*)\))?")
+_UPDATE = re.compile(rf"\bupdate\s+(?:only\s+)?({_QNAME}){_ALIAS}\s+set\b")
+_DELETE = re.compile(rf"\bdelete\s+from\s+(?:only\s+)?({_QNAME}){_ALIAS}")
+_READ = re.compile(rf"\b(?:from|join)\s+(?:only\s+)?({_QNAME}){_ALIAS}")
+_WORD = re.compile(rf"(?<![.\w$\"]){_IDENT}(?!\s*[.(])")
+_SET_END = re.compile(r"\b(?:from|where|returning)\b")
+# Trigger events (pg_trigger.tgtype bits).
+_TG = {"insert": 4, "delete": 8, "update": 16}
+
+
+def normalize(body: str) -> str:
+    """``body`` without comments, its string and dollar-quoted literals emptied (``''``), lower
+    case outside quoted identifiers."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if body.startswith("--", i):
+            i = body.find("\n", i)
+            i = n if i < 0 else i
+        elif body.startswith("/*", i):
+            end = body.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            out.append(" ")
+        elif c == "'":
+            j = i + 1
+            while j < n and (body[j] != "'" or body.startswith("''", j)):
+                j += 2 if body.startswith("''", j) else 1
+            out.append("''")
+            i = j + 1
+        elif c == '"':
+            j = i + 1
+            while j < n and (body[j] != '"' or body.startswith('""', j)):
+                j += 2 if body.startswith('""', j) else 1
+            out.append(body[i:j + 1])
+            i = j + 1
+        elif c == "$" and (m := re.match(r"\$([a-zA-Z_]\w*)?\$", body[i:])):
+            end = body.find(m[0], i + len(m[0]))
+            out.append("''")
+            i = n if end < 0 else end + len(m[0])
+        else:
+            out.append(c.lower())
+            i += 1
+    return "".join(out)
+
+
+def _span_end(text: str, start: int) -> int:
+    """Where the statement that starts at ``start`` ends: a ``;`` at its depth, or the ``)``
+    that closes the parenthesis it is in (a CTE's body)."""
+    depth = 0
+    for j in range(start, len(text)):
+        if text[j] == "(":
+            depth += 1
+        elif text[j] == ")":
+            depth -= 1
+            if depth < 0:
+                return j
+        elif text[j] == ";" and depth == 0:
+            return j
+    return len(text)
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at its commas outside parentheses."""
+    parts, depth, last = [], 0, 0
+    for j, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            parts.append(text[last:j])
+            last = j + 1
+    return [*parts, text[last:]]
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name
+
+
+@dataclass
+class Statement:
+    """One write or read found in a body: the relation as written, the verb, the columns it
+    writes (None: every column), the name the body reads its columns by, the text around."""
+
+    relation: str
+    verb: str  # insert, update, delete, select
+    columns: list[str] | None
+    alias: str
+    text: str
+
+
+def statements(body: str) -> tuple[list[Statement], bool]:
+    """Every write and read of ``body`` (normalized), and whether it runs dynamic SQL."""
+    text = normalize(body)
+    found: list[Statement] = []
+    blanked = list(text)  # the body without the written column lists (not reads)
+
+    def blank(start: int, end: int) -> None:
+        blanked[start:end] = " " * (end - start)
+
+    for m in _INSERT.finditer(text):
+        columns = None if m[3] is None else [_unquote(c.strip()) for c in m[4].split(",")]
+        if m[3] is not None:
+            blank(m.start(3), m.end(3))
+        found.append(Statement(m[1], "insert", columns, m[2] or m[1], ""))
+    for m in _UPDATE.finditer(text):
+        end = _span_end(text, m.start())
+        body_text = text[m.end():end]
+        stop = _SET_END.search(body_text)
+        set_list = body_text[:stop.start()] if stop else body_text
+        columns = []
+        offset = m.end()
+        for item in _split_top(set_list):
+            lhs = item.split("=", 1)[0]
+            columns += [_unquote(c) for c in re.findall(_IDENT, lhs)]
+            blank(offset, offset + len(lhs))
+            offset += len(item) + 1
+        found.append(Statement(m[1], "update", columns, m[2] or m[1], text[m.end():end]))
+    for m in _DELETE.finditer(text):
+        end = _span_end(text, m.start())
+        found.append(Statement(m[1], "delete", None, m[2] or m[1], text[m.end():end]))
+    reads = "".join(blanked)
+    for m in _READ.finditer(reads):
+        found.append(Statement(m[1], "select", None, m[2] or m[1], reads))
+    for s in found:
+        if s.verb in ("update", "delete"):
+            s.text = reads
+    dynamic = re.search(r"\bexecute\b", text) is not None
+    return found, dynamic
+
+
+@dataclass
+class Table:
+    oid: int
+    name: str  # quoted and qualified
+    kind: str
+    rls: bool
+    columns: list[str]
+    select: set[str] = field(default_factory=set)
+    insert: set[str] = field(default_factory=set)
+    update: set[str] = field(default_factory=set)
+    delete: bool = False
+    whole_insert: bool = False
+    why: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Needs:
+    """What the adapter needs, table by table, and what could not be derived."""
+
+    tables: dict[int, Table] = field(default_factory=dict)
+    schemas: set[str] = field(default_factory=set)
+    sequences: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    #: Tables with row-level security and no policy naming the role.
+    policies: list[str] = field(default_factory=list)
+    #: Every table with row-level security the adapter reaches.
+    rls: list[str] = field(default_factory=list)
+
+
+_OWN_SCHEMAS = frozenset(contract.PRODUCT_SCHEMAS) | {"pg_catalog", "information_schema"}
+
+
+def _table(conn: psycopg.Connection[Any], needs: Needs, name: str, search_path: str
+           ) -> Table | None:
+    """The service's table (or view) ``name`` resolves to, or None (a CTE, a function's result,
+    a relation of the product's own schemas)."""
+    with conn.transaction():
+        conn.execute(query("set_local_search_path"), (search_path,))
+        row = conn.execute(query("resolve_relation"), (name,)).fetchone()
+    if row is None:
+        return None
+    oid, schema, qualified, kind, rls, columns = row
+    if str(schema) in _OWN_SCHEMAS or str(schema).startswith("pg_temp"):
+        return None
+    if int(oid) not in needs.tables:
+        needs.tables[int(oid)] = Table(int(oid), str(qualified), str(kind), bool(rls),
+                                       [str(c) for c in columns])
+        needs.schemas.add(str(schema))
+    return needs.tables[int(oid)]
+
+
+def _read_columns(table: Table, alias: str, text: str) -> set[str]:
+    """The columns of ``table`` that ``text`` reads: ``alias.column``, and a bare name that is
+    one of its columns."""
+    qualified = {_unquote(c) for c in re.findall(
+        rf"(?<![\w$]){re.escape(alias)}\s*\.\s*({_IDENT})", text)}
+    bare = {_unquote(w) for w in _WORD.findall(text)}
+    return {c for c in table.columns if c in qualified or c in bare}
+
+
+def _function_needs(conn: psycopg.Connection[Any], needs: Needs, where: str, body: str,
+                    search_path: str, depth: int = 0) -> None:
+    found, dynamic = statements(body)
+    if dynamic:
+        needs.notes.append(f"{where} runs dynamic SQL (EXECUTE): what it reads and writes is "
+                           "not derived here; grant it by hand")
+    for s in found:
+        table = _table(conn, needs, s.relation, search_path)
+        if table is None:
+            continue
+        table.why.add(f"{s.verb} by {where}")
+        if s.verb == "insert":
+            if s.columns is None:
+                table.whole_insert = True
+            else:
+                table.insert |= {c for c in s.columns if c in table.columns}
+            _sequences(conn, needs, table, s.columns)
+        elif s.verb == "update":
+            table.update |= {c for c in s.columns or () if c in table.columns}
+        elif s.verb == "delete":
+            table.delete = True
+        if s.verb != "insert":
+            table.select |= _read_columns(table, _unquote(s.alias.split(".")[-1]), s.text)
+        if s.verb in ("insert", "update", "delete") and depth < 3:
+            _trigger_needs(conn, needs, table, s.verb, depth + 1)
+
+
+def _trigger_needs(conn: psycopg.Connection[Any], needs: Needs, table: Table, verb: str,
+                   depth: int) -> None:
+    """What the invoker's triggers on ``table`` for ``verb`` write (a SECURITY DEFINER
+    trigger function writes with its owner's rights: nothing to grant)."""
+    for name, tgtype, body, definer, language, search_path in conn.execute(
+            query("table_triggers"), (table.oid,)):
+        if not int(tgtype) & _TG[verb] or definer:
+            continue
+        if str(language) not in ("plpgsql", "sql"):
+            needs.notes.append(f"trigger {name} on {table.name} runs {language}: what it writes "
+                               "is not derived here; grant it by hand")
+            continue
+        _function_needs(conn, needs, f"trigger {name} on {table.name}", str(body),
+                        str(search_path), depth)
+
+
+def _sequences(conn: psycopg.Connection[Any], needs: Needs, table: Table,
+               inserted: list[str] | None) -> None:
+    for column, sequence in conn.execute(query("table_default_sequences"), (table.oid,)):
+        if inserted is None or str(column) not in inserted:
+            needs.sequences.add(str(sequence))
+
+
+def derive(conn: psycopg.Connection[Any], role: str) -> Needs:
+    """What the adapter installed in this database needs of the service's tables."""
+    needs = Needs()
+    for view, table_name, schema, column in conn.execute(query("adapter_view_reads"),
+                                                         (adapter.SCHEMA,)):
+        if str(schema) in _OWN_SCHEMAS:
+            continue
+        table = _table(conn, needs, str(table_name), "pg_catalog")
+        if table is None:
+            continue
+        table.why.add(f"read by view {adapter.SCHEMA}.{view}")
+        if column is None:
+            table.select |= set(table.columns)
+        else:
+            table.select.add(str(column))
+        if str(view) == "recordings":
+            table.why.add("locked through view recordings (FOR NO KEY UPDATE)")
+    for name, language, body, search_path in conn.execute(query("adapter_functions"),
+                                                          (adapter.SCHEMA,)):
+        where = f"{adapter.SCHEMA}.{name}"
+        if str(language) not in ("plpgsql", "sql"):
+            needs.notes.append(f"{where} is written in {language}: what it writes is not "
+                               "derived here; grant it by hand")
+            continue
+        _function_needs(conn, needs, where, str(body), str(search_path))
+    for table in needs.tables.values():
+        locked = any(w.startswith("locked through") for w in table.why)
+        if locked and not table.update:
+            needs.notes.append(f"{table.name}: the product locks its rows through view "
+                               "recordings (FOR NO KEY UPDATE), which needs UPDATE on one of "
+                               "its columns, and no adapter function updates it")
+    needs.rls = sorted(t.name for t in needs.tables.values() if t.rls)
+    needs.policies = [str(name) for (name,) in conn.execute(query("tables_without_policy"), (
+        [t.oid for t in needs.tables.values() if t.rls], role))]
+    return needs
+
+
+def _columns(names: Iterable[str]) -> str:
+    return ", ".join(_ident(c) for c in sorted(names))
+
+
+def quote(name: str) -> str:
+    """``name`` as an SQL identifier (quoted only when it must be)."""
+    return _ident(name)
+
+
+def _ident(name: str) -> str:
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def grant_lines(needs: Needs, role: str) -> list[str]:
+    """The GRANTs (and policies) of ``needs`` for ``role``, table by table, with why."""
+    lines: list[str] = []
+    for schema in sorted(needs.schemas - {contract.SCHEMA}):
+        lines += [f"-- schema {schema}: the adapter reads or writes tables in it.",
+                  f"grant usage on schema {_ident(schema)} to {role};", ""]
+    for table in sorted(needs.tables.values(), key=lambda t: t.name):
+        lines.append(f"-- {table.name}: {'; '.join(sorted(table.why))}.")
+        if table.select:
+            lines.append(f"grant select ({_columns(table.select)}) on {table.name} to {role};")
+        if table.whole_insert:
+            lines.append(f"grant insert on {table.name} to {role};")
+        elif table.insert:
+            lines.append(f"grant insert ({_columns(table.insert)}) on {table.name} to {role};")
+        if table.update:
+            lines.append(f"grant update ({_columns(table.update)}) on {table.name} to {role};")
+        if table.delete:
+            lines.append(f"grant delete on {table.name} to {role};")
+        if table.name in needs.policies:
+            lines += [
+                f"-- Row-level security is on for {table.name} and no policy names {role}: the "
+                "product would see none of its rows. The adapter's views decide what the "
+                "product sees; this policy lets it read and change the rows the adapter's "
+                "statements reach.",
+                f"drop policy if exists recording_finalize_all_rows on {table.name};",
+                f"create policy recording_finalize_all_rows on {table.name} as permissive for "
+                f"all to {role} using (true) with check (true);"]
+        lines.append("")
+    if needs.sequences:
+        lines.append("-- The sequences behind the defaults of the columns the adapter's INSERTs "
+                     "leave to the table.")
+        lines += [f"grant usage on sequence {s} to {role};" for s in sorted(needs.sequences)]
+        lines.append("")
+    for note in needs.notes:
+        lines.append(f"-- NOT DERIVED: {note}.")
+    return wrap(lines)
+
+
+def revoke_lines(needs: Needs, role: str) -> list[str]:
+    """What takes back ``grant_lines`` (only this grantor's grants go)."""
+    lines = [f"revoke all on schema {contract.SCHEMA} from {role};"]
+    lines += [f"revoke all on schema {_ident(s)} from {role};"
+              for s in sorted(needs.schemas - {contract.SCHEMA})]
+    for table in sorted(needs.tables.values(), key=lambda t: t.name):
+        lines.append(f"revoke all on {table.name} from {role};")
+        if table.name in needs.rls:
+            lines.append(f"drop policy if exists recording_finalize_all_rows on {table.name};")
+    lines += [f"revoke all on sequence {s} from {role};" for s in sorted(needs.sequences)]
+    return lines
+
+
+def wrap(lines: Iterable[str], width: int = 100) -> list[str]:
+    """Each comment and statement of ``lines`` wrapped to ``width`` (psql runs them as they are:
+    a statement continues on indented lines)."""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+        elif line.startswith("-- "):
+            out += textwrap.wrap(line[3:], width=width, initial_indent="-- ",
+                                 subsequent_indent="-- ", break_on_hyphens=False,
+                                 break_long_words=False)
+        else:
+            out += textwrap.wrap(line, width=width, subsequent_indent="    ",
+                                 break_on_hyphens=False, break_long_words=False)
+    return out
