@@ -43,7 +43,8 @@ COMMANDS: tuple[cliutil.Command, ...] = (
 DESCRIPTION = """\
 Safety net of the messenger service: drives call recordings stuck in Recording/Uploading to
 Available or Failed (checking the binary in S3), republishes lost call-recording-available
-events, and relays the integration outbox to Kafka.
+events, and relays its own outbox (recording_finalize.outbox, the product's events only) to
+Kafka.
 """
 
 EXIT_CODES = """\

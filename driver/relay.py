@@ -126,8 +126,8 @@ class _Batch:
 
 
 class Relay:
-    """Publishes the integration outbox of ``settings.topic`` to Kafka; the drain holds one
-    autocommit connection of ``pool``, never inside a transaction."""
+    """Publishes the product's own outbox (``recording_finalize.outbox``) to ``settings.topic``;
+    the drain holds one autocommit connection of ``pool``, never inside a transaction."""
 
     def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics, *,
                  delivery_timeout_s: float | None = None,
