@@ -130,7 +130,8 @@ class Metrics:
     publish_failures_total = _Metric(
         Counter, "Outbox messages whose delivery failed; they stay unpublished and are retried.")
     config_errors_total = _Metric(
-        Counter, "Cycles stopped by a configuration failure (missing bucket, access denied).")
+        Counter, "Cycles stopped by a configuration failure (missing bucket, access denied, no "
+        "topic).")
     service_fault = _Metric(
         Gauge, "1 while the last cycle that applied verdicts stopped because applying failed for "
         "every row for one reason of the service's schema (a privilege, a constraint, a type): "
