@@ -192,8 +192,9 @@ class Metrics:
             buckets=CYCLE_DURATION_BUCKETS, registry=self.registry)
         self.build_info = Info(
             f"{PREFIX}_build",
-            "The running package: version, the schema version it ships (its last migration), "
-            "the commit it was built from and the fingerprint of its SQL (CHANGELOG.md).",
+            "The running package: version (development: unreleased work), the schema version "
+            "it ships (its last migration), the commit it was built from and the fingerprints "
+            "of what it ships and of its SQL (CHANGELOG.md).",
             registry=self.registry)
         self.build_info.info(_build())
 
@@ -299,12 +300,18 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 def _build() -> dict[str, str]:
-    from .buildinfo import commit, sql_fingerprint
+    from pathlib import Path
+
+    from .buildinfo import commit, is_development, package_fingerprint, sql_fingerprint
     from .config import packaged_sql_dir
     from .drift import package_version, shipped_schema_version
 
     sql_dir = packaged_sql_dir()
-    return {"version": package_version(),
+    version = package_version()
+    return {"version": version,
+            "development": "true" if is_development(version) else "false",
             "schema_version": "-" if sql_dir is None else shipped_schema_version(sql_dir),
             "commit": commit(),
+            "package_fingerprint": "-" if sql_dir is None else package_fingerprint(
+                Path(__file__).resolve().parent, sql_dir),
             "sql_fingerprint": "-" if sql_dir is None else sql_fingerprint(sql_dir)}
