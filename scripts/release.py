@@ -6,6 +6,7 @@
     python3 scripts/release.py set-version 0.5.1.dev0 # back to development after it
     python3 scripts/release.py check                  # what tests/py/test_release.py enforces
     python3 scripts/release.py tag                    # tag the release vX.Y.Z (refuses the rest)
+    python3 scripts/release.py image-tag              # the image tag of a build of this tree
     python3 scripts/release.py fingerprint --record   # rewrite the fingerprints of a release
                                                       # entry not committed yet
 
@@ -492,6 +493,20 @@ def set_version(version: str, root: Path = REPO, today: dt.date | None = None,
     (root / CHANGELOG).write_text(text)
 
 
+def image_tag(root: Path = REPO) -> tuple[str, str, str]:
+    """(version, commit, image tag) of a build of ``root``: a release's image is tagged with its
+    version, a development build's with its version and commit (``0.5.0.dev0-4ed541f6404d``),
+    so that two images of unreleased work never share a tag."""
+    version = pyproject_version(root)
+    commit = BUILDINFO.git_commit(root) or BUILDINFO.archived_commit(root)
+    if is_development(version):
+        if commit is None:
+            raise SystemExit(f"{version} is a development version: its image tag carries the "
+                             "commit, and this tree has none (no .git, not a git archive)")
+        return version, commit, f"{version}-{commit}"
+    return version, commit or BUILDINFO.UNKNOWN_OUTSIDE_GIT, version
+
+
 def _sub(path: Path, pattern: str, repl: str) -> None:
     text = path.read_text()
     new, n = re.subn(pattern, repl, text, count=1, flags=re.M)
@@ -511,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("version")
     sub.add_parser("check", help="list what the release rules find wrong (exit 1 if any)")
     sub.add_parser("tag", help="tag the release v<version> on HEAD (a release only)")
+    sub.add_parser("image-tag", help="print VERSION=, COMMIT= and TAG= of an image of this tree "
+                   "(shell syntax: make image reads it)")
     args = parser.parse_args(argv)
     if args.command == "fingerprint":
         if args.record:
@@ -542,6 +559,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "tag":
         print(f"tagged {tag()}: push it with the commit (git push origin <branch> --tags)")
+        return 0
+    if args.command == "image-tag":
+        version, commit, image = image_tag()
+        print(f"VERSION={version}\nCOMMIT='{commit}'\nTAG={image}")
         return 0
     found = problems()
     for problem in found:

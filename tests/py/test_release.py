@@ -331,6 +331,22 @@ def test_a_build_from_an_export_names_its_commit_or_says_it_cannot(tmp_path: Pat
     assert "commit unknown (built outside git)" in built.stderr
 
 
+def test_an_image_of_unreleased_work_is_tagged_with_its_version_and_commit(
+        tmp_path: Path) -> None:
+    root = _tree(tmp_path, "9.0.0.dev0")
+    with pytest.raises(SystemExit, match="carries the commit, and this tree has none"):
+        release.image_tag(root)
+    _repo(root)
+    head = _git(root, "rev-parse", "HEAD").strip()[:12]
+    assert release.image_tag(root) == ("9.0.0.dev0", head, f"9.0.0.dev0-{head}")
+    _touch_driver(root)
+    assert release.image_tag(root)[2] == f"9.0.0.dev0-{head}-dirty"
+    _git(root, "commit", "-q", "-am", "more")
+    assert release.image_tag(root)[2] != f"9.0.0.dev0-{head}"
+    release.set_version("9.0.0", root=root)
+    assert release.image_tag(root)[2] == "9.0.0"
+
+
 def test_version_names_the_build_the_commit_and_the_fingerprints() -> None:
     """`--version` and build_info tell two builds of one version apart; a development build
     says so; an installed wheel's commit is baked in at build time
