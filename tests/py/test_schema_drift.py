@@ -294,14 +294,15 @@ def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
     stack: Stack, template_db: Template, db: Db, bucket: str, topic: str, tmp_path: Path
 ) -> None:
     """A database installed by the previous release's SQL (CHANGELOG.md's newest entry before
-    this version with other SQL, found by its schema fingerprint), then this package's ``migrate``, as the deploy's migrate Job runs
-    it: it applies, and the database then has exactly the functions a new install has (``db``,
-    migrated by this package: none left over, none missing, every body, grant and comment the
-    same); the worker finalizes a recording on it. An event the previous release enqueued and
-    had not published yet (into the service's outbox before 0002: it moves to the product's own
-    outbox) is published once by this release's relay, and the service's outbox rows stay as
-    they were. (The previous SQL is installed by this package's migrate code, which records this
-    package's version: the SQL is what is tested.)"""
+    this version with other SQL, found by its schema fingerprint), then this package's
+    ``migrate``, as the deploy's migrate Job runs it: it applies, and the database then has
+    exactly the functions a new install has (``db``, migrated by this package: none left over,
+    none missing, every body, grant and comment the same); the worker finalizes a recording on
+    it. An event the previous release enqueued and had not published yet (into the service's
+    outbox before 0002: it moves to the product's own outbox) is published once by this
+    release's relay, and the service's outbox rows stay as they were. (The previous SQL is
+    installed by this package's migrate code, which records this package's version: the SQL is
+    what is tested.)"""
     release = load_release()
     # The newest release before this tree's version (a development version has no entry) that
     # shipped other SQL (a release of driver changes only has nothing to upgrade).
