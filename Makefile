@@ -9,6 +9,7 @@ STACK_DIR ?= .stack/dev
 
 .PHONY: help bootstrap lock test test-sql test-py test-alerts lint check demo bench chaos \
         stack-up stack-down migrate status clean fingerprint fingerprint-record set-version release-tag \
+        release-check wheel image \
         dashboard dashboard-png alerts-render schema
 
 help:  ## list the targets
@@ -63,18 +64,36 @@ status: bootstrap  ## backlog, quarantine and publish backlog of $$DATABASE_URL
 schema: bootstrap  ## regenerate sql/schema.sql from a fresh migrate ($$DATABASE_URL: a local stack's superuser)
 	@$(PY) tools/schema_snapshot.py --write
 
-fingerprint:  ## the SQL fingerprint of sql/ and whether CHANGELOG.md's current entry records it
+# Releasing (docs/releasing.md): the tree carries X.Y.Z.devN while work goes on; a release is
+#   make set-version VERSION=X.Y.Z && make release-check && git commit -am "Release X.Y.Z"
+#   make release-tag && make set-version VERSION=X.Y.(Z+1).dev0 && git commit -am "Back to dev"
+fingerprint:  ## the package and SQL fingerprints of the tree, and whether CHANGELOG.md records them
 	@python3 scripts/release.py fingerprint
 
-fingerprint-record:  ## write that fingerprint into the current (unreleased) CHANGELOG entry
+fingerprint-record:  ## write them into the current release's CHANGELOG entry (before its commit only)
 	@python3 scripts/release.py fingerprint --record
 
-set-version:  ## VERSION=X.Y.Z: bump pyproject, __version__, image tag, migrate Job, CHANGELOG
-	@[ -n "$(VERSION)" ] || { echo "usage: make set-version VERSION=X.Y.Z"; exit 2; }
+set-version:  ## VERSION=X.Y.Z: cut a release (CHANGELOG entry from [Unreleased]); X.Y.Z.devN: develop
+	@[ -n "$(VERSION)" ] || { echo "usage: make set-version VERSION=X.Y.Z|X.Y.Z.devN"; exit 2; }
 	@python3 scripts/release.py set-version $(VERSION)
 
-release-tag:  ## release the current version: git tag vX.Y.Z on HEAD (a clean, consistent tree only)
+release-check:  ## what the release rules find wrong in the tree (tests/py/test_release.py too)
+	@python3 scripts/release.py check
+
+release-tag:  ## tag the release vX.Y.Z on HEAD; refuses a .dev version, [Unreleased] changes, other files
 	@python3 scripts/release.py tag
+
+wheel:  ## dist/recording_finalize_retry-<version>-py3-none-any.whl with its commit baked in
+	@[ -x $(PY) ] || bash scripts/bootstrap.sh
+	@rm -f dist/recording_finalize_retry-*.whl
+	@$(PY) -m pip wheel --no-deps -q -w dist .
+	@ls dist/recording_finalize_retry-*.whl
+
+image: wheel  ## the image: tagged X.Y.Z for a release, X.Y.Z.devN-<commit> for unreleased work
+	@eval "$$(python3 scripts/release.py image-tag)" && \
+	    docker build -f deploy/Dockerfile --build-arg VERSION="$$VERSION" \
+	        --build-arg COMMIT="$$COMMIT" -t recording-finalize-retry:"$$TAG" . && \
+	    echo "recording-finalize-retry:$$TAG (commit $$COMMIT)"
 
 dashboard:  ## regenerate deploy/grafana/recording-finalize.json from tools/dashboard.py
 	@[ -x $(PY) ] || bash scripts/bootstrap.sh

@@ -4,4 +4,4 @@ Data flows one way — config → cycle (claim → check → apply) → relay �
 ``docs/driver-design.md``.
 """
 
-__version__ = "0.4.1"
+__version__ = "0.5.0.dev0"

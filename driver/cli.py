@@ -43,7 +43,8 @@ COMMANDS: tuple[cliutil.Command, ...] = (
 DESCRIPTION = """\
 Safety net of the messenger service: drives call recordings stuck in Recording/Uploading to
 Available or Failed (checking the binary in S3), republishes lost call-recording-available
-events, and relays the integration outbox to Kafka.
+events, and relays its own outbox (recording_finalize.outbox, the product's events only) to
+Kafka.
 """
 
 EXIT_CODES = """\
@@ -114,20 +115,30 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:
-        # The version line, then the build: the commit and the SQL fingerprint (CHANGELOG.md
-        # records the fingerprint of each released version).
-        from .buildinfo import commit, sql_fingerprint
+        # The version line, then the build: a development build says so, the commit and the
+        # fingerprints (CHANGELOG.md records both of each release).
+        from pathlib import Path
+
+        from .buildinfo import commit, is_development, package_fingerprint, sql_fingerprint
         from .drift import package_version, shipped
 
         sql_dir = config.packaged_sql_dir()
+        version = package_version()
         if sql_dir is None:
-            print(f"{cliutil.PROG} {package_version()} (schema: none, this installation ships "
-                  f"no sql/)\ncommit: {commit()}")
+            lines = [f"{cliutil.PROG} {version} (schema: none, this installation ships no sql/)"]
         else:
             package = shipped(sql_dir)
-            print(f"{cliutil.PROG} {package.version} (schema {package.schema_version}: "
-                  f"{len(package.migrations)} migrations, {len(package.functions)} function "
-                  f"files)\ncommit: {commit()}\nsql fingerprint: {sql_fingerprint(sql_dir)}")
+            lines = [f"{cliutil.PROG} {package.version} (schema {package.schema_version}: "
+                     f"{len(package.migrations)} migrations, {len(package.functions)} function "
+                     "files)"]
+        if is_development(version):
+            lines.append("development build: unreleased work, not a release")
+        lines.append(f"commit: {commit()}")
+        if sql_dir is not None:
+            lines += [f"package fingerprint: "
+                      f"{package_fingerprint(Path(__file__).resolve().parent, sql_dir)}",
+                      f"sql fingerprint: {sql_fingerprint(sql_dir)}"]
+        print("\n".join(lines))
         parser.exit(cliutil.EXIT_OK)
 
 

@@ -297,6 +297,9 @@ def _relay(
     else:
         relayed = relay.drain(lock_deadline, stop)
     summary.counts.update(published=relayed.published, publishFailed=relayed.failed)
+    if relayed.reason == "no_topic":
+        # Counted by the relay (config_errors_total); the rows wait, unclaimed.
+        summary.config_error = True
     if relayed.failed or relayed.reason in ("delivery_failed", "fatal"):
         summary.degraded.append(
             f"relay: {relayed.failed} deliveries failed ({relayed.reason}); the events stay "

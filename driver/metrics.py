@@ -130,7 +130,8 @@ class Metrics:
     publish_failures_total = _Metric(
         Counter, "Outbox messages whose delivery failed; they stay unpublished and are retried.")
     config_errors_total = _Metric(
-        Counter, "Cycles stopped by a configuration failure (missing bucket, access denied).")
+        Counter, "Cycles stopped by a configuration failure (missing bucket, access denied, no "
+        "topic).")
     service_fault = _Metric(
         Gauge, "1 while the last cycle that applied verdicts stopped because applying failed for "
         "every row for one reason of the service's schema (a privilege, a constraint, a type): "
@@ -195,8 +196,9 @@ class Metrics:
             buckets=CYCLE_DURATION_BUCKETS, registry=self.registry)
         self.build_info = Info(
             f"{PREFIX}_build",
-            "The running package: version, the schema version it ships (its last migration), "
-            "the commit it was built from and the fingerprint of its SQL (CHANGELOG.md).",
+            "The running package: version (development: unreleased work), the schema version "
+            "it ships (its last migration), the commit it was built from and the fingerprints "
+            "of what it ships and of its SQL (CHANGELOG.md).",
             registry=self.registry)
         self.build_info.info(_build())
 
@@ -302,12 +304,18 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 def _build() -> dict[str, str]:
-    from .buildinfo import commit, sql_fingerprint
+    from pathlib import Path
+
+    from .buildinfo import commit, is_development, package_fingerprint, sql_fingerprint
     from .config import packaged_sql_dir
     from .drift import package_version, shipped_schema_version
 
     sql_dir = packaged_sql_dir()
-    return {"version": package_version(),
+    version = package_version()
+    return {"version": version,
+            "development": "true" if is_development(version) else "false",
             "schema_version": "-" if sql_dir is None else shipped_schema_version(sql_dir),
             "commit": commit(),
+            "package_fingerprint": "-" if sql_dir is None else package_fingerprint(
+                Path(__file__).resolve().parent, sql_dir),
             "sql_fingerprint": "-" if sql_dir is None else sql_fingerprint(sql_dir)}

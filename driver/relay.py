@@ -52,13 +52,40 @@ LIBRDKAFKA_LOG.propagate = False
 
 
 def client_config(settings: Settings) -> dict[str, Any]:
-    """Where the broker is and how to log in: the relay's producer and /readyz's client."""
+    """Where the broker is and how to log in: every Kafka client the product builds (the relay's
+    producer, the start-up check's and /readyz's)."""
     sasl = {"sasl.mechanism": settings.kafka_sasl_mechanism or None,
             "sasl.username": settings.kafka_sasl_username,
             "sasl.password": settings.kafka_sasl_password}
     return {"bootstrap.servers": settings.kafka_bootstrap_servers, "client.id": CLIENT_ID,
             "security.protocol": settings.kafka_security_protocol,
+            # A topic that does not exist is a configuration error, never created by our own
+            # metadata requests: librdkafka's producer lets a broker with auto-creation on
+            # (Tansu; Kafka with auto.create.topics.enable) create it, and a wrong RFR_TOPIC set
+            # alike on the server's side then published every event to a topic nobody reads.
+            "allow.auto.create.topics": False,
             "reconnect.backoff.max.ms": 2000} | {k: v for k, v in sasl.items() if v is not None}
+
+
+#: How long a metadata request for the topic may take (start-up, /readyz).
+TOPIC_CHECK_TIMEOUT_S = 5.0
+#: The same before a drain's first claim: a broker that does not answer costs each drain no
+#: more than this (its deliveries then fail as before). A producer just built may need longer
+#: to connect (TLS, SASL): then that drain goes without the check, the next one has it.
+DRAIN_TOPIC_CHECK_S = 1.0
+
+
+def check_topic(client: Producer, topic: str,
+                timeout_s: float = TOPIC_CHECK_TIMEOUT_S) -> tuple[int, str | None]:
+    """(its partitions, None), or (0, why the broker has no ``topic`` for us), from a metadata
+    request for that topic alone on ``client`` (built with ``client_config``: the request
+    creates nothing). Raises ``KafkaException`` when the broker does not answer in time."""
+    found = client.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
+    if found is not None and found.error is None:
+        return len(found.partitions), None
+    why = "absent" if found is None else found.error.name()
+    return 0, (f"the broker answers but has no topic {topic!r} for us ({why}): check "
+               "RFR_TOPIC, the topic and its ACLs; the product never creates it")
 
 
 def producer_config(settings: Settings,
@@ -89,7 +116,8 @@ def delivery_timeout_for(settings: Settings) -> float:
 
 @dataclass
 class RelayResult:
-    """What one ``drain`` did; ``reason``: empty, deadline, stopped, delivery_failed or fatal."""
+    """What one ``drain`` did; ``reason``: empty, deadline, stopped, delivery_failed, fatal or
+    no_topic (the broker has no such topic: a configuration error, nothing claimed)."""
 
     batches: int = 0
     claimed: int = 0
@@ -126,8 +154,8 @@ class _Batch:
 
 
 class Relay:
-    """Publishes the integration outbox of ``settings.topic`` to Kafka; the drain holds one
-    autocommit connection of ``pool``, never inside a transaction."""
+    """Publishes the product's own outbox (``recording_finalize.outbox``) to ``settings.topic``;
+    the drain holds one autocommit connection of ``pool``, never inside a transaction."""
 
     def __init__(self, settings: Settings, pool: PoolLike, metrics: Metrics, *,
                  delivery_timeout_s: float | None = None,
@@ -208,6 +236,10 @@ class Relay:
             self._producer = self._producer_factory(
                 self._config | {"error_cb": self._on_error, "logger": LIBRDKAFKA_LOG})
         producer = self._producer
+        if result.batches == 0 and (refused := self._topic_refused(producer)) is not None:
+            self._metrics.config_errors_total.inc()
+            log("relay topic missing", level="error", topic=settings.topic, message=refused)
+            return "no_topic"
         rows = queries.relay_claim(conn, settings.relay_batch_size, self._lease_s,
                                    settings.lock_key, settings.topic)
         if not rows:
@@ -245,6 +277,16 @@ class Relay:
             # (~43 ms a claim after a 20,000-row drain, issue 14); they are the next cycle's.
             return "empty"
         return None
+
+    def _topic_refused(self, producer: Producer) -> str | None:
+        """A drain asks for the topic before it claims anything: a topic that is missing (or was
+        deleted under the running worker) fails no delivery, holds no lease and fires the
+        config-error alert. A broker that does not answer is no verdict: the deliveries'."""
+        try:
+            return check_topic(producer, self._settings.topic,
+                               min(DRAIN_TOPIC_CHECK_S, self._flush_wait_s))[1]
+        except KafkaException:
+            return None
 
     def _publish(self, producer: Producer, rows: list[queries.OutboxRow], batch: _Batch) -> _Batch:
         """Produces every row, then marks what the broker acknowledges as it comes: a crash

@@ -106,10 +106,10 @@ _SHOWN_SETTINGS = {
 def _start_checks(
     settings: Settings, retry: threading.Event | None = None, health: Health | None = None
 ) -> int | None:
-    """The bucket, then the database's checks. Storage that cannot be reached is no verdict
-    (the cycles back off and open the worker's incident), nor is an unreachable database:
-    ``run`` tries again every polling interval until ``retry`` is set (exit 0); ``run-once``
-    raises."""
+    """The bucket, the topic, then the database's checks. Storage or a broker that cannot be
+    reached is no verdict (the cycles back off and open the worker's incident), nor is an
+    unreachable database: ``run`` tries again every polling interval until ``retry`` is set
+    (exit 0); ``run-once`` raises."""
     from .db import database_target, server_message
     from .drift import shipped
     from .storage import Storage, StorageConfigError
@@ -122,6 +122,8 @@ def _start_checks(
                  bucket=settings.s3_bucket, message="the file storage refuses the bucket")
         why = _bucket_refused(settings.s3_bucket, err.code)
         return cliutil.fail(f"start-up check failed: {why}", cliutil.EXIT_USAGE)
+    if (refused := _check_topic(settings)) is not None:
+        return refused
     while True:
         if health is not None:
             health.startup_attempt()
@@ -401,20 +403,52 @@ def storage_check(storage: Storage, settings: Settings) -> Check:
     return check
 
 
+def _topic_client(settings: Settings, role: str) -> Any:
+    """A Kafka client of its own for metadata requests about the topic (``client_config``: they
+    never create it). Raises ``KafkaException`` on a configuration librdkafka refuses."""
+    from confluent_kafka import Producer
+
+    from .relay import CLIENT_ID, LIBRDKAFKA_LOG, client_config
+
+    return Producer(client_config(settings) | {
+        "client.id": f"{CLIENT_ID}-{role}",
+        "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
+        "logger": LIBRDKAFKA_LOG, "error_cb": lambda _err: None})
+
+
+def _check_topic(settings: Settings) -> int | None:
+    """Start-up: a broker that answers without the topic exits 2 naming it. A broker that does
+    not answer is no verdict (the relay's deliveries wait for it, /readyz reports it)."""
+    from confluent_kafka import KafkaException
+
+    from .relay import check_topic, kafka_error
+
+    try:
+        _, refused = check_topic(_topic_client(settings, "start-up"), settings.topic,
+                                 KAFKA_CHECK_TIMEOUT_S)
+    except KafkaException as exc:
+        logs.log("start-up check skipped", level="warning", check="kafka topic",
+                 error=kafka_error(exc).name(), topic=settings.topic,
+                 message="the broker did not answer; the topic is checked by /readyz and "
+                         "before the relay publishes")
+        return None
+    if refused is None:
+        return None
+    logs.log("start-up check failed", level="error", error="TopicMissing", topic=settings.topic,
+             message=refused)
+    return cliutil.fail(f"start-up check failed: {refused}", cliutil.EXIT_USAGE)
+
+
 def kafka_check(settings: Settings) -> Check:
     """A metadata request for the topic on a client of its own, which never creates it."""
-    from confluent_kafka import KafkaException, Producer
+    from confluent_kafka import KafkaException
 
     from .probes import Answer
-    from .relay import CLIENT_ID, LIBRDKAFKA_LOG, client_config, kafka_error
+    from .relay import check_topic, kafka_error
 
-    config = client_config(settings) | {
-        "client.id": f"{CLIENT_ID}-readiness", "allow.auto.create.topics": False,
-        "socket.connection.setup.timeout.ms": round(KAFKA_CHECK_TIMEOUT_S * 1000),
-        "logger": LIBRDKAFKA_LOG, "error_cb": lambda _err: None}
     topic = settings.topic
     try:
-        client = Producer(config)
+        client = _topic_client(settings, "readiness")
     except KafkaException as exc:
         refused = Answer(False, f"the Kafka client cannot be built from the configuration "
                          f"({exc}): check KAFKA_*")
@@ -422,18 +456,14 @@ def kafka_check(settings: Settings) -> Check:
 
     def check() -> Answer:
         try:
-            metadata = client.list_topics(topic=topic, timeout=KAFKA_CHECK_TIMEOUT_S)
+            partitions, refused = check_topic(client, topic, KAFKA_CHECK_TIMEOUT_S)
         except KafkaException as exc:
             return Answer(False, f"the broker ({settings.kafka_bootstrap_servers}) did not "
                           f"answer within {KAFKA_CHECK_TIMEOUT_S:g} s "
                           f"({kafka_error(exc).name()})", transient=True)
-        found = metadata.topics.get(topic)
-        if found is None or found.error is not None:
-            why = "absent" if found is None else found.error.name()
-            return Answer(False, f"the broker answers but has no topic {topic!r} for us "
-                          f"({why}): check RFR_TOPIC, the topic and its ACLs")
-        return Answer(True, f"broker answers, topic {topic!r} has "
-                      f"{len(found.partitions)} partition(s)")
+        if refused is not None:
+            return Answer(False, refused)
+        return Answer(True, f"broker answers, topic {topic!r} has {partitions} partition(s)")
 
     return check
 

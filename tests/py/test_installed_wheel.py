@@ -169,6 +169,8 @@ def test_the_installed_package_installs_into_an_empty_database(
     # CHANGELOG.md records it (scripts/release.py's rule).
     assert f"\ncommit: {git_commit(REPO)}\n" in version, version
     assert f"\nsql fingerprint: {load_release().sql_fingerprint()}" in version, version
+    # What the wheel ships hashes as the checkout does: the one rule of driver/buildinfo.py.
+    assert f"\npackage fingerprint: {load_release().package_fingerprint()}\n" in version, version
     with _new_database(worker, service_first=False) as target:
         db = target.db
         # Plain migrate refuses an empty database (no service tables), writing nothing.

@@ -570,6 +570,47 @@ def test_a_bucket_that_disappears_makes_readyz_503_with_the_reason(
     assert running.stop() < 5
 
 
+def _topics(stack: Stack) -> set[str]:
+    """The broker's topics, asked for all at once (a request that creates none)."""
+    admin = AdminClient({"bootstrap.servers": stack.env["KAFKA_BOOTSTRAP_SERVERS"]})
+    return set(admin.list_topics(timeout=10).topics)
+
+
+def test_run_with_a_topic_that_does_not_exist_exits_2_naming_it(worker: Worker, stack: Stack,
+                                                                db: Db) -> None:
+    missing = f"rfr-missing-{uuid.uuid4().hex[:12]}"
+    db.set_server_topic(missing)
+    proc = worker.cli("run", timeout=60, RFR_TOPIC=missing, **FAST)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert f"topic {missing!r}" in proc.stderr, proc.stderr
+    assert missing not in _topics(stack)
+
+
+def test_a_topic_deleted_under_a_running_sidecar_makes_readyz_503_naming_it_and_stays_deleted(
+    worker: Worker, stack: Stack, launch: Callable[..., Running]
+) -> None:
+    # A lock TTL that leaves a cycle time for a relay batch (FAST's does not).
+    running = launch(**FAST | {"RFR_LOCK_TTL": "15s"})
+    wait_for(lambda: probe(running.metrics_port, "/readyz")[0] == 200, 15, "ready", running)
+    admin = AdminClient({"bootstrap.servers": stack.env["KAFKA_BOOTSTRAP_SERVERS"]})
+    admin.delete_topics([worker.topic])[worker.topic].result(timeout=10)
+    try:
+        wait_for(lambda: probe(running.metrics_port, "/readyz")[0] == 503, 15, "unready",
+                 running)
+        # Several readiness checks and cycles later: still unready, the topic still absent.
+        time.sleep(3)
+        status, body = probe(running.metrics_port, "/readyz")
+        assert status == 503 and failing(body) == ["kafka"], body
+        assert f"no topic {worker.topic!r}" in body, body
+        assert worker.topic not in _topics(stack)
+        assert gauge(running, "config_errors_total") >= 1, "".join(running.lines[-40:])
+    finally:
+        _create_topic(stack.env["KAFKA_BOOTSTRAP_SERVERS"], worker.topic)
+    wait_for(lambda: probe(running.metrics_port, "/readyz")[0] == 200, 15, "ready again",
+             running)
+    assert running.stop() < 5
+
+
 def _tansu(port: int, log: Path) -> subprocess.Popen[bytes]:
     import importlib.util
 

@@ -19,6 +19,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import psycopg
@@ -414,6 +415,10 @@ class GradualProducer:
     def poll(self, timeout: float = 0) -> int:
         return 0
 
+    def list_topics(self, topic: str, timeout: float = 0) -> Any:
+        """The relay asks for its topic first: this broker has it."""
+        return SimpleNamespace(topics={topic: SimpleNamespace(error=None, partitions={0: None})})
+
 
 def test_acknowledgements_are_marked_as_they_arrive(
     stack: Stack, db: Db, topic: str, settings: Settings, pool: Any
@@ -667,6 +672,67 @@ def test_fatal_producer_error_closes_the_producer_and_the_next_drain_recovers(
 
 
 # ------------------------------------------------------------------------------------------
+# a topic that does not exist: a configuration error, never created by the product
+
+
+def topics(stack: Stack) -> set[str]:
+    """The broker's topics, asked for all at once (a request that creates none)."""
+    admin = AdminClient({"bootstrap.servers": stack.env["KAFKA_BOOTSTRAP_SERVERS"]})
+    return set(admin.list_topics(timeout=10).topics)
+
+
+def test_run_once_with_a_topic_that_does_not_exist_exits_2_naming_it_and_creates_nothing(
+    stack: Stack, db: Db, bucket: str
+) -> None:
+    """The same wrong topic on both sides (RFR_TOPIC and the server's setting): Tansu, like
+    Kafka with auto.create.topics.enable, creates a topic for any metadata request that lets it,
+    and librdkafka's producer lets it by default - so the product once created the wrong topic
+    and published its events there, without a word."""
+    missing = f"rfr-missing-{uuid.uuid4().hex[:12]}"
+    db.set_server_topic(missing)
+    enqueue(db, missing, 3)
+    stuck = seed_stuck(db)
+    assert missing not in topics(stack)
+    proc = Worker(stack, db, bucket, missing).cli("run-once")
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert f"topic {missing!r}" in proc.stderr and "RFR_TOPIC" in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+    # Not created by the check, nothing published, and no row touched (exit 2 at start).
+    time.sleep(1.0)
+    assert missing not in topics(stack)
+    assert [row.published or row.leased for row in outbox(db, missing)] == [False] * 3
+    [attempts] = db.all("select attempts from messenger.recording_finalize_attempts "
+                        "where recording_id = %s", (stuck.recording_id,))
+    assert attempts == (0,)
+
+
+def test_a_topic_deleted_under_the_relay_is_a_configuration_error_and_is_not_recreated(
+    stack: Stack, db: Db, topic: str, settings: Settings, pool: Any, captured: io.StringIO
+) -> None:
+    enqueue(db, topic, 2)
+    admin = AdminClient({"bootstrap.servers": stack.env["KAFKA_BOOTSTRAP_SERVERS"]})
+    admin.delete_topics([topic])[topic].result(timeout=10)
+    deadline = time.monotonic() + 10
+    while topic in topics(stack):
+        assert time.monotonic() < deadline, "the topic was not deleted"
+        time.sleep(0.2)
+    metrics = Metrics()
+    with relay_for(settings, pool, metrics) as relay:
+        result = drain(relay)
+    assert (result.claimed, result.published, result.reason) == (0, 0, "no_topic")
+    assert counter(metrics, "config_errors_total") == 1
+    [event] = [e for e in events(captured) if e["event"] == "relay topic missing"]
+    assert event["topic"] == topic and event["level"] == "error"
+    time.sleep(1.0)
+    assert topic not in topics(stack)
+    assert not any(row.published or row.leased for row in outbox(db, topic))
+    # Once the topic is there again, the rows go out.
+    create_topic(stack, topic)
+    with relay_for(settings, pool, Metrics()) as relay:
+        assert drain(relay).published == 2
+
+
+# ------------------------------------------------------------------------------------------
 # deadline and stop
 
 
@@ -708,6 +774,8 @@ def test_the_relay_producer_is_idempotent_with_acks_all() -> None:
     assert config["enable.idempotence"] is True and config["acks"] == "all"
     assert config["message.timeout.ms"] == 30000  # a dead broker fails a batch, never hangs it
     assert config["partitioner"] == "murmur2_random"  # the contract's key → partition rule
+    # No metadata request of the product may create a topic (librdkafka's producer would).
+    assert config["allow.auto.create.topics"] is False
 
 
 def test_security_settings_reach_the_producer() -> None:

@@ -294,18 +294,23 @@ def product_functions(db: Db) -> dict[str, str]:
 def test_the_previous_release_upgrades_in_place_as_a_deploy_applies_it(
     stack: Stack, template_db: Template, db: Db, bucket: str, topic: str, tmp_path: Path
 ) -> None:
-    """A database installed by the previous release's SQL (CHANGELOG.md's second entry, found by
-    its schema fingerprint), then this package's ``migrate``, as the deploy's migrate Job runs
-    it: it applies, and the database then has exactly the functions a new install has (``db``,
-    migrated by this package: none left over, none missing, every body, grant and comment the
-    same); the worker finalizes a recording on it. An event the previous release enqueued into
-    the product's own outbox and had not published yet is published once by this release's
-    relay, and the service's outbox rows stay as they were (an upgrade from 0.2.x, which
-    enqueued into the service's outbox, copies nothing: test_migrate_redeploy.py). (The
-    previous SQL is installed by this package's migrate code, which records this package's
-    version: the SQL is what is tested.)"""
+    """A database installed by the previous release's SQL (CHANGELOG.md's newest entry before
+    this version with other SQL, found by its schema fingerprint), then this package's
+    ``migrate``, as the deploy's migrate Job runs it: it applies, and the database then has
+    exactly the functions a new install has (``db``, migrated by this package: none left over,
+    none missing, every body, grant and comment the same); the worker finalizes a recording on
+    it. An event the previous release enqueued into the product's own outbox and had not
+    published yet is published once by this release's relay, and the service's outbox rows stay
+    as they were (an upgrade from 0.2.x, which enqueued into the service's outbox, copies
+    nothing: test_migrate_redeploy.py). (The previous SQL is installed by this package's migrate
+    code, which records this package's version: the SQL is what is tested.)"""
     release = load_release()
-    previous = release.changelog_entries((REPO / "CHANGELOG.md").read_text())[1]
+    # The newest release before this tree's version (a development version has no entry) that
+    # shipped other SQL (a release of driver changes only has nothing to upgrade).
+    current = release.version_key(release.pyproject_version())
+    previous = next(e for e in release.changelog_entries((REPO / "CHANGELOG.md").read_text())
+                    if release.version_key(e.version) < current
+                    and e.fingerprint != release.sql_fingerprint())
     assert previous.fingerprint, previous
     old_sql = released_sql(previous.fingerprint, tmp_path)
     name = f"rfr_t_{uuid.uuid4().hex[:12]}"
