@@ -29,6 +29,7 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
     package = shipped(settings.sql_dir)
     with cliutil.connect(settings) as conn:
         figures = core_queries.stats(conn, settings.topic)
+        service = core_queries.service_events_unpublished(conn, settings.service_event_lag)
         rows = queries.call(conn, "quarantined_rows", limit=args.limit)
         state = core_queries.operator_state(conn)
         open_or_recent = core_queries.storage_incident_list(conn)
@@ -39,6 +40,9 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
                    "migratedBy": drift.database_package_version, "matches": drift.matches,
                    "databaseIsNewer": drift.database_is_newer, "differences": drift.differences},
         **cliutil.json_row(asdict(figures)),
+        "serviceEventsUnpublished": service.unpublished,
+        "serviceEventsOldestUnpublishedAgeSeconds": service.oldest_age_seconds,
+        "serviceEventLagSeconds": settings.service_event_lag,
         "quarantinedRows": [cliutil.json_row(r, "recording_id", "session_kind", "session_id",
                                              "attempts", "last_error", "quarantined_at")
                             for r in rows],
@@ -46,11 +50,13 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
         "paused": state.paused_parts(),
         "pauses": state.pauses,
         "quarantinedByReason": state.quarantined_by_reason,
-    }, _lines(package, drift, figures, state, rows, open_or_recent))
+    }, _lines(package, drift, figures, service, settings.service_event_lag, state, rows,
+              open_or_recent))
     return cliutil.EXIT_OK
 
 
 def _lines(package: Shipped, drift: SchemaDrift, figures: core_queries.Stats,
+           service: core_queries.ServiceEvents, lag_s: float,
            state: core_queries.OperatorState, rows: list[queries.Row],
            open_or_recent: list[core_queries.StorageIncident]) -> Iterator[str]:
     verdict = "matches" if drift.matches else (
@@ -65,6 +71,11 @@ def _lines(package: Shipped, drift: SchemaDrift, figures: core_queries.Stats,
                          ("oldest unpublished event",
                           cliutil.age(figures.oldest_unpublished_age_seconds))):
         yield f"{label:<30}{value}"
+    # The service's own events wait for the service's relay, never the product's.
+    yield (f"{'service events unpublished':<30}{service.unpublished} (for over "
+           f"{cliutil.age(lag_s)}; oldest {cliutil.age(service.oldest_age_seconds)})"
+           + (": the service's own relay is not publishing them (runbook)"
+              if service.unpublished else ""))
     if not drift.matches:
         yield f"schema: {drift.message()}"
     for pause in state.pauses:
@@ -90,15 +101,17 @@ COMMAND = cliutil.Command(
     summary="backlog, oldest age, publish backlog and the quarantined rows",
     description=(
         "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
-        "row, quarantined rows, unpublished events), the schema version of the database and\n"
+        "row, quarantined rows, unpublished events of the product's outbox; the service's own\n"
+        "events still unpublished RFR_SERVICE_EVENT_LAG after they were enqueued, which its\n"
+        "relay, not the product, publishes), the schema version of the database and\n"
         "whether it matches this package, the quarantined rows with their last error, and the\n"
         "open and recent (7 days) storage incidents: a table, or one JSON object with --json\n"
         "(its \"schema\" member: database, package, packageVersion, migratedBy, matches,\n"
         "databaseIsNewer, differences). Connect as a login granted recording_finalize_operator."
     ),
     handler=status_command,
-    variables=("DATABASE_URL", "RFR_TOPIC"),
-    flags=("RFR_TOPIC",),
+    variables=("DATABASE_URL", "RFR_TOPIC", "RFR_SERVICE_EVENT_LAG"),
+    flags=("RFR_TOPIC", "RFR_SERVICE_EVENT_LAG"),
     add_arguments=_add_arguments,
     check_args=lambda args: cliutil.check_range(args, "limit"),
 )
