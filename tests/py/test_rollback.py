@@ -19,6 +19,7 @@ which the previous release's migrate can only re-create once rollback dropped it
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import shutil
 import subprocess
@@ -266,3 +267,42 @@ def test_the_old_fallback_sends_everything_again(install: Install) -> None:
     per_recording = collections.Counter(m.value["recordingId"] for m in messages)
     assert {str(r): 2 for r in first} == dict(per_recording)
 
+
+
+def test_every_migration_newer_than_the_previous_release_has_its_down_step() -> None:
+    """The convention of sql/README.md ("The way back"): a migration the previous release does
+    not ship comes with sql/migrations/rollback/<its name>.sql, and the release record names
+    what the previous release shipped."""
+    sql = REPO / "sql"
+    record = sql / "migrations" / "rollback" / f"{PREVIOUS}.sha256"
+    shipped = {line.split()[1] for line in record.read_text().splitlines() if line.strip()}
+    newer = [p.stem for p in sorted((sql / "migrations").glob("*.sql"))
+             if f"migrations/{p.name}" not in shipped]
+    lacking = [name for name in newer
+               if not (sql / "migrations" / "rollback" / f"{name}.sql").is_file()]
+    assert lacking == [], f"migrations without a down step in sql/migrations/rollback: {lacking}"
+    # No down step without its migration (a renamed migration left its old one behind).
+    orphans = [p.name for p in (sql / "migrations" / "rollback").glob("*.sql")
+               if p.stem not in newer]
+    assert orphans == [], orphans
+
+
+def test_the_release_record_is_what_the_previous_release_shipped() -> None:
+    """sql/migrations/rollback/<previous>.sha256 = sha256sum of its commit's SQL files."""
+    if subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", PREVIOUS_COMMIT],
+                      capture_output=True).returncode != 0:
+        pytest.skip(f"the commit of {PREVIOUS} is not in this clone")
+    names = subprocess.run(["git", "-C", str(REPO), "ls-tree", "-r", "--name-only",
+                            PREVIOUS_COMMIT, "sql/"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    wanted = sorted(n.removeprefix("sql/") for n in names
+                    if n == "sql/adapter/reference.sql"
+                    or (n.startswith(("sql/migrations/", "sql/functions/"))
+                        and n.endswith(".sql") and n.count("/") == 2))
+    expected = {name: hashlib.sha256(subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{PREVIOUS_COMMIT}:sql/{name}"],
+        capture_output=True, check=True).stdout).hexdigest() for name in wanted}
+    record = REPO / "sql" / "migrations" / "rollback" / f"{PREVIOUS}.sha256"
+    listed = {line.split()[1]: line.split()[0] for line in record.read_text().splitlines()
+              if line.strip()}
+    assert listed == expected
