@@ -293,9 +293,12 @@ class Settings:
         "after a storage incident ends, how long a 404 is not trusted for recordings whose "
         "upload window overlapped it", "--upload-grace")
     republish_window: float = _variable(
-        "RFR_REPUBLISH_WINDOW", "1d", _duration(", > 0, at most 30d", high=30 * 86400, days=True),
+        "RFR_REPUBLISH_WINDOW", "1d",
+        Rule(f"{DURATION_DAYS_RULE}, at most 30d; or 0 (off)", partial(parse_duration, days=True),
+             lambda seconds: 0 <= seconds <= 30 * 86400),
         "how far back (before the SLA) discovery looks for Available recordings that never got "
-        "their event", "--republish-window")
+        "their event; 0 turns that off, for a service whose happy path enqueues its event in the "
+        "transaction that makes the recording Available", "--republish-window")
     service_event_lag: float = _variable(
         "RFR_SERVICE_EVENT_LAG", "5m", _duration(", > 0"),
         "how long the service's own events (the adapter's service_events) may stay unpublished "

@@ -27,7 +27,7 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from . import model, pipeline, queries, tracing
+from . import adapter, model, pipeline, queries, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import describe
@@ -85,6 +85,11 @@ class Context:
     metrics: Metrics
     relay: Relay | None = None
     watch: StorageWatch = field(init=False)
+    #: Whether the last cycle found republish discovery held (its end is logged once).
+    republish_held: bool = field(init=False, default=False)
+    #: Whether this process has rehearsed the adapter's writes on a real recording (start-up
+    #: may have had none to rehearse on): until then, before it applies a verdict.
+    rehearsed: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         self.watch = StorageWatch(self.metrics)
@@ -331,16 +336,35 @@ class _Reconcile:
 
     def discover(self) -> None:
         """Opens finalize rows (bounded per cycle) for recordings stuck past the SLA without
-        one, so the service needs no change to be rescued: the claim that follows takes them."""
-        summary = self.summary
-        discovered = queries.call_value(self.conn, "discover_stuck", limit=DISCOVER_LIMIT)
+        one, and for Available recordings that never got their event, so the service needs no
+        change to be rescued: the claim that follows takes them."""
+        summary, ctx = self.summary, self.ctx
+        stuck = queries.call_value(self.conn, "discover_stuck", limit=DISCOVER_LIMIT)
         # The republish phase for a service that never opens a row: Available, no event anywhere.
-        discovered += queries.discover_unpublished(self.conn, self.ctx.settings, DISCOVER_LIMIT)
-        summary.counts["discovered"] = discovered
-        if discovered:
-            self.ctx.metrics.discovered_total.inc(discovered)
-            log("recordings discovered", jobRunId=summary.job_run_id, rows=discovered,
+        unpublished = queries.discover_unpublished(self.conn, ctx.settings, DISCOVER_LIMIT)
+        summary.counts["discovered"] = stuck + unpublished
+        if stuck + unpublished:
+            ctx.metrics.discovered_total.inc(stuck + unpublished)
+        if stuck:
+            log("recordings discovered", jobRunId=summary.job_run_id, rows=stuck,
+                phase="finalize-reconcile",
                 message="stuck past the SLA without a finalize row: rows opened, due now")
+        if unpublished:
+            log("recordings discovered", jobRunId=summary.job_run_id, rows=unpublished,
+                phase="republish",
+                message="Available past the SLA with no event of the service's or ours: rows "
+                "opened, due now")
+        # Held: the database judged that service_events does not show what the service delivered.
+        hold = queries.republish_hold(self.conn)
+        ctx.metrics.republish_held_recordings.set((hold.unshown or 0) if hold.held else 0)
+        was_held, ctx.republish_held = ctx.republish_held, hold.held
+        if hold.held:
+            log("republish held", level="warning", jobRunId=summary.job_run_id,
+                unshown=hold.unshown, sampled=hold.sampled, heldSince=hold.held_since,
+                message=f"{hold.problem}; {hold.fix}")
+        elif was_held:
+            log("republish hold ended", jobRunId=summary.job_run_id, sampled=hold.sampled,
+                unshown=hold.unshown, message="recordings the hold kept back stay as they are")
 
     def claim_loop(self, claim_until: float) -> None:
         settings, summary = self.ctx.settings, self.summary
@@ -364,6 +388,8 @@ class _Reconcile:
                     actions=dict(Counter(row.action for row in rows)))
                 _settled_at_claim(self.ctx, rows, summary)
                 reconcile = [row for row in rows if row.action == "reconcile"]
+                if reconcile and not self.ctx.rehearsed and not self.rehearse(reconcile):
+                    return
                 if reconcile and not self.check_and_apply(reconcile, self.pacer):
                     return
                 # A short batch means nothing else was due when it was claimed: done for this
@@ -374,6 +400,19 @@ class _Reconcile:
             if self.pacer is not None:
                 self.pacer.close()
                 summary.pacing = self.pacer.summary()
+
+    def rehearse(self, rows: list[model.ClaimedRow]) -> bool:
+        """The adapter's writes rehearsed (rolled back) before the first verdict is applied;
+        a failure stops the cycle like a fault of every row. False when the cycle must stop."""
+        found = adapter.beneath(self.conn, rehearse=True)
+        if failing := found.get("error"):
+            self.service_fault(ServiceFault(
+                "the adapter check fails (recording_finalize.check_adapter): "
+                + "; ".join(failing)), rows)
+            return False
+        # Its notices say what it could not rehearse (no active recording to rehearse on).
+        self.ctx.rehearsed = "notice" not in found
+        return True
 
     def check_and_apply(self, rows: list[model.ClaimedRow], pacer: Pacer) -> bool:
         """HEADs ``rows`` in the check threads and applies the verdicts as they arrive, all that

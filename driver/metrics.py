@@ -173,6 +173,10 @@ class Metrics:
     discovered_total = _Metric(
         Counter, "Finalize rows opened by the worker's discovery of recordings stuck past the SLA "
         "without one (the service opened none).")
+    republish_held_recordings = _Metric(
+        Gauge, "While republish discovery holds: the recently Available recordings the adapter's "
+        "service_events does not show (more than a crash explains: an outbox that deletes what it "
+        "delivered); nothing is republished for them. 0 when not held.")
     busy_total = _Metric(
         Counter, "Rows a service transaction held when the worker came to them: the attempt was "
         "given back and the row is tried again (the service's transaction goes first).")

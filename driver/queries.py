@@ -109,6 +109,19 @@ class WorkerConfig:
 
 
 @dataclass(frozen=True)
+class RepublishHold:
+    """``recording_finalize.republish_hold()``: whether republish discovery holds, and why."""
+    held: bool
+    held_since: datetime | None
+    republish_window: timedelta | None
+    judged_at: datetime | None
+    sampled: int | None
+    unshown: int | None
+    problem: str | None
+    fix: str | None
+
+
+@dataclass(frozen=True)
 class OperatorState:
     reconcile_paused: bool
     relay_paused: bool
@@ -246,6 +259,11 @@ def storage_layout_unconfirmed(conn: Connection, found: int, missing: int, other
 def discover_unpublished(conn: Connection, settings: Settings, limit: int) -> int:
     return int(call_value(conn, "discover_unpublished",
                           window=interval(settings.republish_window), limit=limit))
+
+
+def republish_hold(conn: Connection) -> RepublishHold:
+    [row] = call_rows(conn, class_row(RepublishHold), "republish_hold")
+    return row
 
 
 def relay_claim(conn: Connection, limit: int, lease_s: float, lock_key: int | None,

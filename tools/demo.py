@@ -102,12 +102,13 @@ BREAK_INCIDENTS_EDIT = (
 # as a regression would. The happy path and reconcile still enqueue through the real function.
 BREAK_REPUBLISH_SQL = """
 alter function recording_finalize_internal.enqueue_available(
-    recording_finalize_internal.recording, recording_finalize_internal.session, text
+    recording_finalize_internal.recording, recording_finalize_internal.session, text, boolean
 ) rename to enqueue_available_unbroken;
 create function recording_finalize_internal.enqueue_available(
     p_recording recording_finalize_internal.recording,
     p_session recording_finalize_internal.session,
-    p_topic text
+    p_topic text,
+    p_service_event boolean default null
 )
 returns boolean
 language plpgsql
@@ -121,7 +122,8 @@ begin
     if v_context like '%claim_due%' then
         return false;  -- deliberately broken by `tools/demo.py --break republish`
     end if;
-    return recording_finalize_internal.enqueue_available_unbroken(p_recording, p_session, p_topic);
+    return recording_finalize_internal.enqueue_available_unbroken(p_recording, p_session, p_topic,
+        p_service_event);
 end
 $$;
 """

@@ -33,6 +33,7 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
         rows = queries.call(conn, "quarantined_rows", limit=args.limit)
         state = core_queries.operator_state(conn)
         open_or_recent = core_queries.storage_incident_list(conn)
+        hold = core_queries.republish_hold(conn)
         drift = schema_drift(conn, package)
     cliutil.show(args, {
         "schema": {"database": drift.database_schema_version, "package": package.schema_version,
@@ -50,15 +51,18 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
         "paused": state.paused_parts(),
         "pauses": state.pauses,
         "quarantinedByReason": state.quarantined_by_reason,
+        "republishHold": cliutil.json_row(asdict(hold)) | {"republishWindow": (
+            None if hold.republish_window is None else hold.republish_window.total_seconds())},
     }, _lines(package, drift, figures, service, settings.service_event_lag, state, rows,
-              open_or_recent))
+              open_or_recent, hold))
     return cliutil.EXIT_OK
 
 
 def _lines(package: Shipped, drift: SchemaDrift, figures: core_queries.Stats,
            service: core_queries.ServiceEvents, lag_s: float,
            state: core_queries.OperatorState, rows: list[queries.Row],
-           open_or_recent: list[core_queries.StorageIncident]) -> Iterator[str]:
+           open_or_recent: list[core_queries.StorageIncident],
+           hold: core_queries.RepublishHold) -> Iterator[str]:
     verdict = "matches" if drift.matches else (
         "DATABASE IS NEWER" if drift.database_is_newer else
         "AN OLDER HISTORY, see CHANGELOG.md" if drift.older_history else "DIFFERS, run migrate")
@@ -76,6 +80,11 @@ def _lines(package: Shipped, drift: SchemaDrift, figures: core_queries.Stats,
            f"{cliutil.age(lag_s)}; oldest {cliutil.age(service.oldest_age_seconds)})"
            + (": the service's own relay is not publishing them (runbook)"
               if service.unpublished else ""))
+    if hold.republish_window is not None and not hold.republish_window:
+        yield f"{'republish discovery':<30}off (RFR_REPUBLISH_WINDOW=0)"
+    elif hold.held:
+        yield (f"{'republish discovery':<30}HELD since {cliutil.iso(hold.held_since)}: "
+               f"{hold.problem}\n{'':<30}way out: {hold.fix}")
     if not drift.matches:
         yield f"schema: {drift.message()}"
     for pause in state.pauses:
@@ -103,7 +112,9 @@ COMMAND = cliutil.Command(
         "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
         "row, quarantined rows, unpublished events of the product's outbox; the service's own\n"
         "events still unpublished RFR_SERVICE_EVENT_LAG after they were enqueued, which its\n"
-        "relay, not the product, publishes), the schema version of the database and\n"
+        "relay, not the product, publishes), whether republish discovery is held (the\n"
+        "adapter's service_events does not show what the service delivered) or off, the\n"
+        "schema version of the database and\n"
         "whether it matches this package, the quarantined rows with their last error, and the\n"
         "open and recent (7 days) storage incidents: a table, or one JSON object with --json\n"
         "(its \"schema\" member: database, package, packageVersion, migratedBy, matches,\n"

@@ -1,6 +1,6 @@
 -- What would make the worker fail at run time, found beneath the adapter before any row is
--- touched: reads, row-level security, indexes, and a rehearsal of the writes in a subtransaction
--- that is always rolled back.
+-- touched: reads, row-level security, what discovery reads, and a rehearsal of the writes in a
+-- subtransaction that is always rolled back.
 
 create or replace function recording_finalize.check_adapter(p_rehearse boolean default true)
 returns table (severity text, port text, problem text, fix text)
@@ -19,12 +19,13 @@ declare
     v_view text;
     v_rel record;
     v_rec record;
-    v_plan text;
     v_state text;
     v_message text;
     v_detail text;
     v_moved boolean;
     v_step text;
+    v_read record;
+    v_shown_before boolean;
 begin
     -- 1. Each view reads (a privilege it lacks beneath it is 42501 here, not at run time).
     foreach v_view in array array['recordings', 'sessions', 'service_events'] loop
@@ -77,7 +78,14 @@ begin
         return next;
     end loop;
 
-    -- 3. The two discovery scans read a slice through an index, never the whole table.
+    if not p_rehearse then
+        return;
+    end if;
+
+    -- 3. What discovery and the event lookup read, judged by the rows their executed plans read
+    -- beyond what they return (an index that still reads the whole history is no index for
+    -- them), and, since enable_seqscan is off here, by a sequential scan no index could avoid.
+    -- The queries are read-only and run under this function's statement_timeout.
     foreach v_step in array array[
         'select r.id from recording_finalize_adapter.recordings as r where r.status = '
             'any(''{Pending,Recording,Uploading}''::text[]) and (r.session_kind, r.session_id) '
@@ -85,33 +93,47 @@ begin
             'order by r.session_kind, r.session_id limit 1000',
         'select r.id from recording_finalize_adapter.recordings as r where r.status = '
             '''Available'' and r.available_at > now() - interval ''2 days'' '
-            'order by r.available_at, r.id limit 1000'
+            'and r.available_at <= now() order by r.available_at, r.id limit 1000',
+        'select e.recording_id from recording_finalize_adapter.service_events as e '
+            'where e.recording_id = ''' || gen_random_uuid() || '''::uuid'
     ] loop
         begin
-            -- With enable_seqscan off (above), a Seq Scan in the plan means no index serves it.
-            for v_plan in execute 'explain (format text) ' || v_step loop
-                if v_plan like '%Seq Scan%' then
-                    severity := 'warning';
+            select * into v_read from recording_finalize_internal.rows_read(v_step);
+            if v_read.rows_read - v_read.rows_returned
+                    > greatest(1000, 10 * v_read.rows_returned)
+                or cardinality(v_read.whole_scans) > 0
+            then
+                severity := 'warning';
+                if v_step like '%service_events%' then
+                    port := 'recording_finalize_adapter.service_events';
+                    problem := format('the lookup of one recording''s event reads %s rows%s: '
+                        'it runs for every recording the product finalizes or republishes',
+                        v_read.rows_read, case when cardinality(v_read.whole_scans) > 0
+                            then ' (the whole of ' || array_to_string(v_read.whole_scans, ', ')
+                                || ')' else '' end);
+                    fix := 'an index beneath the view on the column or expression it gives as '
+                        'recording_id (for an id inside a JSON body: an expression index on '
+                        'that path, partial to the event''s type)';
+                else
                     port := 'recording_finalize_adapter.recordings';
-                    problem := format('discovery reads the whole table (%s) for: %s',
-                        pg_catalog.btrim(v_plan), v_step);
+                    problem := format('discovery reads %s rows to return %s%s, for: %s',
+                        v_read.rows_read, v_read.rows_returned,
+                        case when cardinality(v_read.whole_scans) > 0
+                            then ' (the whole of ' || array_to_string(v_read.whole_scans, ', ')
+                                || ')' else '' end, v_step);
                     fix := case when v_step like '%available_at%'
                         then 'an index on available_at of the Available recordings beneath the '
-                            'view (service-sql recommended)'
+                            'view, partial to status = ''Available'' (service-sql recommended)'
                         else 'a (unique) index on (session_kind, session_id) of the active '
                             'recordings beneath the view, with the same WHERE as the view'
                         end;
-                    return next;
                 end if;
-            end loop;
+                return next;
+            end if;
         exception when others then
             null;  -- a view that does not read is step 1's finding
         end;
     end loop;
-
-    if not p_rehearse then
-        return;
-    end if;
 
     -- 4. The rehearsal: each write the worker makes, on one real active recording, in a
     -- subtransaction that ends by raising, so that whatever it did is rolled back (the row lock
@@ -132,6 +154,8 @@ begin
                 return next;
                 continue;
             end if;
+            v_shown_before := exists (select from recording_finalize_adapter.service_events
+                as e where e.recording_id = v_rec.id);
             v_moved := case v_step
                 when 'make_failed' then recording_finalize_adapter.make_failed(
                     v_rec.id, v_rec.status, 'Timeout', now())
@@ -144,6 +168,21 @@ begin
                     v_rec.session_kind, v_rec.session_id, v_rec.id,
                     jsonb_build_object('recordingId', v_rec.id, 'status', 'Failed',
                         'reason', 'Timeout'));
+            end if;
+            -- A port that shows a recording as soon as make_available moved it would hide the
+            -- event of every recording the product rescues.
+            if v_step = 'make_available' and v_moved and not v_shown_before and exists (
+                select from recording_finalize_adapter.service_events as e
+                where e.recording_id = v_rec.id)
+            then
+                severity := 'error';
+                port := 'recording_finalize_adapter.service_events';
+                problem := format('shows recording %s as soon as make_available moved it to '
+                    'Available (in the same transaction): it would hide the event of every '
+                    'recording the product rescues', v_rec.id);
+                fix := 'map service_events onto the service''s own event rows (its outbox), '
+                    'not onto the recordings'' status';
+                return next;
             end if;
             if not v_moved then
                 severity := 'error';
@@ -182,16 +221,20 @@ $$;
 
 comment on function recording_finalize.check_adapter(boolean) is
 'Finds what would make the worker fail at run time beneath the adapter (schema '
-'recording_finalize_adapter), before any row is touched: a view that cannot be read (42501), '
-'row-level security that hides rows from the product''s owner, a discovery scan without an '
-'index (warning), and, with p_rehearse, each write port (make_failed, make_available, '
-'enqueue_realtime) rehearsed on one active recording in a subtransaction that is always rolled '
-'back: a missing privilege (the port''s or a trigger''s), a NOT NULL column without a default, '
-'a CHECK, a port that does not move a row the view shows. One row per finding: severity error, '
-'warning or notice, the port, the problem and its fix. Locks: one active recording FOR NO KEY '
-'UPDATE SKIP LOCKED for the few milliseconds of the rehearsal (never waits for it; lock_timeout '
-'50 ms for anything else); triggers of the service fire and are rolled back; a sequence a write '
-'draws from advances. Worker and operator API (SECURITY DEFINER); migrate calls it too.';
+'recording_finalize_adapter), before any row is touched: a view that cannot be read (42501) '
+'and row-level security that hides rows from the product''s owner; with p_rehearse also the '
+'discovery scans and the service_events lookup judged by the rows their executed plans read '
+'beyond what they return (warning, with the index that serves it), and each write port '
+'(make_failed, make_available, enqueue_realtime) rehearsed on one active recording in a '
+'subtransaction that is always rolled back: a missing privilege (the port''s or a trigger''s), '
+'a NOT NULL column without a default, a CHECK, a port that does not move a row the view '
+'shows, and a service_events that shows a recording as soon as make_available moved it (it '
+'would hide the product''s own events). No active recording: a notice per write port that it '
+'was not rehearsed. One row per finding: severity error, warning or notice, the port, the '
+'problem and its fix. Locks: one active recording FOR NO KEY UPDATE SKIP LOCKED for the few '
+'milliseconds of the rehearsal (never waits for it; lock_timeout 50 ms for anything else); '
+'triggers of the service fire and are rolled back; a sequence a write draws from advances. '
+'Worker and operator API (SECURITY DEFINER); migrate calls it too.';
 
 revoke all on function recording_finalize.check_adapter(boolean) from public;
 grant execute on function recording_finalize.check_adapter(boolean)

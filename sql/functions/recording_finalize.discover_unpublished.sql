@@ -1,4 +1,6 @@
--- Republish discovery: finds Available recordings that never got their event, a slice per call.
+-- Republish discovery: finds Available recordings that never got their event, a slice per call,
+-- and looks before it republishes (an outbox that deletes what it delivered hides delivered
+-- events from service_events).
 
 create or replace function recording_finalize.discover_unpublished(
     p_window interval default '1 day',
@@ -15,22 +17,34 @@ set enable_seqscan = off
 set jit = off
 as $$
 declare
+    -- The judgement: of the SAMPLE most recently Available recordings without an event of the
+    -- product's, how many service_events does not show. A crash between committing Available
+    -- and enqueueing the event leaves a few such recordings; an outbox that deletes what it
+    -- delivered leaves nearly all of them. More than UNSHOWN_MIN and more than UNSHOWN_SHARE of
+    -- the sample is more than a crash explains: discovery then holds.
+    c_sample constant integer := 200;
+    c_unshown_min constant integer := 10;
+    c_unshown_share constant numeric := 0.2;
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
+    v_sweep recording_finalize.discovery_sweep;
     v_upper timestamptz;
     v_lower timestamptz;
-    v_after_at timestamptz;
-    v_after_id uuid;
     v_scanned integer;
-    v_opened integer;
     v_last_at timestamptz;
     v_last_id uuid;
+    v_ids uuid[];
+    v_kinds text[];
+    v_sessions uuid[];
+    v_sampled integer;
+    v_unshown integer;
+    v_opened integer;
 begin
-    if p_window is null or p_window <= interval '0' or p_window > interval '30 days' then
+    if p_window is null or p_window < interval '0' or p_window > interval '30 days' then
         raise exception using
             errcode = 'RF001',
             column = 'republish_window',
             message = format('invalid_parameter: discover_unpublished: p_window must be in '
-                '(0, 30 days], got %s', coalesce(p_window::text, 'NULL'));
+                '[0, 30 days], got %s', coalesce(p_window::text, 'NULL'));
     end if;
     if p_limit is null or p_limit not between 1 and 10000
         or p_scan is null or p_scan not between 1 and 100000
@@ -40,62 +54,116 @@ begin
             message = format('invalid_parameter: discover_unpublished: p_limit must be 1..10000 '
                 'and p_scan 1..100000, got %s and %s', p_limit, p_scan);
     end if;
-    select d.republish_after_at, d.republish_after_id into v_after_at, v_after_id
+    select d.* into v_sweep
     from recording_finalize.discovery_sweep as d
     for update skip locked;
     if not found then
         return 0;
     end if;
 
+    -- A window of 0: republish discovery is off (a service whose happy path enqueues its event
+    -- in the transaction that makes the recording Available cannot crash between the two).
+    if p_window = interval '0' then
+        update recording_finalize.discovery_sweep
+        set republish_window = p_window, republish_held_since = null,
+            republish_after_at = null, republish_after_id = null, updated_at = now();
+        return 0;
+    end if;
+
     -- The window ends an SLA ago (the happy path has had the SLA to enqueue its event) and
-    -- reaches p_window further back. Its Available recordings are read in (available_at, id)
-    -- order after where the previous call stopped, p_scan at a time: a call's cost is bounded by
-    -- p_scan, and the recordings outside the window are never read (an index on available_at
-    -- beneath the adapter's recordings view; the check names a missing one).
+    -- reaches p_window further back, never before the end of the last hold. Its Available
+    -- recordings are read in (available_at, id) order after where the previous call stopped,
+    -- p_scan at a time: a call's cost is bounded by p_scan, and the recordings outside the
+    -- window are never read (an index on available_at beneath the adapter's recordings view;
+    -- the check names a missing one).
     v_upper := now() - v_policy.sla_timeout;
-    v_lower := v_upper - p_window;
+    v_lower := greatest(v_upper - p_window, v_sweep.republish_not_before);
     with slice as (
         select r.id, r.session_kind, r.session_id, r.available_at
         from recording_finalize_adapter.recordings as r
         where r.status = 'Available'
             and r.available_at > v_lower and r.available_at <= v_upper
             and (r.available_at, r.id) > (
-                greatest(coalesce(v_after_at, v_lower), v_lower),
-                coalesce(v_after_id, '00000000-0000-0000-0000-000000000000'))
+                greatest(coalesce(v_sweep.republish_after_at, v_lower), v_lower),
+                coalesce(v_sweep.republish_after_id, '00000000-0000-0000-0000-000000000000'))
         order by r.available_at, r.id
         limit p_scan
     ),
-    opened as (
-        -- Due now: the next claim enqueues the event and closes the row (no S3 check).
-        insert into messenger.recording_finalize_attempts as f (
-            recording_id, session_kind, session_id, next_attempt_at, opened_by
-        )
-        select s.id, s.session_kind, s.session_id, now(), 'discovery'
-        from slice as s
-        where not recording_finalize_internal.has_event(s.id)
-            and not exists (
-                select from messenger.recording_finalize_attempts as x
-                where x.recording_id = s.id
-            )
-        limit p_limit
-        on conflict (recording_id) do nothing
-        returning 1
-    )
-    select (select count(*) from slice), (select count(*) from opened), l.available_at, l.id
-    into v_scanned, v_opened, v_last_at, v_last_id
-    from (select) as one
-    left join lateral (
+    last as (
         select s.available_at, s.id from slice as s
         order by s.available_at desc, s.id desc
         limit 1
-    ) as l on true;
+    )
+    select
+        (select count(*) from slice),
+        (select l.available_at from last as l),
+        (select l.id from last as l),
+        array_agg(s.id order by s.available_at, s.id),
+        array_agg(s.session_kind order by s.available_at, s.id),
+        array_agg(s.session_id order by s.available_at, s.id)
+    into v_scanned, v_last_at, v_last_id, v_ids, v_kinds, v_sessions
+    from slice as s
+    where not recording_finalize_internal.has_event(s.id)
+        and not exists (
+            select from messenger.recording_finalize_attempts as x
+            where x.recording_id = s.id
+        );
+
+    if v_ids is not null then
+        -- Look before republishing. Recordings newer than the window's end count too: the
+        -- service has delivered those as well, and they show a forgetting outbox at once.
+        select count(*)::integer,
+            count(*) filter (where not exists (
+                select from recording_finalize_adapter.service_events as e
+                where e.recording_id = s.id))::integer
+        into v_sampled, v_unshown
+        from (
+            select r.id
+            from recording_finalize_adapter.recordings as r
+            where r.status = 'Available'
+                and r.available_at > v_lower and r.available_at <= now()
+                and not exists (
+                    select from recording_finalize.outbox as o where o.recording_id = r.id
+                )
+            order by r.available_at desc
+            limit c_sample
+        ) as s;
+        update recording_finalize.discovery_sweep
+        set republish_window = p_window, republish_judged_at = now(),
+            republish_sampled = v_sampled, republish_unshown = v_unshown, updated_at = now();
+        if v_unshown > c_unshown_min and v_unshown > c_unshown_share * v_sampled then
+            -- Held: nothing is opened and the position stays, so the next call judges again.
+            update recording_finalize.discovery_sweep
+            set republish_held_since = coalesce(republish_held_since, now());
+            return 0;
+        end if;
+        if v_sweep.republish_held_since is not null then
+            -- The hold ends: what it kept back may have been delivered, so it stays as it is.
+            update recording_finalize.discovery_sweep
+            set republish_held_since = null, republish_not_before = now(),
+                republish_after_at = null, republish_after_id = null;
+            return 0;
+        end if;
+    end if;
+
+    -- Due now: the next claim enqueues the event and closes the row (no S3 check).
+    insert into messenger.recording_finalize_attempts as f (
+        recording_id, session_kind, session_id, next_attempt_at, opened_by
+    )
+    select c.id, c.session_kind, c.session_id, now(), 'discovery'
+    from unnest(v_ids, v_kinds, v_sessions) as c (id, session_kind, session_id)
+    limit p_limit
+    on conflict (recording_id) do nothing;
+    get diagnostics v_opened = row_count;
 
     if v_scanned < p_scan then
         update recording_finalize.discovery_sweep
-        set republish_after_at = null, republish_after_id = null, updated_at = now();
+        set republish_window = p_window, republish_after_at = null, republish_after_id = null,
+            updated_at = now();
     elsif v_opened < p_limit then
         update recording_finalize.discovery_sweep
-        set republish_after_at = v_last_at, republish_after_id = v_last_id, updated_at = now();
+        set republish_window = p_window, republish_after_at = v_last_at,
+            republish_after_id = v_last_id, updated_at = now();
     end if;
     return v_opened;
 end
@@ -104,11 +172,16 @@ $$;
 comment on function recording_finalize.discover_unpublished(interval, integer, integer) is
 'Once per cycle, the republish phase for a service that never opens a finalize row: opens a '
 'finalize row, due now, for up to p_limit (1..10000) recordings that became Available between '
-'SLA + p_window (0..30 days, RF001) and SLA ago, with no event of the service (the adapter''s '
-'service_events) nor of the product, and no finalize row; the next claim enqueues the event '
-'and closes the row. Returns how many it opened. Reads the next p_scan (1..100000) Available '
-'recordings of the window in (available_at, id) order after where the previous call stopped '
-'(recording_finalize.discovery_sweep), starting over at the end of the window. Writes only the '
+'SLA + p_window and SLA ago, with no event of the service (the adapter''s service_events) nor '
+'of the product, and no finalize row; the next claim enqueues the event and closes the row. '
+'Returns how many it opened. p_window 0 turns it off (0..30 days, RF001). Reads the next p_scan '
+'(1..100000) Available recordings of the window in (available_at, id) order after where the '
+'previous call stopped (recording_finalize.discovery_sweep), starting over at the end of the '
+'window. Looks before it republishes: when it has candidates it reads the 200 most recently '
+'Available recordings without an event of the product''s, and when more than 10 of them and '
+'more than 20 % are not shown by service_events (an outbox that deletes what it delivered), it '
+'opens nothing and records the hold (recording_finalize.republish_hold reports it); when a hold '
+'ends, the recordings it kept back are never republished by discovery. Writes only the '
 'product''s tables. The policy: the stored one. Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.discover_unpublished(interval, integer, integer)

@@ -45,6 +45,31 @@ begin
         );
         v_next := jsonb_build_object('action', case when v_orphan then 'discover' else 'none' end,
             'orphan', v_orphan, 'text', case
+                when v_rec.status = 'Available'
+                    and not recording_finalize_internal.has_event(p_recording_id)
+                then (
+                    -- Republish discovery, as discover_unpublished judges it.
+                    select case
+                        when d.republish_window = interval '0' then 'nothing: it has no event, '
+                            'and republish discovery is off (RFR_REPUBLISH_WINDOW=0)'
+                        when d.republish_held_since is not null then 'nothing: it has no event, '
+                            'and ' || h.problem || '; way out: ' || h.fix
+                        when v_rec.available_at <= d.republish_not_before then 'nothing: it has '
+                            'no event, and it became Available before a republish hold ended '
+                            '(what a hold kept back stays as it is)'
+                        when v_rec.available_at > now() - v_policy.sla_timeout then 'nothing '
+                            'yet: it has no event; once it has been Available for the SLA, '
+                            'republish discovery opens a finalize row and enqueues it'
+                        when v_rec.available_at > now() - v_policy.sla_timeout
+                            - coalesce(d.republish_window, interval '1 day')
+                        then 'on the next cycle: it has no event, so republish discovery opens '
+                            'a finalize row, due now, and the claim enqueues it'
+                        else 'nothing: it has no event, but it became Available before the '
+                            'republish window (RFR_REPUBLISH_WINDOW)'
+                    end
+                    from recording_finalize.discovery_sweep as d
+                    cross join recording_finalize.republish_hold() as h
+                )
                 when v_rec.status in ('Available', 'Failed') then format(
                     'nothing: the recording is %s and has no finalize row', v_rec.status)
                 when v_orphan then 'on the next cycle: the worker discovers it (its session '

@@ -4,7 +4,8 @@
 create or replace function recording_finalize_internal.enqueue_available(
     p_recording recording_finalize_internal.recording,
     p_session recording_finalize_internal.session,
-    p_topic text
+    p_topic text,
+    p_service_event boolean default null
 )
 returns boolean
 language plpgsql
@@ -22,10 +23,12 @@ begin
     end if;
 
     -- The service's own event (its happy path) is the recording's event: none of ours then.
-    if exists (
+    -- A caller that has just moved the recording asked before the move (p_service_event): a
+    -- service_events that shows a recording once it is Available would hide our event now.
+    if coalesce(p_service_event, exists (
         select from recording_finalize_adapter.service_events as e
         where e.recording_id = p_recording.id
-    ) then
+    )) then
         return false;
     end if;
 
@@ -85,18 +88,19 @@ end
 $$;
 
 comment on function recording_finalize_internal.enqueue_available(
-    recording_finalize_internal.recording, recording_finalize_internal.session, text
+    recording_finalize_internal.recording, recording_finalize_internal.session, text, boolean
 ) is
 'Internal. For an Available recording and its session: the product''s event in '
 'recording_finalize.outbox (topic p_topic, key = SessionId, headers event-type and a fresh '
 'event-id) and, only with a new event, the realtime RecordingAvailable row (the adapter''s '
 'enqueue_realtime port). The only place the payload is built. Nothing when the adapter''s '
-'service_events lists the service''s own event for the recording, or the product has one '
+'service_events lists the service''s own event for the recording (p_service_event: what it '
+'said before the caller moved the recording; NULL: asked now), or the product has one '
 'already: returns true only when the event is new. A missing ended_at is taken as '
 'available_at, a missing started_at as ended_at - duration. RF007 when the recording is not '
 'Available. Runs in the caller''s transaction; may wait on a concurrent enqueue of the same '
 'recording (the caller bounds it with lock_timeout).';
 
 revoke all on function recording_finalize_internal.enqueue_available(
-    recording_finalize_internal.recording, recording_finalize_internal.session, text
+    recording_finalize_internal.recording, recording_finalize_internal.session, text, boolean
 ) from public;

@@ -16,11 +16,18 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_rec recording_finalize_internal.recording;
+    v_service_event boolean;
 begin
     -- Status guard: only a non-terminal recording moves (the caller holds its row lock and
     -- checked the metadata with recording_finalize_internal.metadata_problem). The adapter's
     -- make_available port writes it, from the status the recording has now.
     select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
+    -- Asked before the move: whether the service has an event for the recording is a fact of
+    -- the service's, not of the status this transaction is about to give it.
+    v_service_event := exists (
+        select from recording_finalize_adapter.service_events as e
+        where e.recording_id = p_recording_id
+    );
     if v_rec.status is null
         or v_rec.status not in ('Pending', 'Recording', 'Uploading')
         or not recording_finalize_adapter.make_available(p_recording_id, v_rec.status, p_file_id,
@@ -32,7 +39,8 @@ begin
                 'was not moved by recording_finalize_adapter.make_available', p_recording_id);
     end if;
     select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
-    return recording_finalize_internal.enqueue_available(v_rec, p_session, p_topic);
+    return recording_finalize_internal.enqueue_available(v_rec, p_session, p_topic,
+        v_service_event);
 end
 $$;
 

@@ -80,6 +80,7 @@ select set_eq(
         ('recording_finalize.set_pause(text,boolean,text,text)', 'v', 'definer'),
         ('recording_finalize.set_policy(integer,interval,interval,double precision,interval,'
             || 'double precision,interval,text,integer,interval)', 'v', 'definer'),
+        ('recording_finalize.republish_hold()', 's', 'definer'),
         ('recording_finalize.stats(text)', 's', 'definer'),
         ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)', 'v',
             'definer'),
@@ -103,7 +104,7 @@ select set_eq(
             || 'timestamp with time zone,integer,text,integer,interval,timestamp with time zone)',
             'i', 'invoker'),
         ('recording_finalize_internal.enqueue_available(recording_finalize_internal.recording,'
-            || 'recording_finalize_internal.session,text)', 'v', 'invoker'),
+            || 'recording_finalize_internal.session,text,boolean)', 'v', 'invoker'),
         ('recording_finalize_internal.function_fingerprint(text)', 's', 'invoker'),
         ('recording_finalize_internal.has_event(uuid)', 's', 'invoker'),
         ('recording_finalize_internal.iso_utc(timestamp with time zone)', 's', 'invoker'),
@@ -121,6 +122,7 @@ select set_eq(
         ('recording_finalize_internal.record_operator_action(uuid[],text,text,text,jsonb)', 'v',
             'invoker'),
         ('recording_finalize_internal.recording_row(uuid)', 's', 'invoker'),
+        ('recording_finalize_internal.rows_read(text)', 'v', 'invoker'),
         ('recording_finalize_internal.schedule_finalize(uuid,text,uuid,timestamp with time zone)',
             'v', 'invoker'),
         ('recording_finalize_internal.session_of(text,uuid,boolean)', 'v', 'invoker'),

@@ -39,6 +39,7 @@ select 'worker', fn from (values
     ('recording_finalize.relay_claim(integer,interval,bigint,text)'),
     ('recording_finalize.relay_mark_published(bigint[],uuid)'),
     ('recording_finalize.release_claims(uuid[],uuid[])'),
+    ('recording_finalize.republish_hold()'),
     ('recording_finalize.schema_state()'),
     ('recording_finalize.server_settings()'),
     ('recording_finalize.set_policy(integer,interval,interval,double precision,interval,'
@@ -65,6 +66,7 @@ select 'operator', fn from (values
     ('recording_finalize.prune(interval,integer,boolean)'),
     ('recording_finalize.prune_events(interval,integer,boolean)'),
     ('recording_finalize.quarantined_rows(integer,text,timestamp with time zone)'),
+    ('recording_finalize.republish_hold()'),
     ('recording_finalize.requeue(uuid,text)'),
     ('recording_finalize.reschedule(uuid[],text,text,text,boolean)'),
     ('recording_finalize.service_events_unpublished(interval,integer)'),

@@ -1,0 +1,53 @@
+-- Whether republish discovery is held because service_events does not show what the service
+-- delivered, and the two ways out, for the worker's gauges, status and explain.
+
+create or replace function recording_finalize.republish_hold()
+returns table (
+    held boolean,
+    held_since timestamptz,
+    republish_window interval,
+    judged_at timestamptz,
+    sampled integer,
+    unshown integer,
+    problem text,
+    fix text
+)
+language sql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+    select
+        d.republish_held_since is not null,
+        d.republish_held_since,
+        d.republish_window,
+        d.republish_judged_at,
+        d.republish_sampled,
+        d.republish_unshown,
+        case when d.republish_held_since is not null then format(
+            'republish discovery is held: recording_finalize_adapter.service_events does not '
+            'show %s of the %s most recently Available recordings, more than a crash between '
+            'committing Available and enqueueing the event explains (more than 10 and more '
+            'than 20 %%); an outbox that deletes what it delivered looks like this. Nothing is '
+            'republished for them',
+            d.republish_unshown, d.republish_sampled)
+        end,
+        case when d.republish_held_since is not null then
+            'either map service_events onto something that keeps the service''s delivered '
+            'events too (docs/install.md, "service_events"), or, when the service enqueues its '
+            'event in the transaction that makes a recording Available (a transactional '
+            'outbox), set RFR_REPUBLISH_WINDOW=0 to turn republish discovery off'
+        end
+    from recording_finalize.discovery_sweep as d
+$$;
+
+comment on function recording_finalize.republish_hold() is
+'Whether discover_unpublished holds (held, since when), the window it was last given (0: '
+'republish discovery off; NULL: never called), its last judgement (when, how many recently '
+'Available recordings it read, how many service_events did not show) and, while held, the '
+'problem and the two ways out as text. One row. Read-only. Worker and operator API (SECURITY '
+'DEFINER).';
+
+revoke all on function recording_finalize.republish_hold() from public;
+grant execute on function recording_finalize.republish_hold()
+to recording_finalize_worker, recording_finalize_operator;

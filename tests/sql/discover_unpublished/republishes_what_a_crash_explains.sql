@@ -1,0 +1,42 @@
+-- discover_unpublished republishes the recordings a crash between committing Available and
+-- enqueueing the event leaves: up to 10 unshown among the recent Available recordings always,
+-- more only while they are at most 20 % of the 200 it samples. Recordings with the product's
+-- own event are not sampled (they are not the service's).
+begin;
+select plan(5);
+
+select tests.clean_slate();
+update recording_finalize.discovery_sweep
+set republish_after_at = null, republish_after_id = null, republish_held_since = null,
+    republish_not_before = null, republish_window = null;
+
+-- Ten lost of ten: a crash in a quiet service.
+create temp table lost as
+select tests.make_recording('Direct', tests.make_session(), 'Available') as id
+from generate_series(1, 10);
+select is(recording_finalize.discover_unpublished('1 day', 100), 10,
+    'ten unshown of ten sampled: all ten opened');
+select is((select held from recording_finalize.republish_hold()), false, 'not held');
+
+-- Now 60 the service enqueued and 12 more lost: 12 of 72 sampled (the ten have rows, not
+-- events, so they are sampled too: 22 of 82, 27 %) is more than a crash explains.
+select count(tests.make_service_event(
+    tests.make_recording('Direct', tests.make_session(), 'Available'))) from generate_series(1, 60);
+select count(tests.make_recording('Direct', tests.make_session(), 'Available'))
+from generate_series(1, 12);
+select is(recording_finalize.discover_unpublished('1 day', 100), 0,
+    '22 unshown of 82 (more than 10 and than 20 %): held');
+
+-- The product's events: the ten get theirs (the claim republishes them), and 40 more the
+-- service enqueued: 12 of 112 sampled is under 20 %.
+select count(*) from tests.claim();
+select count(tests.make_service_event(
+    tests.make_recording('Direct', tests.make_session(), 'Available'))) from generate_series(1, 40);
+-- A fresh judgement (the hold's end is another file's behaviour).
+update recording_finalize.discovery_sweep set republish_held_since = null;
+select is(recording_finalize.discover_unpublished('1 day', 100), 12,
+    '12 unshown of 112 (the product''s ten not sampled): the twelve opened');
+select is((select held from recording_finalize.republish_hold()), false, 'not held');
+
+select * from finish();
+rollback;
