@@ -33,6 +33,9 @@ ROLLBACK_DIR = Path("migrations") / "rollback"
 BOOKKEEPING = ("recording_finalize.schema_state.sql",
                "recording_finalize_internal.function_fingerprint.sql",
                "recording_finalize_internal.adapter_fingerprint.sql")
+#: ``--to previous``: the release before this one (the newest record), for a manifest that does
+#: not name versions.
+PREVIOUS = "previous"
 LOCK_TIMEOUT_MS = 1000
 STATEMENT_TIMEOUT_MS = 60_000
 LOCK_TRIES = 5
@@ -66,6 +69,10 @@ def known_targets(sql_dir: Path) -> list[str]:
 
 
 def release(sql_dir: Path, version: str) -> Release:
+    """The record of ``version``, or of the newest release this package can reach for
+    ``previous``."""
+    if version == PREVIOUS and (known := known_targets(sql_dir)):
+        version = known[-1]
     path = sql_dir / ROLLBACK_DIR / f"{version}.sha256"
     if not path.is_file():
         known = ", ".join(known_targets(sql_dir)) or "none"
@@ -86,7 +93,7 @@ def release(sql_dir: Path, version: str) -> Release:
 
 @dataclass
 class Plan:
-    """What ``--yes`` does, in this order, in one transaction."""
+    """What ``--yes`` does, in one transaction."""
 
     target: Release
     #: Newest first: (migration id, its down step's text).
@@ -144,7 +151,8 @@ def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
 
 
 def apply(conn: psycopg.Connection[Any], what: Plan) -> None:
-    """One transaction: the down steps newest first, their records, the functions, the version.
+    """One transaction: the functions, the down steps newest first with their records, the
+    version.
     Retried when a lock is not granted (a service transaction holding a table a down step
     alters), as migrate retries."""
     for attempt in range(1, LOCK_TRIES + 1):
@@ -152,13 +160,15 @@ def apply(conn: psycopg.Connection[Any], what: Plan) -> None:
             with conn.transaction():
                 conn.execute(query("migrate_timeouts"),
                              (f"{LOCK_TIMEOUT_MS}ms", f"{STATEMENT_TIMEOUT_MS}ms"))
+                # The functions first: a function may depend on what a down step drops (a
+                # SQL-standard body, a column's type), never the other way round.
+                for identity in what.drop:
+                    conn.execute(f"drop function {identity}".encode())
+                conn.execute(query("rollback_forget_functions"), (what.forget,))
                 for name, text in what.undo:
                     # No parameters: the simple protocol, which takes many statements.
                     conn.execute(text.encode())
                     conn.execute(query("rollback_forget_migration"), {"id": name})
-                for identity in what.drop:
-                    conn.execute(f"drop function {identity}".encode())
-                conn.execute(query("rollback_forget_functions"), (what.forget,))
                 conn.execute(query("rollback_record_state"),
                              (what.target.schema_version, what.target.version))
                 _check_reached(conn, what.target)
@@ -238,8 +248,8 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--to", required=True, metavar="VERSION",
-                     help="the earlier release to go back to (this package lists the ones it "
-                     "can reach when asked for another)")
+                     help="the earlier release to go back to, or `previous` (the release before "
+                     "this one); this package lists the ones it can reach when asked for another")
     cmd.add_argument("--yes", action="store_true",
                      help="really roll back (without it: print what it would do, change nothing)")
 
@@ -252,10 +262,10 @@ COMMAND = cliutil.Command(
         "  1. recording-finalize rollback --to VERSION          (this release: prints the plan)\n"
         "  2. recording-finalize rollback --to VERSION --yes    (this release: does it)\n"
         "  3. deploy VERSION: its migrate (re-creates its functions), then its worker.\n"
-        "In one transaction, under migrate's lock and the worker's runner lock: runs the down\n"
-        "step of each migration newer than VERSION (sql/migrations/rollback/<id>.sql, newest\n"
-        "first) and removes its record, drops every function of the product that VERSION does\n"
-        "not ship as it is here, and records VERSION's schema version, so that VERSION's\n"
+        "In one transaction, under migrate's lock and the worker's runner lock: drops every\n"
+        "function of the product that VERSION does not ship as it is here, runs the down step\n"
+        "of each migration newer than VERSION (sql/migrations/rollback/<id>.sql, newest first)\n"
+        "and removes its record, and records VERSION's schema version, so that VERSION's\n"
         "migrate and drift check accept the database. Keeps the data: the product's outbox\n"
         "with its published marks (nothing published is sent again, and no recording is\n"
         "discovered as unpublished), the finalize rows, incidents, the audit. Never touches\n"

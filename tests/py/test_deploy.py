@@ -217,6 +217,25 @@ def test_old_pods_stop_before_new_ones_start(rendered: list[dict[str, Any]]) -> 
             "not a rolling update", ""), f"{doc.name} still describes a rolling update"
 
 
+@pytest.mark.parametrize("k8s", KUBERNETES_VERSIONS)
+def test_the_rollback_job_is_valid_and_runs_the_clis_rollback(k8s: str) -> None:
+    """deploy/kubernetes/rollback-job.yaml, created by hand (docs/install.md, "Rolling back a
+    release"): a valid Job that passes "restricted", as the schema owner, running the rollback
+    to the previous release that the CLI parses."""
+    job = yaml.safe_load((REPO / "deploy" / "kubernetes" / "rollback-job.yaml").read_text())
+    kubernetes_validate.validate(job, k8s, strict=True)
+    spec = job["spec"]["template"]["spec"]
+    assert pss_restricted_violations(spec) == []
+    [container] = spec["containers"]
+    assert container["image"] == IMAGE  # `kubectl set image --local` sets the release's
+    assert _secret_ref(container, "DATABASE_URL") == (OWNER_SECRET, "database-url")
+    assert container["args"] == ["rollback", "--to", "previous", "--yes"]
+    from recording_finalize.cli import build_parser
+
+    args = build_parser().parse_args(container["args"])
+    assert (args.command, args.to, args.yes) == ("rollback", "previous", True)
+
+
 def test_the_commands_the_manifests_run_are_the_clis(rendered: list[dict[str, Any]]) -> None:
     commands = _cli_commands()
     used = {c["args"][0] for _, spec in pod_specs(rendered) for c in containers(spec)}
