@@ -71,13 +71,13 @@ def known_targets(sql_dir: Path) -> list[str]:
 def release(sql_dir: Path, version: str) -> Release:
     """The record of ``version``, or of the newest release this package can reach for
     ``previous``."""
-    if version == PREVIOUS and (known := known_targets(sql_dir)):
+    known = known_targets(sql_dir)
+    if version == PREVIOUS and known:
         version = known[-1]
     path = sql_dir / ROLLBACK_DIR / f"{version}.sha256"
     if not path.is_file():
-        known = ", ".join(known_targets(sql_dir)) or "none"
         raise Refused(f"this package does not know how to reach recording-finalize {version}: "
-                      f"it can roll back to {known}. Roll back to one of those, with this "
+                      f"it can roll back to {', '.join(known) or 'none'}. Roll back to one of those, with this "
                       "package; a version it does not list needs its own way back")
     files: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
