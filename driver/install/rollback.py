@@ -77,8 +77,9 @@ def release(sql_dir: Path, version: str) -> Release:
     path = sql_dir / ROLLBACK_DIR / f"{version}.sha256"
     if not path.is_file():
         raise Refused(f"this package does not know how to reach recording-finalize {version}: "
-                      f"it can roll back to {', '.join(known) or 'none'}. Roll back to one of those, with this "
-                      "package; a version it does not list needs its own way back")
+                      f"it can roll back to {', '.join(known) or 'none'}. Roll back to one of "
+                      "those, with this package; a version it does not list needs its own way "
+                      "back")
     files: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
