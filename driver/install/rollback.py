@@ -102,6 +102,9 @@ class Plan:
     #: DROP FUNCTION names (regprocedure), and the function files whose records go.
     drop: list[str] = field(default_factory=list)
     forget: list[str] = field(default_factory=list)
+    #: (migration id, the target's sha256): a migration both ship, recorded with this package's
+    #: amended text; its record goes back to the target's.
+    restore: list[tuple[str, str]] = field(default_factory=list)
 
 
 def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
@@ -116,11 +119,20 @@ def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
     if missing:
         problems.append(f"the database lacks migration(s) {', '.join(missing)} of "
                         f"{target.version}: it is older than the target, run its migrate instead")
+    result = Plan(target)
+    ours = drift.shipped(sql_dir).migrations
     for name in sorted(set(target.migrations) & set(state.migrations)):
-        if state.migrations[name] not in (None, target.migrations[name]):
+        applied, theirs = state.migrations[name], target.migrations[name]
+        if applied in (None, theirs):
+            continue
+        if applied == ours.get(name):
+            # This package's text of a migration the target applied in another (a comment or a
+            # step amended after it landed, which this package's migrate took for the same
+            # migration and recorded): the target's migrate must find its own text recorded.
+            result.restore.append((name, theirs))
+        else:
             problems.append(f"migration {name} was applied from another file than "
                             f"{target.version}'s: this database's history is not the target's")
-    result = Plan(target)
     for name in sorted(set(state.migrations) - set(target.migrations), reverse=True):
         down = sql_dir / ROLLBACK_DIR / f"{name}.sql"
         if not down.is_file():
@@ -170,6 +182,8 @@ def apply(conn: psycopg.Connection[Any], what: Plan) -> None:
                     # No parameters: the simple protocol, which takes many statements.
                     conn.execute(text.encode())
                     conn.execute(query("rollback_forget_migration"), {"id": name})
+                for name, sha in what.restore:
+                    conn.execute(query("rollback_restore_checksum"), (sha, name))
                 conn.execute(query("rollback_record_state"),
                              (what.target.schema_version, what.target.version))
                 _check_reached(conn, what.target)
@@ -239,6 +253,9 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
           + (", ".join(undone) if undone else "none"))
     print(f"  functions dropped ({target.version}'s migrate creates its own): {len(what.drop)}"
           + (f" ({', '.join(what.drop)})" if what.drop else ""))
+    if what.restore:
+        print(f"  migration records back to {target.version}'s text: "
+              + ", ".join(name for name, _ in what.restore))
     print(f"  kept: the product's outbox ({events} events, {published} of them published, "
           f"marks kept) and {rows} finalize rows")
     if args.yes:

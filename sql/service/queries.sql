@@ -199,6 +199,13 @@ logged as (
 delete from recording_finalize_migrations.file_checksums
 where kind = 'migration' and file_name = %(id)s;
 
+-- name: rollback_restore_checksum
+-- A migration both releases ship, recorded with the newer package's amended text: the target's
+-- migrate compares with its own text.
+update recording_finalize_migrations.file_checksums
+set sha256 = %s
+where kind = 'migration' and file_name = %s;
+
 -- name: rollback_forget_functions
 -- The records of the function files whose functions rollback dropped: the older migrate then
 -- sees them "never applied" and creates them.

@@ -177,6 +177,14 @@ def _upgrade_and_come_back(at: Install) -> list[uuid.UUID]:
     at.cycle(old)
     assert at.events() == (7, 4)
 
+    # A migration amended after it landed (a comment): the newer migrate takes it for the same
+    # one and records its own text, as it does for an amended migration; the rollback must put
+    # the previous release's text back in the record, or that release's migrate refuses.
+    amended = at.new_sql / "migrations" / "0002_own_outbox.sql"
+    amended.write_text(amended.read_text() + "\n-- amended after it landed: a comment\n")
+    at.db.one("update recording_finalize_migrations.file_checksums set sha256 = %s "
+              "where kind = 'migration' and file_name = '0002_own_outbox' returning 1",
+              (hashlib.sha256(amended.read_bytes()).hexdigest(),))
     # The upgrade: migrate, a cycle that publishes what waited and its own; then more pending.
     at.run(new, "migrate", login="owner")
     at.run(new, "resume", "relay", "--reason", "upgraded", login="operator")
@@ -198,6 +206,7 @@ def _upgrade_and_come_back(at: Install) -> list[uuid.UUID]:
     done = at.run(new, "rollback", "--to", PREVIOUS, "--yes", login="owner")
     assert f"rolled back to recording-finalize {PREVIOUS}" in done.stdout, done.stdout
     assert "11 events, 9 of them published" in done.stdout, done.stdout
+    assert f"migration records back to {PREVIOUS}'s text: 0002_own_outbox" in done.stdout
     assert at.db.one("select count(*) from information_schema.columns where column_name = "
                      "'probe_hold_until'")[0] == 0
 
