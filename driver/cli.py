@@ -19,7 +19,7 @@ import psycopg
 from . import cliutil, config, logs, tracing, worker
 from .db import refusal, server_message
 from .errors import describe
-from .install import migrate, service_sql, uninstall, wait
+from .install import migrate, rollback, service_sql, uninstall, wait
 from .ops import audit, explain, incidents, pause, prune, requeue, status
 
 COMMANDS: tuple[cliutil.Command, ...] = (
@@ -37,6 +37,7 @@ COMMANDS: tuple[cliutil.Command, ...] = (
     prune.COMMAND,
     service_sql.COMMAND,
     uninstall.COMMAND,
+    rollback.COMMAND,
     wait.COMMAND,
 )
 

@@ -299,6 +299,11 @@ class Settings:
         "how far back (before the SLA) discovery looks for Available recordings that never got "
         "their event; 0 turns that off, for a service whose happy path enqueues its event in the "
         "transaction that makes the recording Available", "--republish-window")
+    service_event_lag: float = _variable(
+        "RFR_SERVICE_EVENT_LAG", "5m", _duration(", > 0"),
+        "how long the service's own events (the adapter's service_events) may stay unpublished "
+        "before recording_finalize_service_events_unpublished counts them: the service's relay "
+        "publishes them, never the product", "--service-event-lag")
     backoff_base: float | None = _variable(
         "RFR_BACKOFF_BASE", None, _POLICY_DURATION, "first retry delay", "--backoff-base")
     backoff_factor: float | None = _variable(

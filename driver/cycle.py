@@ -257,9 +257,12 @@ def _locked_cycle(
 
 
 def _refresh_gauges(ctx: Context, state: queries.OperatorState | None = None) -> None:
-    """The gauges of stats(), operator_state() (``state`` if just read) and open incidents."""
+    """The gauges of stats(), service_events_unpublished(), operator_state() (``state`` if just
+    read) and open incidents."""
     with ctx.pool.connection() as conn:
         ctx.metrics.update_from_stats(queries.stats(conn, ctx.settings.topic))
+        ctx.metrics.update_service_events(
+            queries.service_events_unpublished(conn, ctx.settings.service_event_lag))
         ctx.metrics.update_operator_state(state or queries.operator_state(conn))
         ctx.metrics.storage_incidents_open.set(
             sum(1 for i in queries.storage_incident_list(conn) if i.is_open))

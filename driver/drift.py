@@ -179,8 +179,9 @@ class SchemaDrift:
                   f"{self.database_schema_version or '?'})")
         if self.database_is_newer:
             return (f"the database is newer than this package: it was migrated by {theirs}, "
-                    f"this is {ours}: {shown}; upgrade the package (this package's migrate "
-                    "refuses to roll the schema back)")
+                    f"this is {ours}: {shown}; an old pod of a rollout: the new release "
+                    "replaces it; else upgrade the package (the way back is the newer "
+                    "package's `recording-finalize rollback`)")
         if self.older_history:
             return (f"the database holds a migration history that {ours} does not continue: "
                     f"it was migrated by {theirs}, and the package's history was reset to a new "

@@ -28,7 +28,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 
 if TYPE_CHECKING:
     from .probes import Health
-    from .queries import OperatorState, Stats
+    from .queries import OperatorState, ServiceEvents, Stats
 
 # The ``…_created`` companion series of counters and histograms only clutter the scrape; this
 # process owns its prometheus_client, so it switches them off once, for all its registries.
@@ -51,6 +51,11 @@ CYCLE_DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                           300.0)
 
 METRICS, LIVEZ, READYZ = "/metrics", "/livez", "/readyz"
+
+#: The gauge of the service's own events its relay left unpublished. Its name is the contract's,
+#: without the ``messenger_`` prefix of the safety net's own metrics: the events are the
+#: service's, and the product only watches them.
+SERVICE_EVENTS_UNPUBLISHED = "recording_finalize_service_events_unpublished"
 
 #: The gauges refreshed from ``recording_finalize.stats()`` → the column that sets each.
 _STATS_GAUGES = {"backlog": "backlog", "due_rows": "due", "quarantined_rows": "quarantined"} | {
@@ -194,6 +199,12 @@ class Metrics:
         self.cycle_duration_seconds = Histogram(
             f"{PREFIX}_cycle_duration_seconds", "Wall time of a cycle, lock to unlock.",
             buckets=CYCLE_DURATION_BUCKETS, registry=self.registry)
+        self.service_events_unpublished = Gauge(
+            SERVICE_EVENTS_UNPUBLISHED,
+            "The service's own call-recording-available events (the adapter's service_events) "
+            "still unpublished RFR_SERVICE_EVENT_LAG after they were enqueued, among the newest "
+            "1000 recordings Available for longer: the service's own relay is not publishing "
+            "them (the product never does). Read once per cycle.", registry=self.registry)
         self.build_info = Info(
             f"{PREFIX}_build",
             "The running package: version (development: unreleased work), the schema version "
@@ -216,6 +227,9 @@ class Metrics:
         for gauge, column in _STATS_GAUGES.items():
             getattr(self, gauge).set(getattr(stats, column))
         self.last_refresh_timestamp_seconds.set(self._clock())
+
+    def update_service_events(self, events: ServiceEvents) -> None:
+        self.service_events_unpublished.set(events.unpublished)
 
     def observe_cycle(self, result: str, duration_seconds: float) -> None:
         """Counts a finished cycle; an ``ok`` one also moves the last-success timestamp."""

@@ -74,6 +74,15 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class ServiceEvents:
+    """``service_events_unpublished``: the service's own events its relay left unpublished past
+    the lag, and the age of the oldest."""
+
+    unpublished: int
+    oldest_age_seconds: float
+
+
+@dataclass(frozen=True)
 class StorageIncident:
     """One row of ``storage_incident_open/close/list``."""
 
@@ -308,6 +317,12 @@ def idle_session_timeout_ms(conn: Connection) -> int:
 
 def stats(conn: Connection, topic: str) -> Stats:
     [row] = call_rows(conn, class_row(Stats), "stats", topic=topic)
+    return row
+
+
+def service_events_unpublished(conn: Connection, lag_s: float) -> ServiceEvents:
+    [row] = call_rows(conn, class_row(ServiceEvents), "service_events_unpublished",
+                      lag=interval(lag_s))
     return row
 
 

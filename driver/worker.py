@@ -492,7 +492,8 @@ RUN = cliutil.Command(
     exits=(
         "exit 1: the worker could not start (e.g. the metrics port is taken).\n"
         "exit 2: a start-up self-check failed, before the first cycle, with the reason: the\n"
-        "schema differs from this package (run `recording-finalize migrate`) or is newer; the\n"
+        "schema is older than this package (run this release's migrate) or newer (an old pod:\n"
+        "the new release replaces it; the way back is the newer package's rollback); the\n"
         "contract with the service's tables does not hold; the server refused the login\n"
         "(password, unknown database, no recording_finalize_worker grant, never migrated);\n"
         "RFR_TOPIC or a policy value disagrees with the server's settings\n"

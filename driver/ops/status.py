@@ -29,6 +29,7 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
     package = shipped(settings.sql_dir)
     with cliutil.connect(settings) as conn:
         figures = core_queries.stats(conn, settings.topic)
+        service = core_queries.service_events_unpublished(conn, settings.service_event_lag)
         rows = queries.call(conn, "quarantined_rows", limit=args.limit)
         state = core_queries.operator_state(conn)
         open_or_recent = core_queries.storage_incident_list(conn)
@@ -40,6 +41,9 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
                    "migratedBy": drift.database_package_version, "matches": drift.matches,
                    "databaseIsNewer": drift.database_is_newer, "differences": drift.differences},
         **cliutil.json_row(asdict(figures)),
+        "serviceEventsUnpublished": service.unpublished,
+        "serviceEventsOldestUnpublishedAgeSeconds": service.oldest_age_seconds,
+        "serviceEventLagSeconds": settings.service_event_lag,
         "quarantinedRows": [cliutil.json_row(r, "recording_id", "session_kind", "session_id",
                                              "attempts", "last_error", "quarantined_at")
                             for r in rows],
@@ -49,11 +53,13 @@ def status_command(args: argparse.Namespace, settings: Settings) -> int:
         "quarantinedByReason": state.quarantined_by_reason,
         "republishHold": cliutil.json_row(asdict(hold)) | {"republishWindow": (
             None if hold.republish_window is None else hold.republish_window.total_seconds())},
-    }, _lines(package, drift, figures, state, rows, open_or_recent, hold))
+    }, _lines(package, drift, figures, service, settings.service_event_lag, state, rows,
+              open_or_recent, hold))
     return cliutil.EXIT_OK
 
 
 def _lines(package: Shipped, drift: SchemaDrift, figures: core_queries.Stats,
+           service: core_queries.ServiceEvents, lag_s: float,
            state: core_queries.OperatorState, rows: list[queries.Row],
            open_or_recent: list[core_queries.StorageIncident],
            hold: core_queries.RepublishHold) -> Iterator[str]:
@@ -69,6 +75,11 @@ def _lines(package: Shipped, drift: SchemaDrift, figures: core_queries.Stats,
                          ("oldest unpublished event",
                           cliutil.age(figures.oldest_unpublished_age_seconds))):
         yield f"{label:<30}{value}"
+    # The service's own events wait for the service's relay, never the product's.
+    yield (f"{'service events unpublished':<30}{service.unpublished} (for over "
+           f"{cliutil.age(lag_s)}; oldest {cliutil.age(service.oldest_age_seconds)})"
+           + (": the service's own relay is not publishing them (runbook)"
+              if service.unpublished else ""))
     if hold.republish_window is not None and not hold.republish_window:
         yield f"{'republish discovery':<30}off (RFR_REPUBLISH_WINDOW=0)"
     elif hold.held:
@@ -99,8 +110,10 @@ COMMAND = cliutil.Command(
     summary="backlog, oldest age, publish backlog and the quarantined rows",
     description=(
         "Prints the safety net's gauges (Pending backlog, due now, age of the oldest Pending\n"
-        "row, quarantined rows, unpublished events), whether republish discovery is held\n"
-        "(the adapter's service_events does not show what the service delivered) or off, the\n"
+        "row, quarantined rows, unpublished events of the product's outbox; the service's own\n"
+        "events still unpublished RFR_SERVICE_EVENT_LAG after they were enqueued, which its\n"
+        "relay, not the product, publishes), whether republish discovery is held (the\n"
+        "adapter's service_events does not show what the service delivered) or off, the\n"
         "schema version of the database and\n"
         "whether it matches this package, the quarantined rows with their last error, and the\n"
         "open and recent (7 days) storage incidents: a table, or one JSON object with --json\n"
@@ -108,8 +121,8 @@ COMMAND = cliutil.Command(
         "databaseIsNewer, differences). Connect as a login granted recording_finalize_operator."
     ),
     handler=status_command,
-    variables=("DATABASE_URL", "RFR_TOPIC"),
-    flags=("RFR_TOPIC",),
+    variables=("DATABASE_URL", "RFR_TOPIC", "RFR_SERVICE_EVENT_LAG"),
+    flags=("RFR_TOPIC", "RFR_SERVICE_EVENT_LAG"),
     add_arguments=_add_arguments,
     check_args=lambda args: cliutil.check_range(args, "limit"),
 )

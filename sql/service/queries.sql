@@ -156,6 +156,77 @@ where d.deptype in ('n', 'a')
     )
 order by 1;
 
+-- name: rollback_try_runner_lock
+-- rollback holds the worker's single-runner lock (and migrate's) while it runs: no cycle starts.
+select pg_catalog.pg_try_advisory_lock(%s);
+
+-- name: rollback_runner_unlock
+select pg_catalog.pg_advisory_unlock(%s);
+
+-- name: rollback_worker_sessions
+-- Other sessions of logins granted the worker's group role (not superusers, not this session):
+-- a worker still running, which rollback refuses to pull its functions from under.
+select a.pid, a.usename::text, coalesce(a.application_name, ''), a.client_addr::text
+from pg_catalog.pg_stat_activity as a
+join pg_catalog.pg_roles as r on r.oid = a.usesysid
+where a.pid <> pg_catalog.pg_backend_pid() and a.datname = pg_catalog.current_database()
+    and not r.rolsuper
+    and pg_catalog.pg_has_role(r.oid, 'recording_finalize_worker', 'MEMBER')
+order by a.pid;
+
+-- name: rollback_product_functions
+-- Every function of the product's two function schemas, as DROP FUNCTION names it, with the
+-- file that defines it (sql/functions/<schema>.<name>.sql).
+select p.oid::pg_catalog.regprocedure::text, n.nspname || '.' || p.proname || '.sql'
+from pg_catalog.pg_proc as p
+join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
+where n.nspname in ('recording_finalize', 'recording_finalize_internal')
+order by 2, 1;
+
+-- name: rollback_forget_migration
+-- A migration whose down step ran: yoyo no longer counts it applied (logged as yoyo logs its
+-- own rollbacks), and its checksum goes. One statement.
+with gone as (
+    delete from recording_finalize_migrations._yoyo_migration
+    where migration_id = %(id)s
+    returning migration_hash, migration_id
+),
+logged as (
+    insert into recording_finalize_migrations._yoyo_log (id, migration_hash, migration_id,
+        operation, username, hostname, comment, created_at_utc)
+    select pg_catalog.gen_random_uuid()::text, g.migration_hash, g.migration_id, 'rollback',
+        current_user, coalesce(pg_catalog.inet_client_addr()::text, 'local'),
+        'recording-finalize rollback', pg_catalog.timezone('UTC', pg_catalog.now())
+    from gone as g
+    returning 1
+)
+delete from recording_finalize_migrations.file_checksums
+where kind = 'migration' and file_name = %(id)s;
+
+-- name: rollback_restore_checksum
+-- A migration both releases ship, recorded with the newer package's amended text: the target's
+-- migrate compares with its own text.
+update recording_finalize_migrations.file_checksums
+set sha256 = %s
+where kind = 'migration' and file_name = %s;
+
+-- name: rollback_forget_functions
+-- The records of the function files whose functions rollback dropped: the older migrate then
+-- sees them "never applied" and creates them.
+delete from recording_finalize_migrations.file_checksums
+where kind = 'function' and file_name = any(%s::text[]);
+
+-- name: rollback_record_state
+-- The database as the target release's migrate leaves it: its schema version and version.
+update recording_finalize_migrations.migrate_state
+set schema_version = %s, package_version = %s, migrated_at = pg_catalog.now();
+
+-- name: rollback_kept
+-- What the rollback keeps, to say so: the product's events (published or not), finalize rows.
+select (select count(*) from recording_finalize.outbox),
+    (select count(*) from recording_finalize.outbox where published_at is not null),
+    (select count(*) from messenger.recording_finalize_attempts);
+
 -- name: try_migrate_lock
 -- Held by migrate for its whole run (a session lock on its own connection; never waits).
 select pg_catalog.pg_try_advisory_lock(%s);

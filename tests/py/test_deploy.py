@@ -196,13 +196,44 @@ def test_migrate_runs_first_by_construction(rendered: list[dict[str, Any]]) -> N
     assert init["image"] == sidecar["image"]  # the same package decides what "matches" means
     # The worker's login, like the sidecar; never the owner.
     assert _secret_ref(init, "DATABASE_URL") == (WORKER_SECRET, "database-url")
-    # A rolling update keeps the old pods until a new one is ready; the rollout is not
-    # declared failed while the init container may still be waiting.
-    assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    # The rollout is not declared failed while the init container may still be waiting.
     assert deployment["spec"]["progressDeadlineSeconds"] > _seconds(timeout)
     [migrate] = one(rendered, "Job")["spec"]["template"]["spec"]["containers"]
     assert migrate["args"] == ["migrate"] and migrate["image"] == sidecar["image"]
     assert _secret_ref(migrate, "DATABASE_URL") == (OWNER_SECRET, "database-url")
+
+
+def test_old_pods_stop_before_new_ones_start(rendered: list[dict[str, Any]]) -> None:
+    """Recreate: a release's migrate may drop or change a function the old package calls, so no
+    old pod may run beside it (a rolling update would leave one failing its cycles). Every
+    document that describes a rollout says the same."""
+    deployment = one(rendered, "Deployment")
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}, deployment["spec"]["strategy"]
+    for doc in (REPO / "deploy" / "README.md", REPO / "docs" / "install.md",
+                REPO / "docs" / "runbook.md"):
+        text = " ".join(doc.read_text().split())
+        assert "Recreate" in text, f"{doc.name} does not say the rollout is Recreate"
+        assert "maxUnavailable" not in text and "rolling update" not in text.lower().replace(
+            "not a rolling update", ""), f"{doc.name} still describes a rolling update"
+
+
+@pytest.mark.parametrize("k8s", KUBERNETES_VERSIONS)
+def test_the_rollback_job_is_valid_and_runs_the_clis_rollback(k8s: str) -> None:
+    """deploy/kubernetes/rollback-job.yaml, created by hand (docs/install.md, "Rolling back a
+    release"): a valid Job that passes "restricted", as the schema owner, running the rollback
+    to the previous release that the CLI parses."""
+    job = yaml.safe_load((REPO / "deploy" / "kubernetes" / "rollback-job.yaml").read_text())
+    kubernetes_validate.validate(job, k8s, strict=True)
+    spec = job["spec"]["template"]["spec"]
+    assert pss_restricted_violations(spec) == []
+    [container] = spec["containers"]
+    assert container["image"] == IMAGE  # `kubectl set image --local` sets the release's
+    assert _secret_ref(container, "DATABASE_URL") == (OWNER_SECRET, "database-url")
+    assert container["args"] == ["rollback", "--to", "previous", "--yes"]
+    from recording_finalize.cli import build_parser
+
+    args = build_parser().parse_args(container["args"])
+    assert (args.command, args.to, args.yes) == ("rollback", "previous", True)
 
 
 def test_the_commands_the_manifests_run_are_the_clis(rendered: list[dict[str, Any]]) -> None:

@@ -59,6 +59,10 @@ EXPECTED_NAMES = {
     f"{P}_pace_rows_per_second",
     f"{P}_pace_slowdowns_total",
     f"{P}_build_info",
+    # republish discovery held (the adapter's service_events forgets what was delivered)
+    f"{P}_republish_held_recordings",
+    # the service's own events its relay left unpublished: the contract's name, no prefix
+    "recording_finalize_service_events_unpublished",
     # the standard process collector (Linux /proc)
     "process_virtual_memory_bytes",
     "process_resident_memory_bytes",

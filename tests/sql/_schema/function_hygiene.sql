@@ -61,6 +61,7 @@ select set_eq(
         ('recording_finalize.prune_events(interval,integer,boolean)', 'v', 'definer'),
         ('recording_finalize.quarantined_rows(integer,text,timestamp with time zone)', 's',
             'definer'),
+        ('recording_finalize.service_events_unpublished(interval,integer)', 's', 'definer'),
         ('recording_finalize.recording_ingest_completed(uuid,text,bigint,integer,text,text)',
             'v', 'definer'),
         ('recording_finalize.recording_started(uuid,text,uuid,text,text)', 'v', 'definer'),
