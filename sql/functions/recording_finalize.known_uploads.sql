@@ -1,6 +1,9 @@
 -- The recordings whose binary is known to be in the file storage: the newest Available ones.
 
-create or replace function recording_finalize.known_uploads(p_limit integer default 3)
+create or replace function recording_finalize.known_uploads(
+    -- As many as the key-layout rule asks about.
+    p_limit integer default recording_finalize_internal.key_layout_evidence()
+)
 returns table (recording_id uuid, session_kind text, session_id uuid)
 language plpgsql
 stable
@@ -27,7 +30,9 @@ end
 $$;
 
 comment on function recording_finalize.known_uploads(integer) is
-'Up to p_limit (1..100, RF001) recordings that became Available in the last 7 days, newest '
+'Up to p_limit (1..100, RF001; default: as many as the key-layout rule asks about, '
+'recording_finalize_internal.key_layout_evidence) recordings that became Available in the last '
+'7 days, newest '
 'first, through the adapter''s recordings view: their binaries are known to be in the file '
 'storage. When a cycle sees a 404 before it found any object, the worker HEADs their keys and '
 'passes what they answered to apply_outcome: when all answer 404, outcome_decision takes the '
