@@ -84,7 +84,9 @@ begin
             v_reason := format('%s of %s HEADs transient', p_transient, p_checked)
                 || coalesce(' (' || v_error || ')', '');
         end if;
-    elsif decided and v_row.kind = 'transient' then
+    elsif decided and p_transient * 2 < p_checked and v_row.kind = 'transient' then
+        -- Healthy: fewer than half transient. A short window at the cycle's end with fewer than
+        -- 5 transient HEADs but half of them or more changes nothing either way.
         v_close_note := format('HEADs healthy again (%s of %s transient)', p_transient,
             p_checked);
     end if;
@@ -140,8 +142,9 @@ comment on function recording_finalize.storage_health(boolean, integer, integer,
 'first HEAD while one is open; it is decided (decided true: the driver begins a new one) when '
 'it holds 5 transient HEADs, or 5 others, or at the cycle''s end (p_cycle_end) with at least '
 'one. A decided window with at least 5 transient HEADs and at least half transient opens an '
-'incident of kind transient (or keeps the open one); any other decided window closes an open '
-'one of kind transient. hold true: the window is undecided, holds a transient HEAD and no '
+'incident of kind transient (or keeps the open one); one with fewer than half transient closes '
+'an open one of kind transient (a short one at the cycle''s end, fewer than 5 transient but '
+'half or more, changes nothing). hold true: the window is undecided, holds a transient HEAD and no '
 'worker incident is open: the driver applies none of its verdicts until it is decided (they '
 'may be the first of an outage: no attempt is used and no 404 believed while an incident is '
 'open, outcome_decision). An incident without a kind (recorded by hand as source worker) is '

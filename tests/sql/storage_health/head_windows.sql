@@ -3,7 +3,7 @@
 -- incident of kind transient, any other decided window closes it; an undecided window with a
 -- transient HEAD and no incident open is held (the driver applies none of its verdicts yet).
 begin;
-select plan(22);
+select plan(24);
 
 select tests.clean_slate();
 create function pg_temp.heads(p_transient integer, p_checked integer,
@@ -77,6 +77,11 @@ select results_eq('select * from pg_temp.heads(3, 3, true)',
     'cycle end, 3 transient of 3: decided, fewer than 5 open nothing, released');
 select results_eq('select * from pg_temp.heads(6, 6)',
     $$values ('opened', 'transient', true, true, false)$$, 'a new outage opens a new incident');
+select results_eq('select * from pg_temp.heads(3, 3, true)',
+    $$values ('kept', 'transient', true, true, false)$$,
+    'cycle end, 3 transient of 3 with it open: decided, but not healthy: it stays open');
+select results_eq('select * from pg_temp.heads(2, 4, true)',
+    $$values ('kept', 'transient', true, true, false)$$, 'half transient: not healthy either');
 select results_eq('select * from pg_temp.heads(1, 3, true)',
     $$values ('closed', 'transient', false, true, false)$$,
     'cycle end with a healthy majority (1 of 3 transient) closes it');
