@@ -1,7 +1,7 @@
 -- The key-layout evidence is one number (key_layout_evidence): known_uploads returns that many by
 -- default (what the worker HEADs), and key_layout_unconfirmed needs that many 404s, none other.
 begin;
-select plan(4);
+select plan(5);
 
 select tests.clean_slate();
 select tests.make_stuck() from generate_series(1, 4);
@@ -18,6 +18,13 @@ select ok(not recording_finalize_internal.key_layout_unconfirmed(0,
     recording_finalize_internal.key_layout_evidence() - 1, 0), 'one fewer: the bucket stands');
 select ok(not recording_finalize_internal.key_layout_unconfirmed(0,
     recording_finalize_internal.key_layout_evidence(), 1), 'one that answered otherwise: too');
+
+-- The default is resolved inside the function, with its owner's rights: the worker's role, which
+-- cannot reach recording_finalize_internal, calls it without an argument.
+set local role recording_finalize_worker;
+select is((select count(*)::integer from recording_finalize.known_uploads()), 2,
+    'the worker''s role calls it with the default');
+reset role;
 
 select * from finish();
 rollback;
