@@ -19,8 +19,8 @@ update recording_finalize.storage_incidents
 set kind = case when reason like 'HeadBucket:%' then 'unreachable' else 'transient' end
 where source = 'worker';
 
--- squawk-ignore constraint-missing-not-valid
 alter table recording_finalize.storage_incidents
+-- squawk-ignore constraint-missing-not-valid
 add constraint storage_incidents_kind_ck check (
     kind is null
     or (source::text = 'worker' and kind::text = any('{unreachable,transient}'::text[]))
