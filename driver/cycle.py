@@ -511,6 +511,7 @@ class _Reconcile:
     def release_on_stop(self, rows: list[model.ClaimedRow]) -> None:
         """A stop between claim and apply: the rows not applied are due at once, attempt back."""
         summary = self.summary
+        self.unapplied.difference_update(rows)
         summary.counts["releasedOnStop"] += queries.call_value(
             self.conn, "release_claims", **queries.claims(rows))
         log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),

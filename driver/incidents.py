@@ -64,6 +64,8 @@ class HeadWindow:
 
     def judge(self, batch: list[Item]) -> list[Item]:
         """What to apply now of ``batch`` and of the verdicts held before it, in arrival order."""
+        if not batch:
+            return []  # nothing new to judge by: what is held stays held
         outcomes = [verdict.outcome for _, verdict, _ in batch]
         if not self.open and not self.checked:
             first = next((i for i, o in enumerate(outcomes) if o == model.TRANSIENT), None)

@@ -173,6 +173,10 @@ def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(
     assert summary.counts["transient"] == TRANSIENT_MIN and not summary.storage_unreachable
     [incident] = incidents(db)
     assert incident["ended_at"] is None and "5 of 5 HEADs transient" in incident["reason"]
+    # The first four waited for the fifth (one check at a time): none used an attempt.
+    assert summary.counts["heldByIncident"] == TRANSIENT_MIN and summary.counts["backoff"] == 0
+    assert {finalize_row(db, s.recording_id)["attempts"] for s in seeded} == {0}
+    assert summary.result == "degraded" and "most HEADs" in summary.degraded[0]
 
     # HeadBucket answered all along: the next cycle's start does not close it, its HEADs do.
     storage.transient = False
