@@ -13,8 +13,8 @@ select results_eq(
     $$select name, sha256 ~ '^[0-9a-f]{64}$' from recording_finalize.schema_state()
     where kind = 'migration'$$,
     $$values ('0001_baseline'::text, true), ('0002_own_outbox', true),
-        ('0003_believed_404', true)$$,
-    'the baseline, 0002 and 0003, each with the sha256 migrate recorded for its file'
+        ('0003_believed_404', true), ('0005_incident_kind', true)$$,
+    'every migration, each with the sha256 migrate recorded for its file'
 );
 select is(
     (select count(*) from recording_finalize.schema_state() where kind = 'function'),
@@ -33,7 +33,7 @@ select is_empty(
 select results_eq(
     $$select name, package_version is not null from recording_finalize.schema_state()
     where kind = 'migrate'$$,
-    $$values ('0003_believed_404'::text, true)$$,
+    $$values ('0005_incident_kind'::text, true)$$,
     'one row for the last migrate: the schema version it left and the package'
 );
 select results_eq(
