@@ -349,7 +349,13 @@ class _Reconcile:
             if held:
                 self.release_on_stop(held)
         elif go_on:
-            self.apply(self.window.flush())
+            try:
+                code = self.apply(self.window.flush())
+            except ServiceFault as fault:
+                self.service_fault(fault)
+            else:
+                if code is not None:  # a 404 among them said the key layout is wrong
+                    _config_error(self.ctx, summary, code)
         if self.window.failing:
             summary.degraded.append(
                 "storage: most HEADs came back transient; the worker's storage incident is "
