@@ -27,11 +27,11 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from . import adapter, model, pipeline, queries, tracing
+from . import model, pipeline, queries, tracing
 from .config import Settings
 from .db import RunnerLock
 from .errors import describe
-from .incidents import StorageWatch
+from .incidents import HeadWindow
 from .logs import log
 from .metrics import Metrics
 from .pacing import Pacer
@@ -49,8 +49,6 @@ PIPELINE_MAX = 100  # verdicts in one pipelined round trip
 DISCOVER_LIMIT = 1000  # finalize rows one cycle's discovery opens
 # On a stop, the relay drains what is enqueued for at most this long before the worker exits.
 STOP_DRAIN_S = 3.0
-#: How many recordings known to be uploaded a cycle HEADs before the database judges a 404.
-KNOWN_UPLOADS = 3
 # The counts of a settled row (progress, the "no run" alert's heartbeat). A backoff, a busy row
 # or a deferred 404 settles nothing: an outage of S3 must not look like work being done.
 SETTLED = frozenset({"reconciled", "failed", "quarantined", "terminal", "republished", "closed"})
@@ -84,15 +82,8 @@ class Context:
     storage: Storage
     metrics: Metrics
     relay: Relay | None = None
-    watch: StorageWatch = field(init=False)
     #: Whether the last cycle found republish discovery held (its end is logged once).
     republish_held: bool = field(init=False, default=False)
-    #: Whether this process has rehearsed the adapter's writes on a real recording (start-up
-    #: may have had none to rehearse on): until then, before it applies a verdict.
-    rehearsed: bool = field(init=False, default=False)
-
-    def __post_init__(self) -> None:
-        self.watch = StorageWatch(self.metrics)
 
 
 @dataclass
@@ -106,7 +97,8 @@ class CycleSummary:
     #: ``deferredByIncident`` (apply time: 404s a storage incident held back).
     counts: Counter[str] = field(default_factory=Counter)
     config_error: bool = False
-    #: Set when the cycle stopped on a fault every row met (``ServiceFault``).
+    #: Set when the cycle stopped on a fault every row met (``ServiceFault``: the database's
+    #: word, ``record_apply_failure``).
     service_fault: str | None = None
     duration_ms: int = 0
     skipped: bool = False
@@ -282,9 +274,6 @@ def _reconcile(
         run.bucket_answered(bucket_confirmed)
         run.discover()
         run.claim_loop(claim_until)
-        if not summary.storage_unreachable and not summary.config_error:
-            ctx.watch.head_verdicts_counted(conn, summary.job_run_id,
-                                            summary.counts["transient"], summary.counts["checked"])
 
 
 def _relay(
@@ -311,7 +300,8 @@ def _relay(
 
 class _Reconcile:
     """The reconcile phase of one cycle on its connection, and what the cycle saw of the
-    storage as a whole: the facts every verdict goes out with (``facts``)."""
+    storage as a whole: the facts every verdict goes out with (``facts``), and the HEADs the
+    database judges the worker's storage incident by as they come (``window``)."""
 
     def __init__(self, ctx: Context, conn: queries.Connection, stop: threading.Event,
                  summary: CycleSummary, lock_deadline: float) -> None:
@@ -323,19 +313,21 @@ class _Reconcile:
         self.objects_found = 0
         #: The known uploads' answers, once the cycle looked at them (at most once).
         self.known: KnownAnswers | None = None
+        self.window = HeadWindow(conn, ctx.metrics, summary.job_run_id)
+        #: The rows claimed for a check and not applied yet (held ones included).
+        self.unapplied: set[model.ClaimedRow] = set()
 
     def bucket_answered(self, confirmed: bool) -> None:
         summary = self.summary
         self.bucket_confirmed = confirmed
+        self.window.bucket_answered(confirmed, None if confirmed else "HeadBucket unanswered")
         if confirmed:
-            self.ctx.watch.bucket_confirmed(self.conn, summary.job_run_id)
             return
         summary.storage_unreachable = True  # once a cycle: later answers are confirmations
         summary.degraded.append("storage: HeadBucket could not be answered (unreachable); "
                                 "claimed rows back off, none fails")
         log("storage unreachable", level="warning", jobRunId=summary.job_run_id,
-            message="the bucket could not be confirmed: no row fails, rows back off")
-        self.ctx.watch.unreachable(self.conn, summary.job_run_id, "HeadBucket unanswered")
+            message="the bucket could not be confirmed: no row fails, no attempt is used")
 
     def discover(self) -> None:
         """Opens finalize rows (bounded per cycle) for recordings stuck past the SLA without
@@ -370,71 +362,83 @@ class _Reconcile:
                 unshown=hold.unshown, message="recordings the hold kept back stay as they are")
 
     def claim_loop(self, claim_until: float) -> None:
-        settings, summary = self.ctx.settings, self.summary
+        """Claims and checks batch after batch; then the verdicts the storage's window still
+        holds are judged and applied (given back on a stop)."""
+        summary = self.summary
         try:
-            while not self.stop.is_set():
-                if time.monotonic() >= claim_until:
-                    log("max run duration reached", jobRunId=summary.job_run_id,
-                        message="claiming stops; the rest waits for the next cycle")
-                    return
-                # A slow pace claims less at a time: no claim outlives the pace by much.
-                limit = (self.pacer.claim_size(settings.batch_size) if self.pacer
-                         else settings.batch_size)
-                rows = queries.claim_due(self.conn, replace(settings, batch_size=limit))
-                if not rows:
-                    return
-                self.pacer = self.pacer or Pacer.for_drain(
-                    settings, self.ctx.pool, self.ctx.metrics, self.stop, summary.job_run_id)
-                self.pacer.claimed(len(rows), limit)
-                summary.counts["claimed"] += len(rows)
-                log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows),
-                    actions=dict(Counter(row.action for row in rows)))
-                _settled_at_claim(self.ctx, rows, summary)
-                reconcile = [row for row in rows if row.action == "reconcile"]
-                if reconcile and not self.ctx.rehearsed and not self.rehearse(reconcile):
-                    return
-                if reconcile and not self.check_and_apply(reconcile, self.pacer):
-                    return
-                # A short batch means nothing else was due when it was claimed: done for this
-                # cycle (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next).
-                if len(rows) < limit:
-                    return
+            go_on = self.claim_batches(claim_until)
         finally:
             if self.pacer is not None:
                 self.pacer.close()
                 summary.pacing = self.pacer.summary()
+        if self.stop.is_set():
+            held = [row for row, _, _ in self.window.drop()]
+            if held:
+                self.release_on_stop(held)
+        elif go_on:
+            try:
+                code = self.apply(self.window.flush())
+            except ServiceFault as fault:
+                self.service_fault(fault)
+            else:
+                if code is not None:  # a 404 among them said the key layout is wrong
+                    _config_error(self.ctx, summary, code)
+        if self.window.failing:
+            summary.degraded.append(
+                "storage: most HEADs came back transient; the worker's storage incident is "
+                "open: no attempt used, no 404 believed")
 
-    def rehearse(self, rows: list[model.ClaimedRow]) -> bool:
-        """The adapter's writes rehearsed (rolled back) before the first verdict is applied;
-        a failure stops the cycle like a fault of every row. False when the cycle must stop."""
-        found = adapter.beneath(self.conn, rehearse=True)
-        if failing := found.get("error"):
-            self.service_fault(ServiceFault(
-                "the adapter check fails (recording_finalize.check_adapter): "
-                + "; ".join(failing)), rows)
-            return False
-        # Its notices say what it could not rehearse (no active recording to rehearse on).
-        self.ctx.rehearsed = "notice" not in found
-        return True
+    def claim_batches(self, claim_until: float) -> bool:
+        """False when the cycle must stop (stop requested, configuration failure, fault)."""
+        settings, summary = self.ctx.settings, self.summary
+        while not self.stop.is_set():
+            if time.monotonic() >= claim_until:
+                log("max run duration reached", jobRunId=summary.job_run_id,
+                    message="claiming stops; the rest waits for the next cycle")
+                return True
+            # A slow pace claims less at a time: no claim outlives the pace by much.
+            limit = (self.pacer.claim_size(settings.batch_size) if self.pacer
+                     else settings.batch_size)
+            rows = queries.claim_due(self.conn, replace(settings, batch_size=limit))
+            if not rows:
+                return True
+            self.pacer = self.pacer or Pacer.for_drain(
+                settings, self.ctx.pool, self.ctx.metrics, self.stop, summary.job_run_id)
+            self.pacer.claimed(len(rows), limit)
+            summary.counts["claimed"] += len(rows)
+            log("batch claimed", jobRunId=summary.job_run_id, rows=len(rows),
+                actions=dict(Counter(row.action for row in rows)))
+            _settled_at_claim(self.ctx, rows, summary)
+            reconcile = [row for row in rows if row.action == "reconcile"]
+            if reconcile and not self.check_and_apply(reconcile, self.pacer):
+                return False
+            # A short batch means nothing else was due when it was claimed: done for this
+            # cycle (rows that fall due meanwhile, e.g. with a tiny backoff, wait for the next).
+            if len(rows) < limit:
+                return True
+        return False
 
     def check_and_apply(self, rows: list[model.ClaimedRow], pacer: Pacer) -> bool:
         """HEADs ``rows`` in the check threads and applies the verdicts as they arrive, all that
-        are in (at most a pacer's burst) in one round trip, then waits as the pacer says.
-        False when the cycle must stop (stop requested, configuration failure)."""
+        are in (at most a pacer's burst) in one round trip, then waits as the pacer says. The
+        database judges the storage by them first (``HeadWindow``): it may hold them a while.
+        False when the cycle must stop (stop requested, configuration failure, service fault)."""
+        self.unapplied.update(rows)
         if not self.bucket_confirmed:  # asked again before each batch while unconfirmed
             try:
                 if self.ctx.storage.check_bucket():
                     self.bucket_answered(True)
             except StorageConfigError as err:
-                self.release_for_config_error(rows, err.code)
+                self.window.drop()
+                self.release_for_config_error(self.pending(), err.code)
                 return False
         checks = _Checks(self.ctx, rows, self.stop, self.lock_deadline)
-        unapplied = set(rows)
         try:
             while checks.waiting:
                 ready = checks.arrived(pacer.burst(PIPELINE_MAX))
                 if self.stop.is_set():
-                    self.release_on_stop([r for r in rows if r in unapplied])
+                    self.window.drop()
+                    self.release_on_stop(self.pending())
                     return False
                 if ready is None:
                     continue
@@ -443,21 +447,27 @@ class _Reconcile:
                     checks.config_failed.set()  # the checks not yet begun make no storage call
                 try:
                     # The verdicts that came in before a configuration error are recorded.
+                    batch = self.window.judge(batch)
                     judged = self.apply(batch)
                 except ServiceFault as fault:
                     checks.config_failed.set()  # stop the checks: nothing can be applied
-                    self.service_fault(fault, [r for r in rows if r in unapplied])
+                    self.window.drop()
+                    self.service_fault(fault)
                     return False
-                unapplied.difference_update(row for row, _, _ in batch)
                 code = (config_error.error or "ConfigError") if config_error else judged
                 if code is not None:
                     checks.config_failed.set()
-                    self.release_for_config_error([r for r in rows if r in unapplied], code)
+                    self.window.drop()
+                    self.release_for_config_error(self.pending(), code)
                     return False
                 pacer.applied(len(batch), self.lock_deadline)
             return not self.stop.is_set()
         finally:
             checks.close()
+
+    def pending(self) -> list[model.ClaimedRow]:
+        """The rows claimed for a check and not applied yet, in no particular order."""
+        return list(self.unapplied)
 
     def facts(self, batch: _Batch) -> queries.StorageFacts:
         """What the cycle saw of the storage, this batch included. The known uploads are HEADed
@@ -466,8 +476,7 @@ class _Reconcile:
         self.objects_found += sum(verdict.outcome == model.FOUND for _, verdict, _ in batch)
         if (self.known is None and self.bucket_confirmed and not self.objects_found
                 and any(verdict.outcome == model.MISSING for _, verdict, _ in batch)):
-            self.known = self.ctx.storage.known_upload_answers(
-                queries.known_uploads(self.conn, KNOWN_UPLOADS))
+            self.known = self.ctx.storage.known_upload_answers(queries.known_uploads(self.conn))
             self.objects_found += self.known.found
         known = self.known
         return queries.StorageFacts(
@@ -478,7 +487,9 @@ class _Reconcile:
     def apply(self, batch: _Batch) -> str | None:
         """Applies the verdicts in one round trip and counts each; returns the configuration
         error the database read in a 404 (KeyLayoutUnconfirmed), if any. One row's error leaves
-        the others applied (each is its own transaction) and is raised once they are counted."""
+        the others applied (each is its own transaction); the database then says whether it is
+        a service fault (``ServiceFault`` raised: the attempts were given back) or the row's own
+        (its error raised once the others are counted)."""
         if not batch:
             return None
         facts = self.facts(batch)
@@ -490,6 +501,7 @@ class _Reconcile:
         failures: list[tuple[model.ClaimedRow, psycopg.Error]] = []
         judged: str | None = None
         for (row, verdict, check_s), answer in zip(batch, answers, strict=True):
+            self.unapplied.discard(row)
             if isinstance(answer, psycopg.Error):
                 failures.append((row, answer))
                 continue
@@ -502,13 +514,12 @@ class _Reconcile:
         if not failures:
             self.ctx.metrics.service_fault.set(0)
             return judged
-        fault = ServiceFault.of(failures, len(batch))
-        if fault is not None:
-            raise fault
+        recorded = queries.record_apply_failure(self.conn, failures, len(batch),
+                                                self.pending())
+        if recorded.service_fault:
+            self.unapplied.clear()  # every one given back
+            raise ServiceFault(recorded.last_error, recorded.recorded)
         # One row's own failure: its attempt stands, its error is kept for the quarantine.
-        queries.call_value(self.conn, "record_apply_failure",
-                           **queries.claims([row for row, _ in failures]),
-                           error=describe(failures[0][1]), give_back=False)
         raise failures[0][1]
 
     def release_for_config_error(self, rows: list[model.ClaimedRow], code: str) -> None:
@@ -518,15 +529,14 @@ class _Reconcile:
             self.apply([(row, verdict, 0.0) for row in rows[start:start + PIPELINE_MAX]])
         _config_error(self.ctx, self.summary, code)
 
-    def service_fault(self, fault: ServiceFault, rows: list[model.ClaimedRow]) -> None:
-        """The rows not applied keep the fault as their last_error and get their attempt back."""
+    def service_fault(self, fault: ServiceFault) -> None:
+        """The cycle stops: the rows not applied kept the fault as their last_error and got their
+        attempt back (``record_apply_failure`` did, as it decided)."""
         summary, text = self.summary, str(fault)
-        given_back = queries.call_value(self.conn, "record_apply_failure",
-                                        **queries.claims(rows), error=text, give_back=True)
         summary.service_fault = summary.error = text
         self.ctx.metrics.service_fault.set(1)
         log("cycle stopped by a service fault", level="error", jobRunId=summary.job_run_id,
-            error=text, rows=len(rows), givenBack=given_back,
+            error=text, givenBack=fault.given_back,
             message="applying fails for every row for one reason the database gives: no row is "
                     "quarantined for it; fix it (the error names the object) and the next cycle "
                     "goes on")
@@ -534,6 +544,7 @@ class _Reconcile:
     def release_on_stop(self, rows: list[model.ClaimedRow]) -> None:
         """A stop between claim and apply: the rows not applied are due at once, attempt back."""
         summary = self.summary
+        self.unapplied.difference_update(rows)
         summary.counts["releasedOnStop"] += queries.call_value(
             self.conn, "release_claims", **queries.claims(rows))
         log("claims released on stop", jobRunId=summary.job_run_id, rows=len(rows),
@@ -651,32 +662,14 @@ def _verdicts(
     return batch, None
 
 
-#: SQLSTATE classes of a fault that is the service schema's, not a row's: a privilege (42), a
-#: constraint (23), a value's type or form (22).
-FAULT_CLASSES = ("42", "23", "22")
-
-
 class ServiceFault(Exception):
-    """apply_outcome failed for one reason of the service's schema (SPEC section 9), not a
-    poison row: the cycle stops and the attempts are given back."""
+    """apply_outcome failed for one reason of the service's schema, not a poison row, as
+    ``record_apply_failure`` decided: the cycle stops; ``given_back`` rows got their attempt
+    back. The text is the last_error it wrote (SQLSTATE, message, the object it names)."""
 
-    @classmethod
-    def of(cls, failures: list[tuple[model.ClaimedRow, psycopg.Error]], batch_size: int
-           ) -> ServiceFault | None:
-        states = {err.sqlstate for _, err in failures}
-        state = next(iter(states)) if len(states) == 1 else None
-        if state is None or state[:2] not in FAULT_CLASSES:
-            return None
-        # A privilege is never one row's; a constraint or a value is the schema's when it
-        # refuses every row of a batch of more than one.
-        if state[:2] != "42" and not (len(failures) == batch_size and batch_size > 1):
-            return None
-        diag = failures[0][1].diag
-        where = ", ".join(f"{k} {v}" for k, v in (
-            ("table", diag.table_name), ("column", diag.column_name),
-            ("constraint", diag.constraint_name)) if v)
-        return cls(f"ServiceFault: {state} {diag.message_primary or ''}"
-                   + (f" ({where})" if where else ""))
+    def __init__(self, text: str, given_back: int) -> None:
+        super().__init__(text)
+        self.given_back = given_back
 
 
 #: How apply_outcome's answers are counted, by result: the database's answer, not our guess.

@@ -161,8 +161,8 @@ class Metrics:
     storage_incidents_open = _Metric(
         Gauge, "Open file-storage incidents of any source (recording_finalize.storage_incidents).")
     storage_incidents_opened_total = _Metric(
-        Counter, "File-storage incidents this worker opened (HeadBucket unreachable, or most HEADs "
-        "of a cycle transient).")
+        Counter, "File-storage incidents this worker opened (HeadBucket unreachable, or at least 5 "
+        "HEADs and half of them transient), while the cycle runs.")
     missing_deferred_total = _Metric(
         Counter, "Missing (404) verdicts that failed no recording because a storage incident "
         "overlapping its upload window was open or ended less than RFR_UPLOAD_GRACE ago.")
@@ -170,7 +170,8 @@ class Metrics:
         Counter, "Transient S3 check verdicts (timeouts, connection errors, 5xx, throttling).")
     attempts_held_total = _Metric(
         Counter, "Transient verdicts whose attempt was given back because the worker's own storage "
-        "incident (source worker) was open: an outage of any length quarantines nothing.")
+        "incident (source worker) was open: an outage the worker sees quarantines nothing, "
+        "however long.")
     discovered_total = _Metric(
         Counter, "Finalize rows opened by the worker's discovery of recordings stuck past the SLA "
         "without one (the service opened none).")

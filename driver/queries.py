@@ -17,6 +17,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import RowFactory, class_row
 
+from .errors import describe
 from .model import ClaimedRow, Verdict
 
 if TYPE_CHECKING:
@@ -96,6 +97,35 @@ class StorageIncident:
     created: bool | None = None
     is_open: bool | None = None
     duration_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class StorageHealth:
+    """``storage_health``'s answer: what it did to the worker's incident (``action``: opened,
+    closed, kept, none), that incident (None: there is none), whether the HEADs reported were
+    judged (``decided``: count anew) and whether their verdicts wait (``hold``)."""
+
+    action: str
+    incident_id: int | None
+    kind: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    decided: bool
+    hold: bool
+
+    @property
+    def is_open(self) -> bool:
+        return self.incident_id is not None and self.ended_at is None
+
+
+@dataclass(frozen=True)
+class ApplyFailure:
+    """``record_apply_failure``'s answer: whether the failures are a service fault (the cycle
+    stops), the last_error it wrote and how many rows it recorded."""
+
+    service_fault: bool
+    last_error: str
+    recorded: int
 
 
 @dataclass(frozen=True)
@@ -242,12 +272,13 @@ def worker_config(conn: Connection) -> WorkerConfig | None:
         from recording_finalize.worker_config()""")), None)
 
 
-def known_uploads(conn: Connection, limit: int) -> list[ClaimedRow]:
-    """The newest Available recordings, as rows whose keys the storage can build."""
+def known_uploads(conn: Connection) -> list[ClaimedRow]:
+    """The newest Available recordings, as many as the key-layout rule asks about, as rows whose
+    keys the storage can build."""
     return _rows(conn, ClaimedRow, """
         select recording_id, session_kind, session_id, 'known' as action, 0 as attempts,
             null::uuid as claim_token, null::integer as recording_version, null::text as detail
-        from recording_finalize.known_uploads(%s)""", (limit,))
+        from recording_finalize.known_uploads()""")
 
 
 def storage_layout_unconfirmed(conn: Connection, found: int, missing: int, other: int) -> bool:
@@ -356,6 +387,40 @@ def storage_incident_close(
 ) -> StorageIncident | None:
     return next(iter(call_rows(conn, class_row(StorageIncident), "storage_incident_close",
                                source=source, at=at, reason=reason)), None)
+
+
+def storage_health(
+    conn: Connection, *, bucket_answered: bool | None = None, transient: int | None = None,
+    checked: int | None = None, cycle_end: bool = False, error: str | None = None,
+) -> StorageHealth:
+    """What the cycle's S3 checks saw, reported: the database opens or closes the worker's
+    storage incident by it."""
+    [row] = call_rows(conn, class_row(StorageHealth), "storage_health",
+                      bucket_answered=bucket_answered, transient=transient, checked=checked,
+                      cycle_end=cycle_end, error=error)
+    return row
+
+
+def record_apply_failure(
+    conn: Connection, failures: Sequence[tuple[ClaimedRow, psycopg.Error]], batch_size: int,
+    unapplied: Sequence[ClaimedRow],
+) -> ApplyFailure:
+    """``apply_outcome`` raised for ``failures`` (of ``batch_size`` verdicts sent together);
+    ``unapplied``: the other rows the cycle claimed and has not applied. The database decides
+    whether it is a service fault and records it."""
+    first = failures[0][1]
+    diag = first.diag
+    where = ", ".join(f"{k} {v}" for k, v in (
+        ("table", diag.table_name), ("column", diag.column_name),
+        ("constraint", diag.constraint_name)) if v)
+    [row] = call_rows(
+        conn, class_row(ApplyFailure), "record_apply_failure",
+        **claims([row for row, _ in failures]),
+        sqlstates=[err.sqlstate or "" for _, err in failures], error=describe(first),
+        message=(diag.message_primary or "") + (f" ({where})" if where else ""),
+        batch_size=batch_size, unapplied_ids=[r.recording_id for r in unapplied],
+        unapplied_tokens=[r.claim_token for r in unapplied])
+    return row
 
 
 def storage_incident_list(

@@ -374,7 +374,6 @@ def storage_check(storage: Storage, settings: Settings) -> Check:
     """HeadBucket, then whether the bucket holds the newest uploaded recordings' binaries at the
     template's keys (the apply path's rule, the database's judgement; unanswered: no verdict)."""
     from . import queries
-    from .cycle import KNOWN_UPLOADS
     from .probes import Answer
     from .storage import StorageConfigError
 
@@ -388,7 +387,7 @@ def storage_check(storage: Storage, settings: Settings) -> Check:
                           "file storage cannot be reached)", transient=True)
         try:
             with cliutil.connect(settings) as conn:
-                rows = queries.known_uploads(conn, KNOWN_UPLOADS)
+                rows = queries.known_uploads(conn)
                 unconfirmed = bool(rows) and queries.storage_layout_unconfirmed(
                     conn, *storage.known_upload_answers(rows))
         except psycopg.Error:

@@ -18,10 +18,10 @@ $$;
 
 comment on function recording_finalize.storage_layout_unconfirmed(integer, integer, integer) is
 'True when the HEADs of the known uploads (known_uploads) say the file storage is not the '
-'recorders'': none found (p_known_found), at least two and all of them 404 (p_known_missing, '
-'p_known_other: answered otherwise); the rule outcome_decision applies to a cycle''s 404s '
-'(key_layout_unconfirmed). The worker''s /readyz answers 503 then. Pure; no lock. Worker API '
-'(SECURITY DEFINER).';
+'recorders'': none found (p_known_found), at least key_layout_evidence() (2) and all of them '
+'404 (p_known_missing; p_known_other: answered otherwise); the rule outcome_decision '
+'applies to a cycle''s 404s (key_layout_unconfirmed). The worker''s /readyz answers 503 '
+'then. Pure; no lock. Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.storage_layout_unconfirmed(integer, integer, integer)
 from public;

@@ -17,18 +17,20 @@
 -- 1. The bucket: the cycle's HeadBucket confirmed the bucket (p_bucket_confirmed false: a HEAD
 --    on a bucket that is not there is a bare 404 too). Otherwise it is read as transient.
 -- 2. The key layout: a bucket that exists is not yet the recorders'. When the cycle has found no
---    object and at least two known uploads, and every one looked at, answered 404, the bucket,
---    prefix or key template is wrong: a configuration error (attempt given back, nothing
---    Failed; KeyLayoutUnconfirmed). With fewer than two to look at (a new system), or one that
---    answered otherwise, the bucket alone stands. The rule is key_layout_unconfirmed, a file
---    of its own because /readyz judges by it too.
+--    object and the known uploads it looked at (key_layout_evidence of them), every one,
+--    answered 404, the bucket, prefix or key template is wrong: a configuration error (attempt
+--    given back, nothing Failed; KeyLayoutUnconfirmed). With fewer to look at (a new system),
+--    or one that answered otherwise, the bucket alone stands. The rule is
+--    key_layout_unconfirmed, a file of its own because /readyz judges by it too.
 -- 3. The storage incidents: no incident that overlaps the recording's upload window is open or
 --    ended less than the upload grace ago (deferred_by_incident).
 --
--- The worker's own incidents (source worker) are of two kinds, told apart by their reason: one
--- opened because HeadBucket went unanswered (reason 'HeadBucket: ...') closes as soon as a
--- HeadBucket answers; one opened because too many HEADs of a cycle were transient stays open
--- until a cycle's HEADs are healthy again.
+-- The worker's own incidents (source worker) are opened and closed by storage_health, the one
+-- place of that rule, while the cycle runs. Their kind says what ends them: one of kind
+-- unreachable (HeadBucket went unanswered) ends when a HeadBucket answers; one of kind transient
+-- (most HEADs transient) when the HEADs are healthy again. The previews decide before their
+-- cycle has reported its HeadBucket, so p_bucket_confirmed takes the worker's incident as that
+-- report will leave it (below).
 
 create or replace function recording_finalize_internal.outcome_decision(
     p_outcome text,
@@ -170,11 +172,11 @@ as $$
                 recording_finalize_internal.iso_utc(e.ended_at + p_upload_grace))
             end as reason
         from recording_finalize.storage_incidents as i
-        -- When it ends, as far as this verdict is concerned: the worker's HeadBucket incident
-        -- at p_now when HeadBucket answered (the cycle closes it before it claims).
+        -- When it ends, as far as this verdict is concerned: the worker's unreachable incident
+        -- at p_now when HeadBucket answered (storage_health closes it before the cycle claims).
         cross join lateral (
             select case when i.ended_at is null and i.source = 'worker' and p_bucket_confirmed
-                and coalesce(i.reason, '') like 'HeadBucket:%' then p_now
+                and i.kind = 'unreachable' then p_now
                 else i.ended_at end as ended_at
             -- Once per incident, not copied into the five places below that read it.
             offset 0
@@ -194,15 +196,15 @@ as $$
     ) as d on true
     -- A transient answer while the worker's own storage incident is open (it opened it because
     -- the storage could not be reached) says nothing about the recording: no attempt is burned,
-    -- so an outage of any length quarantines nothing.
+    -- so an outage the worker has seen quarantines nothing, however long it lasts.
     left join lateral (
         select i.id
         from recording_finalize.storage_incidents as i
         where v.outcome = 'transient'
             and i.source = 'worker' and i.ended_at is null
-            -- Not the HeadBucket incident a HeadBucket that answered closes.
+            -- Not the unreachable incident a HeadBucket that answered closes.
             and not (coalesce(p_bucket_confirmed, false)
-                and coalesce(i.reason, '') like 'HeadBucket:%')
+                and coalesce(i.kind = 'unreachable', false))
             -- As for the 404 rule: an incident that starts after the moment judged is not open
             -- at that moment.
             and i.started_at <= p_now
@@ -229,8 +231,9 @@ comment on function recording_finalize_internal.outcome_decision(
 'recording, Timeout), unless one of three rules does not believe it: p_bucket_confirmed false '
 '(the cycle''s HeadBucket did not confirm the bucket): read as transient, last_error says '
 '''bucket unconfirmed''; no object found by the cycle (p_objects_found 0 or NULL) while at '
-'least two known uploads answered 404 and none otherwise (p_known_missing, p_known_other): read '
-'as config_error, last_error ''ConfigError: KeyLayoutUnconfirmed: ...''; a storage incident '
+'least key_layout_evidence() (2) known uploads answered 404 and none otherwise '
+'(p_known_missing, p_known_other): read as config_error, last_error ''ConfigError: '
+'KeyLayoutUnconfirmed: ...''; a storage incident '
 'overlapping the upload window (from p_window_start) is open or ended less than p_upload_grace '
 'ago: deferred_by_incident, attempt given back, due at incident end + grace (at most now + '
 'p_upload_grace_max), last_error names the incident; transient: backoff (the claim''s '
@@ -239,11 +242,9 @@ comment on function recording_finalize_internal.outcome_decision(
 'source worker is open; config_error: config_error_released, attempt given back, due now. '
 'next_attempt_at and last_error NULL mean: keep the row''s. p_bucket_confirmed is a fact, '
 'whether the cycle''s HeadBucket answered: NULL takes the incidents as recorded; true takes '
-'the worker''s open incident '
-'opened because HeadBucket went unanswered (reason ''HeadBucket: ...'') as ended at p_now (the '
-'cycle closes it), the one opened for transient HEADs as open (a healthy cycle closes it, at its '
-'end); false takes a worker incident as open (the cycle opens one). STABLE: reads '
-'storage_incidents.';
+'the worker''s open incident of kind unreachable as ended at p_now (the cycle''s report to '
+'storage_health closes it), one of kind transient (or none) as open (the HEADs close it); false '
+'takes a worker incident as open (the report opens one). STABLE: reads storage_incidents.';
 
 revoke all on function recording_finalize_internal.outcome_decision(
     text, text, text, integer, integer, timestamptz, interval, interval, timestamptz, boolean,

@@ -10,21 +10,29 @@ the outage of ``test_run_once_*`` is a real stopped S3.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import secrets
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from conftest import (
+    CLI,
     Db,
     Stack,
     Worker,
     finalize_row,
+    pipe_bytes,
     put_binary,
     recording,
     seed_available_unpublished,
@@ -34,7 +42,6 @@ from recording_finalize import logs
 from recording_finalize.config import load_settings
 from recording_finalize.cycle import Context, CycleSummary, run_cycle
 from recording_finalize.db import open_pool
-from recording_finalize.incidents import TRANSIENT_MIN
 from recording_finalize.metrics import Metrics
 from recording_finalize.model import TRANSIENT, ClaimedRow, Verdict
 from recording_finalize.storage import Storage
@@ -59,6 +66,8 @@ class FaultyStorage(Storage):
 
 
 Run = Callable[[], tuple[CycleSummary, list[dict[str, Any]]]]
+#: How many transient HEADs of a window open an incident (storage_health's rule).
+TRANSIENT_MIN = 5
 
 
 @pytest.fixture
@@ -133,7 +142,7 @@ def test_an_outage_opens_an_incident_and_the_404_after_it_fails_nothing(
     storage.bucket_up = True
     make_due(db, seeded.recording_id)
     summary, events = run()
-    assert summary.result == "ok", summary.degraded
+    assert summary.result == "ok", (summary.degraded, summary.error, events[-3:])
     assert (summary.counts["failed"], summary.counts["deferredByIncident"]) == (0, 1)
     [incident] = incidents(db)
     assert incident["ended_at"] is not None
@@ -163,7 +172,11 @@ def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(
     summary, _ = run()
     assert summary.counts["transient"] == TRANSIENT_MIN and not summary.storage_unreachable
     [incident] = incidents(db)
-    assert incident["ended_at"] is None and "HEADs of a cycle were transient" in incident["reason"]
+    assert incident["ended_at"] is None and "5 of 5 HEADs transient" in incident["reason"]
+    # The first four waited for the fifth (one check at a time): none used an attempt.
+    assert summary.counts["heldByIncident"] == TRANSIENT_MIN and summary.counts["backoff"] == 0
+    assert {finalize_row(db, s.recording_id)["attempts"] for s in seeded} == {0}
+    assert summary.result == "degraded" and "most HEADs" in summary.degraded[0]
 
     # HeadBucket answered all along: the next cycle's start does not close it, its HEADs do.
     storage.transient = False
@@ -309,3 +322,153 @@ def test_the_heartbeat_moves_with_each_settled_row_and_not_with_an_outage(
     # the cycle runs; its success at the end moves the gauge once more.
     assert len(moves) >= 3
     assert metric(ctx, heartbeat) > before
+
+
+def _seed_many(db: Db, count: int) -> list[Any]:
+    """``count`` stuck recordings (sessions ended an hour ago, no callback, no binary): due now."""
+    with db.connect() as conn:
+        sessions = [r[0] for r in conn.execute(
+            "insert into messenger.call_sessions (id, chat_id, deal_id, tenant_id, started_at) "
+            "select gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), "
+            "now() - interval '3 hours' from generate_series(1, %s) returning id",
+            (count,)).fetchall()]
+        recordings = [r[0] for r in conn.execute(
+            "select recording_finalize.recording_started(gen_random_uuid(), 'Direct', s, "
+            "'Audio', 'Auto') from unnest(%s::uuid[]) as s", (sessions,)).fetchall()]
+        conn.execute("update messenger.call_sessions set ended_at = now() - interval '1 hour' "
+                     "where id = any(%s)", (sessions,))
+        conn.execute("select recording_finalize.session_ended('Direct', s, '30 minutes') "
+                     "from unnest(%s::uuid[]) as s", (sessions,))
+    return recordings
+
+
+class S3Switch:
+    """A TCP proxy in front of the stack's S3 that a test turns off and on at once: off, every
+    open connection is cut and every new one closed as soon as it is accepted (the worker's
+    HeadBucket and HEADs fail as on a storage outage); SeaweedFS itself keeps running, so the
+    outage ends the moment the test says, not when a restarted server is ready."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.up = True
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._server.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            if not self.up:
+                client.close()
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            with self._lock:
+                self._open.update((client, upstream))
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=pipe_bytes, args=(src, dst), daemon=True).start()
+
+    def set_up(self, up: bool) -> None:
+        self.up = up
+        if not up:
+            with self._lock:
+                cut, self._open = self._open, set()
+            for sock in cut:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self._server.close()
+        self.set_up(False)
+
+
+#: Puts a binary for each recording id read from stdin into the bucket ``argv[1]``, where the
+#: recorders put them.
+_UPLOAD = """
+import os, sys, boto3
+s3 = boto3.client("s3", endpoint_url=os.environ["S3_ENDPOINT_URL"])
+for recording_id in sys.stdin.read().split():
+    s3.put_object(Bucket=sys.argv[1], Key=f"recordings/{recording_id}", Body=b"0" * 64,
+                  ContentType="audio/webm", Metadata={"duration-seconds": "42"})
+"""
+
+
+def test_an_outage_inside_a_paced_drain_is_an_outage_from_its_first_seconds(
+    worker: Worker, db: Db, stack: Stack, bucket: str, tmp_path: Path
+) -> None:
+    """The SRE's rollout trial: a paced drain's cycle (batches of 100, a few verdicts per round
+    trip) ran on through an S3 stop; every transient verdict used an attempt, and the worker's
+    incident opened only when the cycle ended, after S3 was back, so the 404s of uploads that
+    landed just after the outage failed their recordings. Here S3 stops while one ``run-once``
+    drains, for several batches, and comes back while it still drains; the recorders' retried
+    uploads land two seconds later, well within RFR_UPLOAD_GRACE."""
+    recordings = _seed_many(db, 600)
+    port = urlsplit(stack.env["S3_ENDPOINT_URL"]).port
+    assert port is not None
+    switch = S3Switch(port)
+    # The log to a file: 600 rows' lines would fill a pipe nobody reads before the end.
+    log = (tmp_path / "run-once.log").open("w+")
+    proc = subprocess.Popen(
+        [CLI, "run-once"], stdout=subprocess.PIPE, stderr=log, text=True,
+        env=worker.environ(S3_ENDPOINT_URL=switch.url, RFR_PACING="off", RFR_MAX_APPLY_RATE="50",
+                           RFR_BATCH_SIZE="100", RFR_S3_TIMEOUT="1s", RFR_LOCK_TTL="150s",
+                           RFR_MAX_RUN_DURATION="120s"))
+    settled = "select count(*) from messenger.recording_finalize_attempts where status <> 'Pending'"
+    try:
+        deadline = time.monotonic() + 60
+        while db.one(settled)[0] < 100:  # the drain is under way: 404s before the outage fail
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        stopped_at = db.one("select now()")[0]
+        switch.set_up(False)
+        time.sleep(6)  # three claims of 100 at 50 verdicts a second
+        switch.set_up(True)
+        assert proc.poll() is None, "the drain ended during the outage: make it longer"
+        # What S3 holds no binary for yet when it is back: the recorders' uploads that the
+        # outage held back, landing a few seconds later (well within RFR_UPLOAD_GRACE) while
+        # the drain goes on HEADing the rest.
+        waiting = [r[0] for r in db.all(
+            "select recording_id from messenger.recording_finalize_attempts "
+            "where status = 'Pending'")]
+        time.sleep(3)
+        # Uploaded by another process: this one's GIL is the proxy's.
+        uploaded = subprocess.run(
+            [sys.executable, "-c", _UPLOAD, bucket], input="\n".join(map(str, waiting)),
+            env=os.environ | stack.env, text=True, capture_output=True, timeout=120)
+        assert uploaded.returncode == 0, uploaded.stderr
+        out, _ = proc.communicate(timeout=180)
+    finally:
+        switch.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["transient"] > 0, summary
+
+    # The incident opened while the cycle ran, within seconds of the first failing HEADs.
+    worker_incidents = [i for i in incidents(db) if i["source"] == "worker"]
+    assert worker_incidents, ("no storage incident was opened", summary)
+    opened_after = (worker_incidents[0]["started_at"] - stopped_at).total_seconds()
+    assert 0 <= opened_after < 5, (opened_after, worker_incidents)
+
+    rows = db.all("select f.recording_id, f.status, f.attempts, f.last_error, r.status "
+                  "from messenger.recording_finalize_attempts as f "
+                  "join messenger.call_recordings as r on r.id = f.recording_id")
+    assert len(rows) == len(recordings)
+    # Nothing quarantined, and no attempt used by the outage: a row still Pending has all of
+    # its attempts (transient verdicts held, 404s deferred, each attempt given back).
+    assert [r for r in rows if r[1] == "Quarantined"] == []
+    used = [r for r in rows if r[1] == "Pending" and r[2] != 0]
+    assert used == [], (len(used), used[:3])
+    # No upload that landed within the grace after the outage was failed.
+    late = set(waiting)
+    failed_late = [r for r in rows if r[0] in late and r[4] == "Failed"]
+    assert failed_late == [], (len(failed_late), failed_late[:3])

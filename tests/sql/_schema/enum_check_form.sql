@@ -28,8 +28,9 @@ select set_eq(
         ('recording_finalize_attempts_opened_by_ck'),
         ('operator_actions_action_kind_ck'),
         ('pause_part_ck'),
-        ('file_checksums_kind_ck')$$,
-    'the product''s enumeration CHECKs are these eight'
+        ('file_checksums_kind_ck'),
+        ('storage_incidents_kind_ck')$$,
+    'the product''s enumeration CHECKs are these nine'
 );
 select is_empty(
     $$select conname || ': ' || def from enum_checks where def like '%ARRAY[%'$$,

@@ -26,6 +26,7 @@ insert into inlined values
         || 'integer,integer,integer)'),
     ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)'),
     ('recording_finalize_internal.key_layout_unconfirmed(integer,integer,integer)'),
+    ('recording_finalize_internal.key_layout_evidence()'),
     ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
         || 'double precision)'),
     ('recording_finalize_internal.orphans(interval)'),
@@ -67,6 +68,8 @@ select set_eq(
         ('recording_finalize.recording_started(uuid,text,uuid,text,text)', 'v', 'definer'),
         ('recording_finalize.record_apply_failure(uuid[],uuid[],text,boolean)', 'v',
             'definer'),
+        ('recording_finalize.record_apply_failure(uuid[],uuid[],text[],text,text,integer,'
+            || 'uuid[],uuid[])', 'v', 'definer'),
         ('recording_finalize.recording_stopped(uuid,interval)', 'v', 'definer'),
         ('recording_finalize.report_worker_config(text,text,interval)', 'v', 'definer'),
         ('recording_finalize.relay_claim(integer,interval,bigint,text)', 'v', 'definer'),
@@ -86,6 +89,8 @@ select set_eq(
             'definer'),
         ('recording_finalize.storage_incident_list(interval,integer)', 's', 'definer'),
         ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)', 'v',
+            'definer'),
+        ('recording_finalize.storage_health(boolean,integer,integer,boolean,text)', 'v',
             'definer'),
         ('recording_finalize.try_lock_runner(bigint)', 'v', 'definer'),
         ('recording_finalize.unlock_runner(bigint)', 'v', 'definer'),
@@ -111,6 +116,7 @@ select set_eq(
         ('recording_finalize_internal.iso_utc(timestamp with time zone)', 's', 'invoker'),
         ('recording_finalize_internal.key_layout_unconfirmed(integer,integer,integer)', 'i',
             'invoker'),
+        ('recording_finalize_internal.key_layout_evidence()', 'i', 'invoker'),
         ('recording_finalize_internal.mask_urls(text,integer)', 'i', 'invoker'),
         ('recording_finalize_internal.metadata_problem(text,bigint,integer,text)', 'i',
             'invoker'),

@@ -35,6 +35,8 @@ select 'worker', fn from (values
     ('recording_finalize.service_events_unpublished(interval,integer)'),
     ('recording_finalize.storage_layout_unconfirmed(integer,integer,integer)'),
     ('recording_finalize.record_apply_failure(uuid[],uuid[],text,boolean)'),
+    ('recording_finalize.record_apply_failure(uuid[],uuid[],text[],text,text,integer,uuid[],'
+        || 'uuid[])'),
     ('recording_finalize.report_worker_config(text,text,interval)'),
     ('recording_finalize.relay_claim(integer,interval,bigint,text)'),
     ('recording_finalize.relay_mark_published(bigint[],uuid)'),
@@ -48,6 +50,7 @@ select 'worker', fn from (values
     ('recording_finalize.storage_incident_close(text,timestamp with time zone,text)'),
     ('recording_finalize.storage_incident_list(interval,integer)'),
     ('recording_finalize.storage_incident_open(text,text,timestamp with time zone)'),
+    ('recording_finalize.storage_health(boolean,integer,integer,boolean,text)'),
     ('recording_finalize.try_lock_runner(bigint)'),
     ('recording_finalize.unlock_runner(bigint)'),
     ('recording_finalize.worker_config()')

@@ -1,9 +1,8 @@
 -- outcome_decision's p_bucket_confirmed, the fact whether the cycle's HeadBucket answered, and
 -- the worker's own incident as that cycle leaves it before it claims: true (HeadBucket answered)
--- takes an open worker incident opened because HeadBucket went unanswered (reason 'HeadBucket:
--- ...') as ended at p_now, so a transient answer backs off and a 404 is deferred by the grace
--- that starts then, and one opened for transient HEADs as open (a healthy cycle closes it at its
--- end); false (HeadBucket did not answer) holds a transient answer, and a 404, even with no
+-- takes an open worker incident of kind unreachable (HeadBucket went unanswered) as ended at
+-- p_now, so a transient answer backs off and a 404 is deferred by the grace that starts then, and
+-- one of kind transient (or recorded by hand, no kind) as open (healthy HEADs close it); false (HeadBucket did not answer) holds a transient answer, and a 404, even with no
 -- incident recorded; NULL is the incidents as recorded (apply_outcome's case). Other sources are never
 -- affected.
 begin;
@@ -38,9 +37,9 @@ select results_eq(
     'false: a 404 is not believed (read as transient, so held), never failed');
 
 -- The worker's own incident, opened as HeadBucket went unanswered, left open.
-insert into recording_finalize.storage_incidents (source, started_at, reason)
-values ('worker', now() - interval '10 minutes',
-    'HeadBucket: the file storage cannot be reached (HeadBucket unanswered)');
+insert into recording_finalize.storage_incidents (source, kind, started_at, reason)
+values ('worker', 'unreachable', now() - interval '10 minutes',
+    'the file storage cannot be reached (HeadBucket unanswered)');
 select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, null)',
     $$values ('held_by_incident', 2)$$, 'open worker incident, NULL: held (as recorded)');
 select matches((select last_error from pg_temp.decide('transient', 3, false)),
@@ -63,9 +62,9 @@ select is((select result from pg_temp.decide('found', 3, true)), 'reconciled',
     'a found verdict is reconciled whatever the bucket said');
 
 -- The worker's incident opened for transient HEADs: HeadBucket answered throughout, so an
--- answer does not close it (a cycle whose HEADs are healthy does, at its end).
+-- answer does not close it (healthy HEADs do). The kind decides, not the reason's words.
 update recording_finalize.storage_incidents
-set reason = '6 of 8 HEADs of a cycle were transient';
+set kind = 'transient', reason = 'HeadBucket: 6 of 8 HEADs transient';
 select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, true)',
     $$values ('held_by_incident', 2)$$,
     'open transient-HEADs incident, HeadBucket answered: still held');
@@ -74,15 +73,15 @@ select results_eq('select result, attempts from pg_temp.decide(''transient'', 3,
 select matches((select last_error from pg_temp.decide('missing', 3, true)),
     '^StorageIncident: worker incident \d+ open since ',
     'and a 404 is deferred by it as open');
-update recording_finalize.storage_incidents set reason = null;
+update recording_finalize.storage_incidents set kind = null, reason = null;
 select results_eq('select result, attempts from pg_temp.decide(''transient'', 3, true)',
     $$values ('held_by_incident', 2)$$,
-    'an incident without a reason is not taken for a HeadBucket one');
+    'a worker incident without a kind (recorded by hand) is not taken for an unreachable one');
 
 -- A worker incident that starts after the moment judged is no incident at that moment.
 delete from recording_finalize.storage_incidents;
-insert into recording_finalize.storage_incidents (source, started_at, reason)
-values ('worker', now() + interval '1 minute', 'HeadBucket: unreachable');
+insert into recording_finalize.storage_incidents (source, kind, started_at)
+values ('worker', 'unreachable', now() + interval '1 minute');
 select results_eq('select result, finalize_status from pg_temp.decide(''missing'', 3, true)',
     $$values ('failed', 'Done')$$, 'true: a worker incident starting later defers no 404');
 
