@@ -39,7 +39,7 @@ _DATABASE_URL_RULE = "a libpq URL (postgresql://user:password@host:port/dbname)"
 
 def parse_duration(text: str, days: bool = False) -> float:
     """``"90"``, ``"90s"``, ``"250ms"``, ``"5m"``, ``"1.5h"`` → seconds, else ValueError;
-    ``days``: also ``"30d"`` (SPEC section 7: RFR_RETENTION and ``prune --older-than``)."""
+    ``days``: also ``"30d"``, for retention (RFR_RETENTION and ``prune --older-than``)."""
     match = _DURATION.match(text)
     if match is None or (match.group(2) == "d" and not days):
         raise ValueError(f"not a duration: {text!r}")
@@ -329,7 +329,7 @@ class Settings:
                                                lambda text: str(ip_address(text.strip()))),
         "the address /metrics, /livez and /readyz listen on (run): every interface by default, "
         "as a scraped pod needs; 127.0.0.1 keeps them on the host", "--metrics-address")
-    # The operator toolkit (SPEC section 7): 0 = run never prunes; prune refuses less than 1m.
+    # Retention (docs/retention.md): 0 = run never prunes; prune refuses less than 1m.
     retention: float = _variable(
         "RFR_RETENTION", "30d",
         Rule(f"{DURATION_DAYS_RULE}, >= 1m; or 0 (off)", partial(parse_duration, days=True),

@@ -17,7 +17,8 @@ What it does, in compressed time (SLA and polling interval in seconds, not minut
 
 Exit 0 when every guarantee held, 1 when one was broken, 2 on bad usage. ``--break republish``
 disables the republish phase in the demo's database, ``--break incidents`` the storage-incident
-rule (every 404 is trusted again, as before issue 11), to show that the verdict then fails.
+rule (every 404 is trusted again, as before storage incidents existed), to show that the verdict
+then fails.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Inputs are facts gathered after the run — the database's final state, the worker's JSON log,
 what the consumer received, what the simulated world did and when — never the worker's own
-opinion of itself. Every check is a rule of the spec (SPEC.md section 5, the design card's
-tests) that a broken safety net would violate; ``evaluate`` returns them, ``render`` writes the
-report, ``chart`` the PNG.
+opinion of itself. Every check is a promise the product makes (docs/reliability.md, and the
+list in docs/demo.md) that a broken safety net would violate; ``evaluate`` returns them,
+``render`` writes the report, ``chart`` the PNG.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ begin
             -- this recording's - but only when the make_available port (or what fires beneath
             -- it) refused it. Any other write it refuses (make_failed, the realtime push, the
             -- event) refuses every row: raised, so the worker stops the cycle and gives the
-            -- attempts back (SPEC section 9).
+            -- attempts back: a schema that refuses every row is no single recording's fault.
             get stacked diagnostics v_constraint = constraint_name, v_table = table_name,
                 v_schema = schema_name, v_context = pg_exception_context;
             if not v_adopting or v_context not like '%make_available%' then
@@ -219,7 +219,7 @@ comment on function recording_finalize.apply_outcome(
 'found metadata that metadata_problem refuses, or that the service''s own constraints refuse '
 'while the make_available port writes it, is quarantined invalid_metadata, never raised; a CHECK '
 'or column length that refuses any other write - make_failed, the realtime push - refuses every '
-'row and is raised, SPEC section 9), config_error_released (attempt given back, due now); and the '
+'row and is raised), config_error_released (attempt given back, due now); and the '
 'no-ops: stale (the claim token no longer matches: re-claimed or settled meanwhile), terminal '
 '(the recording is already Available/Failed: never rewritten, row closed), busy (another '
 'transaction held the recording, or the product''s event key for longer than 100 ms: nothing '

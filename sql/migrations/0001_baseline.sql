@@ -2,8 +2,8 @@
 -- Forward-only: never edit this file once it has landed; add a new migration instead.
 --
 -- The product is a visitor in the messenger service's database (sql/README.md, "Ownership"):
--- this file creates objects only in the product's schemas and the one product table the design
--- card places in schema messenger (recording_finalize_attempts). It never alters, comments,
+-- this file creates objects only in the product's schemas and the one product table that lives
+-- in schema messenger (recording_finalize_attempts). It never alters, comments,
 -- grants on or triggers a table of the service. `recording-finalize migrate` has checked the
 -- service's tables, the unique keys the product relies on, the privileges it needs and the
 -- group roles before this runs (the roles are created by migrate, not here).

@@ -203,11 +203,13 @@ UPLOAD_GRACE_S = 2 * (RETRY_CAP_S * (1 + RETRY_JITTER) + PUT_CONNECT_S + PUT_REA
 def test_s3_outage_recorders_retry(
     world: Make, record: Record, stack: Stack
 ) -> None:
-    """Issue 11: S3 is down for 6 s, six times the 1 s SLA, while the recorders of 60 just-ended
-    calls cannot upload and retry with their own backoff. Once S3 is back their uploads race
-    the worker's HEADs; the storage incident the worker recorded keeps every 404 in that race
-    from failing a recording: each binary that lands within RFR_UPLOAD_GRACE of the incident's
-    end is adopted. 20 recordings whose recorder never uploads still end Failed (Timeout)."""
+    """An outage of the storage must not fail the recordings whose uploads only wait for it (before
+    storage incidents, every 404 was trusted and they failed): S3 is down for 6 s, six times the 1 s
+    SLA, while the recorders of 60 just-ended calls cannot upload and retry with their own backoff.
+    Once S3 is back their uploads race the worker's HEADs; the storage incident the worker recorded
+    keeps every 404 in that race from failing a recording: each binary that lands within
+    RFR_UPLOAD_GRACE of the incident's end is adopted. 20 recordings whose recorder never uploads
+    still end Failed (Timeout)."""
     w = world()
     rng = random.Random(21)
     w.seed(40, rng=rng)  # ordinary traffic alongside: found, missing, republish

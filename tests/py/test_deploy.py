@@ -1,4 +1,4 @@
-"""deploy/ as a cluster would take it, checked offline (issue 21 item 2; issue 10 item 7).
+"""deploy/ as a cluster would take it, checked offline: a manifest a cluster refuses fails here.
 
 Every kustomization of deploy/kubernetes (the base and each overlay) is rendered with
 ``kubectl kustomize`` and validated against the Kubernetes OpenAPI schemas (kubernetes-validate,
@@ -151,7 +151,7 @@ def test_the_next_release_renders_a_new_job_and_the_same_release_the_same_one(
 
 
 def test_whatever_changes_the_jobs_spec_changes_its_name(tmp_path: Path) -> None:
-    """Issue 29 item 4: a re-built image of one version (another registry, tag or a digest
+    """A re-built image of one version (another registry, tag or a digest
     pin), or any edit of the Job's spec, gives a new Job name, so `kubectl apply` never meets
     the old Job's immutable pod template; the same input renders the same name."""
     shutil.copytree(REPO / "deploy" / "kubernetes", tmp_path / "kubernetes")

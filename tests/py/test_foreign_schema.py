@@ -1,4 +1,4 @@
-"""The product in a messenger database it has never seen (SPEC section 9, issue 27 item 7): the
+"""The product in a messenger database it has never seen (docs/contract/adapter.md): the
 service is an EF Core 8 + Npgsql application (tests/fixtures/efcore/schema.sql: its own
 ``__EFMigrationsHistory``, integer enums, an interval duration, TPH sessions, soft deletes,
 forced row-level security, an updated_at and a status-history trigger, its own

@@ -1,4 +1,4 @@
-"""The sidecar's probes and its start-up (issue 10 items 4, 8, 9; issue 21 items 4 and 6):
+"""The sidecar's probes and its start-up (docs/runbook.md says what an operator sees of them):
 ``/livez`` and ``/readyz`` beside ``/metrics`` of a real running ``run``; readiness over every
 dependency (database login, schema, contract, bucket, Kafka past its bound) with its reasons and
 the ``…_ready`` gauge; liveness that is honest before the first cycle and fails for a wedged

@@ -84,7 +84,7 @@ def service_event(db: Db, topic: str) -> None:
 
 
 def outbox(db: Db, topic: str) -> list[OutboxRow]:
-    # The product's own outbox (SPEC section 9): the relay reads, leases and marks only it.
+    # The product's own outbox (docs/contract/tables.md): the relay reads, leases and marks only it.
     rows = db.all(
         "select o.id, o.message_key, o.payload::text, o.headers, o.published_at is not null, "
         "exists (select from recording_finalize.relay_leases as l "
@@ -313,9 +313,10 @@ def test_a_full_last_batch_is_followed_by_one_claim_that_finds_nothing(
 def test_events_written_after_a_short_batch_wait_for_the_next_drain(
     stack: Stack, db: Db, topic: str, pool: ConnectionPool[psycopg.Connection[Any]]
 ) -> None:
-    # The service keeps writing while the relay drains (issue 14: after a backlog, a relay that
-    # claimed until nothing was left chased the new events a few at a time). An event written
-    # after the short batch was claimed is not claimed by this drain, and the next one sends it.
+    # The service keeps writing while the relay drains (after a backlog, a relay that claimed until
+    # nothing was left once chased the new events a few at a time, each claim slow). An event
+    # written after the short batch was claimed is not claimed by this drain, and the next one sends
+    # it.
     enqueue(db, topic, 3)
     settings = make_settings(stack, db, topic, RFR_RELAY_BATCH_SIZE="5")
     traced = TracingPool(pool)

@@ -1,5 +1,5 @@
-"""The product as a visitor in a database the messenger service already owns (SPEC section 8,
-issue 18): the world as it is, not as the product expects it.
+"""The product as a visitor in a database the messenger service already owns (sql/README.md,
+"Ownership"): the world as it is, not as the product expects it.
 
 Each test builds that world first, without the product: a database owned by the service's own
 role (``messenger_app_…``, no superuser), its schema ``messenger`` created by the service's
@@ -653,8 +653,8 @@ def product_depends_on_service(world: World) -> list[tuple[Any, ...]]:
 
 
 #: The only objects of the product that may depend on the service's: the adapter's views, the
-#: seam whose content is the service DBA's (SPEC section 9). Nothing else of the product names a
-#: service table.
+#: seam whose content is the service DBA's (docs/contract/adapter.md). Nothing else of the
+#: product names a service table.
 ADAPTER_VIEWS = {f"rule _RETURN on view recording_finalize_adapter.{v}"
                  for v in ("recordings", "sessions", "service_events")}
 
@@ -743,8 +743,9 @@ class ServiceTraffic:
     """The messenger service at work through its own login, in a thread: new calls on its happy
     path (Uploading, then Available with its own event), its realtime dispatcher and its
     retention (deletes), and updates of the very recordings and sessions the worker is
-    rescuing, in both orders (event first, then the recording — issue 18 item 8 — and the
-    reverse). Every error is kept: the service's side must never see one."""
+    rescuing, in both orders (event first, then the recording — the order that once made the
+    service a deadlock's victim — and the reverse). Every error is kept: the service's side
+    must never see one."""
 
     def __init__(self, world: World, targets: list[uuid.UUID]) -> None:
         self.world = world
@@ -793,7 +794,7 @@ class ServiceTraffic:
                 i += 1
                 target = self.targets[i % len(self.targets)]
                 session = self.world.sessions[target]
-                # Its own event first, then the rescued recording (issue 18 item 8).
+                # Its own event first, then the rescued recording: the order that once deadlocked.
                 self._tx(conn, (
                     "insert into messenger.integration_outbox (topic, message_key, event_type, "
                     "dedupe_key, payload) values (%s, %s, 'recording-viewed', %s, '{}')",
@@ -858,12 +859,11 @@ class ServiceTraffic:
 
 def _late_callback(world: World, rid: uuid.UUID, out: dict[str, Any]) -> None:
     """The service's own ingest of ``rid`` arriving while the worker works on it, in the order
-    that made the service the deadlock's victim in an earlier release (issue 18 item 8): its
-    event first, into its own outbox, then — once the worker's apply holds the recording or has
-    committed — the recording. The worker's events are its own now (SPEC section 9): it never
-    waits for the service's event key, so the service's update queues behind the worker's apply
-    for a moment at most, and the race leaves one event of each (consumers de-duplicate by
-    RecordingId)."""
+    that made the service the deadlock's victim in an earlier release: its event first, into
+    its own outbox, then — once the worker's apply holds the recording or has committed — the
+    recording. The worker's events go to its own outbox now: it never waits for the service's
+    event key, so the service's update queues behind the worker's apply for a moment at most,
+    and the race leaves one event of each (consumers de-duplicate by RecordingId)."""
     deadline = time.monotonic() + 60
     with world.connect() as observer:
         while time.monotonic() < deadline:
@@ -968,8 +968,8 @@ def test_the_worker_rescues_what_the_service_wrote_while_the_service_keeps_writi
 
     # The product's events are in its own outbox, one each, published by its relay: the rescued
     # one and the late one (whose own event the service enqueued while the worker held the
-    # recording: one of each, SPEC section 9). None for the Failed one, none for the service's
-    # happy path (its own event is there).
+    # recording: one of each, which consumers de-duplicate). None for the Failed one, none for
+    # the service's happy path (its own event is there).
     product_events = world.all("select recording_id, count(*), bool_and(published_at is not "
                                "null), min(topic) from recording_finalize.outbox group by 1")
     assert sorted(product_events) == sorted(
