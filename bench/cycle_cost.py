@@ -64,13 +64,15 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import psycopg
 
 from bench import world
-from bench.sysstat import loadavg, postgres_cpu
+from bench.sysstat import _children_of, loadavg, postgres_cpu, process_cpu
 
 REPO = Path(__file__).resolve().parent.parent
 #: Release 0.4.1: the previous release the figure compares with.
 PREVIOUS = "d52d80a753512b42e0d5e4ab3cb5473c92a17df3"
 WORKER_ROLE = "rfr_cycle_worker"
 CONTENDERS = ("ours", "floor", "previous")
+#: On request only: a scratch copy of the tree with a change to measure (``--candidate DIR``).
+CANDIDATE = "candidate"
 #: Seconds for the postmaster to reap a finished client's backends (their CPU moves to its
 #: children times) and for the last WAL writes to happen, before and after each measurement.
 SETTLE_S = 0.5
@@ -159,12 +161,18 @@ def install(label: str, source: Path, commit: str, out: Path) -> Package:
     stamp = venv / ".wheel-sha256"
     if stamp.exists() and stamp.read_text() == digest:
         return Package(label, source, commit, venv)
-    _run([sys.executable, "-m", "venv", "--clear", str(venv)], f"the venv of {label}",
-         timeout=300)
+    lock = REPO / "requirements.lock"
+    lock_digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    lock_stamp = venv / ".lock-sha256"
     pip = [str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", "-q"]
-    _run([*pip, "--require-hashes", "-r", str(REPO / "requirements.lock")],
-         f"the locked dependencies of {label}", timeout=900)
-    _run([*pip, "--no-deps", str(wheel)], f"the wheel of {label}", timeout=300)
+    if not lock_stamp.exists() or lock_stamp.read_text() != lock_digest:
+        _run([sys.executable, "-m", "venv", "--clear", str(venv)], f"the venv of {label}",
+             timeout=300)
+        _run([*pip, "--require-hashes", "-r", str(lock)],
+             f"the locked dependencies of {label}", timeout=900)
+        lock_stamp.write_text(lock_digest)
+    _run([*pip, "--no-deps", "--force-reinstall", str(wheel)], f"the wheel of {label}",
+         timeout=300)
     stamp.write_text(digest)
     return Package(label, source, commit, venv)
 
@@ -227,10 +235,30 @@ def floor_client(url: str, n: int, topic: str) -> int:
 # ------------------------------------------------------------------------------------------
 # One measurement
 
+#: The postmaster's children that serve no client (their title after "postgres: ").
+BACKGROUND = ("checkpointer", "background writer", "walwriter", "autovacuum launcher",
+              "autovacuum worker", "logical replication launcher", "archiver")
+
+
+def background_cpu(postmaster: int) -> float:
+    """CPU seconds of the cluster's background processes alive now (checkpointer, background
+    writer, WAL writer, launchers): the part of the cluster's CPU that no statement shows."""
+    total = 0.0
+    for pid in _children_of(postmaster):
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if title.removeprefix("postgres: ").startswith(BACKGROUND):
+            total += process_cpu(pid)
+    return total
+
+
 
 @dataclass
 class Measured:
     pg_s: float
+    background_s: float
     worker_s: float
     wall_s: float
     load: float
@@ -245,7 +273,7 @@ def measure(postmaster: int, cmd: list[str], env: dict[str, str], log: Path,
     profiler's plus its waited-for child's."""
     time.sleep(SETTLE_S)
     load = loadavg()
-    pg0 = postgres_cpu(postmaster)
+    pg0, bg0 = postgres_cpu(postmaster), background_cpu(postmaster)
     t0 = time.perf_counter()
     with log.open("w") as err:
         proc = subprocess.Popen([*(wrap or []), *cmd], env=env, text=True, cwd=REPO,
@@ -256,9 +284,9 @@ def measure(postmaster: int, cmd: list[str], env: dict[str, str], log: Path,
         proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
     time.sleep(SETTLE_S)
-    pg1 = postgres_cpu(postmaster)
-    return Measured(pg1 - pg0, usage.ru_utime + usage.ru_stime, wall, load, proc.returncode,
-                    stdout)
+    pg1, bg1 = postgres_cpu(postmaster), background_cpu(postmaster)
+    return Measured(pg1 - pg0, bg1 - bg0, usage.ru_utime + usage.ru_stime, wall, load,
+                    proc.returncode, stdout)
 
 
 @dataclass
@@ -273,6 +301,7 @@ class Run:
     wall_s: float
     idle_pg_s: float
     idle_worker_s: float
+    background_s: float
     vacuum_pg_s: float
     statements_top: int
     statements_all: int
@@ -289,12 +318,17 @@ class Run:
         return (self.worker_s - self.idle_worker_s) * 1000 / self.n
 
     @property
+    def background_ms(self) -> float:
+        return self.background_s * 1000 / self.n
+
+    @property
     def vacuum_ms(self) -> float:
         return self.vacuum_pg_s * 1000 / self.n
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"pg_ms_per_row": self.pg_ms, "worker_ms_per_row": self.worker_ms,
-                               "vacuum_ms_per_row": self.vacuum_ms}
+                               "vacuum_ms_per_row": self.vacuum_ms,
+                               "background_ms_per_row": self.background_ms}
 
 
 class CycleBench:
@@ -321,6 +355,11 @@ class CycleBench:
         t0 = time.monotonic()
         if "ours" in contenders or "floor" in contenders:
             self.packages["ours"] = install("ours", REPO, _head_commit(), self.out)
+        if CANDIDATE in contenders:
+            tree = Path(self.args.candidate or "")
+            if not (tree / "pyproject.toml").exists():
+                raise SystemExit("cycle: --contenders candidate needs --candidate DIR (a tree)")
+            self.packages[CANDIDATE] = install(CANDIDATE, tree, "candidate", self.out)
         if "previous" in contenders:
             tree = _export(self.args.previous, self.out)
             self.packages["previous"] = install("previous", tree, self.args.previous, self.out)
@@ -450,12 +489,13 @@ class CycleBench:
             world.delete_topic(self.bootstrap, topic)
         vacuum = self.vacuum_cost(dbname)
         run = Run(contender, rep, n, full.load, loadavg(), full.pg_s, full.worker_s,
-                  full.wall_s, idle.pg_s, idle.worker_s, vacuum, top, every, problems,
-                  summary, top_rows)
+                  full.wall_s, idle.pg_s, idle.worker_s, full.background_s, vacuum, top,
+                  every, problems, summary, top_rows)
         with self.admin() as conn:
             conn.execute(f'drop database if exists "{dbname}" with (force)')
         if attribute:
-            attribution |= {"run": run.to_dict(), "profile": str(self.out / f"{tag}.pyspy")}
+            attribution |= {"run": run.to_dict(), "profile": str(self.out / f"{tag}.pyspy"),
+                            "head_cpu_us": self.head_cpu(env)}
             (self.out / f"attribution-{contender}.json").write_text(
                 json.dumps(attribution, indent=1, default=str))
         else:
@@ -463,10 +503,24 @@ class CycleBench:
         flag = "ok" if not problems else "PROBLEMS: " + "; ".join(problems)
         say(f"#{rep} {contender:>8}: PG {run.pg_ms:.3f} ms/row, worker {run.worker_ms:.3f} "
             f"ms/row (start-up PG {idle.pg_s:.2f} s, worker {idle.worker_s:.2f} s), "
-            f"vacuum {run.vacuum_ms:.3f}, {top / n:.2f} statements/row, {full.wall_s:.1f} s, "
+            f"background {run.background_ms:.3f}, vacuum {run.vacuum_ms:.3f}, "
+            f"{top / n:.2f} statements/row, {full.wall_s:.1f} s, "
             f"load {full.load:.2f} - {flag}")
         self.save()
         return run
+
+    def head_cpu(self, env: dict[str, str]) -> float | None:
+        """µs of CPU one HEAD costs the worker's process (obstore's runtime threads included),
+        alone in one thread (bench/headcpu.py, this tree's driver): the part of the worker's
+        CPU a profiler of Python frames cannot see."""
+        proc = subprocess.run([sys.executable, "-m", "bench.headcpu", "obstore",
+                               str(len(self.items))], env=env, cwd=REPO, capture_output=True,
+                              text=True, timeout=600)
+        if proc.returncode != 0 or not proc.stdout.strip().startswith("{"):
+            say(f"bench.headcpu failed: {proc.stderr[-500:]}")
+            return None
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        return float(out["cpu_s"]) * 1e6 / int(out["n"])
 
     def vacuum_cost(self, dbname: str) -> float:
         """PostgreSQL's CPU for vacuuming what the run left (its dead rows, its new pages)."""
@@ -549,43 +603,64 @@ class CycleBench:
 # Attribution: where a row's CPU goes
 
 
-#: The worker's parts, by the frames of a sampled stack: the first rule that matches a frame,
-#: looking from the innermost frame outwards, names the part (so a log line written inside the
-#: apply is "logging", not "apply"); a stack no rule matches is "other".
-WORKER_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("logging", ("recording_finalize/logs.py", "/logging/")),
+#: The worker's parts, by the frames of a sampled stack. Outside ``run_cycle`` the main thread
+#: starts or stops the worker. Inside it, first what is done on the side wherever it is called
+#: (logging, metrics, spans: any frame), then the phase, the first rule with a frame that
+#: matches; a stack no rule matches is "other".
+HEAD = "HEAD"
+START_UP = "start-up and shut-down (imports, checks, clients)"
+ON_THE_SIDE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("logging", ("recording_finalize/logs.py", "logging/")),
     ("metrics", ("recording_finalize/metrics.py", "prometheus_client/")),
     ("spans", ("recording_finalize/tracing.py", "opentelemetry/")),
-    ("HEAD (obstore, parsing its answer)", ("obstore", "recording_finalize/storage.py")),
-    ("apply pipeline (params, libpq, answers)", ("recording_finalize/pipeline.py",)),
-    ("relay (claim, produce, mark)", ("recording_finalize/relay.py", "confluent_kafka")),
-    ("claim and other queries", ("recording_finalize/queries.py", "psycopg")),
-    ("cycle (threads, queues, verdicts)", ("recording_finalize/cycle.py",
-                                           "recording_finalize/model.py",
-                                           "recording_finalize/pacing.py", "/threading.py",
-                                           "/queue.py", "concurrent/futures")),
-    ("start-up (imports, checks)", ("<module>", "importlib", "recording_finalize/worker.py",
-                                    "recording_finalize/drift.py",
-                                    "recording_finalize/adapter.py")),
 )
+PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("pacing (contention samples)", ("recording_finalize/pacing.py",)),
+    ("relay (claim, produce, mark)", ("recording_finalize/relay.py",)),
+    ("apply pipeline (params, libpq, answers)", ("recording_finalize/pipeline.py",)),
+    ("claim (claim_due, its rows)", ("claim_due (",)),
+    ("discovery", ("discover", "_Reconcile.discover")),
+    ("gauges (stats, operator state)", ("_refresh_gauges", "update_from_stats", "stats (")),
+    ("storage (bucket checks, known uploads)", ("recording_finalize/storage.py",)),
+    ("per-row bookkeeping (verdicts, counts)", ("_record (", "_count_and_log", "_verdicts",
+                                                "_settled_at_claim")),
+    ("cycle (threads, queues, batches)", ("recording_finalize/cycle.py",)),
+)
+
+
+#: Innermost frames of a thread that waits (py-spy's own idle detection does not see these
+#: waits here): a queue, a condition, an event, the database's answer, a socket.
+WAITING = ("Condition.wait (", "Event.wait (", "_worker (concurrent", "Queue.get (",
+           "_Wire._wait (", "Connection.wait (psycopg", "wait (psycopg", "sleep (",
+           "select (", "poll (")
 
 
 def worker_parts(raw: Path) -> dict[str, int]:
     """Samples per part of a py-spy ``--format raw`` profile (``frame;frame;... count``,
-    outermost first)."""
+    outermost first); a stack whose innermost frame waits is "waiting" (no CPU)."""
     parts: Counter[str] = Counter()
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
         if not count.isdigit():
             continue
         frames = stack.split(";")
-        part = "other"
-        for frame in reversed(frames):
-            hit = next((name for name, marks in WORKER_PARTS
-                        if any(mark in frame for mark in marks)), None)
-            if hit is not None:
-                part = hit
-                break
+        if any(frame.startswith("Storage.check (") for frame in frames):
+            # Mostly obstore's call waiting for the answer (its runtime's CPU is in no
+            # Python frame): the HEAD is measured alone instead (bench/headcpu.py).
+            parts[HEAD] += int(count)
+            continue
+        if frames[-1].startswith(WAITING) or len(frames) == 1:
+            parts["waiting"] += int(count)
+            continue
+        if frames[0].split(": ", 1)[-1].startswith("MainThread") and not any(
+                frame.startswith("run_cycle (") for frame in frames):
+            parts[START_UP] += int(count)
+            continue
+        part = next((name for name, marks in ON_THE_SIDE
+                     if any(mark in frame for frame in frames for mark in marks)), None)
+        part = part or next((name for name, marks in PHASES
+                             if any(mark in frame for frame in frames for mark in marks)),
+                            "other")
         parts[part] += int(count)
     return dict(parts)
 
@@ -627,41 +702,76 @@ def db_parts(statements: list[dict[str, Any]], n: int) -> list[tuple[str, int, f
 
 
 def attribution_report(path: Path) -> str:
+    """The tables of an attribution run. Its times are inflated by the tracking, the profiler
+    and the machine's load, so each part is given as its share, and as that share of the CPU
+    per row the figure's runs measured (``results.json`` beside it: the medians of ours or
+    previous), which is what the "≈ µs/row" columns are."""
     data = json.loads(path.read_text())
     run = data["run"]
     n = run["n"]
-    lines = [f"{run['contender']}: PG {run['pg_ms_per_row']:.3f} ms/row (with tracking), "
-             f"worker {run['worker_ms_per_row']:.3f} ms/row (with py-spy), load "
-             f"{run['load_start']:.2f}", "",
-             "| database: statement sent | calls/row | exec µs/row | plan µs/row |",
-             "|---|---:|---:|---:|"]
-    total = 0.0
-    for name, calls, exec_us, plan_us in db_parts(data["statements"], n):
-        total += exec_us + plan_us
-        lines.append(f"| {name} | {calls / n:.3f} | {exec_us:.1f} | {plan_us:.1f} |")
-    lines.append(f"| (sum of the statements' time) | | {total:.1f} | |")
-    lines += ["", "| database: function (self time) | calls/row | self µs/row | total µs/row |",
+    contender = run["contender"]
+    pg_ms, worker_ms, background_ms = _medians(path.parent / "results.json", contender) or (
+        run["pg_ms_per_row"], run["worker_ms_per_row"], run["background_ms_per_row"])
+    statements_us = (pg_ms - background_ms) * 1000
+    parts = db_parts(data["statements"], n)
+    total = sum(exec_us + plan_us for _, _, exec_us, plan_us in parts) or 1.0
+    lines = [f"{contender}: PG {pg_ms:.3f} ms/row (median of the figure's runs), of which "
+             f"background processes {background_ms:.3f}; worker {worker_ms:.3f} ms/row; the "
+             f"attribution run's load {run['load_start']:.2f}", "",
+             "| database: statement sent | calls/row | share of the statements' time |"
+             " ≈ µs/row of PG CPU |", "|---|---:|---:|---:|"]
+    for name, calls, exec_us, plan_us in parts:
+        share = (exec_us + plan_us) / total
+        lines.append(f"| {name} | {calls / n:.3f} | {share:.1%} | {share * statements_us:.0f} |")
+    apply_total = next((exec_us for name, _, exec_us, _ in parts if name == "apply_outcome"),
+                       0.0)
+    lines += ["", "| database: function (self time) | calls/row | share of the statements' time"
+              " | ≈ µs/row of PG CPU |", "|---|---:|---:|---:|"]
+    for fn in data["functions"][:20]:
+        share = fn["self_ms"] * 1000 / n / total
+        lines.append(f"| {fn['function']} | {fn['calls'] / n:.3f} | {share:.1%} | "
+                     f"{share * statements_us:.0f} |")
+    lines += ["", "| database: statement inside a function (time includes what it calls) |"
+              " calls/row | share of apply_outcome's time | ≈ µs/row of PG CPU |",
               "|---|---:|---:|---:|"]
-    for fn in data["functions"][:25]:
-        lines.append(f"| {fn['function']} | {fn['calls'] / n:.3f} | "
-                     f"{fn['self_ms'] * 1000 / n:.1f} | {fn['total_ms'] * 1000 / n:.1f} |")
-    lines += ["", "| database: statement inside a function | calls/row | exec µs/row |",
-              "|---|---:|---:|"]
-    for st in [s for s in data["statements"] if not s["toplevel"]][:25]:
-        lines.append(f"| {st['query'][:110]} | {st['calls'] / n:.3f} | "
-                     f"{st['exec_ms'] * 1000 / n:.1f} |")
+    for st in [s for s in data["statements"] if not s["toplevel"]][:24]:
+        us = st["exec_ms"] * 1000 / n
+        lines.append(f"| {st['query'][:100]} | {st['calls'] / n:.3f} | "
+                     f"{us / (apply_total or 1):.1%} | {us / total * statements_us:.0f} |")
     profile = Path(data.get("profile", ""))
     if profile.is_file():
-        parts = worker_parts(profile)
-        samples = sum(parts.values())
-        net_ms = run["worker_ms_per_row"]
-        lines += ["", f"| worker: part ({samples} samples) | share | ≈ µs/row of the run's "
-                  "CPU |", "|---|---:|---:|"]
-        gross_us = run["worker_s"] * 1e6 / n
-        for name, count in sorted(parts.items(), key=lambda kv: -kv[1]):
-            lines.append(f"| {name} | {count / samples:.1%} | {gross_us * count / samples:.0f} |")
-        lines.append(f"(net of start-up: {net_ms * 1000:.0f} µs/row)")
+        counted = worker_parts(profile)
+        waiting = counted.pop("waiting", 0)
+        head_samples = counted.pop(HEAD, 0)
+        start_samples = counted.pop(START_UP, 0)
+        samples = sum(counted.values()) or 1
+        net_us = worker_ms * 1000
+        head_us = data.get("head_cpu_us") or 0.0
+        lines += ["", f"| worker: part ({samples} samples on CPU in the cycle; {waiting} waiting,"
+                  f" {head_samples} in the HEAD call and {start_samples} in start-up left out) |"
+                  " share | ≈ µs/row of worker CPU (start-up subtracted) |", "|---|---:|---:|",
+                  f"| HEAD, measured alone (bench/headcpu.py obstore) | "
+                  f"{head_us / net_us:.1%} | {head_us:.0f} |"]
+        rest_us = max(0.0, net_us - head_us)
+        for name, count in sorted(counted.items(), key=lambda kv: -kv[1]):
+            share = count / samples * rest_us / net_us
+            lines.append(f"| {name} | {share:.1%} | {rest_us * count / samples:.0f} |")
+    lines += ["", f"Start-up and shut-down of one run-once with nothing due (subtracted above): "
+              f"worker {run['idle_worker_s']:.2f} s, PostgreSQL {run['idle_pg_s']:.2f} s of CPU "
+              "(this run)."]
     return "\n".join(lines)
+
+
+def _medians(results: Path, contender: str) -> tuple[float, float, float] | None:
+    """The medians of PG, worker and background CPU per row of ``contender``'s runs."""
+    if not results.exists():
+        return None
+    runs = [r for r in json.loads(results.read_text())["runs"] if r["contender"] == contender]
+    if not runs:
+        return None
+    return (statistics.median(r["pg_ms_per_row"] for r in runs),
+            statistics.median(r["worker_ms_per_row"] for r in runs),
+            statistics.median(r.get("background_ms_per_row", 0.0) for r in runs))
 
 
 def _spread(values: list[float], fmt: str = "{:.3f}") -> str:
@@ -681,20 +791,21 @@ def report(runs: list[Run], facts: dict[str, Any]) -> str:
         f"{facts.get('cores', '?')} cores, load {min(r.load_start for r in runs):.2f}-"
         f"{max(r.load_start for r in runs):.2f}" if runs else "no runs",
         "",
-        "| contender | PG CPU ms/row | worker CPU ms/row | vacuum after, PG ms/row |"
-        " statements/row (top level) | wall s |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| contender | PG CPU ms/row | of which background processes | worker CPU ms/row |"
+        " vacuum after, PG ms/row | statements/row (top level) | wall s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name in by:
         rs = by[name]
         lines.append(
-            f"| {name} | {_spread([r.pg_ms for r in rs])} | {_spread([r.worker_ms for r in rs])}"
+            f"| {name} | {_spread([r.pg_ms for r in rs])}"
+            f" | {_spread([r.background_ms for r in rs])} | {_spread([r.worker_ms for r in rs])}"
             f" | {_spread([r.vacuum_ms for r in rs])}"
             f" | {_spread([r.statements_top / r.n for r in rs], '{:.2f}')}"
             f" | {_spread([r.wall_s for r in rs], '{:.1f}')} |")
     lines += ["", "Ratios per repetition (the same repetition's runs), median (min-max):", ""]
     lines += ["| ratio | PG CPU | worker CPU |", "|---|---:|---:|"]
-    for other in ("floor", "previous"):
+    for other in ("floor", "previous", CANDIDATE):
         if "ours" not in by or other not in by:
             continue
         pairs = [(a, b) for a in by["ours"] for b in by[other] if a.rep == b.rep]
@@ -711,6 +822,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each contender")
     ap.add_argument("--contenders", default=",".join(CONTENDERS))
     ap.add_argument("--previous", default=PREVIOUS, help="the previous release's commit")
+    ap.add_argument("--candidate", metavar="DIR",
+                    help="a scratch copy of the tree with a change to measure: contender "
+                         "'candidate' (--contenders ours,candidate)")
     ap.add_argument("--stack-dir", default=str(REPO / ".stack" / "cycle"))
     ap.add_argument("--out", default=str(REPO / "out" / "cycle"))
     ap.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
@@ -728,7 +842,7 @@ def run_all(args: argparse.Namespace, state: dict[str, Any]) -> tuple[str, list[
     """Every contender ``args.repeat`` times, interleaved (then the attribution runs); the
     table, and the problems (a contender that did not finalize every row)."""
     contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    if unknown := set(contenders) - set(CONTENDERS):
+    if unknown := set(contenders) - {*CONTENDERS, CANDIDATE}:
         raise SystemExit(f"unknown contender(s): {', '.join(sorted(unknown))}")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     bench = CycleBench(args, state)
