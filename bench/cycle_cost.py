@@ -652,8 +652,10 @@ def worker_parts(raw: Path) -> dict[str, int]:
         if frames[-1].startswith(WAITING) or len(frames) == 1:
             parts["waiting"] += int(count)
             continue
-        if frames[0].split(": ", 1)[-1].startswith("MainThread") and not any(
-                frame.startswith("run_cycle (") for frame in frames):
+        if (frames[0].split(": ", 1)[-1].startswith("MainThread")
+                and not any(frame.startswith("run_cycle (") for frame in frames)) or any(
+                frame.startswith(("<module> (", "_find_and_load (")) for frame in frames[2:]):
+            # A module imported late, inside the cycle, is start-up all the same.
             parts[START_UP] += int(count)
             continue
         part = next((name for name, marks in ON_THE_SIDE
@@ -685,11 +687,17 @@ DB_PARTS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: A statement sent at most this many times in a run is the worker's start-up's or once a
+#: cycle's, which the figure subtracts (the run with nothing due makes them too).
+ONCE = 3
+
+
 def db_parts(statements: list[dict[str, Any]], n: int) -> list[tuple[str, int, float, float]]:
-    """(part, calls, execution µs per row, planning µs per row) of the top-level statements."""
+    """(part, calls, execution µs per row, planning µs per row) of the top-level statements
+    sent more than ``ONCE`` times."""
     parts: dict[str, list[float]] = {}
     for st in statements:
-        if not st["toplevel"]:
+        if not st["toplevel"] or st["calls"] <= ONCE:
             continue
         text = st["query"].lower()
         name = next((part for part, mark in DB_PARTS if mark in text), "other: " + text[:60])
@@ -715,6 +723,7 @@ def attribution_report(path: Path) -> str:
     statements_us = (pg_ms - background_ms) * 1000
     parts = db_parts(data["statements"], n)
     total = sum(exec_us + plan_us for _, _, exec_us, plan_us in parts) or 1.0
+    # The functions' and nested statements' shares are of the same total.
     lines = [f"{contender}: PG {pg_ms:.3f} ms/row (median of the figure's runs), of which "
              f"background processes {background_ms:.3f}; worker {worker_ms:.3f} ms/row; the "
              f"attribution run's load {run['load_start']:.2f}", "",
@@ -727,14 +736,15 @@ def attribution_report(path: Path) -> str:
                        0.0)
     lines += ["", "| database: function (self time) | calls/row | share of the statements' time"
               " | ≈ µs/row of PG CPU |", "|---|---:|---:|---:|"]
-    for fn in data["functions"][:20]:
+    for fn in [f for f in data["functions"] if f["calls"] > ONCE][:16]:
         share = fn["self_ms"] * 1000 / n / total
         lines.append(f"| {fn['function']} | {fn['calls'] / n:.3f} | {share:.1%} | "
                      f"{share * statements_us:.0f} |")
     lines += ["", "| database: statement inside a function (time includes what it calls) |"
               " calls/row | share of apply_outcome's time | ≈ µs/row of PG CPU |",
               "|---|---:|---:|---:|"]
-    for st in [s for s in data["statements"] if not s["toplevel"]][:24]:
+    for st in [s for s in data["statements"]
+               if not s["toplevel"] and s["calls"] > ONCE][:20]:
         us = st["exec_ms"] * 1000 / n
         lines.append(f"| {st['query'][:100]} | {st['calls'] / n:.3f} | "
                      f"{us / (apply_total or 1):.1%} | {us / total * statements_us:.0f} |")
@@ -756,6 +766,10 @@ def attribution_report(path: Path) -> str:
         for name, count in sorted(counted.items(), key=lambda kv: -kv[1]):
             share = count / samples * rest_us / net_us
             lines.append(f"| {name} | {share:.1%} | {rest_us * count / samples:.0f} |")
+    once = sorted((s for s in data["statements"] if s["toplevel"] and s["calls"] <= ONCE),
+                  key=lambda s: -s["exec_ms"])
+    lines += ["", "Sent at most once a cycle (subtracted with the start-up), the costliest: "
+              + "; ".join(f"{s['query'][:60]} ({s['exec_ms']:.0f} ms)" for s in once[:5])]
     lines += ["", f"Start-up and shut-down of one run-once with nothing due (subtracted above): "
               f"worker {run['idle_worker_s']:.2f} s, PostgreSQL {run['idle_pg_s']:.2f} s of CPU "
               "(this run)."]
