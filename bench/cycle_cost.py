@@ -494,8 +494,12 @@ class CycleBench:
         with self.admin() as conn:
             conn.execute(f'drop database if exists "{dbname}" with (force)')
         if attribute:
+            mine = [r for r in self.runs if r.contender == contender]
+            figure = [statistics.median(r.pg_ms for r in mine),
+                      statistics.median(r.worker_ms for r in mine),
+                      statistics.median(r.background_ms for r in mine)] if mine else None
             attribution |= {"run": run.to_dict(), "profile": str(self.out / f"{tag}.pyspy"),
-                            "head_cpu_us": self.head_cpu(env)}
+                            "head_cpu_us": self.head_cpu(env), "figure_medians": figure}
             (self.out / f"attribution-{contender}.json").write_text(
                 json.dumps(attribution, indent=1, default=str))
         else:
@@ -718,7 +722,8 @@ def attribution_report(path: Path) -> str:
     run = data["run"]
     n = run["n"]
     contender = run["contender"]
-    pg_ms, worker_ms, background_ms = _medians(path.parent / "results.json", contender) or (
+    pg_ms, worker_ms, background_ms = data.get("figure_medians") or _medians(
+        path.parent / "results.json", contender) or (
         run["pg_ms_per_row"], run["worker_ms_per_row"], run["background_ms_per_row"])
     statements_us = (pg_ms - background_ms) * 1000
     parts = db_parts(data["statements"], n)
@@ -823,9 +828,12 @@ def report(runs: list[Run], facts: dict[str, Any]) -> str:
         if "ours" not in by or other not in by:
             continue
         pairs = [(a, b) for a in by["ours"] for b in by[other] if a.rep == b.rep]
+        # The floor's client is no worker (a loop over known rows): no worker ratio.
+        worker = "-" if other == "floor" else _spread(
+            [a.worker_ms / b.worker_ms for a, b in pairs], "{:.2f}")
         lines.append(
             f"| ours / {other} | {_spread([a.pg_ms / b.pg_ms for a, b in pairs], '{:.2f}')}"
-            f" | {_spread([a.worker_ms / b.worker_ms for a, b in pairs], '{:.2f}')} |")
+            f" | {worker} |")
     return "\n".join(lines)
 
 

@@ -45,6 +45,6 @@ def test_report_ratios_pair_runs_of_one_repetition() -> None:
             _run("ours", 2, 1.4, 1.1), _run("floor", 2, 0.8, 0.3)]
     text = report(runs, {"postgres": "15", "cores": 2})
     # (1.2 - 0.2) / (0.5 - 0.2) = 3.33 and (1.4 - 0.2) / (0.8 - 0.2) = 2.0: median 2.67
-    assert "| ours / floor | 2.67 (2.00-3.33) |" in text
+    assert "| ours / floor | 2.67 (2.00-3.33) | - |" in text
     assert "| ours | 1.100 (1.000-1.200) |" in text
 
