@@ -42,7 +42,7 @@ check: lint test  ## everything CI runs
 demo: bootstrap  ## the safety net at work on the embedded stack, with a verdict (about 1-2 min; BUSY=N: N CPU hogs beside it)
 	@bash scripts/demo.sh
 
-bench: bootstrap  ## end-to-end throughput against peers, round trips, cost growth
+bench: bootstrap  ## end-to-end throughput against peers, round trips, cost growth, whole-cycle cost (BENCH_ARGS=--only cycle)
 	@bash scripts/bench.sh
 
 chaos: bootstrap  ## fault-injection suite against the real local stack (BUSY=N: N CPU hogs beside it)

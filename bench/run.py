@@ -37,7 +37,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 
-from bench import costs, dbcost, discovery, peers, report, sqlcost, world
+from bench import costs, cycle_cost, dbcost, discovery, peers, report, sqlcost, world
 from bench.sysstat import BackendCpu, Meter, Usage, peak_rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ PROCRASTINATE_CONCURRENCY = 30
 PGQUEUER_BATCH = 10
 PGQUEUER_PROCESSES = 2
 OURS_ENV = {"RFR_BATCH_SIZE": "500", "RFR_RELAY_BATCH_SIZE": "5000", "RFR_S3_CONCURRENCY": "8"}
-DEFAULT_FIGURES = "e2e,dbcost,sqlcost,drain,claim,relay,rss,discovery"
+DEFAULT_FIGURES = "e2e,dbcost,sqlcost,cycle,drain,claim,relay,rss,discovery"
 CLAIM_DUE_ROWS = 5000
 CLAIM_BATCH = 100
 # The per-row HEAD's clients the levers figure compares: the driver's and the two it replaced.
@@ -153,6 +153,7 @@ class Bench:
         self.args = args
         self.env: dict[str, str] = dict(state["env"])
         services = state["services"]
+        self.services: dict[str, Any] = services
         self.meter = Meter(services["postgres"]["pid"], services["s3"]["pid"],
                            services["kafka"]["pid"])
         self.owner_url = self.env["DATABASE_URL"]
@@ -613,6 +614,21 @@ class Bench:
             with self.owner("postgres") as conn:
                 conn.execute(f'drop database if exists "{dbcost.BEFORE_DB}" with (force)')
 
+    def cycle(self, reps: int) -> None:
+        """A finalized row's cost over the installed package's whole run-once, measured from
+        outside, beside the floor and the previous release (bench/cycle_cost.py)."""
+        argv = ["--n", str(min(self.args.n, self.args.cycle_rows)), "--repeat", str(reps),
+                "--out", str(Path(self.args.out) / "cycle"), *self.args.cycle_args.split()]
+        try:
+            table, problems = cycle_cost.run_all(cycle_cost.parser().parse_args(argv),
+                                                 {"env": self.env, "services": self.services})
+        except SystemExit as err:  # a wheel that does not build: this figure's failure only
+            raise RuntimeError(str(err)) from None
+        self.facts["cycle"] = table
+        say("cycle:\n" + table)
+        if problems:
+            raise RuntimeError("; ".join(problems))
+
     def sqlcost(self, reps: int) -> None:
         """The SQL alone, claim and apply by one connection (bench/sqlcost.py): this tree's
         beside earlier releases' (``--sqlcost-variants``), each in a database of its own,
@@ -897,6 +913,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "beside discover_unpublished")
     ap.add_argument("--discovery-inside", type=int, default=5,
                     help="Available recordings without an event inside the window")
+    ap.add_argument("--cycle-rows", type=int, default=4000,
+                    help="rows of the cycle figure (at most --n; bench/cycle_cost.py)")
+    ap.add_argument("--cycle-args", default="",
+                    help="more arguments for bench/cycle_cost.py (e.g. '--attribute')")
     ap.add_argument("--sqlcost-rows", type=int, default=4000,
                     help="rows per run of the sqlcost figure (at most --n)")
     ap.add_argument("--sqlcost-variants", default=sqlcost.DEFAULT_VARIANTS,
@@ -948,6 +968,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.setup()
     phases: list[tuple[str, Callable[[int], None]]] = [
         ("e2e", bench.e2e_rounds), ("dbcost", bench.dbcost), ("sqlcost", bench.sqlcost),
+        ("cycle", bench.cycle),
         ("drain", bench.drain),
         ("levers", bench.levers), ("claim", bench.claim_growth),
         ("relay", bench.relay_throughput), ("rss", bench.rss_backlog),

@@ -116,8 +116,13 @@ DEFAULT_VARIANTS = "now,0.2.1,0.2.1+ix"
 
 
 def variants(spec: str) -> list[Variant]:
-    """The variants of a comma list (``now`` always first)."""
+    """The variants of a comma list (``now`` always first); a directory holding a ``sql/``
+    tree (a scratch copy with a change to measure) is a variant named after it, installed as
+    this tree's migrate installs its own (``RFR_SQL_DIR``), called as *now* is."""
     names = [ALIASES.get(v.strip(), v.strip()) for v in spec.split(",") if v.strip()]
+    for name in names:
+        if name not in VARIANTS and (Path(name) / "sql" / "functions").is_dir():
+            VARIANTS[name] = Variant(Path(name).name, f"dir:{name}", "migrate", "0.3")
     unknown = [v for v in names if v not in VARIANTS]
     if unknown:
         raise SystemExit(f"sqlcost: unknown variant(s) {', '.join(unknown)} "
@@ -227,7 +232,9 @@ def prepare(admin_url: str, wanted: list[Variant], tmp: Path,
     dbs: dict[str, tuple[Variant, str]] = {}
     for variant in wanted:
         sql_dir = None
-        if variant.commit is not None:
+        if variant.commit is not None and variant.commit.startswith("dir:"):
+            sql_dir = Path(variant.commit.removeprefix("dir:")) / "sql"
+        elif variant.commit is not None:
             sql_dir = _tree(variant.commit, tmp / variant.commit[:12])
             if sql_dir is None:
                 say(f"sqlcost: no git history with {variant.commit[:10]}: {variant.label} left "

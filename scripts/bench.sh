@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # make bench: our worker against Procrastinate and PgQueuer on one throwaway local stack, plus the
-# cost-growth figures. Bounded (every figure has a fixed size; see bench/run.py), prints the table
-# and writes it (report.md), its chart and the raw results to out/bench/, which git ignores
-# (docs/benchmarks.md quotes the current figures). Exit status 1 only when the work itself went wrong (a recording not finalized, an
-# event missing in Kafka), never because of a time.
+# cost-growth figures and the whole-cycle cost (the installed wheel's run-once beside the floor and
+# the previous release: bench/cycle_cost.py, `--only cycle`). Bounded (every figure has a fixed
+# size; see bench/run.py), prints the table and writes it (report.md), its chart and the raw
+# results to out/bench/, which git ignores (docs/benchmarks.md quotes the current figures). Exit
+# status 1 only when the work itself went wrong (a recording not finalized, an event missing in
+# Kafka), never because of a time.
 # Arguments go to `python -m bench` (e.g. `bash scripts/bench.sh --quick`, `--n 5000 --repeat 1`);
 # BENCH_ARGS does the same through make: `make bench BENCH_ARGS=--quick`.
 set -euo pipefail
