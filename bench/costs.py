@@ -44,7 +44,7 @@ select md5('r' || i)::uuid, 'Direct', md5('s' || i)::uuid, 'Done', 1,
 from generate_series(1, %(n)s) as i
 """)
 
-# The product's own events (SPEC section 9): what its relay publishes and marks.
+# The product's own events (docs/contract/tables.md): what its relay publishes and marks.
 OUTBOX_SQL = """
 insert into recording_finalize.outbox (recording_id, topic, message_key, payload, headers)
 select r, %(topic)s, s::text,

@@ -3,8 +3,8 @@
 The "before" SQL stays reachable for a same-run comparison without a second checkout: a second
 database of the bench's cluster is migrated like the first (``recording-finalize migrate``,
 every migration and function of this tree), then the files of ``bench/sql_before/`` are applied
-to it in name order, as the owner. Those files put back what the database-cost work changed
-(issue 14): the previous bodies of the functions it rewrote and the schema objects its
+to it in name order, as the owner. Those files put back what the database-cost work of 0.2.0
+changed: the previous bodies of the functions it rewrote and the schema objects its
 migrations replaced. They are bench-only: nothing of the driver or of ``sql/`` reads them.
 With no file there (since the 0.2.0 baseline: the SQL before it is of the old API and no
 longer applies), the figure measures the SQL now alone.

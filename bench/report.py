@@ -515,7 +515,7 @@ def _republish(runs: list[dict[str, Any]]) -> list[str]:
 
 
 def _pacing(runs: list[dict[str, Any]]) -> list[str]:
-    """The drain figure with pacing variants (bench/run.py since issue 22)."""
+    """The drain figure with pacing variants (bench/run.py, docs/pacing.md)."""
     dr, idle = _by(runs, "drain"), _by(runs, "drain-idle")
     first = next(iter(dr.values()))[0] if dr else next(iter(idle.values()))[0]
     lines = [f"### Adaptive pacing: {first['n']:,} rows drained, with the messenger's callbacks "

@@ -72,7 +72,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BATCH = 50
 #: The last commit of the 0.1.x migration history (before 0001_baseline.sql).
 BEFORE_COMMIT = "7d1be208ec2a0bda744faeb0a29a36f5471424db"
-#: Release 0.2.1, the last before the adapter (SPEC section 9) and the product's own outbox.
+#: Release 0.2.1, the last before the adapter (docs/contract/adapter.md) and the product's own
+#: outbox.
 RELEASE_0_2_1 = "9540ecc411ccdd71f80a9f437a72f13eeca7bd6a"
 #: Release 0.3.0 (tag v0.3.0), the last before outcome_decision judged the storage's facts.
 RELEASE_0_3_0 = "7a1f08adbfea556f9771d37ee358449c3bca1d46"

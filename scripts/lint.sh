@@ -14,8 +14,8 @@ step ruff "$bin/ruff" check "${py_dirs[@]}" setup.py
 step mypy "$bin/mypy" --strict driver
 step promtool promtool check rules deploy/alerts.yml
 # No reference to a document the repository's readers cannot open (runnable alone:
-# python3 scripts/lint_refs.py). Off until every file is swept; LINT_REFS=1 turns it on.
-[ "${LINT_REFS:-0}" = 1 ] && step refs python3 scripts/lint_refs.py
+# python3 scripts/lint_refs.py).
+step refs python3 scripts/lint_refs.py
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "lint FAILED: ${failed[*]}"

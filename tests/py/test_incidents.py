@@ -290,9 +290,9 @@ def test_storage_incident_cli(worker: Worker, db: Db, operator_url: str) -> None
 def test_the_heartbeat_moves_with_each_settled_row_and_not_with_an_outage(
     world: tuple[Context, FaultyStorage, Run], db: Db, stack: Stack, bucket: str
 ) -> None:
-    """The "no run" alert's heartbeat (issue 29 item 3): a drain's cycle may run for minutes,
-    so every settled row moves it, not only the cycle's end; transient verdicts settle nothing
-    and leave it where it was."""
+    """The "no run" alert's heartbeat (it once fired during a healthy drain): a drain's cycle
+    may run for minutes, so every settled row moves it, not only the cycle's end; transient
+    verdicts settle nothing and leave it where it was."""
     ctx, storage, run = world
     heartbeat = "messenger_recording_finalize_last_progress_timestamp_seconds"
     seeded = [seed_stuck(db) for _ in range(3)]

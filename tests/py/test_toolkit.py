@@ -622,9 +622,9 @@ def test_explain_and_the_dry_run_predict_exactly_what_the_next_cycle_does(
 
 
 def test_audit_judges_overdue_events_by_the_workers_interval(operator: Worker, db: Db) -> None:
-    """Issue 29 items 1 and 5: "overdue" is the worker's polling interval, which lives in the
-    worker's environment: audit uses what the worker reported at start, and before any worker
-    has, this environment's (--polling-interval); the bound used and whose it is are said."""
+    """"Overdue" is the worker's polling interval, which lives in the worker's environment, not
+    the operator's: audit uses what the worker reported at start, and before any worker has,
+    this environment's (--polling-interval); the bound used and whose it is are said."""
     with db.connect() as conn:
         conn.execute(
             "insert into recording_finalize.outbox (recording_id, topic, message_key, headers, "
