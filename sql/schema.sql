@@ -60,6 +60,12 @@ CREATE TABLE recording_finalize.discovery_sweep (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     republish_after_at timestamp with time zone,
     republish_after_id uuid,
+    republish_window interval,
+    republish_judged_at timestamp with time zone,
+    republish_sampled integer,
+    republish_unshown integer,
+    republish_held_since timestamp with time zone,
+    republish_not_before timestamp with time zone,
     CONSTRAINT discovery_sweep_position_ck CHECK (((after_session_kind IS NULL) = (after_session_id IS NULL))),
     CONSTRAINT discovery_sweep_singleton_ck CHECK (singleton)
 );
@@ -198,7 +204,9 @@ CREATE TABLE recording_finalize.storage_incidents (
     closed_by text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    kind character varying(16),
     CONSTRAINT storage_incidents_ended_after_start_ck CHECK (((ended_at IS NULL) OR (ended_at >= started_at))),
+    CONSTRAINT storage_incidents_kind_ck CHECK (((kind IS NULL) OR (((source)::text = 'worker'::text) AND ((kind)::text = ANY ('{unreachable,transient}'::text[]))))),
     CONSTRAINT storage_incidents_source_ck CHECK (((source)::text ~ '^[a-z][a-z0-9_.-]{0,63}$'::text))
 );
 ALTER TABLE recording_finalize.storage_incidents ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
@@ -357,6 +365,9 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     time zone) -> operator
 -- recording_finalize.record_apply_failure(p_recording_ids uuid[], p_claim_tokens uuid[], p_error
 --     text, p_give_back boolean) -> worker
+-- recording_finalize.record_apply_failure(p_recording_ids uuid[], p_claim_tokens uuid[],
+--     p_sqlstates text[], p_error text, p_message text, p_batch_size integer, p_unapplied_ids
+--     uuid[], p_unapplied_tokens uuid[]) -> worker
 -- recording_finalize.recording_ingest_completed(p_recording_id uuid, p_file_id text, p_size_bytes
 --     bigint, p_duration_seconds integer, p_format text, p_topic text) -> service
 -- recording_finalize.recording_started(p_recording_id uuid, p_session_kind text, p_session_id uuid,
@@ -368,11 +379,13 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize.release_claims(p_recording_ids uuid[], p_claim_tokens uuid[]) -> worker
 -- recording_finalize.report_worker_config(p_s3_bucket text, p_s3_key_template text,
 --     p_polling_interval interval) -> worker
+-- recording_finalize.republish_hold() -> worker, operator
 -- recording_finalize.requeue(p_recording_id uuid, p_reason text) -> operator
 -- recording_finalize.reschedule(p_recording_ids uuid[], p_from_status text, p_operator text,
 --     p_reason text, p_strict boolean) -> operator
 -- recording_finalize.schema_state() -> worker, operator
 -- recording_finalize.server_settings() -> worker, operator
+-- recording_finalize.service_events_unpublished(p_lag interval, p_scan integer) -> worker, operator
 -- recording_finalize.session_ended(p_session_kind text, p_session_id uuid, p_sla_timeout interval)
 --     -> service
 -- recording_finalize.set_pause(p_part text, p_paused boolean, p_operator text, p_reason text) ->
@@ -382,6 +395,8 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     precision, p_upload_grace interval, p_topic text, p_relay_batch_size integer, p_retention
 --     interval) -> worker
 -- recording_finalize.stats(p_topic text) -> worker, operator
+-- recording_finalize.storage_health(p_bucket_answered boolean, p_transient integer, p_checked
+--     integer, p_cycle_end boolean, p_error text) -> worker
 -- recording_finalize.storage_incident_close(p_source text, p_at timestamp with time zone, p_reason
 --     text) -> worker, operator, service
 -- recording_finalize.storage_incident_list(p_recent interval, p_limit integer) -> worker, operator
@@ -407,6 +422,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_adapter.start_recording(p_id uuid, p_session_kind text, p_session_id uuid,
 --     p_media_type text, p_trigger text, p_started_at timestamp with time zone) -> owner only
 -- recording_finalize_internal.adapter_fingerprint() -> owner only
+-- recording_finalize_internal.adapter_ports() -> owner only
 -- recording_finalize_internal.backoff_delay(p_attempts integer, p_base interval, p_factor double
 --     precision, p_cap interval, p_jitter double precision) -> owner only
 -- recording_finalize_internal.check_incident_caller(p_source text, p_at timestamp with time zone,
@@ -422,10 +438,12 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     p_last_outcome text, p_max_attempts integer, p_sla_timeout interval, p_now timestamp with
 --     time zone) -> owner only
 -- recording_finalize_internal.enqueue_available(p_recording recording_finalize_internal.recording,
---     p_session recording_finalize_internal.session, p_topic text) -> owner only
+--     p_session recording_finalize_internal.session, p_topic text, p_service_event boolean) ->
+--     owner only
 -- recording_finalize_internal.function_fingerprint(p_file_name text) -> owner only
 -- recording_finalize_internal.has_event(p_recording_id uuid) -> owner only
 -- recording_finalize_internal.iso_utc(p_at timestamp with time zone) -> owner only
+-- recording_finalize_internal.key_layout_evidence() -> owner only
 -- recording_finalize_internal.key_layout_unconfirmed(p_objects_found integer, p_known_missing
 --     integer, p_known_other integer) -> owner only
 -- recording_finalize_internal.mask_urls(p_text text, p_max integer) -> owner only
@@ -441,6 +459,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.record_operator_action(p_recording_ids uuid[], p_action text,
 --     p_operator text, p_reason text, p_detail jsonb) -> owner only
 -- recording_finalize_internal.recording_row(p_recording_id uuid) -> owner only
+-- recording_finalize_internal.rows_read(p_query text) -> owner only
 -- recording_finalize_internal.schedule_finalize(p_recording_id uuid, p_session_kind text,
 --     p_session_id uuid, p_due_at timestamp with time zone) -> owner only
 -- recording_finalize_internal.session_of(p_session_kind text, p_session_id uuid, p_for_share
@@ -452,3 +471,4 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.transition_available(p_recording_id uuid, p_file_id text,
 --     p_size_bytes bigint, p_duration_seconds integer, p_format text, p_session
 --     recording_finalize_internal.session, p_topic text) -> owner only
+-- recording_finalize_internal.vocabulary() -> owner only
