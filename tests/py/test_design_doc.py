@@ -199,8 +199,9 @@ def test_each_modules_surface_is_its_own() -> None:
 
 def test_a_surface_name_that_is_gone_is_found(tmp_path: Path) -> None:
     doc = tmp_path / "design.md"
-    doc.write_text("| `install/service_sql.py` | prints | `vanished_text(part, sql_dir)`, `grants(role)`, "
-                   "`COMMAND` |\n| `cycle.py` | one cycle | `.claim_loop`, `.vanished_method` |\n")
+    doc.write_text("| `install/service_sql.py` | prints | `vanished_text(part, sql_dir)`, "
+                   "`grants(role)`, `COMMAND` |\n"
+                   "| `cycle.py` | one cycle | `.claim_loop`, `.vanished_method` |\n")
     found = module_surface_findings(str(doc))
     assert [f.split(": ", 1)[1] for f in found] == [
         "`vanished_text(part, sql_dir)` is not a name of install/service_sql.py",
