@@ -106,7 +106,7 @@ _SHOWN_SETTINGS = {
 def _start_checks(
     settings: Settings, retry: threading.Event | None = None, health: Health | None = None
 ) -> int | None:
-    """The bucket, the topic, then the database's checks. Storage or a broker that cannot be
+    """The bucket, the database's checks, then the topic. Storage or a broker that cannot be
     reached is no verdict (the cycles back off and open the worker's incident), nor is an
     unreachable database: ``run`` tries again every polling interval until ``retry`` is set
     (exit 0); ``run-once`` raises."""
@@ -122,13 +122,13 @@ def _start_checks(
                  bucket=settings.s3_bucket, message="the file storage refuses the bucket")
         why = _bucket_refused(settings.s3_bucket, err.code)
         return cliutil.fail(f"start-up check failed: {why}", cliutil.EXIT_USAGE)
-    if (refused := _check_topic(settings)) is not None:
-        return refused
     while True:
         if health is not None:
             health.startup_attempt()
         try:
-            return _check_database(settings, package)
+            # The database first: its settings name the server's topic when RFR_TOPIC is
+            # another; then whether the broker has the topic at all.
+            return _check_database(settings, package) or _check_topic(settings)
         except psycopg.Error as err:
             if retry is None:
                 raise
