@@ -84,6 +84,14 @@ class Context:
     relay: Relay | None = None
     #: Whether the last cycle found republish discovery held (its end is logged once).
     republish_held: bool = field(init=False, default=False)
+    #: The S3 checks' threads, kept for the process: a pool started for every claimed batch
+    #: cost the worker about 0.1 ms of CPU per row (docs/benchmarks.md). Threads start on
+    #: first use; idle ones wait for the next batch.
+    check_threads: ThreadPoolExecutor = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.check_threads = ThreadPoolExecutor(
+            max_workers=self.settings.s3_concurrency, thread_name_prefix="s3-check")
 
 
 @dataclass
@@ -592,12 +600,10 @@ class _Checks:
         self.config_failed = threading.Event()
         self._arrived: queue.SimpleQueue[tuple[model.ClaimedRow, _Checked]] = queue.SimpleQueue()
         self._todo = deque(rows)  # deque's pops are thread-safe
-        threads = min(ctx.settings.s3_concurrency, len(rows))
-        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="s3-check")
         # One task per thread, each taking the next row itself: a task per row would cost the
         # applying thread a future and a thread hand-off for every row.
-        for _ in range(threads):
-            self._executor.submit(self._take_rows)
+        for _ in range(min(ctx.settings.s3_concurrency, len(rows))):
+            ctx.check_threads.submit(self._take_rows)
         self.waiting = len(rows)
 
     def _take_rows(self) -> None:
@@ -638,10 +644,9 @@ class _Checks:
         return ready
 
     def close(self) -> None:
-        # Checks in flight end on their own (bounded by the S3 timeouts); their verdicts are
-        # dropped, and the rows keep the backoff set at claim.
+        # The tasks find no row left and end; checks in flight end on their own (bounded by
+        # the S3 timeouts), their verdicts are dropped, and the rows keep the claim's backoff.
         self._todo.clear()
-        self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _verdicts(
