@@ -100,9 +100,13 @@ def test_kill9_storm(world: Make, record: Record, stack: Stack) -> None:
     rng = random.Random(6)
     w.seed(150, rng=rng)
     proxy = FaultProxy(stack.s3_port, "s3")
-    proxy.latency_s = 0.02  # widens the claim -> check -> apply window a little
-    env = w.env(s3_url=proxy.url)
-    feeder = Feeder(w, per_tick=3, tick_s=0.5, seed=7)  # the workload keeps coming
+    # Every kill must meet work: a life drains about 20 rows a second here (one check at a
+    # time, 50 ms each) while the feeder brings 12, so the backlog never runs dry between
+    # kills (with 8 checks at 20 ms one life of 0.7 s drained it all, and the kills after met
+    # an idle worker).
+    proxy.latency_s = 0.05
+    env = w.env(s3_url=proxy.url, RFR_S3_CONCURRENCY="1")
+    feeder = Feeder(w, per_tick=6, tick_s=0.5, seed=7)  # the workload keeps coming
     forks = ForkServer()
     points: Counter[str] = Counter()
     kills = 0
