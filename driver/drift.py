@@ -74,9 +74,9 @@ AMENDED_MIGRATIONS: dict[str, dict[str, str]] = {
     },
     "0002_own_outbox": {
         "5ba8309575854eaaa0c45e8ce40f1a738f3b691818aaa629157305a3d2b17cc2":
-            "the copy of a 0.2.x install's pending events out of messenger.integration_outbox "
-            "is gone: it read the service's table under the reference schema's columns (a "
-            "service whose own outbox has that name and other columns failed with 42703), and "
+            "the copy of a 0.2.x install's pending events out of the service's outbox is gone: "
+            "it read the service's table under the reference schema's columns (a service whose "
+            "own outbox had that table's name and other columns failed with 42703), and "
             "each copied event stayed pending in both outboxes (a rollback published it "
             "twice); comments that cited documents the repository does not ship",
     },

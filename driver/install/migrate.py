@@ -173,7 +173,7 @@ def _privilege_stopped(conn: psycopg.Connection[Any], err: pg_errors.Insufficien
 
 
 #: The applied history of the releases whose relay published every unpublished row of the topic
-#: in messenger.integration_outbox, the service's own included (0.2.x).
+#: in the service's shared outbox, the service's own included (0.2.x).
 SERVICE_RELAYING_HISTORY = frozenset({"0001_baseline"})
 
 
@@ -194,7 +194,7 @@ def _relay_change(conn: psycopg.Connection[Any]) -> list[str]:
                  f"{adapter.SCHEMA}.service_events ({db.server_message(err)})")
     return [
         "this database was migrated by recording-finalize 0.2.x, whose relay published every "
-        "unpublished row of the topic in messenger.integration_outbox, the service's own "
+        "unpublished row of the topic in the service's shared outbox, the service's own "
         "included. From 0.3.0 the product relays only its own outbox "
         "(recording_finalize.outbox) and never publishes, marks or deletes a row of the "
         "service's",

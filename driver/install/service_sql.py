@@ -64,8 +64,9 @@ def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) ->
     script for the reference adapter (or none yet), else derived from the DBA's adapter."""
     state = adapter.state(conn)
     reference = grants(role, lifecycle)
-    head = reference[reference.index("-- First the database"):
-                     reference.index("-- messenger.call_sessions:")]
+    # The database's and the schema's grants: up to the blank line after the schema's.
+    start = reference.index("-- First the database")
+    head = reference[start:reference.index("\n\n", reference.index(" on schema ", start)) + 2]
     tail = reference[reference.index("-- CREATE is needed only while installing."):]
     database = str((conn.execute(query("current_role_and_database")).fetchone() or ("", ""))[1])
     if state is adapter.State.ABSENT and conn.execute(query("reference_tables_missing"), (
