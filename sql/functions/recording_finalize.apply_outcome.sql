@@ -69,14 +69,24 @@ begin
     -- Everything that touches the service's rows, in one subtransaction: a lock that cannot be
     -- had quickly undoes it whole and the attempt is given back.
     begin
-        -- Through the adapter: a locking clause on its recordings view locks the service's row.
-        perform from recording_finalize_adapter.recordings as r
+        -- Through the adapter: a locking clause on its recordings view locks the service's row,
+        -- and the same statement reads it as locked (recording_row's columns: one statement
+        -- where a lock and a read would be two, on the path every reconciled row takes).
+        select r.id, r.session_kind, r.session_id, r.media_type, r.trigger, r.status, r.file_id,
+            r.size_bytes, r.duration_seconds, r.format, r.failure_reason, r.started_at,
+            r.ended_at, r.available_at, null::timestamptz, null::integer, null::timestamptz,
+            null::timestamptz
+        into v_rec
+        from recording_finalize_adapter.recordings as r
         where r.id = p_recording_id
         for no key update skip locked;
-        v_busy := not found;
-        select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
-        if v_rec.id is null then
-            v_busy := false;
+        if not found then
+            -- Held by another transaction, or not there at all.
+            v_busy := exists (
+                select from recording_finalize_adapter.recordings as r where r.id = p_recording_id
+            );
+        end if;
+        if v_rec.id is null and not v_busy then
             select 'quarantined' as result, 'Quarantined' as finalize_status,
                 v_row.attempts as attempts, null::timestamptz as next_attempt_at,
                 'RecordingNotFound: recording_finalize_adapter.recordings shows no recording '
@@ -121,9 +131,14 @@ begin
             ) as d;
             if v_decision.result = 'reconciled' then
                 v_adopting := true;
-                perform recording_finalize_internal.transition_available(
-                    p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format,
-                    v_session, v_policy.topic);
+                -- Called as a condition, not by PERFORM: a call in an expression starts no
+                -- executor of its own, and every reconciled row comes here. Its answer (whether
+                -- the event is new) changes nothing in this row.
+                if recording_finalize_internal.transition_available(
+                    p_recording_id, v_rec.status, p_file_id, p_size_bytes, p_duration_seconds,
+                    p_format, v_session, v_policy.topic)
+                then
+                end if;
                 v_adopting := false;
             elsif v_decision.result = 'failed' then
                 -- The recording is locked: only a port that does not move it fails here.

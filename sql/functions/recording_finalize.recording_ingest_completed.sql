@@ -63,7 +63,7 @@ begin
                     p_recording_id, v_problem);
         end if;
         perform recording_finalize_internal.transition_available(
-            p_recording_id, p_file_id, p_size_bytes, p_duration_seconds, p_format,
+            p_recording_id, v_rec.status, p_file_id, p_size_bytes, p_duration_seconds, p_format,
             recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id),
             v_topic);
         v_result := 'available';

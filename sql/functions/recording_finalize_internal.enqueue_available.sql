@@ -25,10 +25,14 @@ begin
     -- The service's own event (its happy path) is the recording's event: none of ours then.
     -- A caller that has just moved the recording asked before the move (p_service_event): a
     -- service_events that shows a recording once it is Available would hide our event now.
-    if coalesce(p_service_event, exists (
-        select from recording_finalize_adapter.service_events as e
-        where e.recording_id = p_recording.id
-    )) then
+    -- (Asked in a statement of its own only when not given: the given answer costs nothing.)
+    if p_service_event is null then
+        p_service_event := exists (
+            select from recording_finalize_adapter.service_events as e
+            where e.recording_id = p_recording.id
+        );
+    end if;
+    if p_service_event then
         return false;
     end if;
 

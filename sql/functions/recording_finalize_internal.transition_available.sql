@@ -2,6 +2,8 @@
 
 create or replace function recording_finalize_internal.transition_available(
     p_recording_id uuid,
+    -- The recording's status as the caller read it while holding its row lock.
+    p_status text,
     p_file_id text,
     p_size_bytes bigint,
     p_duration_seconds integer,
@@ -18,19 +20,18 @@ declare
     v_rec recording_finalize_internal.recording;
     v_service_event boolean;
 begin
-    -- Status guard: only a non-terminal recording moves (the caller holds its row lock and
-    -- checked the metadata with recording_finalize_internal.metadata_problem). The adapter's
-    -- make_available port writes it, from the status the recording has now.
-    select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
+    -- Status guard: only a non-terminal recording moves (the caller holds its row lock, read
+    -- its status under it and checked the metadata with recording_finalize_internal.
+    -- metadata_problem). The adapter's make_available port writes it, from that status.
     -- Asked before the move: whether the service has an event for the recording is a fact of
     -- the service's, not of the status this transaction is about to give it.
     v_service_event := exists (
         select from recording_finalize_adapter.service_events as e
         where e.recording_id = p_recording_id
     );
-    if v_rec.status is null
-        or v_rec.status not in ('Pending', 'Recording', 'Uploading')
-        or not recording_finalize_adapter.make_available(p_recording_id, v_rec.status, p_file_id,
+    if p_status is null
+        or p_status not in ('Pending', 'Recording', 'Uploading')
+        or not recording_finalize_adapter.make_available(p_recording_id, p_status, p_file_id,
             p_size_bytes, p_duration_seconds, p_format, now())
     then
         raise exception using
@@ -38,6 +39,7 @@ begin
             message = format('recording_conflict: recording %s is missing, already terminal, or '
                 'was not moved by recording_finalize_adapter.make_available', p_recording_id);
     end if;
+    -- Read again as the port left it: the event carries what the service's row says now.
     select x.* into v_rec from recording_finalize_internal.recording_row(p_recording_id) as x;
     return recording_finalize_internal.enqueue_available(v_rec, p_session, p_topic,
         v_service_event);
@@ -45,15 +47,15 @@ end
 $$;
 
 comment on function recording_finalize_internal.transition_available(
-    uuid, text, bigint, integer, text, recording_finalize_internal.session, text
+    uuid, text, text, bigint, integer, text, recording_finalize_internal.session, text
 ) is
 'Internal. The one -> Available transition, shared by apply_outcome (found) and '
-'recording_ingest_completed: a non-terminal recording becomes Available with the adopted '
-'metadata through the adapter''s make_available port, and its event and realtime row are '
+'recording_ingest_completed: a non-terminal recording (p_status: its status as the caller read '
+'it under the row lock it holds) becomes Available with the adopted metadata through the adapter''s make_available port, and its event and realtime row are '
 'enqueued (enqueue_available; returns whether the event was new). The caller holds the '
 'recording''s row lock and checked the metadata; RF007 when the recording is missing, terminal '
 'or not moved by the port.';
 
 revoke all on function recording_finalize_internal.transition_available(
-    uuid, text, bigint, integer, text, recording_finalize_internal.session, text
+    uuid, text, text, bigint, integer, text, recording_finalize_internal.session, text
 ) from public;

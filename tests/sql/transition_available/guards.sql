@@ -14,11 +14,13 @@ select tests.make_recording('Conference', tests.make_session('Conference'), 'Rec
     as recording \gset
 select 'pin.messenger.call-recording-available.v1' as topic \gset
 
--- The call every caller makes: the recording, the adopted metadata, its session, the topic.
+-- The call every caller makes: the recording with the status read under its lock, the adopted
+-- metadata, its session, the topic.
 create function pg_temp.move(p_id uuid, p_file_id text, p_duration integer default 1)
 returns boolean language sql as $$
     select recording_finalize_internal.transition_available(
-        p_id, p_file_id, 1, p_duration, 'Ogg',
+        p_id, (select r.status from messenger.call_recordings as r where r.id = p_id),
+        p_file_id, 1, p_duration, 'Ogg',
         (select recording_finalize_internal.session_of(r.session_kind, r.session_id)
             from messenger.call_recordings as r where r.id = p_id),
         'pin.messenger.call-recording-available.v1')
