@@ -70,8 +70,9 @@ begin
     -- A recording an in-flight callback is settling is handed out like any other; apply_outcome
     -- locks it (SKIP LOCKED) and finds the verdict stale or the recording terminal.
     for v_row in
-        select f.id, f.recording_id, f.session_kind, f.session_id, f.attempts, f.last_error,
-            x as rec, s as session, d.action, d.detail, d.quarantine_reason
+        select f.id, f.recording_id, f.session_kind, f.session_id, f.attempts,
+            x as rec, s as session, d.action, d.detail, d.quarantine_reason,
+            d.attempts as attempts_after, d.next_attempt_at as deferred_until, d.last_error
         from (
             select due.id, due.recording_id, due.session_kind, due.session_id, due.attempts,
                 due.last_error, due.last_outcome, due.next_attempt_at
@@ -95,7 +96,8 @@ begin
         ) as event on true
         cross join lateral recording_finalize_internal.claim_decision(
             x.status, event.found is not null, s.id is not null, s.ended_at, f.attempts,
-            f.last_outcome, v_policy.max_attempts, v_policy.sla_timeout, now()
+            f.last_outcome, v_policy.max_attempts, v_policy.sla_timeout, now(), f.last_error,
+            x.session_kind, x.session_id
         ) as d
         order by f.next_attempt_at
     loop
@@ -110,29 +112,23 @@ begin
         recording_version := v_rec.version;
         detail := v_row.detail;
 
+        -- claim_decision said what becomes of the row; here it is carried out.
         action := v_row.action;
         if action = 'reconcile' then
             v_reconcile_ids := pg_catalog.array_append(v_reconcile_ids, v_row.id);
             claim_token := gen_random_uuid();
             v_tokens := pg_catalog.array_append(v_tokens, claim_token);
-            attempts := v_row.attempts + 1;
+            attempts := v_row.attempts_after;
         elsif action = 'deferred_by_sla' then
             update messenger.recording_finalize_attempts as f
-            set next_attempt_at = coalesce(v_session.ended_at, now()) + v_policy.sla_timeout,
+            set next_attempt_at = v_row.deferred_until,
                 updated_at = now()
             where f.id = v_row.id;
         elsif action = 'quarantined' then
             update messenger.recording_finalize_attempts as f
             set status = 'Quarantined',
                 quarantine_reason = v_row.quarantine_reason,
-                last_error = left(case v_row.detail
-                    when 'MaxAttemptsExceeded' then format(
-                        'MaxAttemptsExceeded: %s attempts; last error: %s',
-                        v_row.attempts, coalesce(v_row.last_error, 'none recorded'))
-                    when 'SessionNotFound' then format('SessionNotFound: no %s session %s',
-                        v_rec.session_kind, v_rec.session_id)
-                    else 'RecordingNotFound: recording_finalize_adapter.recordings shows no such recording'
-                end, 512),
+                last_error = v_row.last_error,
                 claim_token = null,
                 updated_at = now()
             where f.id = v_row.id;

@@ -36,8 +36,8 @@ begin
     -- whether its event exists, its session. A row whose recording a writer holds right now is
     -- reported here; the real claim would pass it over until the writer is done.
     return query
-    select f.recording_id, f.session_kind::text, f.session_id, d.action,
-        f.attempts + case when d.counts_attempt then 1 else 0 end, f.next_attempt_at, d.detail,
+    select f.recording_id, f.session_kind::text, f.session_id, d.action, d.attempts,
+        f.next_attempt_at, d.detail,
         d.quarantine_reason
     from (
         select x.* from messenger.recording_finalize_attempts as x

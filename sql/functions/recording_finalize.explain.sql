@@ -97,7 +97,7 @@ begin
             'quarantineReason', v_claim.quarantine_reason,
             'at', v_at,
             'due', v_row.next_attempt_at <= now(),
-            'attempt', v_row.attempts + case when v_claim.counts_attempt then 1 else 0 end,
+            'attempt', v_claim.attempts,
             'maxAttempts', v_policy.max_attempts,
             'text', format('%s %s',
                 case when v_row.next_attempt_at <= now() then 'on the next cycle:'
@@ -105,7 +105,7 @@ begin
                         ceil(extract(epoch from v_at - now()))) end,
                 case v_claim.action
                     when 'reconcile' then format('check the binary in the file storage (attempt '
-                        '%s of %s)', v_row.attempts + 1, v_policy.max_attempts)
+                        '%s of %s)', v_claim.attempts, v_policy.max_attempts)
                     when 'republished' then 'enqueue its lost event again and close the row'
                     when 'closed' then 'close the row (the recording is terminal)'
                     when 'deferred_by_sla' then case v_claim.detail

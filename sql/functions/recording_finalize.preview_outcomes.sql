@@ -121,16 +121,13 @@ begin
                     v_policy.backoff_base, v_policy.backoff_factor, v_policy.backoff_cap, 0)) end;
             detail := v_outcome.last_error;
         else
+            -- The claim's own effects (claim_decision's), or none for a row it would not take.
             result := claim_action;
-            finalize_status := case claim_action
-                when 'none' then v_row.status
-                when 'quarantined' then 'Quarantined'
-                when 'deferred_by_sla' then 'Pending'
-                else 'Done' end;
-            attempts := v_row.attempts + case when claim_action <> 'none' and v_claim.counts_attempt
-                then 1 else 0 end;
-            next_attempt_at := case when claim_action = 'deferred_by_sla'
-                then coalesce(v_session.ended_at, now()) + v_policy.sla_timeout end;
+            finalize_status := case when claim_action = 'none' then v_row.status
+                else v_claim.finalize_status end;
+            attempts := case when claim_action = 'none' then v_row.attempts
+                else v_claim.attempts end;
+            next_attempt_at := case when claim_action <> 'none' then v_claim.next_attempt_at end;
             detail := v_claim.detail;
         end if;
         return next;

@@ -9,9 +9,24 @@ create or replace function recording_finalize_internal.claim_decision(
     p_last_outcome text,
     p_max_attempts integer,
     p_sla_timeout interval,
-    p_now timestamptz
+    p_now timestamptz,
+    -- What the quarantine's last_error is written from: the row's last error, the recording's
+    -- session.
+    p_last_error text default null,
+    p_session_kind text default null,
+    p_session_id uuid default null
 )
-returns table (action text, detail text, quarantine_reason text, counts_attempt boolean)
+returns table (
+    action text,
+    detail text,
+    quarantine_reason text,
+    counts_attempt boolean,
+    -- The row as the claim leaves it.
+    finalize_status text,
+    attempts integer,
+    next_attempt_at timestamptz,
+    last_error text
+)
 language sql
 immutable
 -- No SET clause: a SQL function without one is inlined into the caller's statement (one plan,
@@ -28,7 +43,28 @@ as $$
         end end,
         -- A claim that hands the row out or settles it counts an attempt; re-timing and
         -- quarantine do not.
-        d.action in ('reconcile', 'republished', 'closed')
+        d.action in ('reconcile', 'republished', 'closed'),
+        case d.action
+            when 'reconcile' then 'Pending'
+            when 'deferred_by_sla' then 'Pending'
+            when 'quarantined' then 'Quarantined'
+            else 'Done'
+        end,
+        p_attempts + case when d.action in ('reconcile', 'republished', 'closed') then 1 else 0 end,
+        -- Deferred: due when the SLA has passed. A row handed out is due again after the
+        -- backoff, which the claim draws with its jitter as it hands the row out; the others
+        -- are not due again.
+        case when d.action = 'deferred_by_sla'
+            then coalesce(p_session_ended_at, p_now) + p_sla_timeout end,
+        case when d.action = 'quarantined' then pg_catalog.left(case d.detail
+            when 'MaxAttemptsExceeded' then pg_catalog.format(
+                'MaxAttemptsExceeded: %s attempts; last error: %s',
+                p_attempts, coalesce(p_last_error, 'none recorded'))
+            when 'SessionNotFound' then pg_catalog.format('SessionNotFound: no %s session %s',
+                p_session_kind, p_session_id)
+            else 'RecordingNotFound: recording_finalize_adapter.recordings shows no such '
+                'recording'
+        end, 512) end
     from (
         select case
             -- A finalize row whose recording is gone cannot be worked on: a human looks.
@@ -60,7 +96,8 @@ as $$
 $$;
 
 comment on function recording_finalize_internal.claim_decision(
-    text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz
+    text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz, text, text,
+    uuid
 ) is
 'Internal, pure. The claim''s decision for one due finalize row, in the words claim_due returns; '
 'claim_due carries it out, claim_preview, preview_outcomes and explain report it: quarantined '
@@ -71,8 +108,15 @@ comment on function recording_finalize_internal.claim_decision(
 'MaxAttemptsExceeded, SessionNotEnded, WithinSla, or the recording''s status; quarantine_reason '
 'the code a quarantined row gets (crash_loop: exhausted while p_last_outcome is NULL, i.e. no '
 'verdict was recorded since the row was opened or rescheduled); counts_attempt whether the '
-'claim counts an attempt (reconcile, republished, closed).';
+'claim counts an attempt (reconcile, republished, closed). And its effects, which the claim '
+'carries out and the previews report: finalize_status (Pending for reconcile and '
+'deferred_by_sla, Quarantined, else Done), attempts (p_attempts, plus the one counted), '
+'next_attempt_at (deferred_by_sla: the session''s end, or p_now, + the SLA; reconcile: NULL, '
+'the claim''s backoff with its jitter is drawn as the row is handed out; otherwise NULL) and '
+'last_error (a quarantine''s, from p_last_error and the session p_session_kind / p_session_id; '
+'otherwise NULL: unchanged).';
 
 revoke all on function recording_finalize_internal.claim_decision(
-    text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz
+    text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz, text, text,
+    uuid
 ) from public;

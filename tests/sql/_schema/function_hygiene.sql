@@ -20,7 +20,7 @@ where n.nspname in ('recording_finalize', 'recording_finalize_internal');
 create temp table inlined (fn text);
 insert into inlined values
     ('recording_finalize_internal.claim_decision(text,boolean,boolean,timestamp with time zone,'
-        || 'integer,text,integer,interval,timestamp with time zone)'),
+        || 'integer,text,integer,interval,timestamp with time zone,text,text,uuid)'),
     ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
         || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean,'
         || 'integer,integer,integer)'),
@@ -107,8 +107,8 @@ select set_eq(
         ('recording_finalize_internal.check_relay_batch(integer)', 's', 'invoker'),
         ('recording_finalize_internal.check_retention(interval)', 's', 'invoker'),
         ('recording_finalize_internal.claim_decision(text,boolean,boolean,'
-            || 'timestamp with time zone,integer,text,integer,interval,timestamp with time zone)',
-            'i', 'invoker'),
+            || 'timestamp with time zone,integer,text,integer,interval,timestamp with time zone,'
+            || 'text,text,uuid)', 'i', 'invoker'),
         ('recording_finalize_internal.enqueue_available(recording_finalize_internal.recording,'
             || 'recording_finalize_internal.session,text,boolean)', 'v', 'invoker'),
         ('recording_finalize_internal.function_fingerprint(text)', 's', 'invoker'),

@@ -59,7 +59,7 @@ insert into cases values
         'Uploading', false, true, '2 hours', 8, 'config_error',
         'quarantined', 'MaxAttemptsExceeded', 'max_attempts', false);
 
-select plan((select count(*)::integer from cases) + 1);
+select plan((select count(*)::integer from cases) + 6);
 
 select is(
     (select row(d.action, d.detail, d.quarantine_reason, d.counts_attempt)::text
@@ -80,6 +80,59 @@ select is(
         'Uploading', false, true, now() - interval '2 hours', 0, null, 8, '30 minutes', now())),
     1::bigint,
     'exactly one decision per row'
+);
+
+-- Its effects, which the claim carries out and the previews report (ended 10 minutes before a
+-- fixed clock, SLA 30 minutes, 8 attempts).
+create temp table effects as
+select c.action as case_action, d.*
+from (values
+    ('reconcile', 'Uploading', true, 0, '2 hours'::interval, 'transient', null::text),
+    ('deferred_by_sla', 'Uploading', true, 2, '10 minutes', null, null),
+    ('deferred_not_ended', 'Recording', true, 2, null, null, null),
+    ('closed', 'Failed', true, 1, '2 hours', null, null),
+    ('max_attempts', 'Uploading', true, 8, '2 hours', 'transient', 'S3Timeout: GET <url>'),
+    ('session_gone', 'Uploading', false, 0, null, null, null)
+) as c (action, status, session_found, attempts, ended_ago, last_outcome, last_error)
+cross join lateral recording_finalize_internal.claim_decision(
+    c.status, false, c.session_found, '2026-01-01 12:00:00+00'::timestamptz - c.ended_ago,
+    c.attempts, c.last_outcome, 8, interval '30 minutes', '2026-01-01 12:00:00+00'::timestamptz,
+    c.last_error, 'Direct', '00000000-0000-0000-0000-00000000000a'
+) as d;
+
+select results_eq(
+    $$select finalize_status, attempts, next_attempt_at, last_error from effects
+    where case_action = 'reconcile'$$,
+    $$values ('Pending'::text, 1, null::timestamptz, null::text)$$,
+    'handed out: Pending, one attempt counted, due time left to the claim''s backoff'
+);
+select results_eq(
+    $$select finalize_status, attempts, next_attempt_at from effects
+    where case_action in ('deferred_by_sla', 'deferred_not_ended') order by case_action$$,
+    $$values ('Pending'::text, 2, '2026-01-01 12:20:00+00'::timestamptz),
+        ('Pending', 2, '2026-01-01 12:30:00+00')$$,
+    'deferred: no attempt counted, due at the session''s end + SLA (or now + SLA, not ended)'
+);
+select results_eq(
+    $$select finalize_status, attempts, next_attempt_at from effects
+    where case_action = 'closed'$$,
+    $$values ('Done'::text, 2, null::timestamptz)$$,
+    'closed: Done, the attempt counted'
+);
+select results_eq(
+    $$select finalize_status, attempts, last_error from effects
+    where case_action in ('max_attempts', 'session_gone') order by case_action$$,
+    $$values ('Quarantined'::text, 8,
+            'MaxAttemptsExceeded: 8 attempts; last error: S3Timeout: GET <url>'::text),
+        ('Quarantined', 0,
+            'SessionNotFound: no Direct session 00000000-0000-0000-0000-00000000000a')$$,
+    'quarantined: no attempt counted, last_error says why'
+);
+select is(
+    (select last_error from recording_finalize_internal.claim_decision(
+        null, false, false, null, 0, null, 8, '30 minutes', now())),
+    'RecordingNotFound: recording_finalize_adapter.recordings shows no such recording',
+    'no recording: the quarantine names the recordings port'
 );
 
 select * from finish();

@@ -14,7 +14,7 @@ select results_eq(
     where kind = 'migration' and name < '0007'$$,
     $$values ('0001_baseline'::text, true), ('0002_own_outbox', true),
         ('0003_believed_404', true), ('0004_republish_hold', true),
-        ('0005_incident_kind', true), ('0006_transition_status', true)$$,
+        ('0005_incident_kind', true), ('0006_internal_signatures', true)$$,
     'the baseline and each later migration, with the sha256 migrate recorded for its file'
 );
 select is(
