@@ -34,6 +34,8 @@ declare
     v_row messenger.recording_finalize_attempts%rowtype;
     v_rec recording_finalize_internal.recording;
     v_session recording_finalize_internal.session;
+    -- The recording as locked, with its session.
+    v_locked record;
     v_decision record;
     v_busy boolean := false;
     -- True while the found metadata is being written: a CHECK it breaks is the recording's.
@@ -70,22 +72,29 @@ begin
     -- had quickly undoes it whole and the attempt is given back.
     begin
         -- Through the adapter: a locking clause on its recordings view locks the service's row,
-        -- and the same statement reads it as locked (recording_row's columns: one statement
-        -- where a lock and a read would be two, on the path every reconciled row takes).
-        select r.id, r.session_kind, r.session_id, r.media_type, r.trigger, r.status, r.file_id,
-            r.size_bytes, r.duration_seconds, r.format, r.failure_reason, r.started_at,
-            r.ended_at, r.available_at, null::timestamptz, null::integer, null::timestamptz,
-            null::timestamptz
-        into v_rec
+        -- and the same statement reads it as locked (recording_row's columns) with its session
+        -- (only read): one statement where a lock and two reads would be three, on the path
+        -- every reconciled row takes.
+        select row(r.id, r.session_kind, r.session_id, r.media_type, r.trigger, r.status,
+                r.file_id, r.size_bytes, r.duration_seconds, r.format, r.failure_reason,
+                r.started_at, r.ended_at, r.available_at, null::timestamptz, null::integer,
+                null::timestamptz, null::timestamptz)::recording_finalize_internal.recording
+                as rec,
+            s as session
+        into v_locked
         from recording_finalize_adapter.recordings as r
+        left join lateral recording_finalize_internal.session_row(r.session_kind, r.session_id)
+            as s on true
         where r.id = p_recording_id
-        for no key update skip locked;
+        for no key update of r skip locked;
         if not found then
             -- Held by another transaction, or not there at all.
             v_busy := exists (
                 select from recording_finalize_adapter.recordings as r where r.id = p_recording_id
             );
         end if;
+        v_rec := v_locked.rec;
+        v_session := v_locked.session;
         if v_rec.id is null and not v_busy then
             select 'quarantined' as result, 'Quarantined' as finalize_status,
                 v_row.attempts as attempts, null::timestamptz as next_attempt_at,
@@ -109,8 +118,6 @@ begin
                 null::text as quarantine_reason
             into v_decision;
         else
-            select x.* into v_session
-            from recording_finalize_internal.session_row(v_rec.session_kind, v_rec.session_id) as x;
             select d.* into v_decision
             from recording_finalize_internal.outcome_decision(
                 p_outcome,
