@@ -88,15 +88,14 @@ begin
     -- 3. What discovery and the event lookup read, judged by the rows their executed plans read
     -- beyond what they return (an index that still reads the whole history is no index for
     -- them), and, since enable_seqscan is off here, by a sequential scan no index could avoid.
-    -- The queries are read-only and run under this function's statement_timeout.
+    -- The discovery scans are discovery's own functions (inlined: the plan is theirs), over a
+    -- slice of the default size and the default republish window. The queries are read-only and
+    -- run under this function's statement_timeout.
     foreach v_step in array array[
-        'select r.id from recording_finalize_adapter.recordings as r where r.status = '
-            'any(''{Pending,Recording,Uploading}''::text[]) and (r.session_kind, r.session_id) '
-            '> ('''', ''00000000-0000-0000-0000-000000000000''::uuid) '
-            'order by r.session_kind, r.session_id limit 1000',
-        'select r.id from recording_finalize_adapter.recordings as r where r.status = '
-            '''Available'' and r.available_at > now() - interval ''2 days'' '
-            'and r.available_at <= now() order by r.available_at, r.id limit 1000',
+        'select r.id from recording_finalize_internal.active_recordings_after(null, null, 1000) '
+            'as r',
+        'select r.id from recording_finalize_internal.available_recordings_after('
+            'now() - interval ''2 days'', now(), now() - interval ''2 days'', null, 1000) as r',
         'select e.recording_id from recording_finalize_adapter.service_events as e '
             'where e.recording_id = ''' || gen_random_uuid() || '''::uuid'
     ] loop
@@ -123,8 +122,13 @@ begin
                         v_read.rows_read, v_read.rows_returned,
                         case when cardinality(v_read.whole_scans) > 0
                             then ' (the whole of ' || array_to_string(v_read.whole_scans, ', ')
-                                || ')' else '' end, v_step);
-                    fix := case when v_step like '%available_at%'
+                                || ')' else '' end,
+                        case when v_step like '%available_recordings_after%'
+                            then 'the Available recordings by available_at '
+                                '(recording_finalize_internal.available_recordings_after)'
+                            else 'the active recordings by (session_kind, session_id) '
+                                '(recording_finalize_internal.active_recordings_after)' end);
+                    fix := case when v_step like '%available_recordings_after%'
                         then 'an index on available_at of the Available recordings beneath the '
                             'view, partial to status = ''Available'' (service-sql recommended)'
                         else 'a (unique) index on (session_kind, session_id) of the active '

@@ -60,13 +60,8 @@ begin
     -- the snapshot is ON CONFLICT's.
     with slice as (
         select r.id, r.session_kind, r.session_id
-        from recording_finalize_adapter.recordings as r
-        where r.status = any('{Pending,Recording,Uploading}'::text[])
-            and (r.session_kind, r.session_id)
-                > (coalesce(v_after_kind, ''),
-                    coalesce(v_after_id, '00000000-0000-0000-0000-000000000000'))
-        order by r.session_kind, r.session_id
-        limit p_scan
+        from recording_finalize_internal.active_recordings_after(v_after_kind, v_after_id, p_scan)
+            as r
     ),
     opened as (
         insert into messenger.recording_finalize_attempts as f (

@@ -80,14 +80,9 @@ begin
     v_lower := greatest(v_upper - p_window, v_sweep.republish_not_before);
     with slice as (
         select r.id, r.session_kind, r.session_id, r.available_at
-        from recording_finalize_adapter.recordings as r
-        where r.status = 'Available'
-            and r.available_at > v_lower and r.available_at <= v_upper
-            and (r.available_at, r.id) > (
-                greatest(coalesce(v_sweep.republish_after_at, v_lower), v_lower),
-                coalesce(v_sweep.republish_after_id, '00000000-0000-0000-0000-000000000000'))
-        order by r.available_at, r.id
-        limit p_scan
+        from recording_finalize_internal.available_recordings_after(v_lower, v_upper,
+            greatest(coalesce(v_sweep.republish_after_at, v_lower), v_lower),
+            v_sweep.republish_after_id, p_scan) as r
     ),
     last as (
         select s.available_at, s.id from slice as s

@@ -4,7 +4,7 @@
 -- callers, which all pin search_path), exactly the API functions SECURITY DEFINER, and the
 -- volatility each one declares.
 begin;
-select plan(21);
+select plan(23);
 
 create temp table product_functions as
 select p.oid, replace(p.oid::regprocedure::text, ', ', ',') as fn, n.nspname::text as schema,
@@ -30,6 +30,9 @@ insert into inlined values
     ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
         || 'double precision)'),
     ('recording_finalize_internal.orphans(interval)'),
+    ('recording_finalize_internal.active_recordings_after(text,uuid,integer)'),
+    ('recording_finalize_internal.available_recordings_after(timestamp with time zone,'
+        || 'timestamp with time zone,timestamp with time zone,uuid,integer)'),
     ('recording_finalize_internal.recording_row(uuid)'),
     ('recording_finalize_internal.session_row(text,uuid)'),
     ('recording_finalize_internal.iso_utc(timestamp with time zone)'),
@@ -95,8 +98,12 @@ select set_eq(
         ('recording_finalize.try_lock_runner(bigint)', 'v', 'definer'),
         ('recording_finalize.unlock_runner(bigint)', 'v', 'definer'),
         ('recording_finalize.worker_config()', 's', 'definer'),
+        ('recording_finalize_internal.active_recordings_after(text,uuid,integer)', 's',
+            'invoker'),
         ('recording_finalize_internal.adapter_fingerprint()', 's', 'invoker'),
         ('recording_finalize_internal.adapter_ports()', 'i', 'invoker'),
+        ('recording_finalize_internal.available_recordings_after(timestamp with time zone,'
+            || 'timestamp with time zone,timestamp with time zone,uuid,integer)', 's', 'invoker'),
         ('recording_finalize_internal.backoff_delay(integer,interval,double precision,interval,'
             || 'double precision)', 'v', 'invoker'),
         ('recording_finalize_internal.check_incident_caller(text,timestamp with time zone,text)',
@@ -252,6 +259,16 @@ select unalike(
 select unalike(
     pg_temp.plan_of($$select o.* from args as a, recording_finalize_internal.orphans(a.d) as o$$),
     '%orphans%', 'orphans is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select r.* from args as a,
+        recording_finalize_internal.active_recordings_after(a.t, a.u, a.i) as r$$),
+    '%active_recordings_after%', 'active_recordings_after is inlined'
+);
+select unalike(
+    pg_temp.plan_of($$select r.* from args as a,
+        recording_finalize_internal.available_recordings_after(a.at, a.at, a.at, a.u, a.i) as r$$),
+    '%available_recordings_after%', 'available_recordings_after is inlined'
 );
 select unalike(
     pg_temp.plan_of($$select r.* from args as a,
