@@ -277,10 +277,8 @@ def _reconcile(
     except StorageConfigError as err:
         _config_error(ctx, summary, err.code)
         return
-    # Two connections: the second's backend applies half of each pipelined batch beside the
-    # first's (pipeline.py).
-    with ctx.pool.connection() as conn, ctx.pool.connection() as beside:
-        run = _Reconcile(ctx, conn, stop, summary, lock_deadline, beside)
+    with ctx.pool.connection() as conn:
+        run = _Reconcile(ctx, conn, stop, summary, lock_deadline)
         run.bucket_answered(bucket_confirmed)
         run.discover()
         run.claim_loop(claim_until)
@@ -314,10 +312,8 @@ class _Reconcile:
     database judges the worker's storage incident by as they come (``window``)."""
 
     def __init__(self, ctx: Context, conn: queries.Connection, stop: threading.Event,
-                 summary: CycleSummary, lock_deadline: float,
-                 beside: queries.Connection | None = None) -> None:
+                 summary: CycleSummary, lock_deadline: float) -> None:
         self.ctx, self.conn, self.stop, self.summary = ctx, conn, stop, summary
-        self.beside = beside
         self.lock_deadline = lock_deadline
         self.pacer: Pacer | None = None
         self.bucket_confirmed = False
@@ -509,8 +505,7 @@ class _Reconcile:
             raise _Deadline
         answers = pipeline.apply_outcomes(
             self.conn, [(row, verdict) for row, verdict, _ in batch],
-            timeout_s=max(0.0, self.lock_deadline - time.monotonic()), facts=facts,
-            beside=self.beside)
+            timeout_s=max(0.0, self.lock_deadline - time.monotonic()), facts=facts)
         failures: list[tuple[model.ClaimedRow, psycopg.Error]] = []
         judged: str | None = None
         for (row, verdict, check_s), answer in zip(batch, answers, strict=True):

@@ -21,10 +21,9 @@ from .errors import describe
 from .logs import log
 
 APPLICATION_NAME = "recording-finalize"
-# Connections used by the cycle (two while it reconciles: the apply shares each pipelined batch
-# between them; and, while it drains a backlog, its pace sampler: pacing.py), then by the relay;
-# a little headroom for them (the readiness checks).
-POOL_MAX_SIZE = 5
+# Connections used by the cycle (and, while it drains a backlog, its pace sampler: pacing.py),
+# then by the relay; a little headroom for them.
+POOL_MAX_SIZE = 4
 # How long a caller waits for a pooled connection (or for the server to accept one).
 POOL_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 10

@@ -5,10 +5,6 @@ their statements run as ONE implicit transaction even in autocommit mode (a fail
 roll back the rows before it). Pipeline mode with a Sync after every statement keeps each row
 its own transaction. The statement is prepared once per connection, so the server plans the
 call once, not for every row.
-
-With a second connection (``beside``) the items are shared out in order between the two, whose
-backends apply their halves at the same time: one backend runs one statement at a time, and the
-apply is most of a drain's wall time.
 """
 
 from __future__ import annotations
@@ -17,7 +13,6 @@ import select
 import time
 import weakref
 from collections.abc import Sequence
-from contextlib import ExitStack
 
 import psycopg
 from psycopg import pq
@@ -39,63 +34,45 @@ class PipelineTimeout(psycopg.OperationalError):
 
 
 def apply_outcomes(conn: queries.Connection, items: Sequence[tuple[ClaimedRow, Verdict]],
-                   timeout_s: float | None = None, facts: queries.StorageFacts = queries.NO_FACTS,
-                   *, beside: queries.Connection | None = None) -> list[Answer]:
+                   timeout_s: float | None = None, facts: queries.StorageFacts = queries.NO_FACTS
+                   ) -> list[Answer]:
     """One entry per item, in order: the row's result, or the ``psycopg.Error`` its statement
-    raised (the other rows are unaffected). ``conn`` (and ``beside``, which takes the second
-    half): idle autocommit connections. No answer within ``timeout_s`` (or a broken connection):
-    the connections are closed and ``PipelineTimeout``/``OperationalError`` raised; each row was
-    applied whole or not at all, and an unapplied one keeps its claim, which expires into a
-    retry."""
+    raised (the other rows are unaffected). ``conn``: an idle autocommit connection. No answer
+    within ``timeout_s`` (or a broken connection): the connection is closed and
+    ``PipelineTimeout``/``OperationalError`` raised; each row was applied whole or not at all,
+    and an unapplied one keeps its claim, which expires into a retry."""
     if not items:
         return []
     encoding = conn.info.encoding
     params = [[None if value is None else str(value).encode(encoding)
                for value in queries.apply_params(row, verdict, facts)] for row, verdict in items]
-    shares = [(conn, params)]
-    if beside is not None and len(params) > 1:
-        half = (len(params) + 1) // 2
-        shares = [(conn, params[:half]), (beside, params[half:])]
-    with ExitStack() as locks:
-        for each, _ in shares:
-            locks.enter_context(each.lock)
+    with conn.lock:
+        pg = conn.pgconn
+        if pg.transaction_status != pq.TransactionStatus.IDLE:
+            raise psycopg.ProgrammingError("apply_outcomes needs an idle autocommit connection")
+        wire = _Wire(pg, timeout_s, len(items), encoding)
+        nonblocking, pg.nonblocking = pg.nonblocking, 1
+        pg.enter_pipeline_mode()
         try:
-            # Everything is sent before any answer is read: the backends work meanwhile.
-            wires = [_send(each, share, timeout_s, encoding) for each, share in shares]
-            out = [wire.answer() for wire, (_, share) in zip(wires, shares, strict=True)
-                   for _ in share]
+            if conn not in _prepared:
+                pg.send_prepare(PREPARED_NAME, queries.APPLY_OUTCOME)
+                pg.pipeline_sync()
+                wire.flush()
+                wire.answer(prepared=True)
+                _prepared.add(conn)
+            for values in params:
+                pg.send_query_prepared(PREPARED_NAME, values)
+                pg.pipeline_sync()
+            wire.flush()
+            out = [wire.answer() for _ in params]
         except BaseException:
-            # Mid-pipeline a connection's state is unknown: close them (the pool replaces them).
-            for each, _ in shares:
-                _prepared.discard(each)
-                each.pgconn.finish()
+            # Mid-pipeline the connection's state is unknown: close it (the pool replaces it).
+            _prepared.discard(conn)
+            pg.finish()
             raise
-        for wire in wires:
-            wire.leave()
+        pg.exit_pipeline_mode()
+        pg.nonblocking = nonblocking
     return out
-
-
-def _send(conn: queries.Connection, share: list[list[bytes | None]], timeout_s: float | None,
-          encoding: str) -> _Wire:
-    """Enters pipeline mode on ``conn`` (its lock held), prepares the call on its first use and
-    sends ``share``, a Sync after each statement."""
-    pg = conn.pgconn
-    if pg.transaction_status != pq.TransactionStatus.IDLE:
-        raise psycopg.ProgrammingError("apply_outcomes needs an idle autocommit connection")
-    wire = _Wire(pg, timeout_s, len(share), encoding)
-    pg.nonblocking = 1
-    pg.enter_pipeline_mode()
-    if conn not in _prepared:
-        pg.send_prepare(PREPARED_NAME, queries.APPLY_OUTCOME)
-        pg.pipeline_sync()
-        wire.flush()
-        wire.answer(prepared=True)
-        _prepared.add(conn)
-    for values in share:
-        pg.send_query_prepared(PREPARED_NAME, values)
-        pg.pipeline_sync()
-    wire.flush()
-    return wire
 
 
 class _Wire:
@@ -104,7 +81,6 @@ class _Wire:
     def __init__(self, pg: pq.abc.PGconn, timeout_s: float | None, count: int,
                  encoding: str) -> None:
         self._pg, self._encoding = pg, encoding
-        self._nonblocking = pg.nonblocking
         self._deadline = None if timeout_s is None else time.monotonic() + timeout_s
         self._late = (f"no answer to {count} pipelined apply_outcome calls within "
                       f"{timeout_s or 0:.1f} s")
@@ -122,11 +98,6 @@ class _Wire:
     def flush(self) -> None:
         while self._pg.flush():
             self._wait(write=True)
-
-    def leave(self) -> None:
-        """Back to the connection's own mode, every answer read."""
-        self._pg.exit_pipeline_mode()
-        self._pg.nonblocking = self._nonblocking
 
     def answer(self, prepared: bool = False) -> Answer:
         """The next statement's answer, read up to its Sync: its row, or the error it raised

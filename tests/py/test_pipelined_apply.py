@@ -1,9 +1,8 @@
 """Pipelined apply (``recording_finalize.pipeline.apply_outcomes``) keeps one transaction per row.
 
 A row the database refuses leaves the rows before and after it applied (psycopg's own pipeline
-would run them all in one implicit transaction), with one connection or with the second half on
-a second connection, and a pipeline without an answer gives up by its deadline, closing its
-connection.
+would run them all in one implicit transaction), and a pipeline without an answer gives up by
+its deadline, closing its connection.
 """
 
 from __future__ import annotations
@@ -36,21 +35,11 @@ def refuse_realtime_rows_of(db: Db, recording_id: object) -> None:
                      "for each row execute function public.rfr_test_refuse()")
 
 
-def prepared_apply(conn: psycopg.Connection) -> int:
-    """How many apply_outcome statements this connection's session has prepared."""
-    row = conn.execute("select count(*) from pg_catalog.pg_prepared_statements where name = %s",
-                       (pipeline.PREPARED_NAME.decode(),)).fetchone()
-    return int(row[0]) if row else 0
-
-
-@pytest.mark.parametrize("two_backends", [False, True], ids=["one-connection", "beside"])
-def test_pipelined_applies_are_one_transaction_each(worker: Worker, db: Db,
-                                                    two_backends: bool) -> None:
+def test_pipelined_applies_are_one_transaction_each(worker: Worker, db: Db) -> None:
     seeded = [seed_stuck(db) for _ in range(5)]
     refuse_realtime_rows_of(db, seeded[1].recording_id)
     settings = load_settings(worker.environ(RFR_BATCH_SIZE="10"))
-    with psycopg.connect(db.worker_url, autocommit=True) as conn, \
-            psycopg.connect(db.worker_url, autocommit=True) as second:
+    with psycopg.connect(db.worker_url, autocommit=True) as conn:
         claimed = {row.recording_id: row for row in queries.claim_due(conn, settings)}
         rows = [claimed[s.recording_id] for s in seeded]
 
@@ -64,11 +53,9 @@ def test_pipelined_applies_are_one_transaction_each(worker: Worker, db: Db,
             (rows[2], found("https://cdn.example/c")),  # refused metadata: a result, no error
             (rows[3], found("recordings/d")),
             (rows[4], Verdict("missing")),
-        ], beside=second if two_backends else None)
-        # The connections are idle again and usable; with two, each applied its share (the
-        # first three rows, then the last two: the answers are still in the items' order).
+        ])
+        # The connection is idle again and usable.
         assert conn.execute("select 1").fetchone() == (1,)
-        assert (prepared_apply(conn), prepared_apply(second)) == (1, int(two_backends))
 
     assert [getattr(a, "result", None) for a in answers] == [
         "reconciled", None, "quarantined", "reconciled", "failed"]
