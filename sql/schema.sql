@@ -421,8 +421,13 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     with time zone) -> owner only
 -- recording_finalize_adapter.start_recording(p_id uuid, p_session_kind text, p_session_id uuid,
 --     p_media_type text, p_trigger text, p_started_at timestamp with time zone) -> owner only
+-- recording_finalize_internal.active_recordings_after(p_after_kind text, p_after_id uuid, p_limit
+--     integer) -> owner only
 -- recording_finalize_internal.adapter_fingerprint() -> owner only
 -- recording_finalize_internal.adapter_ports() -> owner only
+-- recording_finalize_internal.available_recordings_after(p_from timestamp with time zone, p_to
+--     timestamp with time zone, p_after_at timestamp with time zone, p_after_id uuid, p_limit
+--     integer) -> owner only
 -- recording_finalize_internal.backoff_delay(p_attempts integer, p_base interval, p_factor double
 --     precision, p_cap interval, p_jitter double precision) -> owner only
 -- recording_finalize_internal.check_incident_caller(p_source text, p_at timestamp with time zone,
@@ -436,7 +441,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.claim_decision(p_recording_status text, p_event_enqueued boolean,
 --     p_session_found boolean, p_session_ended_at timestamp with time zone, p_attempts integer,
 --     p_last_outcome text, p_max_attempts integer, p_sla_timeout interval, p_now timestamp with
---     time zone) -> owner only
+--     time zone, p_last_error text, p_session_kind text, p_session_id uuid) -> owner only
 -- recording_finalize_internal.enqueue_available(p_recording recording_finalize_internal.recording,
 --     p_session recording_finalize_internal.session, p_topic text, p_service_event boolean) ->
 --     owner only

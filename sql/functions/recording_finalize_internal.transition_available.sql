@@ -51,8 +51,9 @@ comment on function recording_finalize_internal.transition_available(
 ) is
 'Internal. The one -> Available transition, shared by apply_outcome (found) and '
 'recording_ingest_completed: a non-terminal recording (p_status: its status as the caller read '
-'it under the row lock it holds) becomes Available with the adopted metadata through the adapter''s make_available port, and its event and realtime row are '
-'enqueued (enqueue_available; returns whether the event was new). The caller holds the '
+'it under the row lock it holds) becomes Available with the adopted metadata through the '
+'adapter''s make_available port, and its event and realtime row are enqueued '
+'(enqueue_available; returns whether the event was new). The caller holds the '
 'recording''s row lock and checked the metadata; RF007 when the recording is missing, terminal '
 'or not moved by the port.';
 
