@@ -473,6 +473,9 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.still_claimed(p_recording_ids uuid[], p_claim_tokens uuid[]) -> owner
 --     only
 -- recording_finalize_internal.topic(p_topic text, p_server_topic text) -> owner only
+-- recording_finalize_internal.transition_available(p_recording_id uuid, p_file_id text,
+--     p_size_bytes bigint, p_duration_seconds integer, p_format text, p_session
+--     recording_finalize_internal.session, p_topic text) -> owner only
 -- recording_finalize_internal.transition_available(p_recording_id uuid, p_status text, p_file_id
 --     text, p_size_bytes bigint, p_duration_seconds integer, p_format text, p_session
 --     recording_finalize_internal.session, p_topic text) -> owner only

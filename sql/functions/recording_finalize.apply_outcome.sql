@@ -72,7 +72,8 @@ begin
     -- had quickly undoes it whole and the attempt is given back.
     begin
         -- Through the adapter: a locking clause on its recordings view locks the service's row,
-        -- and the same statement reads it as locked (recording_row's columns) with its session
+        -- and the same statement reads it as locked (recording_row's columns, in step with the
+        -- type recording_finalize_internal.recording) with its session
         -- (only read): one statement where a lock and two reads would be three, on the path
         -- every reconciled row takes.
         select row(r.id, r.session_kind, r.session_id, r.media_type, r.trigger, r.status,

@@ -88,9 +88,10 @@ begin
     -- 3. What discovery and the event lookup read, judged by the rows their executed plans read
     -- beyond what they return (an index that still reads the whole history is no index for
     -- them), and, since enable_seqscan is off here, by a sequential scan no index could avoid.
-    -- The discovery scans are discovery's own functions (inlined: the plan is theirs), over a
-    -- slice of the default size and the default republish window. The queries are read-only and
-    -- run under this function's statement_timeout.
+    -- The discovery scans are discovery's own functions (inlined, so the query planned is
+    -- theirs; here with constants, in discovery with its parameters), over a slice of
+    -- discovery's default size and a window of two days. The queries are read-only and run
+    -- under this function's statement_timeout.
     foreach v_step in array array[
         'select r.id from recording_finalize_internal.active_recordings_after(null, null, 1000) '
             'as r',

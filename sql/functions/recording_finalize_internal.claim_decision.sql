@@ -1,5 +1,11 @@
 -- The claim's state machine, stated once: what becomes of a due finalize row.
 
+-- The signature before its effects were returned: dropped in the transaction that creates this
+-- one, so a caller never finds neither (its call, nine arguments, resolves to this one).
+drop function if exists recording_finalize_internal.claim_decision(
+    text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz
+);
+
 create or replace function recording_finalize_internal.claim_decision(
     p_recording_status text,
     p_event_enqueued boolean,

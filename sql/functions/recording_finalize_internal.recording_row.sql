@@ -1,4 +1,6 @@
--- The one read of a recording: the adapter's recordings port, as the product's own type.
+-- The read of a recording: the adapter's recordings port, as the product's own type. One other
+-- statement lists the same columns: apply_outcome's, which locks and reads the recording at once
+-- (a locking clause cannot go through a function); a column added to the type goes in both.
 
 create or replace function recording_finalize_internal.recording_row(p_recording_id uuid)
 returns setof recording_finalize_internal.recording
@@ -18,6 +20,7 @@ comment on function recording_finalize_internal.recording_row(uuid) is
 'when the adapter does not show it), as recording_finalize_internal.recording; failed_at, '
 'version, created_at and updated_at are not ports and stay NULL. Inlined into the caller''s '
 'statement. It locks nothing: a caller that must hold the recording locks it through the view '
-'first (FOR NO KEY UPDATE SKIP LOCKED), then reads it here.';
+'first (FOR NO KEY UPDATE SKIP LOCKED), then reads it here; apply_outcome locks and reads it in '
+'one statement with these same columns.';
 
 revoke all on function recording_finalize_internal.recording_row(uuid) from public;

@@ -60,3 +60,40 @@ comment on function recording_finalize_internal.transition_available(
 revoke all on function recording_finalize_internal.transition_available(
     uuid, text, text, bigint, integer, text, recording_finalize_internal.session, text
 ) from public;
+
+-- The signature before the caller handed in the status, kept for one release: the service's
+-- callback (recording_ingest_completed) of the release before calls it while migrate replaces
+-- the functions, and the service does not stop for a migrate. Reads the status itself, as it
+-- did, and moves the recording the one way above. Drop it in the release after 0.5.0.
+create or replace function recording_finalize_internal.transition_available(
+    p_recording_id uuid,
+    p_file_id text,
+    p_size_bytes bigint,
+    p_duration_seconds integer,
+    p_format text,
+    p_session recording_finalize_internal.session,
+    p_topic text
+)
+returns boolean
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    return recording_finalize_internal.transition_available(
+        p_recording_id,
+        (select x.status from recording_finalize_internal.recording_row(p_recording_id) as x),
+        p_file_id, p_size_bytes, p_duration_seconds, p_format, p_session, p_topic);
+end
+$$;
+
+comment on function recording_finalize_internal.transition_available(
+    uuid, text, bigint, integer, text, recording_finalize_internal.session, text
+) is
+'Internal, kept for one release. The previous signature of transition_available, without '
+'p_status: reads the recording''s status (the caller holds its row lock) and calls the new one. '
+'For the callers of the release before while migrate replaces the functions.';
+
+revoke all on function recording_finalize_internal.transition_available(
+    uuid, text, bigint, integer, text, recording_finalize_internal.session, text
+) from public;

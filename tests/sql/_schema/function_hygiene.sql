@@ -145,6 +145,8 @@ select set_eq(
         ('recording_finalize_internal.topic(text,text)', 's', 'invoker'),
         ('recording_finalize_internal.transition_available(uuid,text,text,bigint,integer,'
             || 'text,recording_finalize_internal.session,text)', 'v', 'invoker'),
+        ('recording_finalize_internal.transition_available(uuid,text,bigint,integer,text,'
+            || 'recording_finalize_internal.session,text)', 'v', 'invoker'),
         ('recording_finalize_internal.vocabulary()', 'i', 'invoker')$$,
     'every function of both schemas, its declared volatility and its security'
 );
