@@ -80,6 +80,12 @@ AMENDED_MIGRATIONS: dict[str, dict[str, str]] = {
             "each copied event stayed pending in both outboxes (a rollback published it "
             "twice); comments that cited documents the repository does not ship",
     },
+    "0004_republish_hold": {
+        "ac7394a33507a9c063a76598e65a6054bcf15e5d90baf3e1a629cc33ca8f9847":
+            "the drop of enqueue_available's previous signature moved into its function file, "
+            "into the transaction that creates the new one: the service's ingest callback no "
+            "longer finds no function while migrate runs",
+    },
 }
 
 

@@ -1,6 +1,13 @@
 -- Writes the product's call-recording-available event and the realtime RecordingAvailable row,
 -- once, unless the service has its own event for the recording.
 
+-- The signature before p_service_event: dropped in the transaction that creates this one, so
+-- that the service's callback of the release before, which calls it with three arguments while
+-- migrate replaces the functions, always finds one (the new argument has a default).
+drop function if exists recording_finalize_internal.enqueue_available(
+    recording_finalize_internal.recording, recording_finalize_internal.session, text
+);
+
 create or replace function recording_finalize_internal.enqueue_available(
     p_recording recording_finalize_internal.recording,
     p_session recording_finalize_internal.session,

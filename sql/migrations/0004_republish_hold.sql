@@ -32,12 +32,3 @@ comment on column recording_finalize.discovery_sweep.republish_held_since is
 comment on column recording_finalize.discovery_sweep.republish_not_before is
 'When the last hold ended: discovery never republishes a recording that became Available '
 'before it (those the hold kept back may have been delivered).';
-
--- enqueue_available takes what service_events said before its caller moved the recording: a
--- port that shows a recording once it is Available must not hide the product's own event. It
--- is internal (no grant); the function files of the same migrate create the new signature and
--- re-create its callers.
--- squawk-ignore ban-drop-function
-drop function if exists recording_finalize_internal.enqueue_available(
-    recording_finalize_internal.recording, recording_finalize_internal.session, text
-);
