@@ -3,7 +3,8 @@
 
 A comment, docstring, test or doc that cites the specification by section, the original design
 document, or a tracker item by number sends the reader to a text that is not in the repository.
-Write the reason itself in one sentence, or link to the page of docs/ that gives it. CHANGELOG.md is history and may name what it likes.
+Write the reason itself in one sentence, or link to the page of docs/ that gives it. CHANGELOG.md
+is history and may name what it likes.
 
 Usage: python3 scripts/lint_refs.py [PATH ...]   (default: every file git tracks)
 Exit 0 when clean, 1 with one "file:line: ..." per finding.
