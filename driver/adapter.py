@@ -8,6 +8,7 @@ them), and what ``recording_finalize.check_adapter`` finds beneath them.
 from __future__ import annotations
 
 import enum
+import hashlib
 from typing import Any
 
 import psycopg
@@ -35,6 +36,37 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "make_failed": (("uuid", "text", "text", _TZ), "boolean"),
     "enqueue_realtime": (("text", "text", "uuid", "uuid", "jsonb"), "void"),
 }
+
+#: Earlier texts of REFERENCE_FILE (by sha256) and the sha256 of their statements (the text
+#: without its comment lines, ``statements_sha256``). An adapter installed from an earlier text
+#: with the shipped file's statements is the same objects, comments aside: migrate leaves it in
+#: place, and rollback to the release that shipped that text keeps it.
+EARLIER_REFERENCE_TEXTS: dict[str, str] = {
+    # 0.4.1's: its comments cited documents the repository does not ship.
+    "b748a98428b2ad0e7f12527425de746d5ca1db9704f284322474e29c4aea7946":
+        "5a99e21531e7824e6e5370cda1879c413088a43fde23b48616d4e7eb51210c72",
+}
+
+
+def statements_sha256(text: str) -> str:
+    """The sha256 of an adapter file without its comment lines and blank lines."""
+    kept = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(
+        "--")]
+    return hashlib.sha256("\n".join(kept).encode()).hexdigest()
+
+
+def same_reference(one: str | None, other: str | None, shipped: str) -> bool:
+    """Whether the reference adapters installed from the texts with sha256 ``one`` and ``other``
+    are the same statements (``shipped``: this package's text of the file)."""
+    if one == other:
+        return True
+    ours = hashlib.sha256(shipped.encode()).hexdigest()
+
+    def statements(sha: str | None) -> str | None:
+        return statements_sha256(shipped) if sha == ours else EARLIER_REFERENCE_TEXTS.get(
+            sha or "")
+
+    return statements(one) is not None and statements(one) == statements(other)
 
 
 class State(enum.Enum):

@@ -82,7 +82,8 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
     result = MigrateResult(package.schema_version, package.version)
     # A SQL tree of a release before the adapter (RFR_SQL_DIR) has none to install.
     adapter_file = sql_dir / adapter.REFERENCE_FILE
-    adapter_sha = drift.sha256_file(adapter_file) if adapter_file.is_file() else None
+    adapter_text = adapter_file.read_text(encoding="utf-8") if adapter_file.is_file() else None
+    adapter_sha = drift.sha256_file(adapter_file) if adapter_text is not None else None
     with _connect(settings) as conn:
         _lock(conn)
         try:
@@ -107,10 +108,11 @@ def migrate(settings: Settings, *, create_service_tables: bool = False) -> Migra
                         package.migrations[name], package.version, name, list(earlier)))
             # After the migrations: one may have dropped a function.
             state = drift.read_state(conn) or drift.DbState({})
-            if adapter_sha is not None:
-                result.adapter = _apply_adapter(conn, adapter_file.read_text(encoding="utf-8"),
-                                                adapter_state, adapter_sha == state.adapter_sha256,
-                                                result)
+            if adapter_text is not None:
+                result.adapter = _apply_adapter(
+                    conn, adapter_text, adapter_state,
+                    adapter.same_reference(state.adapter_sha256, adapter_sha, adapter_text),
+                    result)
             _apply_functions(conn, package, state, result)
             _record(conn, package, adapter_state, adapter_sha)
             findings = adapter.beneath(conn, rehearse=True) if adapter_sha else {}
@@ -337,8 +339,8 @@ def _apply_migrations(settings: Settings, package: drift.Shipped, result: Migrat
 def _apply_adapter(conn: psycopg.Connection[Any], text: str, state: adapter.State,
                    recorded: bool, result: MigrateResult) -> str:
     """The reference adapter where there is none, or where it is still what an earlier migrate
-    installed (``recorded``: from this very file, then it stays); a DBA's adapter is never
-    touched (its ports were checked before anything was written)."""
+    installed (``recorded``: from this file's statements, then it stays); a DBA's adapter is
+    never touched (its ports were checked before anything was written)."""
     if state is adapter.State.DBAS:
         return "kept (a DBA's)"
     if state is adapter.State.REFERENCE and recorded:

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 
-from .. import cliutil, drift, logs
+from .. import adapter, cliutil, drift, logs
 from ..config import DEFAULT_LOCK_KEY, Settings
 from ..drift import query
 from .migrate import MIGRATE_LOCK_KEY
@@ -105,6 +105,9 @@ class Plan:
     #: (migration id, the target's sha256): a migration both ship, recorded with this package's
     #: amended text; its record goes back to the target's.
     restore: list[tuple[str, str]] = field(default_factory=list)
+    #: The reference adapter, recorded with this package's text of the same statements: its
+    #: record goes back to the target's text (None: nothing to restore).
+    restore_adapter: str | None = None
 
 
 def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
@@ -142,10 +145,14 @@ def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
                             "back with the package that applied it")
             continue
         result.undo.append((name, down.read_text(encoding="utf-8")))
-    if (target.adapter is not None and state.adapter_sha256 is not None
-            and state.adapter_sha256 != target.adapter):
-        problems.append(f"the reference adapter was upgraded since {target.version} and "
-                        "rollback does not take an adapter back")
+    if target.adapter is not None and state.adapter_sha256 not in (None, target.adapter):
+        shipped = sql_dir / adapter.REFERENCE_FILE
+        if shipped.is_file() and adapter.same_reference(
+                state.adapter_sha256, target.adapter, shipped.read_text(encoding="utf-8")):
+            result.restore_adapter = target.adapter
+        else:
+            problems.append(f"the reference adapter was upgraded since {target.version} and "
+                            "rollback does not take an adapter back")
     # A function file applied here from other text than the target's (or not at all).
     recorded = {file: record.sha256 for file, record in state.functions.items()}
     changed = {file for file in {*recorded, *target.functions}
@@ -184,6 +191,8 @@ def apply(conn: psycopg.Connection[Any], what: Plan) -> None:
                     conn.execute(query("rollback_forget_migration"), {"id": name})
                 for name, sha in what.restore:
                     conn.execute(query("rollback_restore_checksum"), (sha, name))
+                if what.restore_adapter is not None:
+                    conn.execute(query("rollback_restore_adapter"), (what.restore_adapter,))
                 conn.execute(query("rollback_record_state"),
                              (what.target.schema_version, what.target.version))
                 _check_reached(conn, what.target)
@@ -256,6 +265,9 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
     if what.restore:
         print(f"  migration records back to {target.version}'s text: "
               + ", ".join(name for name, _ in what.restore))
+    if what.restore_adapter is not None:
+        print(f"  the reference adapter kept: its record back to {target.version}'s text of the "
+              "same statements")
     print(f"  kept: the product's outbox ({events} events, {published} of them published, "
           f"marks kept) and {rows} finalize rows")
     if args.yes:

@@ -1,6 +1,6 @@
 -- The reference adapter: the product's six ports onto the reference schema of the service
--- (sql/service/schema.sql, SPEC section 2). The product reads and writes the service's data only
--- through these objects of schema recording_finalize_adapter (SPEC section 9).
+-- (sql/service/schema.sql; docs/contract/tables.md). The product reads and writes the service's
+-- data only through these objects of schema recording_finalize_adapter (docs/contract/adapter.md).
 --
 -- For a service schema that differs, this file is a starting point: copy it, map each port onto
 -- your tables (leave out what the product must not see, e.g. soft-deleted rows), keep every
@@ -83,9 +83,10 @@ inner join messenger.integration_outbox as o
         and o.dedupe_key = r.id::text;
 
 -- make_available: the status-guarded transition to Available with the adopted file metadata.
--- From Pending/Recording the card's path is -> Uploading -> Available, so the version moves by
--- two; a missing ended_at is the time it became Available, a missing started_at is derived from
--- the duration. False when the recording is no longer in p_from_status (or is not visible).
+-- From Pending/Recording the service's own lifecycle passes Uploading on the way to Available,
+-- so the version moves by two; a missing ended_at is the time it became Available, a missing
+-- started_at is derived from the duration. False when the recording is no longer in
+-- p_from_status (or is not visible).
 create or replace function recording_finalize_adapter.make_available(
     p_id uuid,
     p_from_status text,

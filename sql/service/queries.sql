@@ -210,6 +210,13 @@ update recording_finalize_migrations.file_checksums
 set sha256 = %s
 where kind = 'migration' and file_name = %s;
 
+-- name: rollback_restore_adapter
+-- The reference adapter, installed from this package's text of the target's statements: the
+-- target's migrate finds its own text recorded and leaves the adapter as it is.
+update recording_finalize_migrations.migrate_state
+set adapter_sha256 = %s
+where adapter_sha256 is not null;
+
 -- name: rollback_forget_functions
 -- The records of the function files whose functions rollback dropped: the older migrate then
 -- sees them "never applied" and creates them.

@@ -44,6 +44,7 @@ from conftest import (
     run_checked,
     seed_stuck,
 )
+from recording_finalize import adapter
 
 #: The previous release and the commit it was built from (CHANGELOG.md).
 PREVIOUS, PREVIOUS_COMMIT = "0.4.1", "d52d80a753512b42e0d5e4ab3cb5473c92a17df3"
@@ -186,7 +187,10 @@ def _upgrade_and_come_back(at: Install) -> list[uuid.UUID]:
               "where kind = 'migration' and file_name = '0002_own_outbox' returning 1",
               (hashlib.sha256(amended.read_bytes()).hexdigest(),))
     # The upgrade: migrate, a cycle that publishes what waited and its own; then more pending.
-    at.run(new, "migrate", login="owner")
+    # The reference adapter's statements are the previous release's (only its comments
+    # changed): it stays as that release installed it.
+    upgraded = at.run(new, "migrate", login="owner")
+    assert "(recording_finalize_adapter): unchanged" in upgraded.stdout, upgraded.stdout
     at.run(new, "resume", "relay", "--reason", "upgraded", login="operator")
     published_after = at.stuck(2)
     at.cycle(new)
@@ -211,12 +215,15 @@ def _upgrade_and_come_back(at: Install) -> list[uuid.UUID]:
     [restored] = [line for line in done.stdout.splitlines()
                   if f"migration records back to {PREVIOUS}'s text: " in line]
     assert "0002_own_outbox" in restored, done.stdout
+    # So is the reference adapter's record (its comments changed since).
+    assert "the reference adapter kept" in done.stdout, done.stdout
     assert at.db.one("select count(*) from information_schema.columns where column_name = "
                      "'probe_hold_until'")[0] == 0
 
-    # The previous release again: its migrate re-creates its functions, its cycles publish what
-    # waited, and nothing else.
-    at.run(old, "migrate", login="owner")
+    # The previous release again: its migrate re-creates its functions (and finds its own
+    # adapter), its cycles publish what waited, and nothing else.
+    again = at.run(old, "migrate", login="owner")
+    assert "(recording_finalize_adapter): unchanged" in again.stdout, again.stdout
     at.run(old, "resume", "relay", "--reason", "rolled back", login="operator")
     at.cycle(old)
     at.cycle(old)
@@ -298,6 +305,25 @@ def test_every_migration_newer_than_the_previous_release_has_its_down_step() -> 
     orphans = [p.name for p in (sql / "migrations" / "rollback").glob("*.sql")
                if p.stem not in newer]
     assert orphans == [], orphans
+
+
+def test_an_earlier_reference_text_is_listed_with_its_statements() -> None:
+    """The previous release's reference adapter, when this tree's differs from it in comments
+    only, is listed in driver/adapter.py with the sha256 of its statements: what lets migrate
+    keep it and rollback reach it."""
+    if subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", PREVIOUS_COMMIT],
+                      capture_output=True).returncode != 0:
+        pytest.skip(f"the commit of {PREVIOUS} is not in this clone")
+    then = subprocess.run(["git", "-C", str(REPO), "show",
+                           f"{PREVIOUS_COMMIT}:sql/adapter/reference.sql"],
+                          capture_output=True, check=True).stdout.decode()
+    now = (REPO / "sql" / "adapter" / "reference.sql").read_text(encoding="utf-8")
+    sha = hashlib.sha256(then.encode()).hexdigest()
+    assert adapter.EARLIER_REFERENCE_TEXTS.get(sha) == adapter.statements_sha256(then)
+    assert adapter.same_reference(sha, hashlib.sha256(now.encode()).hexdigest(), now)
+    # A statement changed is another adapter: migrate upgrades it, rollback refuses.
+    edited = now.replace("create or replace view", "create or replace view ", 1)
+    assert not adapter.same_reference(sha, hashlib.sha256(edited.encode()).hexdigest(), edited)
 
 
 def test_the_release_record_is_what_the_previous_release_shipped() -> None:
