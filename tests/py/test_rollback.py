@@ -24,6 +24,8 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -241,6 +243,60 @@ def test_rollback_to_the_previous_release_sends_nothing_twice(install: Install) 
     assert len(messages) == len(every)
     status = install.run(install.old, "status", "--json", login="operator")
     assert json.loads(status.stdout)["schema"]["matches"] is True
+
+
+class ServiceCallbacks(threading.Thread):
+    """The service at work while the product changes under it: each round one recording's whole
+    life through the callbacks (started, stopped, its session ended, the ingest callback), as a
+    service calls them, each in its own transaction. Records every call that fails."""
+
+    def __init__(self, db: Db) -> None:
+        super().__init__(daemon=True)
+        self.db, self.rounds, self.failures = db, 0, list[str]()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        with self.db.connect() as conn:
+            while not self.stop.is_set():
+                rid, sid = uuid.uuid4(), uuid.uuid4()
+                try:
+                    conn.execute("insert into messenger.call_sessions (id, started_at) "
+                                 "values (%s, now())", (sid,))
+                    conn.execute("select recording_finalize.recording_started(%s, 'Direct', %s, "
+                                 "'Audio', 'Auto')", (rid, sid))
+                    conn.execute("select recording_finalize.recording_stopped(%s)", (rid,))
+                    conn.execute("update messenger.call_sessions set ended_at = now() "
+                                 "where id = %s", (sid,))
+                    conn.execute("select recording_finalize.session_ended('Direct', %s)", (sid,))
+                    conn.execute("select recording_finalize.recording_ingest_completed(%s, %s, "
+                                 "10, 3, 'Ogg')", (rid, f"files/{rid}"))
+                except psycopg.Error as err:
+                    self.failures.append(f"{err.sqlstate}: {err}".splitlines()[0])
+                self.rounds += 1
+
+
+def test_the_services_callbacks_never_fail_while_the_upgrade_migrates(install: Install) -> None:
+    """The service keeps calling the product's callbacks while this release's migrate upgrades
+    a database of the previous release: no call may fail (a function dropped by a migration and
+    created again by its file later would fail every call in between, 42883)."""
+    at = install
+    at.run(at.old, "migrate", "--create-service-tables", login="owner")
+    at.db.set_server_topic(at.worker.topic)
+    service = ServiceCallbacks(at.db)
+    service.start()
+    try:
+        while service.rounds < 3:
+            time.sleep(0.05)
+        before = service.rounds
+        at.run(at.new, "migrate", login="owner")
+        during = service.rounds - before
+    finally:
+        service.stop.set()
+        service.join(timeout=30)
+    assert service.failures == [], service.failures[:5]
+    assert during >= 3, f"only {during} rounds of callbacks while migrate ran"
+    events = at.db.one("select count(*) from recording_finalize.outbox")[0]
+    assert events == service.rounds, "a completed recording without its event"
 
 
 def test_rollback_refuses_what_it_cannot_reach(install: Install) -> None:
