@@ -17,11 +17,14 @@ set enable_seqscan = off
 set jit = off
 as $$
 declare
-    -- The judgement: of the SAMPLE most recently Available recordings, how many have no event,
-    -- neither in service_events nor the product's. A crash between committing Available and
-    -- enqueueing the event leaves a few such recordings; an outbox that deletes what it
-    -- delivered leaves nearly all of them. More than UNSHOWN_MIN and more than UNSHOWN_SHARE of
-    -- the sample is more than a crash explains: discovery then holds.
+    -- The judgement: of the SAMPLE most recently Available recordings whose event is the
+    -- service's own (none in the product's outbox), how many service_events does not show. A
+    -- crash between committing Available and enqueueing the event leaves a few such recordings;
+    -- an outbox that deletes what it delivered leaves nearly all of them. More than UNSHOWN_MIN
+    -- and more than UNSHOWN_SHARE of the sample is more than a crash explains: discovery then
+    -- holds. A recording with the product's event (a rescue, the ingest callback) is left out:
+    -- it says nothing of the port, and counting it would let many rescues end the hold of a
+    -- port that still forgets.
     c_sample constant integer := 200;
     c_unshown_min constant integer := 10;
     c_unshown_share constant numeric := 0.2;
@@ -118,6 +121,8 @@ begin
             from recording_finalize_adapter.recordings as r
             where r.status = 'Available'
                 and r.available_at > v_lower and r.available_at <= now()
+                and not exists (
+                    select from recording_finalize.outbox as o where o.recording_id = r.id)
             order by r.available_at desc
             limit c_sample
         )
@@ -125,10 +130,8 @@ begin
             (select count(*) from sample)::integer,
             (select count(*) from sample as s
                 where not exists (
-                    select from recording_finalize.outbox as o where o.recording_id = s.id)
-                    and not exists (
-                        select from recording_finalize_adapter.service_events as e
-                        where e.recording_id = s.id))::integer
+                    select from recording_finalize_adapter.service_events as e
+                    where e.recording_id = s.id))::integer
         into v_sampled, v_unshown;
         update recording_finalize.discovery_sweep
         set republish_window = p_window, republish_judged_at = now(),
@@ -180,9 +183,9 @@ comment on function recording_finalize.discover_unpublished(interval, integer, i
 '(1..100000) Available recordings of the window in (available_at, id) order after where the '
 'previous call stopped (recording_finalize.discovery_sweep), starting over at the end of the '
 'window. Looks before it republishes: when it has candidates it reads the 200 most recently '
-'Available recordings, and when more than 10 of them and more than 20 % have no event, neither '
-'in service_events nor the product''s (an outbox that deletes what it delivered), it '
-'opens nothing and records the hold (recording_finalize.republish_hold reports it); when a hold '
+'Available recordings without an event of the product (their event is the service''s), and '
+'when more than 10 of them and more than 20 % are not in service_events (an outbox that '
+'deletes what it delivered), it opens nothing and records the hold (recording_finalize.republish_hold reports it); when a hold '
 'ends, the recordings it kept back are never republished by discovery. Writes only the '
 'product''s tables. The policy: the stored one. Worker API (SECURITY DEFINER).';
 

@@ -28,8 +28,9 @@ as $$
             'republish discovery is held: %s of the %s most recently Available recordings '
             'have no event, neither in recording_finalize_adapter.service_events nor the '
             'product''s, more than a crash between committing Available and enqueueing the '
-            'event explains (more than 10 and more than 20 %%); an outbox that deletes what it '
-            'delivered looks like this. Nothing is republished for them',
+            'event explains (more than 10 and more than 20 %% of the recordings whose event is '
+            'the service''s); an outbox that deletes what it delivered looks like this. Nothing '
+            'is republished for them',
             d.republish_unshown, d.republish_sampled)
         end,
         case when d.republish_held_since is not null then
@@ -44,7 +45,8 @@ $$;
 comment on function recording_finalize.republish_hold() is
 'Whether discover_unpublished holds (held, since when), the window it was last given (0: '
 'republish discovery off; NULL: never called), its last judgement (when, how many recently '
-'Available recordings it read, how many had no event) and, while held, the '
+'Available recordings without the product''s event it read, how many of them service_events '
+'did not show) and, while held, the '
 'problem and the two ways out as text. One row. Read-only. Worker and operator API (SECURITY '
 'DEFINER).';
 

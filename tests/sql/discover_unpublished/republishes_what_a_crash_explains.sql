@@ -1,8 +1,7 @@
 -- discover_unpublished republishes the recordings a crash between committing Available and
 -- enqueueing the event leaves: up to 10 without any event among the recent Available
 -- recordings always, more only while they are at most 20 % of the 200 it samples. A recording
--- with the product's own event counts as shown (a service whose happy path calls the product's
--- recording_ingest_completed has only such events).
+-- with the product's own event is no part of the sample (the_products_events_judge_nothing.sql).
 begin;
 select plan(5);
 
@@ -28,15 +27,15 @@ from generate_series(1, 12);
 select is(recording_finalize.discover_unpublished('1 day', 100), 0,
     '22 without an event of 82 (more than 10 and than 20 %): held');
 
--- The claim gives the ten the product's events, and 40 more the service enqueued: 12 of 122
--- is under 20 %.
+-- The claim gives the ten the product's events (out of the sample now), and 40 more the service
+-- enqueued: 12 of 112 is under 20 %.
 select count(*) from tests.claim();
 select count(tests.make_service_event(
     tests.make_recording('Direct', tests.make_session(), 'Available'))) from generate_series(1, 40);
 -- A fresh judgement (the hold's end is another file's behaviour).
 update recording_finalize.discovery_sweep set republish_held_since = null;
 select is(recording_finalize.discover_unpublished('1 day', 100), 12,
-    '12 without an event of 122: the twelve opened');
+    '12 without an event of the 112 whose event is the service''s: the twelve opened');
 select is((select held from recording_finalize.republish_hold()), false, 'not held');
 
 select * from finish();
