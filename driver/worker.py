@@ -227,10 +227,14 @@ def _schema_verdict(conn: psycopg.Connection[Any], package: Shipped, *, rehearse
         return "contract broken", {"problems": problems.items}, (
             "the contract with the messenger service's tables does not hold for the product's "
             f"owner {owner}:\n{problems.message()}")
-    if failing := adapter.beneath(conn, rehearse=rehearse).get("error"):
+    findings = adapter.beneath(conn, rehearse=rehearse)
+    if failing := findings.get("error"):
         return "adapter fails", {"problems": failing}, (
             "the worker would fail beneath the adapter (recording_finalize.check_adapter):\n"
             + "\n".join(f"  - {line}" for line in failing))
+    if rehearse:  # start-up: said once, not at every /readyz
+        for line in findings.get("warning", []):
+            logs.log("adapter warning", level="warning", problem=line)
     return None, {}, drift.message()
 
 

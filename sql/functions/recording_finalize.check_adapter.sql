@@ -26,19 +26,23 @@ declare
     v_step text;
     v_read record;
     v_shown_before boolean;
+    v_reading boolean;
+    v_unreadable boolean := false;
 begin
-    -- 1. Each view reads (a privilege it lacks beneath it is 42501 here, not at run time).
+    -- 1. Each view reads, every column of it (a privilege it lacks beneath it, a table's or a
+    -- column's, is 42501 here, not at run time).
     foreach v_view in array array(
         select p.port from recording_finalize_internal.adapter_ports() as p
         where p.kind = 'view' and not p.optional order by p.port
     ) loop
         begin
-            execute format('select from recording_finalize_adapter.%I limit 1', v_view);
+            execute format('select * from recording_finalize_adapter.%I limit 1', v_view);
         exception when others then
             get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
             severity := 'error';
             port := 'recording_finalize_adapter.' || v_view;
             problem := format('reading it fails: %s %s', v_state, v_message);
+            v_unreadable := true;
             fix := 'grant the product''s owner role what the message names '
                 '(recording-finalize service-sql grants --to ROLE)';
             return next;
@@ -81,11 +85,35 @@ begin
         return next;
     end loop;
 
+    -- 3. A service_events whose published_at is the constant NULL shows pending events only: an
+    -- outbox that deletes what it delivered. Republish discovery cannot tell a delivered event
+    -- from a lost one there; its hold catches a busy service, but a quiet one's first few
+    -- delivered recordings would be sent again. Said unless republish discovery is off (its
+    -- last window 0). The view's stored query is read, not its rows: an empty outbox says it too.
+    if exists (
+        select from pg_catalog.pg_rewrite as w
+        where w.ev_class = pg_catalog.to_regclass('recording_finalize_adapter.service_events')
+            and w.ev_action::text ~ (':expr \{CONST [^{}]*:constisnull true[^{}]*\} '
+                ':resno [0-9]+ :resname published_at ')
+    ) and (select d.republish_window from recording_finalize.discovery_sweep as d)
+        is distinct from interval '0'
+    then
+        severity := 'warning';
+        port := 'recording_finalize_adapter.service_events';
+        problem := 'its published_at is always NULL: it shows pending events only, so a '
+            'recording whose event the service delivered looks never enqueued, and republish '
+            'discovery would send it again';
+        fix := 'when the service enqueues its event in the transaction that makes the recording '
+            'Available (a transactional outbox), set RFR_REPUBLISH_WINDOW=0; otherwise map '
+            'service_events onto something that keeps delivered events too';
+        return next;
+    end if;
+
     if not p_rehearse then
         return;
     end if;
 
-    -- 3. What discovery and the event lookup read, judged by the rows their executed plans read
+    -- 4. What discovery and the event lookup read, judged by the rows their executed plans read
     -- beyond what they return (an index that still reads the whole history is no index for
     -- them), and, since enable_seqscan is off here, by a sequential scan no index could avoid.
     -- The discovery scans are discovery's own functions (inlined, so the query planned is
@@ -143,12 +171,18 @@ begin
         end;
     end loop;
 
-    -- 4. The rehearsal: each write the worker makes, on one real active recording, in a
+    -- 5. The rehearsal: each write the worker makes, on one real active recording, in a
     -- subtransaction that ends by raising, so that whatever it did is rolled back (the row lock
     -- included). What the catalog cannot show shows here: a NOT NULL column without a default,
-    -- a CHECK, a trigger whose own writes need a privilege, a policy that hides the row.
+    -- a CHECK, a trigger whose own writes need a privilege, a policy that hides the row. It
+    -- reads the views: one that cannot be read was said above, and would fail every step again.
+    if v_unreadable then
+        return;
+    end if;
     foreach v_step in array array['make_failed', 'make_available', 'enqueue_realtime'] loop
         begin
+            -- Until the recording is read, a failure is the recordings view's, not the port's.
+            v_reading := true;
             select r.id, r.status, r.session_kind, r.session_id into v_rec
             from recording_finalize_adapter.recordings as r
             where r.status = any('{Pending,Recording,Uploading}'::text[])
@@ -162,6 +196,7 @@ begin
                 return next;
                 continue;
             end if;
+            v_reading := false;
             v_shown_before := exists (select from recording_finalize_adapter.service_events
                 as e where e.recording_id = v_rec.id);
             v_moved := case v_step
@@ -209,8 +244,11 @@ begin
                 get stacked diagnostics v_state = returned_sqlstate, v_message = message_text,
                     v_detail = pg_exception_context;
                 severity := 'error';
-                port := 'recording_finalize_adapter.' || v_step;
-                problem := format('a rehearsed write fails: %s %s', v_state, v_message);
+                port := 'recording_finalize_adapter.' || case when v_reading then 'recordings'
+                    else v_step end;
+                problem := format(case when v_reading
+                    then 'reading an active recording to rehearse the writes on fails: %s %s'
+                    else 'a rehearsed write fails: %s %s' end, v_state, v_message);
                 fix := case
                     when v_state = '42501' then 'grant the privilege the message names to '
                         || current_user || ' (recording-finalize service-sql grants --to '
@@ -222,6 +260,8 @@ begin
                         || pg_catalog.left(v_detail, 200) || ')'
                 end;
                 return next;
+                -- The next ports would read the same recording and fail the same way.
+                exit when v_reading;
         end;
     end loop;
 end
@@ -230,7 +270,9 @@ $$;
 comment on function recording_finalize.check_adapter(boolean) is
 'Finds what would make the worker fail at run time beneath the adapter (schema '
 'recording_finalize_adapter), before any row is touched: a view that cannot be read (42501) '
-'and row-level security that hides rows from the product''s owner; with p_rehearse also the '
+'and row-level security that hides rows from the product''s owner; a service_events whose '
+'published_at is the constant NULL (pending events only) while republish discovery is not off '
+'(warning); with p_rehearse also the '
 'discovery scans and the service_events lookup judged by the rows their executed plans read '
 'beyond what they return (warning, with the index that serves it), and each write port '
 '(make_failed, make_available, enqueue_realtime) rehearsed on one active recording in a '

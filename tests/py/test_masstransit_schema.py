@@ -468,6 +468,9 @@ def test_1_migrate_installs_through_the_dbas_adapter_as_the_products_owner(
     sc = scenario
     assert sc.migrate is not None and sc.migrate.returncode == 0, _said(sc.migrate)
     assert "kept" in sc.migrate.stdout, sc.migrate.stdout
+    # Its service_events can show pending events only, and republish discovery is on: said.
+    assert ("warning: recording_finalize_adapter.service_events: its published_at is always "
+            "NULL") in sc.migrate.stdout, sc.migrate.stdout
     assert sc.adapter_migrated == sc.adapter_created, "migrate changed the DBA's adapter"
     assert sc.dump_migrated == sc.dump_installing, _diff(sc.dump_installing, sc.dump_migrated)
     assert sc.world.all("select rolsuper, rolcreaterole from pg_roles where rolname = %s",
@@ -582,6 +585,10 @@ def test_3_status_says_republish_discovery_is_held_by_service_events(
     assert hold is not None, f"status --json has no republish_hold: {sorted(document)}"
     held = hold.get("held") if isinstance(hold, dict) else hold
     assert held is True, hold
+    # And the worker's start said why, before its first cycle.
+    assert sc.runs and any('"event":"adapter warning"' in p.stderr
+                           and "published_at is always NULL" in p.stderr
+                           for p in sc.runs[:1]), _said(sc.runs[0])
 
 
 def test_4_migrate_refuses_a_service_events_of_every_available_recording(

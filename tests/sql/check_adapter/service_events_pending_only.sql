@@ -1,0 +1,36 @@
+-- check_adapter: a service_events whose published_at is the constant NULL (a view over an
+-- outbox that deletes what it delivered) is a warning naming the port and the two ways out -
+-- read from the view's definition, so an empty outbox says it too - unless republish discovery
+-- is off (its last window 0).
+begin;
+select plan(4);
+
+select tests.clean_slate();
+select tests.make_stuck() as active \gset
+create or replace view recording_finalize_adapter.service_events as
+select
+    r.id as recording_id,
+    o.created_at as enqueued_at,
+    null::timestamptz as published_at
+from messenger.call_recordings as r
+inner join messenger.integration_outbox as o
+    on o.dedupe_key = r.id::text;
+
+update recording_finalize.discovery_sweep set republish_window = null;
+create temp table findings as select * from recording_finalize.check_adapter(false);
+select results_eq(
+    $$select severity, port from findings$$,
+    $$values ('warning', 'recording_finalize_adapter.service_events')$$,
+    'a warning on service_events, before the first cycle'
+);
+select alike((select problem from findings), '%published_at is always NULL%',
+    'the problem says what it saw');
+select alike((select fix from findings), '%RFR_REPUBLISH_WINDOW=0%keeps delivered events%',
+    'the fix names both ways out');
+
+update recording_finalize.discovery_sweep set republish_window = '0';
+select is_empty($$select from recording_finalize.check_adapter(false)$$,
+    'nothing once republish discovery is off');
+
+select * from finish();
+rollback;
