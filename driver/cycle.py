@@ -82,8 +82,9 @@ class Context:
     storage: Storage
     metrics: Metrics
     relay: Relay | None = None
-    #: Whether the last cycle found republish discovery held (its end is logged once).
-    republish_held: bool = field(init=False, default=False)
+    #: Whether republish discovery was held after the last cycle (its end is logged once);
+    #: None until the process's first cycle reads it from the database (a run-once too).
+    republish_held: bool | None = field(init=False, default=None)
     #: The S3 checks' threads, kept for the process: a pool started for every claimed batch
     #: cost the worker about 0.1 ms of CPU per row (docs/benchmarks.md). Threads start on
     #: first use; idle ones wait for the next batch.
@@ -343,6 +344,8 @@ class _Reconcile:
         change to be rescued: the claim that follows takes them."""
         summary, ctx = self.summary, self.ctx
         stuck = queries.call_value(self.conn, "discover_stuck", limit=DISCOVER_LIMIT)
+        if ctx.republish_held is None:
+            ctx.republish_held = queries.republish_hold(self.conn).held
         # The republish phase for a service that never opens a row: Available, no event anywhere.
         unpublished = queries.discover_unpublished(self.conn, ctx.settings, DISCOVER_LIMIT)
         summary.counts["discovered"] = stuck + unpublished
