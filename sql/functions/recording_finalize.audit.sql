@@ -14,6 +14,7 @@ as $$
 #variable_conflict use_column
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
+    v_services_own_unjudged boolean;
 begin
     if p_polling_interval is null or p_polling_interval <= interval '0'
         or p_examples is null or p_examples not between 0 and 100
@@ -26,7 +27,15 @@ begin
     end if;
 
     -- Available within the lookback, no event of our topic, and no Pending row that would
-    -- enqueue it. (Older events are the service's retention to remove: not findings.)
+    -- enqueue it. (Older events are the service's retention to remove: not findings.) While
+    -- republish discovery is off (the service's outbox is transactional) or held (its
+    -- service_events shows pending events only), a recording the product never had a finalize
+    -- row for is the service's to publish, and a delivered event of it cannot show: judged are
+    -- only the recordings the product worked on.
+    v_services_own_unjudged := exists (
+        select from recording_finalize.discovery_sweep as d
+        where d.republish_window = interval '0' or d.republish_held_since is not null
+    );
     return query
     with hits as (
         select r.id::text as id from recording_finalize_adapter.recordings as r
@@ -34,6 +43,9 @@ begin
             and not recording_finalize_internal.has_event(r.id)
             and not exists (select from messenger.recording_finalize_attempts as f
                 where f.recording_id = r.id and f.status = 'Pending')
+            and (not v_services_own_unjudged or exists (
+                select from messenger.recording_finalize_attempts as f
+                where f.recording_id = r.id))
     )
     select 'available_without_event', null::text, count(*),
         (array_agg(h.id order by h.id))[1:p_examples]
@@ -92,7 +104,8 @@ $$;
 comment on function recording_finalize.audit(interval, integer, interval) is
 'Read-only invariant checks, each with a count and up to p_examples (0..100) recording ids: '
 'available_without_event (Available within p_lookback, no event of the topic, no Pending row '
-'to enqueue it), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
+'to enqueue it; while republish discovery is off or held, only recordings that have a finalize '
+'row), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
 'finalize row; the next discovery opens one), done_not_terminal (a Done row settled within '
 'p_lookback whose recording, still in the adapter''s recordings view, is not terminal), '
 'unpublished_overdue (older than '
