@@ -71,7 +71,7 @@ begin
     -- locks it (SKIP LOCKED) and finds the verdict stale or the recording terminal.
     for v_row in
         select f.id, f.recording_id, f.session_kind, f.session_id, f.attempts,
-            x as rec, s as session, d.action, d.detail, d.quarantine_reason,
+            x as rec, s as session, d.action, d.detail, d.quarantine_reason, d.finalize_status,
             d.attempts as attempts_after, d.next_attempt_at as deferred_until, d.last_error
         from (
             select due.id, due.recording_id, due.session_kind, due.session_id, due.attempts,
@@ -126,7 +126,7 @@ begin
             where f.id = v_row.id;
         elsif action = 'quarantined' then
             update messenger.recording_finalize_attempts as f
-            set status = 'Quarantined',
+            set status = v_row.finalize_status,
                 quarantine_reason = v_row.quarantine_reason,
                 last_error = v_row.last_error,
                 claim_token = null,
@@ -151,9 +151,10 @@ begin
                     v_busy_seen := true;
                 end;
             end if;
+            -- Busy: the claim's own give-back, not the decision's (the row stays as it was).
             update messenger.recording_finalize_attempts as f
-            set status = case when action = 'busy' then 'Pending' else 'Done' end,
-                attempts = case when action = 'busy' then f.attempts else f.attempts + 1 end,
+            set status = case when action = 'busy' then f.status else v_row.finalize_status end,
+                attempts = case when action = 'busy' then f.attempts else v_row.attempts_after end,
                 next_attempt_at = case when action = 'busy'
                     then now() + v_policy.backoff_base else f.next_attempt_at end,
                 claim_token = null,
