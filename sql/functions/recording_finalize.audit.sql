@@ -28,14 +28,11 @@ begin
 
     -- Available within the lookback, no event of our topic, and no Pending row that would
     -- enqueue it. (Older events are the service's retention to remove: not findings.) While
-    -- republish discovery is off (the service's outbox is transactional) or held (its
-    -- service_events shows pending events only), a recording the product never had a finalize
-    -- row for is the service's to publish, and a delivered event of it cannot show: judged are
-    -- only the recordings the product worked on.
-    v_services_own_unjudged := exists (
-        select from recording_finalize.discovery_sweep as d
-        where d.republish_window = interval '0' or d.republish_held_since is not null
-    );
+    -- republishing is not trusted (off: the service's outbox is transactional; held, or a
+    -- service_events of pending events only: it cannot show what was delivered), a recording the
+    -- product never had a finalize row for is the service's to publish: judged are only the
+    -- recordings the product worked on.
+    v_services_own_unjudged := not recording_finalize_internal.republish_trusted();
     return query
     with hits as (
         select r.id::text as id from recording_finalize_adapter.recordings as r
@@ -104,8 +101,8 @@ $$;
 comment on function recording_finalize.audit(interval, integer, interval) is
 'Read-only invariant checks, each with a count and up to p_examples (0..100) recording ids: '
 'available_without_event (Available within p_lookback, no event of the topic, no Pending row '
-'to enqueue it; while republish discovery is off or held, only recordings that have a finalize '
-'row), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
+'to enqueue it; while republishing is not trusted (republish_trusted), only recordings that '
+'have a finalize row), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
 'finalize row; the next discovery opens one), done_not_terminal (a Done row settled within '
 'p_lookback whose recording, still in the adapter''s recordings view, is not terminal), '
 'unpublished_overdue (older than '

@@ -87,22 +87,18 @@ begin
 
     -- 3. A service_events whose published_at is the constant NULL shows pending events only: an
     -- outbox that deletes what it delivered. Republish discovery cannot tell a delivered event
-    -- from a lost one there; its hold catches a busy service, but a quiet one's first few
-    -- delivered recordings would be sent again. Said unless republish discovery is off (its
-    -- last window 0). The view's stored query is read, not its rows: an empty outbox says it too.
-    if exists (
-        select from pg_catalog.pg_rewrite as w
-        where w.ev_class = pg_catalog.to_regclass('recording_finalize_adapter.service_events')
-            and w.ev_action::text ~ (':expr \{CONST [^{}]*:constisnull true[^{}]*\} '
-                ':resno [0-9]+ :resname published_at ')
-    ) and (select d.republish_window from recording_finalize.discovery_sweep as d)
-        is distinct from interval '0'
+    -- from a lost one there, and holds; said before the first cycle, unless republish discovery
+    -- is off (its last window 0).
+    if recording_finalize_internal.service_events_pending_only()
+        and (select d.republish_window from recording_finalize.discovery_sweep as d)
+            is distinct from interval '0'
     then
         severity := 'warning';
         port := 'recording_finalize_adapter.service_events';
         problem := 'its published_at is always NULL: it shows pending events only, so a '
-            'recording whose event the service delivered looks never enqueued, and republish '
-            'discovery would send it again';
+            'recording whose event the service delivered looks never enqueued; republish '
+            'discovery holds (sends nothing) until republishing is turned off or the port '
+            'keeps delivered events';
         fix := 'when the service enqueues its event in the transaction that makes the recording '
             'Available (a transactional outbox), set RFR_REPUBLISH_WINDOW=0; otherwise map '
             'service_events onto something that keeps delivered events too';

@@ -42,6 +42,8 @@ as $$
 #variable_conflict use_column
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
+    -- Asked once: may an Available recording without an event we can see get one from us?
+    v_republish boolean := recording_finalize_internal.republish_trusted();
     -- One claimed row: the finalize row, its recording (rec), the recording's session and the
     -- claim's decision.
     v_row record;
@@ -97,7 +99,7 @@ begin
         cross join lateral recording_finalize_internal.claim_decision(
             x.status, event.found is not null, s.id is not null, s.ended_at, f.attempts,
             f.last_outcome, v_policy.max_attempts, v_policy.sla_timeout, now(), f.last_error,
-            x.session_kind, x.session_id
+            x.session_kind, x.session_id, v_republish
         ) as d
         order by f.next_attempt_at
     loop

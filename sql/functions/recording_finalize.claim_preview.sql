@@ -25,6 +25,8 @@ as $$
 #variable_conflict use_column
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
+    -- Asked once: may an Available recording without an event we can see get one from us?
+    v_republish boolean := recording_finalize_internal.republish_trusted();
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
@@ -57,7 +59,8 @@ begin
         f.last_outcome,
         v_policy.max_attempts,
         v_policy.sla_timeout,
-        now()
+        now(),
+        p_republish => v_republish
     ) as d
     order by f.next_attempt_at;
 end

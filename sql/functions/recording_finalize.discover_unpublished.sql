@@ -136,7 +136,11 @@ begin
         update recording_finalize.discovery_sweep
         set republish_window = p_window, republish_judged_at = now(),
             republish_sampled = v_sampled, republish_unshown = v_unshown, updated_at = now();
-        if v_unshown > c_unshown_min and v_unshown > c_unshown_share * v_sampled then
+        -- A service_events of pending events only cannot show a delivered event at all: held
+        -- whatever the counts (a quiet service's first few would pass them).
+        if recording_finalize_internal.service_events_pending_only()
+            or (v_unshown > c_unshown_min and v_unshown > c_unshown_share * v_sampled)
+        then
             -- Held: nothing is opened and the position stays, so the next call judges again.
             update recording_finalize.discovery_sweep
             set republish_held_since = coalesce(republish_held_since, now());
@@ -185,7 +189,9 @@ comment on function recording_finalize.discover_unpublished(interval, integer, i
 'window. Looks before it republishes: when it has candidates it reads the 200 most recently '
 'Available recordings without an event of the product (their event is the service''s), and '
 'when more than 10 of them and more than 20 % are not in service_events (an outbox that '
-'deletes what it delivered), it opens nothing and records the hold (recording_finalize.republish_hold reports it); when a hold '
+'deletes what it delivered), or whatever the counts when service_events gives published_at as '
+'the constant NULL (pending events only: service_events_pending_only), it opens nothing and '
+'records the hold (recording_finalize.republish_hold reports it); when a hold '
 'ends, the recordings it kept back are never republished by discovery. Writes only the '
 'product''s tables. The policy: the stored one. Worker API (SECURITY DEFINER).';
 

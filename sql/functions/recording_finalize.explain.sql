@@ -11,6 +11,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
+    -- Asked once: may an Available recording without an event we can see get one from us?
+    v_republish boolean := recording_finalize_internal.republish_trusted();
     v_rec recording_finalize_internal.recording;
     v_row messenger.recording_finalize_attempts%rowtype;
     v_has_row boolean;
@@ -52,6 +54,10 @@ begin
                     select case
                         when d.republish_window = interval '0' then 'nothing: it has no event, '
                             'and republish discovery is off (RFR_REPUBLISH_WINDOW=0)'
+                        when recording_finalize_internal.service_events_pending_only()
+                            then 'nothing: it has no event, and republish discovery holds: '
+                            'recording_finalize_adapter.service_events shows pending events '
+                            'only (its published_at is always NULL)'
                         when d.republish_held_since is not null then 'nothing: it has no event, '
                             'and ' || h.problem || '; way out: ' || h.fix
                         when v_rec.available_at <= d.republish_not_before then 'nothing: it has '
@@ -89,7 +95,7 @@ begin
             v_rec.status,
             v_rec.status = 'Available' and recording_finalize_internal.has_event(p_recording_id),
             v_session.id is not null, v_session.ended_at, v_row.attempts, v_row.last_outcome,
-            v_policy.max_attempts, v_policy.sla_timeout, v_at
+            v_policy.max_attempts, v_policy.sla_timeout, v_at, p_republish => v_republish
         ) as d;
         v_next := jsonb_build_object(
             'action', v_claim.action,
@@ -107,7 +113,11 @@ begin
                     when 'reconcile' then format('check the binary in the file storage (attempt '
                         '%s of %s)', v_claim.attempts, v_policy.max_attempts)
                     when 'republished' then 'enqueue its lost event again and close the row'
-                    when 'closed' then 'close the row (the recording is terminal)'
+                    when 'closed' then case v_claim.detail
+                        when 'RepublishOff' then 'close the row without an event: the '
+                            'recording is Available, and its event is the service''s to '
+                            'publish while republishing is off or held'
+                        else 'close the row (the recording is terminal)' end
                     when 'deferred_by_sla' then case v_claim.detail
                         when 'SessionNotEnded' then 'wait: the session has not ended'
                         else format('wait for the SLA (session ended + %s)',

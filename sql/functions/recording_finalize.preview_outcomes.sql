@@ -20,6 +20,8 @@ as $$
 #variable_conflict use_column
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
+    -- Asked once: may an Available recording without an event we can see get one from us?
+    v_republish boolean := recording_finalize_internal.republish_trusted();
     v_verdict jsonb;
     v_id uuid;
     v_size_bytes bigint;
@@ -85,7 +87,7 @@ begin
             v_rec.status,
             v_rec.status = 'Available' and recording_finalize_internal.has_event(v_rec.id),
             v_session.id is not null, v_session.ended_at, v_row.attempts, v_row.last_outcome,
-            v_policy.max_attempts, v_policy.sla_timeout, now()
+            v_policy.max_attempts, v_policy.sla_timeout, now(), p_republish => v_republish
         ) as d;
         claim_action := case when v_row.status is distinct from 'Pending' then 'none'
             else v_claim.action end;

@@ -24,7 +24,16 @@ as $$
         d.republish_judged_at,
         d.republish_sampled,
         d.republish_unshown,
-        case when d.republish_held_since is not null then format(
+        case when d.republish_held_since is not null
+            and recording_finalize_internal.service_events_pending_only()
+        then format(
+            'republish discovery is held: recording_finalize_adapter.service_events gives '
+            'published_at as the constant NULL, so it shows pending events only (an outbox that '
+            'deletes what it delivered) and a recording whose event the service delivered looks '
+            'never enqueued (%s of the %s most recently Available recordings whose event is the '
+            'service''s have none there). Nothing is republished for them',
+            d.republish_unshown, d.republish_sampled)
+        when d.republish_held_since is not null then format(
             'republish discovery is held: %s of the %s most recently Available recordings '
             'have no event, neither in recording_finalize_adapter.service_events nor the '
             'product''s, more than a crash between committing Available and enqueueing the '

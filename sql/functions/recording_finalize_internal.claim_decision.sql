@@ -1,9 +1,14 @@
 -- The claim's state machine, stated once: what becomes of a due finalize row.
 
--- The signature before its effects were returned: dropped in the transaction that creates this
--- one, so a caller never finds neither (its call, nine arguments, resolves to this one).
+-- The signatures before this one (before its effects were returned; before p_republish):
+-- dropped in the transaction that creates this one, so a caller never finds neither (a call
+-- with their arguments resolves to this one).
 drop function if exists recording_finalize_internal.claim_decision(
     text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz
+);
+drop function if exists recording_finalize_internal.claim_decision(
+    text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz, text,
+    text, uuid
 );
 
 create or replace function recording_finalize_internal.claim_decision(
@@ -20,7 +25,10 @@ create or replace function recording_finalize_internal.claim_decision(
     -- session.
     p_last_error text default null,
     p_session_kind text default null,
-    p_session_id uuid default null
+    p_session_id uuid default null,
+    -- recording_finalize_internal.republish_trusted(): false, and an Available recording
+    -- without an event the product can see is the service's to publish.
+    p_republish boolean default true
 )
 returns table (
     action text,
@@ -79,6 +87,9 @@ as $$
             -- once (the republish phase, settled in the claim: no round trip to the driver).
             when p_recording_status = 'Failed' then 'closed'
             when p_recording_status = 'Available' and p_event_enqueued then 'closed'
+            -- Republishing off or held: its event is the service's, which may have sent it
+            -- (an outbox that deletes what it delivered shows nothing of it).
+            when p_recording_status = 'Available' and not p_republish then 'closed'
             when p_recording_status = 'Available' then 'republished'
             when not p_session_found then 'quarantined'
             -- Not ours yet: the happy path still has its SLA. No attempt is counted.
@@ -91,6 +102,8 @@ as $$
         end as action,
         case
             when p_recording_status is null then 'RecordingNotFound'
+            when p_recording_status = 'Available' and not p_event_enqueued
+                and not p_republish then 'RepublishOff'
             when p_recording_status in ('Failed', 'Available') then p_recording_status
             when not p_session_found then 'SessionNotFound'
             when p_session_ended_at is null then 'SessionNotEnded'
@@ -103,12 +116,14 @@ $$;
 
 comment on function recording_finalize_internal.claim_decision(
     text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz, text, text,
-    uuid
+    uuid, boolean
 ) is
 'Internal, pure. The claim''s decision for one due finalize row, in the words claim_due returns; '
 'claim_due carries it out, claim_preview, preview_outcomes and explain report it: quarantined '
 '(recording or session not found, or attempts >= max attempts), closed (recording Failed, or '
-'Available with its event), republished (Available without its event: the claim enqueues it), '
+'Available with its event, or Available without one while p_republish is false: detail '
+'RepublishOff, its event is the service''s), republished (Available without its event: the '
+'claim enqueues it), '
 'deferred_by_sla (the session has not ended, or ended less than the SLA ago) or reconcile '
 '(check the file storage). detail names the cause: RecordingNotFound, SessionNotFound, '
 'MaxAttemptsExceeded, SessionNotEnded, WithinSla, or the recording''s status; quarantine_reason '
@@ -124,5 +139,5 @@ comment on function recording_finalize_internal.claim_decision(
 
 revoke all on function recording_finalize_internal.claim_decision(
     text, boolean, boolean, timestamptz, integer, text, integer, interval, timestamptz, text, text,
-    uuid
+    uuid, boolean
 ) from public;

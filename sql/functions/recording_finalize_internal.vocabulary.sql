@@ -48,7 +48,8 @@ as $$
             || 'storage, then apply_outcome'),
         ('claim_action', 'republished', 'the recording is Available without its event: the '
             || 'event is enqueued and the row Done'),
-        ('claim_action', 'closed', 'the recording is Failed, or Available with its event: row '
+        ('claim_action', 'closed', 'the recording is Failed, or Available with its event (or '
+            || 'without one while republishing is off or held: the service''s to publish): row '
             || 'Done'),
         ('claim_action', 'deferred_by_sla', 'the session has not ended, or ended less than the '
             || 'SLA ago: re-timed, no attempt counted'),

@@ -20,7 +20,7 @@ where n.nspname in ('recording_finalize', 'recording_finalize_internal');
 create temp table inlined (fn text);
 insert into inlined values
     ('recording_finalize_internal.claim_decision(text,boolean,boolean,timestamp with time zone,'
-        || 'integer,text,integer,interval,timestamp with time zone,text,text,uuid)'),
+        || 'integer,text,integer,interval,timestamp with time zone,text,text,uuid,boolean)'),
     ('recording_finalize_internal.outcome_decision(text,text,text,integer,integer,'
         || 'timestamp with time zone,interval,interval,timestamp with time zone,boolean,'
         || 'integer,integer,integer)'),
@@ -115,7 +115,7 @@ select set_eq(
         ('recording_finalize_internal.check_retention(interval)', 's', 'invoker'),
         ('recording_finalize_internal.claim_decision(text,boolean,boolean,'
             || 'timestamp with time zone,integer,text,integer,interval,timestamp with time zone,'
-            || 'text,text,uuid)', 'i', 'invoker'),
+            || 'text,text,uuid,boolean)', 'i', 'invoker'),
         ('recording_finalize_internal.enqueue_available(recording_finalize_internal.recording,'
             || 'recording_finalize_internal.session,text,boolean)', 'v', 'invoker'),
         ('recording_finalize_internal.function_fingerprint(text)', 's', 'invoker'),
@@ -136,10 +136,12 @@ select set_eq(
         ('recording_finalize_internal.record_operator_action(uuid[],text,text,text,jsonb)', 'v',
             'invoker'),
         ('recording_finalize_internal.recording_row(uuid)', 's', 'invoker'),
+        ('recording_finalize_internal.republish_trusted()', 's', 'invoker'),
         ('recording_finalize_internal.rows_read(text)', 'v', 'invoker'),
         ('recording_finalize_internal.schedule_finalize(uuid,text,uuid,timestamp with time zone)',
             'v', 'invoker'),
         ('recording_finalize_internal.session_of(text,uuid,boolean)', 'v', 'invoker'),
+        ('recording_finalize_internal.service_events_pending_only()', 's', 'invoker'),
         ('recording_finalize_internal.session_row(text,uuid)', 's', 'invoker'),
         ('recording_finalize_internal.still_claimed(uuid[],uuid[])', 'v', 'invoker'),
         ('recording_finalize_internal.topic(text,text)', 's', 'invoker'),

@@ -6,20 +6,23 @@ select plan(5);
 select is(
     (select p.provolatile::text from pg_catalog.pg_proc as p
         where p.oid = 'recording_finalize_internal.claim_decision(text, boolean, boolean, '
-            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid)'::regprocedure),
+            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid, '
+            'boolean)'::regprocedure),
     'i', 'IMMUTABLE'
 );
 select is(
     (select l.lanname::text from pg_catalog.pg_proc as p
         join pg_catalog.pg_language as l on l.oid = p.prolang
         where p.oid = 'recording_finalize_internal.claim_decision(text, boolean, boolean, '
-            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid)'::regprocedure),
+            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid, '
+            'boolean)'::regprocedure),
     'sql', 'a SQL function'
 );
 select is(
     (select p.proconfig from pg_catalog.pg_proc as p
         where p.oid = 'recording_finalize_internal.claim_decision(text, boolean, boolean, '
-            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid)'::regprocedure),
+            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid, '
+            'boolean)'::regprocedure),
     null, 'without a SET clause (inlinable)'
 );
 select tests.clean_slate();
@@ -33,7 +36,8 @@ select is_empty(
     $$select a.grantee from pg_catalog.pg_proc as p,
         lateral pg_catalog.aclexplode(p.proacl) as a
     where p.oid = 'recording_finalize_internal.claim_decision(text, boolean, boolean, '
-            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid)'::regprocedure
+            'timestamptz, integer, text, integer, interval, timestamptz, text, text, uuid, '
+            'boolean)'::regprocedure
         and a.grantee <> p.proowner$$,
     'granted to nobody but its owner'
 );
