@@ -1,5 +1,8 @@
 """What the installed adapter needs of the service's tables, read from the database: the GRANTs
-``service-sql grants`` prints for a DBA's adapter and the REVOKEs uninstall prints.
+``service-sql grants`` prints for a DBA's adapter and the REVOKEs uninstall prints; and what
+``service-sql recommended`` is written on (``recordings_view``: the table the recordings view
+reads and the expression of each of its columns, read from the catalog alone, so that any login
+that may read pg_catalog gets it).
 
 - a view's reads: ``pg_depend`` through its rewrite rule names every table column it reads;
 - a function's writes: PL/pgSQL and SQL bodies are not in ``pg_depend``, so the body is read:
@@ -97,12 +100,17 @@ def _span_end(text: str, start: int) -> int:
     return len(text)
 
 
-def _split_top(text: str) -> list[str]:
-    """``text`` split at its commas outside parentheses."""
-    parts, depth, last = [], 0, 0
+def _split_top(text: str, separator: str = ",") -> list[str]:
+    """``text`` split at ``separator`` outside parentheses and quotes."""
+    parts, depth, last, quote_char = [], 0, 0, ""
     for j, c in enumerate(text):
-        depth += (c == "(") - (c == ")")
-        if c == "," and depth == 0:
+        if quote_char:
+            quote_char = "" if c == quote_char else quote_char
+        elif c in "'\"":
+            quote_char = c
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == separator and depth == 0:
             parts.append(text[last:j])
             last = j + 1
     return [*parts, text[last:]]
@@ -389,6 +397,130 @@ def wrap(lines: Iterable[str], width: int = 100) -> list[str]:
                                  subsequent_indent="-- ", break_on_hyphens=False,
                                  break_long_words=False)
         else:
-            out += textwrap.wrap(line, width=width, subsequent_indent="    ",
-                                 break_on_hyphens=False, break_long_words=False)
+            # Never broken inside a literal or a quoted name: their spaces are kept apart.
+            kept = _QUOTED.sub(lambda m: m[0].replace(" ", "\0"), line)
+            out += [part.replace("\0", " ") for part in textwrap.wrap(
+                kept, width=width, subsequent_indent="    ", break_on_hyphens=False,
+                break_long_words=False)]
     return out
+
+
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+
+
+# ------------------------------------------------------------------------------------------
+# The recordings view as the catalog tells it: what `service-sql recommended` is derived from.
+
+_LITERAL = re.compile(r"('(?:[^']|'')*')")
+
+
+@dataclass(frozen=True)
+class RecordingsView:
+    """The adapter's ``recordings`` view: the one table it reads (``schema``, ``name`` unquoted;
+    ``table`` quoted and qualified) and, for each of its columns, the expression it computes
+    it by, as PostgreSQL prints it, on the row of that table named ``alias``."""
+
+    schema: str
+    name: str
+    table: str
+    alias: str
+    expressions: dict[str, str]
+
+    def on(self, column: str, row: str = "") -> str | None:
+        """The view's ``column`` as an expression on the table's own row: its columns bare
+        (``row=""``: an index's) or prefixed (``"old."`` in a trigger); None when the view's
+        expression for it reads something else than that row (a subquery)."""
+        expression = self.expressions.get(column)
+        if expression is None or re.search(r"\bSELECT\b", expression):
+            return None
+        prefix = re.compile(rf'(?<![\w$".]){re.escape(self.alias)}\.(?={_IDENT})')
+        return "".join(part if i % 2 else prefix.sub(row, part)
+                       for i, part in enumerate(_LITERAL.split(expression)))
+
+    def columns_of(self, column: str) -> list[str]:
+        """The table's columns the view's ``column`` reads (as printed: quoted when they must
+        be)."""
+        expression = _LITERAL.sub("''", self.expressions.get(column, ""))
+        return sorted(set(re.findall(rf'(?<![\w$".]){re.escape(self.alias)}\.({_IDENT})',
+                                     expression)))
+
+
+def recordings_view(conn: psycopg.Connection[Any]) -> RecordingsView | str | None:
+    """The adapter's recordings view read from the catalog alone; None without one, or why it
+    cannot be read as a view of one table."""
+    with conn.transaction():
+        # Every relation printed with its schema, whatever the login's search_path.
+        conn.execute(query("set_local_search_path"), ("pg_catalog",))
+        row = conn.execute(query("recordings_view"), (adapter.SCHEMA,)).fetchone()
+    if row is None:
+        return None
+    definition, schemas, names = str(row[0]), list(row[1]), list(row[2])
+    if len(names) != 1:
+        return (f"the view {adapter.SCHEMA}.recordings reads {len(names)} relations, not one "
+                "table")
+    # The select list ends at the first FROM outside parentheses (EXTRACT(epoch FROM x) is in).
+    select = next((m for m in re.finditer(r"\s+FROM\s+", definition)
+                   if _depth(definition, m.start()) == 0), None)
+    head = re.match(r"\s*SELECT\s+", definition)
+    items = [item for item in _split_top(definition[head.end():select.start()]) if item.strip()
+             ] if select and head else []
+    rest = definition[select.end():].rstrip().rstrip(";") if select else ""
+    table = f"{_ident(schemas[0])}.{_ident(names[0])}"
+    source = re.match(rf"(?:ONLY\s+)?{re.escape(table)}(?:\s+(?:AS\s+)?({_IDENT}))?(?![\w.])",
+                      rest)
+    if not items or source is None or len(_split_top(rest)) != 1:
+        return (f"the definition of {adapter.SCHEMA}.recordings is not a select list over "
+                f"{table} alone")
+    alias = source[1] or _ident(names[0])
+    expressions: dict[str, str] = {}
+    for item in items:
+        item = " ".join(item.split())
+        named = re.fullmatch(rf"(.*) AS ({_IDENT})", item, re.S)
+        bare = re.fullmatch(rf"(?:{_IDENT}\.)?({_IDENT})", item)
+        if named is not None:
+            expressions[_unquote(named[2])] = named[1]
+        elif bare is not None:
+            expressions[_unquote(bare[1])] = item
+    return RecordingsView(str(schemas[0]), str(names[0]), table, alias, expressions)
+
+
+def _depth(text: str, end: int) -> int:
+    """How many parentheses (outside quotes) are open in ``text`` before ``end``; -1 when
+    ``end`` is inside a literal or a quoted name."""
+    depth, quote_char = 0, ""
+    for c in text[:end]:
+        if quote_char:
+            quote_char = "" if c == quote_char else quote_char
+        elif c in "'\"":
+            quote_char = c
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+    return -1 if quote_char else depth
+
+
+def written_tables(conn: psycopg.Connection[Any]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The tables the adapter's functions insert into or update (schema and name, unquoted),
+    found through the catalog alone, and the names that could not be found so."""
+    found: list[tuple[str, str]] = []
+    unresolved: list[str] = []
+    for _name, _language, body, search_path in conn.execute(query("adapter_functions"),
+                                                            (adapter.SCHEMA,)):
+        writes, _dynamic = statements(str(body))
+        for s in writes:
+            if s.verb not in ("insert", "update"):
+                continue
+            parts = [_unquote(p) for p in re.findall(_IDENT, s.relation)]
+            schemas = parts[:1] if len(parts) == 2 else [
+                p.strip().strip('"') for p in str(search_path).split(",")]
+            place = next(((sch, parts[-1]) for sch in schemas if sch and conn.execute(
+                query("relation_exists"), (sch, parts[-1])).fetchone() == (True,)), None)
+            if place is None:
+                unresolved.append(s.relation)
+            elif place not in found and place[0] not in _OWN_SCHEMAS:
+                found.append(place)
+    return found, sorted(set(unresolved))
+
+
+def is_identifier(text: str) -> bool:
+    """Whether ``text`` is one column's name as PostgreSQL prints it."""
+    return re.fullmatch(_IDENT, text) is not None

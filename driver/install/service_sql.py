@@ -1,12 +1,14 @@
 """``recording-finalize service-sql schema|adapter|grants --to ROLE|recommended``: SQL for the DBA
 of the service's objects to review and run. Without ``DATABASE_URL`` it connects to nothing and
 prints the reference schema's; with it, ``grants`` and ``recommended`` fit what that database
-holds (a DBA's adapter: the GRANTs it needs, ``derive``; a partitioned recordings table: the
+holds (a DBA's adapter: the GRANTs it needs, and the recommended objects written on the table and
+expressions of its recordings view, both read by ``derive``; a partitioned recordings table: the
 partitioned form of an index)."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 import sys
 import textwrap
@@ -68,7 +70,7 @@ def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) ->
     start = reference.index("-- First the database")
     head = reference[start:reference.index("\n\n", reference.index(" on schema ", start)) + 2]
     tail = reference[reference.index("-- CREATE is needed only while installing."):]
-    database = str((conn.execute(query("current_role_and_database")).fetchone() or ("", ""))[1])
+    database = _database(conn)
     if state is adapter.State.ABSENT and conn.execute(query("reference_tables_missing"), (
             list(contract.TABLES), contract.SCHEMA)).fetchone() != (0,):
         # Not the reference schema, and no adapter yet: what the DBA's adapter is created with.
@@ -100,49 +102,223 @@ def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) ->
 
 
 def recommended(conn: psycopg.Connection[Any] | None, text: str) -> str:
-    """``recommended.sql``, each ``create index concurrently`` on a partitioned table in its
-    partitioned form (CONCURRENTLY fails on a partitioned table); with a DBA's adapter whose
-    recordings view reads a partitioned table of another name, a note says so."""
+    """``recommended.sql`` fitted to the database ``conn`` reaches (as is without one). The
+    adapter's recordings view names the table and the expressions each item is written on; a
+    view that maps the reference table as the reference adapter does keeps the file's text. A
+    partitioned table gets each index in its partitioned form (CONCURRENTLY fails on one)."""
     if conn is None:
         return text
-    statement = re.compile(r"^create index concurrently if not exists (\w+)\non (\S+) "
-                           r"(\([^)]*\))\n(where [^;]*);$", re.M)
+    view = derive.recordings_view(conn)
+    if isinstance(view, derive.RecordingsView) and not _is_reference(view):
+        return _derived(conn, text, view)
+    if view is None and conn.execute(query("reference_tables_missing"), (
+            ["call_recordings"], contract.SCHEMA)).fetchone() != (0,):
+        return "\n".join(derive.wrap([
+            f"-- NOT DERIVED: database {sql_ident(_database(conn))} holds no adapter yet and "
+            f"no table {contract.SCHEMA}.call_recordings: these objects are written on the "
+            "table the adapter's recordings view reads. Create the adapter first "
+            "(`service-sql adapter`, edited for this schema), then run `service-sql "
+            "recommended` again with DATABASE_URL."])) + "\n"
+    if isinstance(view, str):
+        return "\n".join(derive.wrap([
+            f"-- NOT DERIVED: {view}: none of these objects can be written on its table. "
+            "`service-sql recommended` without DATABASE_URL prints them as the reference "
+            "schema's, each with what it buys and costs: adapt them by hand."])) + "\n"
+    return _REFERENCE_INDEX.sub(lambda match: _reference_index(conn, match), text)
 
-    def partitioned(match: re.Match[str]) -> str:
-        name, table, columns, where = match.groups()
-        row = conn.execute(query("recordings_tables"), _parts(table)).fetchone()
-        if row is None or not row[1]:
-            return match[0]
-        schema, parent = table.rsplit(".", 1) if "." in table else ("public", table)
-        suffix = name[len(parent) + 1:] if name.startswith(parent.strip('"') + "_") else name
-        lines = [
-            f"-- {table} is partitioned: CREATE INDEX CONCURRENTLY fails on a partitioned "
-            "table. The index",
-            "-- is created on the parent only (ON ONLY: it reads no partition and stays "
-            "invalid until every",
-            "-- partition's index is attached), each partition's concurrently, then attached "
-            "(a partition",
-            "-- created later gets its index from the parent).",
-            f"create index if not exists {name}\non only {table} {columns}\n{where};"]
-        for partition in row[2]:
-            base = partition.rsplit(".", 1)[-1].strip('"')
-            index = derive.quote(f"{base}_{suffix}"[:63])
-            part_schema = partition.rsplit(".", 1)[0]
-            lines += [f"create index concurrently if not exists {index}\non {partition} "
-                      f"{columns}\n{where};",
-                      f"alter index {schema}.{name}\nattach partition {part_schema}.{index};"]
-        return "\n".join(lines)
 
-    text = statement.sub(partitioned, text)
-    if adapter.state(conn) is adapter.State.DBAS:
-        for table, is_partitioned, _ in _recordings_tables(conn):
-            if is_partitioned and table not in text:
-                text += (f"\n-- The adapter's recordings view reads {table}, which is "
-                         "partitioned: an index above\n-- takes the partitioned form on it "
-                         "(create index ... on only the parent; each partition's\n-- "
-                         "create index concurrently; alter index ... attach partition), with "
-                         "its own columns.\n")
-    return text
+#: An index of the reference text, as recommended.sql writes it.
+_REFERENCE_INDEX = re.compile(r"^create index concurrently if not exists (\w+)\non (\S+) "
+                              r"(\([^)]*\))\n(where [^;]*);$", re.M)
+
+
+def _is_reference(view: derive.RecordingsView) -> bool:
+    """Whether the view maps what recommended.sql's statements are written on as the reference
+    adapter does: the reference table, its own columns."""
+    return (view.table == f"{contract.SCHEMA}.call_recordings"
+            and view.on("id") == "id" and view.on("available_at") == "available_at"
+            and view.on("status") in ("status", "(status)::text"))
+
+
+def _reference_index(conn: psycopg.Connection[Any], match: re.Match[str]) -> str:
+    name, table, columns, where = match.groups()
+    row = conn.execute(query("recordings_tables"), _parts(table)).fetchone()
+    if row is None or not row[1]:
+        return match[0]
+    parent = table.rsplit(".", 1)[-1]
+    suffix = name[len(parent) + 1:] if name.startswith(parent.strip('"') + "_") else name
+    return _partitioned_index(name, suffix, table, columns, where, list(row[2]))
+
+
+def _partitioned_index(name: str, suffix: str, table: str, columns: str, where: str,
+                       partitions: list[str]) -> str:
+    """An index of ``table``, partitioned, in the form that creates it without blocking
+    writers: the parent's ON ONLY, each partition's concurrently, attached."""
+    schema = table.rsplit(".", 1)[0]
+    lines = [*derive.wrap([
+        f"-- {table} is partitioned: CREATE INDEX CONCURRENTLY fails on a partitioned table. "
+        "The index is created on the parent only (ON ONLY: it reads no partition and stays "
+        "invalid until every partition's index is attached), each partition's concurrently, "
+        "then attached (a partition created later gets its index from the parent)."]),
+        f"create index if not exists {name}\non only {table} {columns}\n{where};"]
+    for partition in partitions:
+        base = partition.rsplit(".", 1)[-1].strip('"')
+        index = derive.quote(f"{base}_{suffix}"[:63])
+        part_schema = partition.rsplit(".", 1)[0]
+        lines += [f"create index concurrently if not exists {index}\non {partition} "
+                  f"{columns}\n{where};",
+                  f"alter index {schema}.{name}\nattach partition {part_schema}.{index};"]
+    return "\n".join(lines)
+
+
+def _database(conn: psycopg.Connection[Any]) -> str:
+    return str((conn.execute(query("current_role_and_database")).fetchone() or ("", ""))[1])
+
+
+#: The line between two items of recommended.sql.
+_ITEM_RULE = re.compile(r"^-- -{20,}\n", re.M)
+
+
+def _derived(conn: psycopg.Connection[Any], text: str, view: derive.RecordingsView) -> str:
+    """recommended.sql written on the table and expressions of a DBA's recordings view: each
+    item's comments (the reference table's name replaced by this one's, a sentence about
+    another reference table left out) and its statements derived, or a NOT DERIVED note."""
+    header, *items = _ITEM_RULE.split(text)
+    found_rule = _ITEM_RULE.search(text)
+    rule = found_rule[0].rstrip("\n") if found_rule else "--"
+    ported = ", ".join(f"{port} is {view.on(port) or 'not derived'}"
+                       for port in ("id", "available_at", "status"))
+    out = [header.rstrip("\n"), "--", *derive.wrap([
+        f"-- Derived from the adapter installed in database {sql_ident(_database(conn))} "
+        f"(schema {adapter.SCHEMA}, a DBA's): its recordings view reads {view.table}, where "
+        f"{ported}. Anything that could not be derived says so in a comment of its own, with "
+        "what to write by hand."]), ""]
+    derivers = {"1": _derived_index, "2": _derived_guard, "3": _derived_checks}
+    for item in items:
+        lines = item.rstrip("\n").split("\n")
+        comments = list(itertools.takewhile(lambda line: line.startswith("--"), lines))
+        number = re.match(r"-- (\d+)\.", comments[0]) if comments else None
+        deriver = derivers.get(number[1]) if number else None
+        out += [rule, *_reworded(comments, view)]
+        out += (deriver(conn, view) if deriver is not None else [
+            "-- NOT DERIVED: this item is written for the reference schema only: adapt it "
+            f"to {view.table} by hand (`service-sql recommended` without DATABASE_URL "
+            "prints it)."])
+        out.append("")
+    return "\n".join(derive.wrap(line for chunk in out for line in chunk.split("\n"))
+                     ).rstrip("\n") + "\n"
+
+
+def _reworded(comments: list[str], view: derive.RecordingsView) -> list[str]:
+    """An item's comments for this database: the reference recordings table's name replaced by
+    the view's table, a sentence naming another reference table left out."""
+    others = [name for name in contract.TABLES if name != "call_recordings"]
+    text = "\n".join(line[3:] if line.startswith("-- ") else "" for line in comments)
+    lines: list[str] = []
+    for block in text.split("\n\n"):
+        # A paragraph also ends where a "Label:" line begins (Buys:, Costs:).
+        for paragraph in re.split(r"\n(?=[A-Z]\w*: )", block):
+            words = re.sub(rf"\b(?:{contract.SCHEMA}\.)?call_recordings\b", view.table,
+                           " ".join(paragraph.split()))
+            kept = [sentence for sentence in re.split(r"(?<=\.)\s+", words)
+                    if not any(re.search(rf"\b{name}\b", sentence) for name in others)]
+            lines.append("-- " + " ".join(kept))
+        lines.append("--")
+    return lines[:-1]
+
+
+def _operand(expression: str) -> str:
+    """An expression as the operand of an operator (parenthesized unless it is a column)."""
+    bare = re.fullmatch(r"(?:old\.|new\.)?(.*)", expression, re.S)
+    return expression if bare and derive.is_identifier(bare[1]) else f"({expression})"
+
+
+def _derived_index(conn: psycopg.Connection[Any], view: derive.RecordingsView) -> list[str]:
+    """Item 1: the index on available_at, id of the Available recordings."""
+    available_at, recording_id, status = (view.on(c) for c in ("available_at", "id", "status"))
+    if available_at is None or recording_id is None or status is None:
+        return [f"-- NOT DERIVED: the recordings view's available_at, id or status is not "
+                f"computed from the row of {view.table} alone. Write the index by hand: create "
+                f"index concurrently on {view.table} (the expression the view computes "
+                "available_at by, then id's) where the expression of its status = "
+                "'Available', written exactly as the view writes it."]
+    columns = f"({_operand(available_at)}, {_operand(recording_id)})"
+    where = f"where {_operand(status)} = 'Available'"
+    name = derive.quote(f"{view.name}_available_at_idx"[:63])
+    lines = [] if derive.is_identifier(status) else [
+        f"-- The predicate is the view's own status expression on {view.table}: the planner "
+        "uses a partial index only where the query's condition (discovery's status = "
+        "'Available', through the view) matches its predicate, so a predicate on the column's "
+        "stored value would never be used."]
+    row = conn.execute(query("recordings_tables"), (view.schema, view.name)).fetchone()
+    if row is not None and row[1]:
+        return [*lines, _partitioned_index(name, "available_at_idx", view.table, columns, where,
+                                           list(row[2]))]
+    return [*lines, f"create index concurrently if not exists {name}\non {view.table} "
+            f"{columns}\n{where};"]
+
+
+def _derived_guard(_conn: psycopg.Connection[Any], view: derive.RecordingsView) -> list[str]:
+    """Item 2: the trigger that keeps Available and Failed terminal."""
+    old, new, old_id = view.on("status", "old."), view.on("status", "new."), view.on("id", "old.")
+    reads = view.columns_of("status")
+    if old is None or new is None or old_id is None or not reads:
+        return [f"-- NOT DERIVED: the recordings view's status or id is not computed from "
+                f"the row of {view.table} alone. Write the guard by hand: a BEFORE UPDATE "
+                f"trigger on {view.table}, FOR EACH ROW, that raises SQLSTATE RF008 when the "
+                "row's status (as the view computes it) was Available or Failed and changes."]
+    function = f"{derive.quote(view.schema)}.{derive.quote(view.name + '_terminal_guard')}"
+    return [
+        f"create or replace function {function}()", "returns trigger", "language plpgsql",
+        "set search_path = pg_catalog, pg_temp", "as $$", "begin", "    raise exception using",
+        "        errcode = 'RF008',",
+        "        message = format('recording %s is %s, a terminal status; it cannot become %s',",
+        f"            {old_id},", f"            {old},", f"            {new});", "end", "$$;", "",
+        "set lock_timeout = '1s';",
+        f"create or replace trigger {derive.quote(view.name + '_terminal_guard')}",
+        f"before update of {', '.join(reads)} on {view.table}", "for each row",
+        f"when ({_operand(old)} in ('Available', 'Failed')",
+        f"    and {_operand(new)} is distinct from {_operand(old)})",
+        f"execute function {function}();", "reset lock_timeout;"]
+
+
+#: An enumeration CHECK in the form that costs more: a varchar column compared with an array
+#: cast element by element, as PostgreSQL prints ``col in ('A', 'B')``.
+_COSTLY_CHECK = re.compile(r"CHECK \(\(\((?P<column>.+?)\)::text = ANY \(\(ARRAY\[(?P<items>.*)\]\)"
+                           r"::text\[\]\)\)\)")
+_COSTLY_ITEM = re.compile(r"'([A-Za-z0-9_.-]*)'::character varying")
+
+
+def _derived_checks(conn: psycopg.Connection[Any], view: derive.RecordingsView) -> list[str]:
+    """Item 3: each enumeration CHECK of the recordings table and of the tables the adapter's
+    functions write, if it is in the costlier form."""
+    written, unresolved = derive.written_tables(conn)
+    lines: list[str] = []
+    places = [(view.schema, view.name), *[w for w in written if w != (view.schema, view.name)]]
+    for place in places:
+        for table, name, definition in conn.execute(query("table_checks"), place):
+            costly = _COSTLY_CHECK.fullmatch(str(definition))
+            items = _COSTLY_ITEM.findall(costly["items"]) if costly else []
+            if costly is None or ", ".join(f"'{v}'::character varying" for v in items) \
+                    != costly["items"]:
+                continue
+            constraint = derive.quote(str(name))
+            lines += ["set lock_timeout = '1s';", f"alter table {table}",
+                      f"drop constraint {constraint},",
+                      f"add constraint {constraint} check (",
+                      f"    {costly['column']}::text = any('{{{','.join(items)}}}'::text[])",
+                      ") not valid;", "reset lock_timeout;",
+                      f"alter table {table} validate constraint {constraint};", ""]
+    if not lines:
+        tables = ", ".join(f"{derive.quote(schema)}.{derive.quote(name)}"
+                           for schema, name in places)
+        lines = [f"-- Nothing to change: no enumeration CHECK of {tables} is in the costlier "
+                 "form (a varchar column compared with a list)."]
+    if unresolved:
+        lines.append(f"-- NOT DERIVED: the adapter's functions write {', '.join(unresolved)}, "
+                     "which could not be found by name: look at their enumeration CHECKs by "
+                     "hand.")
+    return lines
 
 
 def _parts(qualified: str) -> tuple[str, str]:
@@ -150,17 +326,6 @@ def _parts(qualified: str) -> tuple[str, str]:
     names = [n[1:-1].replace('""', '"') if n.startswith('"') else n
              for n in re.findall(r'"(?:[^"]|"")+"|[^."]+', qualified)]
     return (names[0], names[1]) if len(names) == 2 else ("public", names[0])
-
-
-def _recordings_tables(conn: psycopg.Connection[Any]) -> list[tuple[str, bool, list[str]]]:
-    found: list[tuple[str, bool, list[str]]] = []
-    for view, table, _schema, _column in conn.execute(query("adapter_view_reads"),
-                                                       (adapter.SCHEMA,)):
-        if str(view) == "recordings" and all(str(table) != f[0] for f in found):
-            row = conn.execute(query("recordings_tables"), _parts(str(table))).fetchone()
-            if row is not None:
-                found.append((str(row[0]), bool(row[1]), list(row[2])))
-    return found
 
 
 def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -191,12 +356,22 @@ def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
                         if args.part == "grants" else recommended(conn, (
                             settings.sql_dir / FILES[args.part]).read_text(encoding="utf-8")))
             except psycopg.errors.InsufficientPrivilege as err:
-                return cliutil.fail(
-                    f"service-sql {args.part}: the login of DATABASE_URL may not read what the "
-                    f"adapter reaches ({db.server_message(err)}): run it as the service's owner",
-                    cliutil.EXIT_USAGE)
+                return cliutil.fail(f"service-sql {args.part}: {db.server_message(err)}: "
+                                    + _PRIVILEGES[args.part], cliutil.EXIT_USAGE)
             sys.stdout.write(text)
     return cliutil.EXIT_OK
+
+
+#: What each part reads of the database of DATABASE_URL, said when the login may not.
+_PRIVILEGES = {
+    "recommended": "it reads only the catalog (pg_catalog), which every login may read unless "
+                   "the DBA revoked it: connect as a login that may",
+    "grants": "once the product is installed it also asks recording_finalize.schema_state() "
+              "whether the adapter is still the reference one, which needs EXECUTE on it (and "
+              "USAGE on schema recording_finalize): connect as the product's owner or a login "
+              "granted recording_finalize_operator, or leave DATABASE_URL unset for the "
+              "reference schema's",
+}
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -233,15 +408,21 @@ COMMAND = cliutil.Command(
         "  recommended  optional objects on the service's tables (an index on unpublished\n"
         "               events, a terminal-status guard, cheaper CHECKs), each with what it\n"
         "               buys and what it costs the service; migrate never applies them.\n"
-        "               With DATABASE_URL and a partitioned recordings table: an index in\n"
-        "               its partitioned form (ON ONLY, each partition CONCURRENTLY, ATTACH)"
+        "               With DATABASE_URL and a DBA's adapter: written on the table its\n"
+        "               recordings view reads and the expressions of its columns (what\n"
+        "               cannot be derived: a -- NOT DERIVED: comment); a partitioned table:\n"
+        "               each index in its partitioned form (ON ONLY, each partition\n"
+        "               CONCURRENTLY, ATTACH)"
     ),
     exits="exit 2: an unknown part, or grants without --to.",
     handler=service_sql_command,
     variables=("DATABASE_URL", "RFR_SQL_DIR"),
     variable_help={"DATABASE_URL": "optional: the database whose installed adapter grants and "
-                   "recommended fit (any login that can read its catalog); its password is "
-                   "never printed"},
+                   "recommended fit; recommended reads only its catalog (any login that can "
+                   "read pg_catalog, e.g. the service's owner), grants also calls "
+                   "recording_finalize.schema_state() once the product is installed (the "
+                   "product's owner, or a login granted recording_finalize_operator); its "
+                   "password is never printed"},
     required=(),
     add_arguments=_add_arguments,
     for_operators=False,

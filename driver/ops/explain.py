@@ -110,8 +110,11 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
     ses = doc.get("session") or {}
     yield f"recording  {doc['recordingId']}"
     if rec:
-        yield (f"  status {rec['status']} (version {rec['version']}), {rec['mediaType']}, "
-               f"created {cliutil.iso(rec['createdAt'])}, updated {cliutil.iso(rec['updatedAt'])}")
+        # An adapter's recordings view may have no version: then there is none to show.
+        version = f" (version {rec['version']})" if rec.get("version") is not None else ""
+        yield (f"  status {rec['status']}{version}, {rec.get('mediaType') or '-'}, "
+               f"created {cliutil.iso(rec.get('createdAt'))}, updated "
+               f"{cliutil.iso(rec.get('updatedAt'))}")
         if rec.get("availableAt") or rec.get("failedAt"):
             yield (f"  available {cliutil.iso(rec.get('availableAt'))}, failed "
                    f"{cliutil.iso(rec.get('failedAt'))} ({rec.get('failureReason') or '-'})")
@@ -119,7 +122,8 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
             yield (f"  file {rec['fileId']}, {rec.get('sizeBytes')} bytes, "
                    f"{rec.get('durationSeconds')} s, {rec.get('format')}")
     else:
-        yield "  no call_recordings row (a finalize row without its recording)"
+        yield ("  not in the adapter's recordings view (a finalize row without its "
+               "recording)")
     if ses.get("found") is False:
         yield f"session    {ses.get('kind')} {ses.get('id')}: no such session"
     else:
@@ -148,12 +152,19 @@ def _later_lines(doc: dict[str, Any]) -> Iterator[str]:
         yield (f"s3         {s3.get('bucket')}/{s3.get('key')}: {present}{size}; verdict "
                f"{s3['outcome']}{error}")
         yield f"           (with the settings of {s3.get('settingsOf')})"
+    service = doc.get("serviceEvent")
     if out:
         yield (f"event      enqueued {cliutil.iso(out.get('createdAt'))}, published "
                f"{cliutil.iso(out.get('publishedAt'))}, event-id {out.get('eventId')}")
-    else:
-        yield ("event      none in the outbox (never enqueued, or removed by the service's "
-               "retention)")
+    if service:
+        published = service.get("publishedAt")
+        yield (f"event      the service's own (its service_events), enqueued "
+               f"{cliutil.iso(service.get('enqueuedAt'))}, "
+               + (f"published {cliutil.iso(published)}" if published is not None else
+                  "not yet published (the service's relay publishes it, never the product's)"))
+    if not out and not service:
+        yield ("event      none, neither in the product's outbox nor in the service's "
+               "service_events (never enqueued, or removed by a retention)")
     for action in doc.get("operatorActions") or []:
         yield (f"operator   {cliutil.iso(action['at'])} {action['action']} by "
                f"{action['operator']}: {action['reason']}")
@@ -169,8 +180,10 @@ COMMAND = cliutil.Command(
         "Prints the recording (status, version, times), its session (ended, SLA due), its\n"
         "finalize row (attempts, next attempt, last error, quarantine reason), what S3 says\n"
         "right now (present, size, the verdict the worker would reach), its integration event\n"
-        "(enqueued, published, event-id), the operators' actions on it, and one sentence: what\n"
-        "the worker will do next and when. Read-only. With --json one JSON object:\n"
+        "(the product's: enqueued, published, event-id; or the service's own, as the adapter's\n"
+        "service_events shows it: enqueued, published or not yet), the operators' actions on\n"
+        "it, and one sentence: what the worker will do next and when. Read-only. With\n"
+        "--json one JSON object:\n"
         "recordingId, recording, session, finalize, s3, outbox, serviceEvent,\n"
         "operatorActions, paused, next {action, at, text, sentence}."
     ),

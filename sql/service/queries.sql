@@ -406,3 +406,46 @@ where not exists (
     join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
     where n.nspname = %s and c.relname = x.name
 );
+
+-- name: recordings_view
+-- The adapter's recordings view through the catalog only (a login without any privilege on the
+-- adapter's schema may read it): its definition as PostgreSQL prints it, and the schema and name
+-- of each relation it reads.
+select pg_catalog.pg_get_viewdef(v.oid), coalesce(x.schemas, '{}'), coalesce(x.names, '{}')
+from pg_catalog.pg_class as v
+join pg_catalog.pg_namespace as vn on vn.oid = v.relnamespace
+left join lateral (
+    select array_agg(tn.nspname::text order by tn.nspname, t.relname) as schemas,
+        array_agg(t.relname::text order by tn.nspname, t.relname) as names
+    from (
+        select distinct d.refobjid
+        from pg_catalog.pg_rewrite as r
+        join pg_catalog.pg_depend as d
+            on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass and d.objid = r.oid
+            and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+        where r.ev_class = v.oid and d.refobjid <> v.oid
+    ) as s
+    join pg_catalog.pg_class as t on t.oid = s.refobjid
+    join pg_catalog.pg_namespace as tn on tn.oid = t.relnamespace
+    where t.relkind in ('r', 'p', 'v', 'm', 'f')
+) as x on true
+where vn.nspname = %s and v.relname = 'recordings' and v.relkind in ('v', 'm');
+
+-- name: table_checks
+-- A table's own CHECK constraints (by schema and name, through the catalog), as PostgreSQL
+-- prints them, with the table's quoted qualified name.
+select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(t.relname),
+    k.conname::text, pg_catalog.pg_get_constraintdef(k.oid)
+from pg_catalog.pg_constraint as k
+join pg_catalog.pg_class as t on t.oid = k.conrelid
+join pg_catalog.pg_namespace as n on n.oid = t.relnamespace
+where n.nspname = %s and t.relname = %s and k.contype = 'c' and k.conislocal
+order by 2;
+
+-- name: relation_exists
+-- Whether a relation of this schema and name exists (through the catalog: no USAGE needed).
+select exists (
+    select from pg_catalog.pg_class as c
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    where n.nspname = %s and c.relname = %s
+);
