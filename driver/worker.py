@@ -202,9 +202,12 @@ def _set_policy(conn: psycopg.Connection[Any], settings: Settings) -> None:
                                  f"what the server accepts ({err.diag.message_primary or err})",
                                  variable and config.value_text(settings, variable)) from None
     if (replaced := policy.pop("replaced", None)) is not None:
+        # Who stored it says whose it was: another runner's login, or migrate's defaults.
         logs.log("policy changed", level="warning", previous=replaced, policy=policy,
-                 message="another runner had set another retry policy; the last to start wins, "
-                         "so every runner now works with this one")
+                 message=f"the stored retry policy differed (stored by {replaced.get('set_by')} "
+                         f"at {replaced.get('set_at')}: another runner's, or the defaults "
+                         "migrate stored); the last to start wins, so every runner now works "
+                         "with this one")
     else:
         logs.log("policy set", policy=policy)
 
