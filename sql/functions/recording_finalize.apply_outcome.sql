@@ -107,8 +107,11 @@ begin
             null;  -- held by another transaction: given back below
         elsif v_rec.status in ('Available', 'Failed') then
             -- Status guard: a terminal recording is never rewritten (the ingest callback won
-            -- the race); an Available one gets its event if it has none.
-            if v_rec.status = 'Available' then
+            -- the race); an Available one gets its event if it has none - while republishing is
+            -- trusted: otherwise the service made it Available and its event is the service's
+            -- (an outbox that deletes what it delivered shows nothing of it).
+            if v_rec.status = 'Available' and recording_finalize_internal.republish_trusted()
+            then
                 perform recording_finalize_internal.enqueue_available(
                     v_rec,
                     recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id),
@@ -244,7 +247,8 @@ comment on function recording_finalize.apply_outcome(
 'or column length that refuses any other write - make_failed, the realtime push - refuses every '
 'row and is raised), config_error_released (attempt given back, due now); and the '
 'no-ops: stale (the claim token no longer matches: re-claimed or settled meanwhile), terminal '
-'(the recording is already Available/Failed: never rewritten, row closed), busy (another '
+'(the recording is already Available/Failed: never rewritten, row closed; an Available one '
+'without an event gets the product''s only while republish_trusted()), busy (another '
 'transaction held the recording, or the product''s event key for longer than 100 ms: nothing '
 'written '
 'but the give-back; due again after the backoff base). detail is the last_error written. Locks: '

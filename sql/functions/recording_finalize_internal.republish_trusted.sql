@@ -25,7 +25,9 @@ comment on function recording_finalize_internal.republish_trusted() is
 'Internal. False while republish discovery is off (its last window 0), held '
 '(recording_finalize.republish_hold) or service_events shows pending events only '
 '(service_events_pending_only): then an Available recording without an event the product can '
-'see is the service''s to publish, and the claim closes its finalize row without one. Asked '
-'once per call by claim_due, claim_preview, preview_outcomes, explain and audit.';
+'see is the service''s to publish: the claim closes its finalize row without one, and '
+'apply_outcome closes a row whose recording became Available meanwhile without one. Asked once '
+'per call by claim_due, claim_preview, preview_outcomes, explain and audit, and by '
+'apply_outcome on that terminal path only.';
 
 revoke all on function recording_finalize_internal.republish_trusted() from public;
