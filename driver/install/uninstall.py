@@ -96,6 +96,12 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         if not what.schemas and not what.table:
             print(f"nothing of recording-finalize-retry is installed here for role {what.role}")
             return cliutil.EXIT_OK
+        if needs is not None and adapter.SCHEMA in what.schemas:
+            # The adapter is the DBA's own code, not the product's: said before it goes.
+            print(f"note: schema {adapter.SCHEMA} holds a DBA's adapter (its views and functions "
+                  "were written for this database) and is dropped with the product's schemas; "
+                  f"to keep a copy first: pg_dump --schema-only --schema={adapter.SCHEMA} "
+                  f"{sql_ident(what.database)}")
         if args.yes:
             with conn.transaction():  # all or nothing
                 conn.execute(f"set local lock_timeout = '{LOCK_TIMEOUT}'".encode())
@@ -122,8 +128,9 @@ COMMAND = cliutil.Command(
     summary="drop everything the product owns (its schemas, recording_finalize_attempts)",
     description=(
         "Without --yes: lists what would be dropped and what is left, changes nothing. With\n"
-        "--yes: drops the schemas recording_finalize, recording_finalize_internal and\n"
-        "recording_finalize_migrations and the table messenger.recording_finalize_attempts, in\n"
+        "--yes: drops the schemas recording_finalize, recording_finalize_internal,\n"
+        "recording_finalize_migrations and recording_finalize_adapter (a DBA's adapter too: it\n"
+        "says so first) and the table messenger.recording_finalize_attempts, in\n"
         "one transaction, each only if it belongs to the connecting role; the messenger\n"
         "service's tables, their rows, triggers, indexes and grants are not touched. It refuses\n"
         "while another object depends on the product's. The cluster-wide group roles and the\n"

@@ -614,6 +614,7 @@ def test_6_uninstall_leaves_the_service_and_masstransit_as_they_were(
     sc = scenario
     assert sc.uninstall is not None, "not run: migrate failed (test 1)"
     assert sc.uninstall.returncode == 0, _said(sc.uninstall)
+    assert "holds a DBA's adapter" in sc.uninstall.stdout, sc.uninstall.stdout
     assert sc.dump_uninstalled == sc.dump_installed, _diff(sc.dump_installed,
                                                            sc.dump_uninstalled)
     assert sc.data_after_uninstall == sc.data_before_uninstall
