@@ -12,7 +12,9 @@ that may read pg_catalog gets it).
 - the triggers of each table written that run with the invoker's rights (SECURITY INVOKER): the
   same, for what their functions write;
 - the product locks the recordings it moves through the ``recordings`` view (``FOR NO KEY
-  UPDATE``), which needs UPDATE on a column of each table beneath;
+  UPDATE``), which needs UPDATE on a column of each relation that lock reaches: those of the
+  view's FROM clause, read from its rule (``locked_relations``); a table the view reads only in
+  a sub-select (a scalar subquery of its select list) is not locked and needs SELECT only;
 - row-level security on a table read or written: a policy that lets the role see and change
   every row (the adapter's views decide what the product sees);
 - the sequences behind the defaults of the columns an INSERT leaves to the table.
@@ -208,6 +210,11 @@ def _table(conn: psycopg.Connection[Any], needs: Needs, name: str, search_path: 
            ) -> Table | None:
     """The service's table (or view) ``name`` resolves to, or None (a CTE, a function's result,
     a relation of the product's own schemas)."""
+    parts = [_unquote(p) for p in re.findall(_IDENT, name)]
+    if len(parts) == 2 and parts[0] in _OWN_SCHEMAS:
+        # Not looked up: a login without USAGE on the product's schemas (the service's owner)
+        # would be refused, and nothing of them is granted here.
+        return None
     with conn.transaction():
         conn.execute(query("set_local_search_path"), (search_path,))
         row = conn.execute(query("resolve_relation"), (name,)).fetchone()
@@ -285,6 +292,7 @@ def _sequences(conn: psycopg.Connection[Any], needs: Needs, table: Table,
 def derive(conn: psycopg.Connection[Any], role: str) -> Needs:
     """What the adapter installed in this database needs of the service's tables."""
     needs = Needs()
+    locked_through_recordings = locked_relations(conn, "recordings")
     for view, table_name, schema, column in conn.execute(query("adapter_view_reads"),
                                                          (adapter.SCHEMA,)):
         if str(schema) in _OWN_SCHEMAS:
@@ -297,7 +305,7 @@ def derive(conn: psycopg.Connection[Any], role: str) -> Needs:
             table.select |= set(table.columns)
         else:
             table.select.add(str(column))
-        if str(view) == "recordings":
+        if str(view) == "recordings" and table.oid in locked_through_recordings:
             table.why.add("locked through view recordings (FOR NO KEY UPDATE)")
     for name, language, body, search_path in conn.execute(query("adapter_functions"),
                                                           (adapter.SCHEMA,)):
@@ -308,8 +316,7 @@ def derive(conn: psycopg.Connection[Any], role: str) -> Needs:
             continue
         _function_needs(conn, needs, where, str(body), str(search_path))
     for table in needs.tables.values():
-        locked = any(w.startswith("locked through") for w in table.why)
-        if locked and not table.update:
+        if table.oid in locked_through_recordings and not table.update:
             needs.notes.append(f"{table.name}: the product locks its rows through view "
                                "recordings (FOR NO KEY UPDATE), which needs UPDATE on one of "
                                "its columns, and no adapter function updates it")
@@ -317,6 +324,86 @@ def derive(conn: psycopg.Connection[Any], role: str) -> Needs:
     needs.policies = [str(name) for (name,) in conn.execute(query("tables_without_policy"), (
         [t.oid for t in needs.tables.values() if t.rls], role))]
     return needs
+
+
+def locked_relations(conn: psycopg.Connection[Any], view: str) -> set[int]:
+    """The relations (oids) whose rows ``SELECT … FROM`` the adapter's ``view`` ``FOR NO KEY
+    UPDATE`` locks, read from its rule in the catalog: as PostgreSQL's rewriter marks them, each
+    relation of the view's FROM clause (its joins, and those of a subquery there), and none
+    that it reads only in a sub-select elsewhere (a scalar subquery of its select list, an
+    EXISTS) or a WITH query. Those need SELECT only."""
+    row = conn.execute(query("adapter_view_rule"), (adapter.SCHEMA, view)).fetchone()
+    if row is None:
+        return set()
+    tree = _node_tree(str(row[0]))
+    return _from_relations(tree[0]) if isinstance(tree, list) and tree else set()
+
+
+#: RangeTblEntry.rtekind (parsenodes.h): a relation, a subquery in FROM.
+_RTE_RELATION, _RTE_SUBQUERY = "0", "1"
+
+#: A parsed pg_node_tree: a node (its fields, its type under ``""``), a list, a token, or None.
+_Node = dict[str, Any] | list[Any] | str | None
+
+
+def _from_relations(query_node: Any) -> set[int]:
+    """The relations a locking clause on ``query_node`` (a Query) reaches through its FROM."""
+    rtable = query_node.get("rtable") or []
+    found: set[int] = set()
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, dict):
+            return
+        if node[""] == "RANGETBLREF":
+            entry = rtable[int(node["rtindex"]) - 1]
+            if entry.get("rtekind") == _RTE_RELATION:
+                found.add(int(entry["relid"]))
+            elif entry.get("rtekind") == _RTE_SUBQUERY:
+                found.update(_from_relations(entry["subquery"]))
+        elif node[""] == "FROMEXPR":
+            for item in node.get("fromlist") or []:
+                walk(item)
+        elif node[""] == "JOINEXPR":
+            walk(node.get("larg"))
+            walk(node.get("rarg"))
+
+    walk(query_node.get("jointree"))
+    return found
+
+
+def _node_tree(text: str) -> _Node:
+    """``text`` (pg_node_tree, as outfuncs.c writes it) parsed: ``{NAME :field value …}`` a
+    dict, ``(…)`` a list, ``<>`` None, any other token a string. A value of several tokens
+    (a constant's bytes) is kept as a list."""
+    # Tokens as pg_strtok cuts them: a backslash escapes the next character.
+    tokens = re.findall(r"[(){}]|(?:\\.|[^\s(){}\\])+", text)
+    position = 0
+
+    def value() -> _Node:
+        nonlocal position
+        token = tokens[position]
+        position += 1
+        if token == "{":
+            node: dict[str, Any] = {"": tokens[position]}
+            position += 1
+            while tokens[position] != "}":
+                name = tokens[position][1:]
+                position += 1
+                items = []
+                while tokens[position] != "}" and not tokens[position].startswith(":"):
+                    items.append(value())
+                node[name] = items[0] if len(items) == 1 else items or None
+            position += 1
+            return node
+        if token == "(":
+            items = []
+            while tokens[position] != ")":
+                items.append(value())
+            position += 1
+            return items
+        return None if token == "<>" else token
+
+    return value()
 
 
 def _columns(names: Iterable[str]) -> str:

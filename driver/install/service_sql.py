@@ -12,6 +12,7 @@ import itertools
 import re
 import sys
 import textwrap
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -32,10 +33,35 @@ _PIECES = re.compile(_PLACEHOLDER.pattern + r"|\A.*?(?=\n\n)|^grant (?:select|in
                      r"\(.*?;$", re.M | re.S)
 
 
-def grants(role: str, lifecycle: bool) -> str:
-    """The grant script (with ``lifecycle``, the lifecycle one too) filled in for ``role``."""
+@dataclass(frozen=True)
+class InstallPrivileges:
+    """What the privileges only an install needs (CREATE on the database and on schema
+    messenger) turn on in one database, read from its catalog; ``NOWHERE`` without one."""
+
+    #: The database's name (quoted when it must be), or a placeholder without one.
+    database: str = "<this database>"
+    #: migrate has created every schema the product owns and its table in schema messenger:
+    #: nothing is left that needs CREATE.
+    installed: bool = False
+    #: Schema messenger does not exist (a service whose tables are elsewhere): its creation
+    #: comes first, by the database's owner (named here).
+    create_schema_as: str | None = None
+    #: Whether the role holds CREATE on the database, and on schema messenger, now.
+    holds_create: tuple[bool, bool] = (False, False)
+
+
+NOWHERE = InstallPrivileges()
+
+
+def grants(role: str, lifecycle: bool, place: InstallPrivileges = NOWHERE) -> str:
+    """The grant script (with ``lifecycle``, the lifecycle one too) filled in for ``role``, for
+    the database ``place`` tells of (``NOWHERE``: the reference schema, before the install)."""
     literal = "'" + role.replace("'", "''") + "'"
-    values = {"role": sql_ident(role), "role_literal": literal, "role_in_literal": literal[1:-1]}
+    values = {"role": sql_ident(role), "role_literal": literal, "role_in_literal": literal[1:-1],
+              "database_privileges": "connect" if place.installed else "connect, create",
+              "schema_privileges": "usage" if place.installed else "usage, create",
+              "create_schema": _create_schema(place),
+              "create_afterwards": "\n".join(_create_afterwards(sql_ident(role), place))}
     template = package_sql(contract.GRANTS_FILE).replace("{{ lifecycle }}", (
         "\n" + package_sql(contract.LIFECYCLE_GRANTS_FILE) if lifecycle else ""))
 
@@ -54,6 +80,62 @@ def grants(role: str, lifecycle: bool) -> str:
     return _PIECES.sub(fill, template)
 
 
+def _create_schema(place: InstallPrivileges) -> str:
+    """The creation of schema messenger where it does not exist (the grants on it follow)."""
+    if place.create_schema_as is None:
+        return ""
+    schema = contract.SCHEMA
+    return "\n" + "\n".join([*derive.wrap([
+        f"-- Schema {schema} does not exist in database {place.database}. The product's "
+        f"contract puts its one table beside the service's data, in schema {schema} "
+        f"({schema}.{contract.PRODUCT_TABLE}, docs/contract/tables.md), and migrate creates it "
+        "there. The database's owner creates the schema and keeps it: the product's owner "
+        "gets USAGE, and CREATE only to install (step 6 of the install takes it back); as the "
+        "schema's owner it would hold every privilege on it for good, and uninstall, which "
+        "drops only what the product owns, would leave the schema behind. Run as the "
+        f"database's owner ({sql_ident(place.create_schema_as)})."]),
+        f"create schema if not exists {schema} authorization "
+        f"{sql_ident(place.create_schema_as)};"]) + "\n"
+
+
+def _create_afterwards(role: str, place: InstallPrivileges) -> list[str]:
+    """What becomes of CREATE, the install's privilege, in ``place``: taken back once migrate
+    has run; where it has, asked for again only by a release that says so."""
+    schema = contract.SCHEMA
+    grant = [f"-- grant create on database {place.database} to {role};",
+             f"-- grant create on schema {schema} to {role};"]
+    revoke = [f"-- revoke create on database {place.database} from {role};",
+              f"-- revoke create on schema {schema} from {role};"]
+    if not place.installed:
+        return [*derive.wrap(["-- CREATE is needed only while installing. Once migrate has "
+                              "run, take it back (a later release that adds a schema asks for "
+                              "it again):"]), *revoke]
+    held = [line for line, holds in zip(revoke, place.holds_create, strict=True) if holds]
+    return derive.wrap([
+        f"-- CREATE on the database and on schema {schema} is needed only to install, and the "
+        f"product is installed in database {place.database} (migrate has created its schemas "
+        f"and {schema}.{contract.PRODUCT_TABLE}): the GRANTs above leave it out, so that "
+        "running them never gives back what step 6 of the install took back"
+        + (f". {role} still holds it: step 6 takes it back:" if held else "."),
+        *held,
+        "-- A release that must create something says so in its CHANGELOG; only then, before "
+        "its migrate, the database's owner and the owner of schema "
+        f"{schema} run (and take it back once that migrate has run):", *grant])
+
+
+def install_privileges(conn: psycopg.Connection[Any], role: str) -> InstallPrivileges:
+    """``InstallPrivileges`` of the database ``conn`` reaches, from its catalog alone."""
+    owned = contract.owners(conn)
+    installed = all(name in owned for name in (
+        *contract.PRODUCT_SCHEMAS, f"{contract.SCHEMA}.{contract.PRODUCT_TABLE}"))
+    row = conn.execute(query("install_privileges"), {"schema": contract.SCHEMA,
+                                                      "role": role}).fetchone()
+    database_owner, schema_exists, create_db, create_schema = row or ("", True, False, False)
+    return InstallPrivileges(sql_ident(_database(conn)), installed,
+                             None if schema_exists else str(database_owner),
+                             (bool(create_db), bool(create_schema)))
+
+
 def sql_ident(name: str) -> str:
     """A role name as an SQL identifier (quoted only when it must be)."""
     if name.isidentifier() and name == name.lower() and name.isascii():
@@ -61,34 +143,67 @@ def sql_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+class AdapterUnknown(Exception):
+    """This login cannot tell which adapter the database holds (the message says why)."""
+
+
+def _adapter_state(conn: psycopg.Connection[Any]) -> adapter.State:
+    """``adapter.state``, or, for a login that may not read migrate's record of the adapter (the
+    service's owner), what the catalog alone proves: without the reference tables the adapter
+    cannot be migrate's reference one, so it is a DBA's."""
+    owned = contract.owners(conn)
+    if "recording_finalize" not in owned or conn.execute(
+            query("schema_state_callable")).fetchone() == (True,):
+        return adapter.state(conn)
+    if adapter.SCHEMA not in owned:
+        return adapter.State.ABSENT
+    if conn.execute(query("reference_tables_missing"), (
+            list(contract.TABLES), contract.SCHEMA)).fetchone() != (0,):
+        return adapter.State.DBAS
+    login = conn.info.user
+    raise AdapterUnknown(
+        f"login {sql_ident(login)} may not call recording_finalize.schema_state(), migrate's "
+        "record of the adapter it installed: the product is installed in this database and "
+        f"the reference tables of schema {contract.SCHEMA} are there, so only that record "
+        "tells the reference adapter (the reference GRANTs) from a DBA's (GRANTs derived from "
+        "it). Run service-sql grants with DATABASE_URL of the product's owner or of a login "
+        "granted recording_finalize_operator, then run what it prints as the service's "
+        "owner; or without DATABASE_URL for the reference schema's GRANTs")
+
+
 def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) -> str:
     """The grants for ``role`` that fit the adapter installed where ``conn`` is: the reference
-    script for the reference adapter (or none yet), else derived from the DBA's adapter."""
-    state = adapter.state(conn)
-    reference = grants(role, lifecycle)
+    script for the reference adapter (or none yet), else derived from the DBA's adapter. Once
+    the product is installed there, without the install's CREATE."""
+    state = _adapter_state(conn)
+    place = install_privileges(conn, role)
+    reference = grants(role, lifecycle, place)
     # The database's and the schema's grants: up to the blank line after the schema's.
     start = reference.index("-- First the database")
-    head = reference[start:reference.index("\n\n", reference.index(" on schema ", start)) + 2]
-    tail = reference[reference.index("-- CREATE is needed only while installing."):]
-    database = _database(conn)
+    schema_grant = reference.index(f"\ngrant {'usage' if place.installed else 'usage, create'} "
+                                   f"on schema {contract.SCHEMA} ", start)
+    head = reference[start:reference.index("\n\n", schema_grant) + 2]
+    tail = "\n".join(_create_afterwards(sql_ident(role), place)) + "\n"
+    database = place.database
     if state is adapter.State.ABSENT and conn.execute(query("reference_tables_missing"), (
             list(contract.TABLES), contract.SCHEMA)).fetchone() != (0,):
         # Not the reference schema, and no adapter yet: what the DBA's adapter is created with.
+        schema = (f"it has no schema {contract.SCHEMA}" if place.create_schema_as is not None
+                  else f"its schema {contract.SCHEMA} is not the reference one")
         return "\n".join([*derive.wrap([
             f"-- The first GRANTs for the product's owner role {sql_ident(role)} in database "
-            f"{sql_ident(database)}: its schema messenger is not the reference one and no "
-            f"adapter is installed yet. These let {sql_ident(role)} in, so that the DBA's "
-            "adapter can be created as it (`service-sql adapter`, edited for this schema). "
-            "Then run `service-sql grants` again, with DATABASE_URL: it prints what that "
-            "adapter reads and writes."]), "", head.rstrip(), "", ""]) + tail.replace(
-                "<this database>", sql_ident(database))
+            f"{database}: {schema} and no adapter is installed yet. These let "
+            f"{sql_ident(role)} in, so that the DBA's adapter can be created as it "
+            "(`service-sql adapter`, edited for this schema). Then run `service-sql grants` "
+            "again, with DATABASE_URL: it prints what that adapter reads and writes."]), "",
+            head.rstrip(), "", ""]) + tail
     if state is not adapter.State.DBAS:
         return reference
     needs = derive.derive(conn, role)
     lines = [
         *derive.wrap([
             f"-- GRANTs for the product's owner role {sql_ident(role)}, derived from the "
-            f"adapter installed in database {sql_ident(database)} (schema {adapter.SCHEMA}, a "
+            f"adapter installed in database {database} (schema {adapter.SCHEMA}, a "
             "DBA's): what its views read, what its functions and the triggers they fire "
             "write, column by column. Run as the owner of the service's schema and tables: "
             "each statement touches only the service's own objects."]),
@@ -97,8 +212,7 @@ def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) ->
         lines += derive.wrap(["-- --lifecycle: the optional lifecycle functions write the "
                               "reference schema's tables, not this adapter's: nothing to grant "
                               "for them here.", ""])
-    return ("\n".join(lines).rstrip() + "\n\n"
-            + tail.replace("<this database>", sql_ident(database)))
+    return "\n".join(lines).rstrip() + "\n\n" + tail
 
 
 def recommended(conn: psycopg.Connection[Any] | None, text: str) -> str:
@@ -358,6 +472,8 @@ def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
             except psycopg.errors.InsufficientPrivilege as err:
                 return cliutil.fail(f"service-sql {args.part}: {db.server_message(err)}: "
                                     + _PRIVILEGES[args.part], cliutil.EXIT_USAGE)
+            except AdapterUnknown as err:
+                return cliutil.fail(f"service-sql {args.part}: {err}", cliutil.EXIT_USAGE)
             sys.stdout.write(text)
     return cliutil.EXIT_OK
 
@@ -366,11 +482,10 @@ def service_sql_command(args: argparse.Namespace, settings: Settings) -> int:
 _PRIVILEGES = {
     "recommended": "it reads only the catalog (pg_catalog), which every login may read unless "
                    "the DBA revoked it: connect as a login that may",
-    "grants": "once the product is installed it also asks recording_finalize.schema_state() "
-              "whether the adapter is still the reference one, which needs EXECUTE on it (and "
-              "USAGE on schema recording_finalize): connect as the product's owner or a login "
-              "granted recording_finalize_operator, or leave DATABASE_URL unset for the "
-              "reference schema's",
+    "grants": "it reads the catalog, and looks up as this login each relation the adapter's "
+              "functions name, which needs USAGE on its schema: connect as a login that has it "
+              "(the owner of the service's schemas, or the product's owner once granted it), or "
+              "leave DATABASE_URL unset for the reference schema's",
 }
 
 
@@ -398,13 +513,20 @@ COMMAND = cliutil.Command(
         "               as the product's owner before migrate, which then keeps it\n"
         "  grants       the GRANTs that let --to ROLE (the product's owner, the role that runs\n"
         "               migrate) install and run, column by column, to be run as the owner of\n"
-        "               the service's schema and tables; the database-level CONNECT/CREATE come\n"
-        "               last, granted when run by the database's owner, else named, with the\n"
-        "               statement that takes CREATE back once migrate has run; --lifecycle\n"
-        "               adds what the optional lifecycle functions write. With DATABASE_URL\n"
-        "               and a DBA's adapter installed there: derived from that adapter (what\n"
-        "               its views read, what its functions and the triggers they fire write,\n"
-        "               a policy where row-level security would hide the rows)\n"
+        "               the service's schema and tables; the database's CONNECT and CREATE come\n"
+        "               first, granted when run by the database's owner, else named, and the\n"
+        "               statement that takes CREATE back once migrate has run last; --lifecycle\n"
+        "               adds what the optional lifecycle functions write. With DATABASE_URL:\n"
+        "               once the product is installed there, without CREATE (an install's\n"
+        "               privilege); without schema messenger, its creation by the database's\n"
+        "               owner first; with a DBA's adapter there, derived from it (what its\n"
+        "               views read, what its functions and the triggers they fire write, UPDATE\n"
+        "               on the tables of its recordings view's FROM, which the product locks, a\n"
+        "               policy where row-level security would hide the rows). The service's\n"
+        "               owner may run it, unless the service's tables are the reference ones\n"
+        "               and the product is installed: telling migrate's reference adapter from\n"
+        "               a DBA's then needs migrate's record, which only the product's owner and\n"
+        "               logins granted recording_finalize_operator may read\n"
         "  recommended  optional objects on the service's tables (an index on unpublished\n"
         "               events, a terminal-status guard, cheaper CHECKs), each with what it\n"
         "               buys and what it costs the service; migrate never applies them.\n"
@@ -419,8 +541,9 @@ COMMAND = cliutil.Command(
     variables=("DATABASE_URL", "RFR_SQL_DIR"),
     variable_help={"DATABASE_URL": "optional: the database whose installed adapter grants and "
                    "recommended fit; recommended reads only its catalog (any login that can "
-                   "read pg_catalog, e.g. the service's owner), grants also calls "
-                   "recording_finalize.schema_state() once the product is installed (the "
+                   "read pg_catalog, e.g. the service's owner); so does grants, except on the "
+                   "reference service tables with the product installed, where it reads "
+                   "migrate's record of the adapter, recording_finalize.schema_state() (the "
                    "product's owner, or a login granted recording_finalize_operator); its "
                    "password is never printed"},
     required=(),

@@ -3,28 +3,29 @@
 -- run as {{ role }} (SECURITY DEFINER): these are the rows they read and write, column by
 -- column; the worker's, operators' and service's logins get none of them.
 
--- First the database: CONNECT, and CREATE for the product's schemas (recording_finalize,
--- recording_finalize_internal, recording_finalize_migrations, recording_finalize_adapter), before
--- anything else: a DBA's adapter is created as the product's owner, who needs them (and USAGE on
--- schema messenger, below). Only the database's owner (or a superuser) can grant these; anyone
--- else is told who must.
+-- First the database and schema messenger, before anything else: a DBA's adapter is created as
+-- the product's owner, who needs them. CONNECT on the database and USAGE on the schema for good;
+-- CREATE on both only to install (see the end): on the database for the product's schemas
+-- (recording_finalize, recording_finalize_internal, recording_finalize_migrations,
+-- recording_finalize_adapter), on schema messenger for messenger.recording_finalize_attempts, the
+-- product's one table here. Only the database's owner (or a superuser) can grant the database's;
+-- anyone else is told who must.
 do $$
 begin
     if pg_catalog.pg_has_role(current_user, (select d.datdba from pg_catalog.pg_database
         as d where d.datname = pg_catalog.current_database()), 'USAGE') then
-        execute pg_catalog.format('grant connect, create on database %I to %I',
+        execute pg_catalog.format('grant {{ database_privileges }} on database %I to %I',
             pg_catalog.current_database(), {{ role_literal }});
     else
-        raise notice 'the owner of database % must run: grant connect, create on '
+        raise notice 'the owner of database % must run: grant {{ database_privileges }} on '
             'database % to {{ role_in_literal }}', pg_catalog.current_database(),
             pg_catalog.current_database();
     end if;
 end
 $$;
-
--- Reach the tables; CREATE only for messenger.recording_finalize_attempts, the product's one
--- table here (revocable once migrate has created it).
-grant usage, create on schema messenger to {{ role }};
+{{ create_schema }}
+-- Reach the tables.
+grant {{ schema_privileges }} on schema messenger to {{ role }};
 
 -- messenger.call_sessions: a Direct recording's session (the adapter's sessions view): its end
 -- starts the SLA.
@@ -87,7 +88,4 @@ begin
 end
 $$;
 
--- CREATE is needed only while installing. Once migrate has run, take it back (a later release
--- that adds a schema asks for it again):
--- revoke create on database <this database> from {{ role }};
--- revoke create on schema messenger from {{ role }};
+{{ create_afterwards }}

@@ -449,3 +449,39 @@ select exists (
     join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
     where n.nspname = %s and c.relname = %s
 );
+
+-- name: adapter_view_rule
+-- The query tree of an adapter's view (its rewrite rule, as pg_node_tree text), through the
+-- catalog only: which relations its FROM clause holds, the ones a locking clause on the view
+-- reaches.
+select r.ev_action::text
+from pg_catalog.pg_rewrite as r
+join pg_catalog.pg_class as v on v.oid = r.ev_class
+join pg_catalog.pg_namespace as n on n.oid = v.relnamespace
+where n.nspname = %s and v.relname = %s and r.rulename = '_RETURN';
+
+-- name: install_privileges
+-- What the privileges only an install needs turn on, through the catalog only: the database's
+-- owner, whether the service's schema exists, and whether the role holds CREATE on the database
+-- and on that schema now (false for a role that does not exist).
+select pg_catalog.pg_get_userbyid(d.datdba)::text,
+    exists (select from pg_catalog.pg_namespace as n where n.nspname = %(schema)s),
+    coalesce((select pg_catalog.has_database_privilege(r.oid, d.oid, 'CREATE')
+        from pg_catalog.pg_roles as r where r.rolname = %(role)s), false),
+    coalesce((select pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE')
+        from pg_catalog.pg_roles as r
+        join pg_catalog.pg_namespace as n on n.nspname = %(schema)s
+        where r.rolname = %(role)s), false)
+from pg_catalog.pg_database as d
+where d.datname = pg_catalog.current_database();
+
+-- name: schema_state_callable
+-- Whether this login may call recording_finalize.schema_state() (migrate's record), through the
+-- catalog only: to_regprocedure refuses a login without USAGE on the function's schema.
+select exists (
+    select from pg_catalog.pg_proc as p
+    join pg_catalog.pg_namespace as n on n.oid = p.pronamespace
+    where n.nspname = 'recording_finalize' and p.proname = 'schema_state' and p.pronargs = 0
+        and pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+        and pg_catalog.has_function_privilege(p.oid, 'EXECUTE')
+);
