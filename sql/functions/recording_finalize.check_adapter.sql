@@ -79,9 +79,12 @@ begin
         port := 'recording_finalize_adapter.' || v_rel.view_name;
         problem := format('row-level security on %I.%I hides rows from %s: the worker would '
             'find nothing there', v_rel.nspname, v_rel.relname, current_user);
-        fix := format('create policy recording_finalize_reads on %I.%I for all to %I using (true) '
-            '(and leave out in the view what the product must not see)', v_rel.nspname,
-            v_rel.relname, current_user);
+        -- The statements service-sql grants prints for it, word for word.
+        fix := format('drop policy if exists recording_finalize_all_rows on %1$I.%2$I; '
+            'create policy recording_finalize_all_rows on %1$I.%2$I as permissive for all to '
+            '%3$I using (true) with check (true); (service-sql grants prints it; leave out in '
+            'the view what the product must not see)', v_rel.nspname, v_rel.relname,
+            current_user);
         return next;
     end loop;
 
