@@ -56,6 +56,11 @@ exit codes:
   1  failure"""
 
 
+#: DATABASE_URL as an operator's command reads it: the worker's login is refused there.
+_OPERATOR_LOGIN = ("the database, as an operator's login (a role granted "
+                   "recording_finalize_operator); its password is never printed")
+
+
 def _environment_help(command: cliutil.Command) -> str:
     lines = [
         "environment (a flag, where listed, overrides its variable; durations are a number of",
@@ -69,7 +74,8 @@ def _environment_help(command: cliutil.Command) -> str:
         lines.append(f"  {name}  ({default}{flag})")
         rule = spec.rule.text.replace(config.DURATION_RULE, "a duration").replace(
             config.DURATION_DAYS_RULE, "a duration (also in days: 30d)")
-        about = command.variable_help.get(name, spec.help)
+        about = command.variable_help.get(name) or (
+            _OPERATOR_LOGIN if name == "DATABASE_URL" and command.for_operators else spec.help)
         lines += textwrap.wrap(f"{about}; {rule}", width=94, initial_indent="      ",
                                subsequent_indent="      ")
     if command.env_note:

@@ -24,7 +24,7 @@ from psycopg import errors as pg_errors
 from .. import adapter, cliutil, drift, logs
 from ..config import DEFAULT_LOCK_KEY, Settings
 from ..drift import query
-from .migrate import MIGRATE_LOCK_KEY
+from .migrate import INTERNAL_PREFIX, MIGRATE_LOCK_KEY, OWNER_LOGIN
 
 ROLLBACK_DIR = Path("migrations") / "rollback"
 #: The functions the drift check of every release reads (``schema_state()`` and the
@@ -108,11 +108,17 @@ class Plan:
     #: The reference adapter, recorded with this package's text of the same statements: its
     #: record goes back to the target's text (None: nothing to restore).
     restore_adapter: str | None = None
+    #: With the target's SQL (--target-sql): (function file, its text) created after the down
+    #: steps and recorded as the target's migrate records them, internal helpers first.
+    create: list[tuple[str, str]] = field(default_factory=list)
 
 
-def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
+def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release,
+         target_sql: Path | None = None) -> Plan:
     """Reads what migrate left and decides; writes nothing. Refused: the target is not
-    reachable from this database with this package."""
+    reachable from this database with this package. ``target_sql``: the target release's SQL
+    tree, whose function files (checked against the record) are created in the same
+    transaction, so that no caller of the product's functions ever finds one missing."""
     state = drift.read_state(conn)
     if state is None:
         raise Refused("this database holds no recording_finalize.schema_state(): nothing of "
@@ -161,6 +167,9 @@ def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
         if file not in target.functions or file in changed:
             result.drop.append(str(identity))
     result.forget = sorted(changed & set(recorded))
+    if target_sql is not None:
+        result.create = _target_functions(target_sql, target, sorted(changed & set(
+            target.functions)), problems)
     if kept := sorted(set(BOOKKEEPING) & set(result.forget)):
         problems.append(f"{', '.join(kept)} changed since {target.version}: the drift check's "
                         "own functions cannot be dropped, so this rollback cannot reach it")
@@ -168,6 +177,24 @@ def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release) -> Plan:
         raise Refused("rollback refused, nothing was written:\n"
                       + "\n".join(f"  - {p}" for p in problems))
     return result
+
+
+def _target_functions(target_sql: Path, target: Release, files: list[str],
+                      problems: list[str]) -> list[tuple[str, str]]:
+    """The target's text of each function file, as its release shipped it (sha256 as in this
+    package's record of it), internal helpers first (migrate's order)."""
+    texts: list[tuple[str, str]] = []
+    for file in sorted(files, key=lambda f: (not f.startswith(INTERNAL_PREFIX), f)):
+        path = target_sql / "functions" / file
+        if not path.is_file():
+            problems.append(f"--target-sql {target_sql} has no functions/{file}: not the SQL "
+                            f"tree of recording-finalize {target.version}")
+        elif drift.sha256_file(path) != target.functions[file]:
+            problems.append(f"--target-sql {target_sql}: functions/{file} is not the file "
+                            f"recording-finalize {target.version} shipped (sha256 differs)")
+        else:
+            texts.append((file, path.read_text(encoding="utf-8")))
+    return texts
 
 
 def apply(conn: psycopg.Connection[Any], what: Plan) -> None:
@@ -193,6 +220,11 @@ def apply(conn: psycopg.Connection[Any], what: Plan) -> None:
                     conn.execute(query("rollback_restore_checksum"), (sha, name))
                 if what.restore_adapter is not None:
                     conn.execute(query("rollback_restore_adapter"), (what.restore_adapter,))
+                for file, text in what.create:
+                    conn.execute(text.encode())
+                    conn.execute(query("record_function"), {
+                        "file": file, "sha256": what.target.functions[file],
+                        "version": what.target.version})
                 conn.execute(query("rollback_record_state"),
                              (what.target.schema_version, what.target.version))
                 _check_reached(conn, what.target)
@@ -228,7 +260,8 @@ def _hold_locks(conn: psycopg.Connection[Any]) -> None:
                       "(stop it first: kubectl scale deployment/recording-finalize-retry "
                       "--replicas=0):\n" + "\n".join(
                           f"  - pid {pid}, login {user}, {app or 'no application_name'}, "
-                          f"from {addr or 'a local socket'}" for pid, user, app, addr in sessions))
+                          f"from {addr or 'a local socket (or an address this login may not see)'}"
+                          for pid, user, app, addr in sessions))
 
 
 def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -239,7 +272,7 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
     with cliutil.connect(settings) as conn:
         try:
             _hold_locks(conn)
-            what = plan(conn, settings.sql_dir, target)
+            what = plan(conn, settings.sql_dir, target, args.target_sql)
             if args.yes:
                 apply(conn, what)
             events, published, rows = conn.execute(query("rollback_kept")).fetchone() or (
@@ -248,6 +281,11 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
             return cliutil.fail(str(err), cliutil.EXIT_USAGE, redact=False)
         except NotReached as err:
             return cliutil.fail(str(err), cliutil.EXIT_FAILURE, redact=False)
+        except pg_errors.InsufficientPrivilege as err:
+            # Its one transaction rolled back: a login other than the product's owner.
+            return cliutil.fail(f"rollback refused, nothing was written: "
+                                f"{err.diag.message_primary or err}: connect as the product's "
+                                "owner (the role migrate runs as)", cliutil.EXIT_USAGE)
         finally:
             conn.execute(query("migrate_unlock"), (MIGRATE_LOCK_KEY,))
             conn.execute(query("rollback_runner_unlock"), (DEFAULT_LOCK_KEY,))
@@ -260,8 +298,14 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
           f"{target.schema_version})")
     print("  migrations undone (down steps, newest first): "
           + (", ".join(undone) if undone else "none"))
-    print(f"  functions dropped ({target.version}'s migrate creates its own): {len(what.drop)}"
+    print(f"  functions dropped: {len(what.drop)}"
           + (f" ({', '.join(what.drop)})" if what.drop else ""))
+    if what.create:
+        print(f"  {target.version}'s function files created (from --target-sql, checked against "
+              f"their sha256): {len(what.create)}")
+    elif what.forget:
+        print(f"  {target.version}'s functions: not created (no --target-sql); until its migrate "
+              "creates them, the service's calls of the product's functions fail")
     if what.restore:
         print(f"  migration records back to {target.version}'s text: "
               + ", ".join(name for name, _ in what.restore))
@@ -272,7 +316,9 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
           f"marks kept) and {rows} finalize rows")
     if args.yes:
         print(f"next: deploy recording-finalize {target.version} (its migrate first, then the "
-              "worker); until then no worker may run")
+              "worker); until then no worker may run"
+              + (f" ({target.version}'s migrate finds nothing left to do)" if what.create
+                 else ""))
     return cliutil.EXIT_OK
 
 
@@ -282,6 +328,12 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
                      "this one); this package lists the ones it can reach when asked for another")
     cmd.add_argument("--yes", action="store_true",
                      help="really roll back (without it: print what it would do, change nothing)")
+    cmd.add_argument("--target-sql", type=Path, metavar="DIR",
+                     help="the target release's SQL tree (the recording_finalize/sql folder its "
+                     "wheel or image installs): its function files, checked against their "
+                     "sha256, are created in the same transaction, so the service's calls of "
+                     "the product's functions never fail and the target's migrate has nothing "
+                     "left to do; without it they fail from here until that migrate has run")
 
 
 COMMAND = cliutil.Command(
@@ -292,6 +344,8 @@ COMMAND = cliutil.Command(
         "  1. recording-finalize rollback --to VERSION          (this release: prints the plan)\n"
         "  2. recording-finalize rollback --to VERSION --yes    (this release: does it)\n"
         "  3. deploy VERSION: its migrate (re-creates its functions), then its worker.\n"
+        "With --target-sql DIR (VERSION's own SQL tree), step 2 creates VERSION's functions\n"
+        "too: the service's calls never fail, and VERSION's migrate finds nothing to do.\n"
         "In one transaction, under migrate's lock and the worker's runner lock: drops every\n"
         "function of the product that VERSION does not ship as it is here, runs the down step\n"
         "of each migration newer than VERSION (sql/migrations/rollback/<id>.sql, newest first)\n"
@@ -309,6 +363,7 @@ COMMAND = cliutil.Command(
         "        that depends on a dropped function): rolled back, nothing written."
     ),
     handler=rollback_command,
+    variable_help={"DATABASE_URL": OWNER_LOGIN},
     variables=("DATABASE_URL", "RFR_SQL_DIR"),
     flags=("RFR_SQL_DIR",),
     add_arguments=_add_arguments,

@@ -229,11 +229,18 @@ def test_the_rollback_job_is_valid_and_runs_the_clis_rollback(k8s: str) -> None:
     [container] = spec["containers"]
     assert container["image"] == IMAGE  # `kubectl set image --local` sets the release's
     assert _secret_ref(container, "DATABASE_URL") == (OWNER_SECRET, "database-url")
-    assert container["args"] == ["rollback", "--to", "previous", "--yes"]
+    assert container["args"] == ["rollback", "--to", "previous", "--yes", "--target-sql",
+                                 "/target-sql/sql"]
     from recording_finalize.cli import build_parser
 
     args = build_parser().parse_args(container["args"])
     assert (args.command, args.to, args.yes) == ("rollback", "previous", True)
+    # The previous release's SQL, copied out of its own image into the volume rollback reads.
+    [init] = spec["initContainers"]
+    assert init["image"] == IMAGE + "-previous"  # `kubectl set image --local` sets it too
+    assert "/target-sql/sql" in init["command"][-1]
+    assert {m["name"] for m in init["volumeMounts"]} == {"target-sql"}
+    assert str(args.target_sql) == "/target-sql/sql"
 
 
 def test_the_commands_the_manifests_run_are_the_clis(rendered: list[dict[str, Any]]) -> None:

@@ -299,6 +299,44 @@ def test_the_services_callbacks_never_fail_while_the_upgrade_migrates(install: I
     assert events == service.rounds, "a completed recording without its event"
 
 
+def test_rollback_with_the_targets_sql_never_fails_a_service_call(install: Install) -> None:
+    """With --target-sql (the previous release's own SQL tree), rollback creates that release's
+    functions in its one transaction: the service's calls find them from its commit on, and the
+    previous release's worker runs on the database without its migrate. A call in flight at
+    the commit (begun under this release's functions, its next statement planned after them)
+    may fail: at most one per service connection, here one. Without --target-sql every call
+    fails until the previous release's migrate has run."""
+    at = install
+    at.run(at.old, "migrate", "--create-service-tables", login="owner")
+    at.db.set_server_topic(at.worker.topic)
+    at.stuck(2)
+    at.run(at.new, "migrate", login="owner")
+    assert at.cycle(at.new)["reconciled"] == 2
+    service = ServiceCallbacks(at.db)
+    service.start()
+    try:
+        while service.rounds < 3:
+            time.sleep(0.05)
+        before = service.rounds
+        done = at.run(at.new, "rollback", "--to", PREVIOUS, "--yes", "--target-sql",
+                      str(_installed_sql(at.old.parents[1])), login="owner")
+        # The previous release's worker at once, its migrate not run.
+        assert at.cycle(at.old)["error"] is None
+        during = service.rounds - before
+    finally:
+        service.stop.set()
+        service.join(timeout=30)
+    assert len(service.failures) <= 1, service.failures[:5]
+    assert all(f.startswith("42883") for f in service.failures), service.failures
+    assert during >= 3, f"only {during} rounds of callbacks while rollback ran"
+    assert "function files created (from --target-sql" in done.stdout, done.stdout
+    status = at.run(at.old, "status", "--json", login="operator")
+    assert json.loads(status.stdout)["schema"]["matches"] is True
+    # What its migrate would do is done: the previous release's migrate applies no function.
+    again = at.run(at.old, "migrate", login="owner")
+    assert "function files applied: 0" in again.stdout, again.stdout
+
+
 def test_rollback_refuses_what_it_cannot_reach(install: Install) -> None:
     """Exit 2, nothing written: a version it has no record of, a database never migrated, a
     migration without a down step, a worker still connected."""
