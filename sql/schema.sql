@@ -441,7 +441,8 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.claim_decision(p_recording_status text, p_event_enqueued boolean,
 --     p_session_found boolean, p_session_ended_at timestamp with time zone, p_attempts integer,
 --     p_last_outcome text, p_max_attempts integer, p_sla_timeout interval, p_now timestamp with
---     time zone, p_last_error text, p_session_kind text, p_session_id uuid) -> owner only
+--     time zone, p_last_error text, p_session_kind text, p_session_id uuid, p_republish boolean) ->
+--     owner only
 -- recording_finalize_internal.enqueue_available(p_recording recording_finalize_internal.recording,
 --     p_session recording_finalize_internal.session, p_topic text, p_service_event boolean) ->
 --     owner only
@@ -464,9 +465,11 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 -- recording_finalize_internal.record_operator_action(p_recording_ids uuid[], p_action text,
 --     p_operator text, p_reason text, p_detail jsonb) -> owner only
 -- recording_finalize_internal.recording_row(p_recording_id uuid) -> owner only
+-- recording_finalize_internal.republish_trusted() -> owner only
 -- recording_finalize_internal.rows_read(p_query text) -> owner only
 -- recording_finalize_internal.schedule_finalize(p_recording_id uuid, p_session_kind text,
 --     p_session_id uuid, p_due_at timestamp with time zone) -> owner only
+-- recording_finalize_internal.service_events_pending_only() -> owner only
 -- recording_finalize_internal.session_of(p_session_kind text, p_session_id uuid, p_for_share
 --     boolean) -> owner only
 -- recording_finalize_internal.session_row(p_session_kind text, p_session_id uuid) -> owner only
