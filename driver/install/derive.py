@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,20 +102,24 @@ def _span_end(text: str, start: int) -> int:
     return len(text)
 
 
+def _depths(text: str) -> Iterator[tuple[int, str, int | None]]:
+    """Each character of ``text`` with how many parentheses are open before it; None inside a
+    literal or a quoted name (its quotes included)."""
+    depth, quote_char = 0, ""
+    for j, c in enumerate(text):
+        if quote_char or c in "'\"":
+            yield j, c, None
+            quote_char = "" if c == quote_char else quote_char or c
+            continue
+        depth -= c == ")"
+        yield j, c, depth
+        depth += c == "("
+
+
 def _split_top(text: str, separator: str = ",") -> list[str]:
     """``text`` split at ``separator`` outside parentheses and quotes."""
-    parts, depth, last, quote_char = [], 0, 0, ""
-    for j, c in enumerate(text):
-        if quote_char:
-            quote_char = "" if c == quote_char else quote_char
-        elif c in "'\"":
-            quote_char = c
-        elif c in "()":
-            depth += 1 if c == "(" else -1
-        elif c == separator and depth == 0:
-            parts.append(text[last:j])
-            last = j + 1
-    return [*parts, text[last:]]
+    cuts = [j for j, c, depth in _depths(text) if c == separator and depth == 0]
+    return [text[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
 
 
 def _unquote(name: str) -> str:
@@ -574,15 +578,8 @@ def recordings_view(conn: psycopg.Connection[Any]) -> RecordingsView | str | Non
 def _depth(text: str, end: int) -> int:
     """How many parentheses (outside quotes) are open in ``text`` before ``end``; -1 when
     ``end`` is inside a literal or a quoted name."""
-    depth, quote_char = 0, ""
-    for c in text[:end]:
-        if quote_char:
-            quote_char = "" if c == quote_char else quote_char
-        elif c in "'\"":
-            quote_char = c
-        elif c in "()":
-            depth += 1 if c == "(" else -1
-    return -1 if quote_char else depth
+    *_, (_, _, depth) = _depths(text[:end] + " ")
+    return -1 if depth is None else depth
 
 
 def written_tables(conn: psycopg.Connection[Any]) -> tuple[list[tuple[str, str]], list[str]]:

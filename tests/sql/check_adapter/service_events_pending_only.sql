@@ -7,14 +7,7 @@ select plan(4);
 
 select tests.clean_slate();
 select tests.make_stuck() as active \gset
-create or replace view recording_finalize_adapter.service_events as
-select
-    r.id as recording_id,
-    o.created_at as enqueued_at,
-    null::timestamptz as published_at
-from messenger.call_recordings as r
-inner join messenger.integration_outbox as o
-    on o.dedupe_key = r.id::text;
+select tests.use_pending_only_service_events();
 
 update recording_finalize.discovery_sweep set republish_window = null;
 create temp table findings as select * from recording_finalize.check_adapter(false);

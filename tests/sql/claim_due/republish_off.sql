@@ -31,13 +31,7 @@ select is((select count(*) from claimed where action = 'closed'), 2::bigint, 'he
 
 -- A service_events of pending events only, republish discovery neither off nor held.
 update recording_finalize.discovery_sweep set republish_held_since = null;
-create or replace view recording_finalize_adapter.service_events as
-select
-    r.id as recording_id,
-    o.created_at as enqueued_at,
-    null::timestamptz as published_at
-from messenger.call_recordings as r
-inner join messenger.integration_outbox as o on o.dedupe_key = r.id::text;
+select tests.use_pending_only_service_events();
 insert into claimed select * from tests.claim(1);
 select is((select count(*) from claimed where action = 'closed'), 3::bigint,
     'pending events only: closed too');

@@ -9,13 +9,7 @@ select tests.clean_slate();
 update recording_finalize.discovery_sweep
 set republish_after_at = null, republish_after_id = null, republish_held_since = null,
     republish_not_before = null, republish_window = null;
-create or replace view recording_finalize_adapter.service_events as
-select
-    r.id as recording_id,
-    o.created_at as enqueued_at,
-    null::timestamptz as published_at
-from messenger.call_recordings as r
-inner join messenger.integration_outbox as o on o.dedupe_key = r.id::text;
+select tests.use_pending_only_service_events();
 
 -- Three recordings the service made Available and delivered: under the counts' threshold.
 select count(tests.make_recording('Direct', tests.make_session(), 'Available'))
