@@ -70,6 +70,8 @@ COUNTS = {
     "busy": "rows a service transaction held (claim or apply): attempt given back, retried",
     "heldByIncident": "transient verdicts given their attempt back: the worker's incident is open",
     "releasedOnStop": "claimed rows a stop (SIGTERM) left unchecked: their attempt given back",
+    "releasedAfterOutage": "claimed rows the database's outage left unapplied in the last cycle: "
+    "their attempt given back",
 }
 
 
@@ -82,6 +84,9 @@ class Context:
     storage: Storage
     metrics: Metrics
     relay: Relay | None = None
+    #: Rows a cycle claimed and could not apply because the database went away: the attempt
+    #: the claim counted is theirs to get back, at the next cycle (the process's memory only).
+    lost_claims: list[model.ClaimedRow] = field(init=False, default_factory=list)
     #: Whether republish discovery was held after the last cycle (its end is logged once);
     #: None until the process's first cycle reads it from the database (a run-once too).
     republish_held: bool | None = field(init=False, default=None)
@@ -279,10 +284,25 @@ def _reconcile(
         _config_error(ctx, summary, err.code)
         return
     with ctx.pool.connection() as conn:
+        if ctx.lost_claims:
+            # release_claims gives back only the rows still holding these claims' tokens.
+            summary.counts["releasedAfterOutage"] = queries.call_value(
+                conn, "release_claims", **queries.claims(ctx.lost_claims))
+            log("claims released after an outage", jobRunId=summary.job_run_id,
+                rows=len(ctx.lost_claims), released=summary.counts["releasedAfterOutage"],
+                message="the database went away mid-cycle: the rows claimed and not applied "
+                "got their attempt back")
+            ctx.lost_claims.clear()
         run = _Reconcile(ctx, conn, stop, summary, lock_deadline)
-        run.bucket_answered(bucket_confirmed)
-        run.discover()
-        run.claim_loop(claim_until)
+        try:
+            run.bucket_answered(bucket_confirmed)
+            run.discover()
+            run.claim_loop(claim_until)
+        except psycopg.OperationalError:
+            # The connection is gone (a restart, a failover): the rows claimed and not applied
+            # keep the attempt their claim counted through no fault of theirs.
+            ctx.lost_claims.extend(run.unapplied)
+            raise
 
 
 def _relay(

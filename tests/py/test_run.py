@@ -174,6 +174,35 @@ def test_run_survives_a_database_restart_without_help(
     assert running.stop() < 5 and running.proc.returncode == 0
 
 
+def test_a_database_restart_mid_drain_costs_no_row_an_attempt(
+    worker: Worker, db: Db, start_run: Callable[..., Running]
+) -> None:
+    """The claim counts an attempt before the check; a restart of the database mid-drain left
+    the rows claimed and not applied with it, through no fault of theirs. The next cycle gives
+    it back: every row ends Done with the one attempt that settled it."""
+    ids = []
+    for _ in range(40):
+        rid = uuid.uuid4()
+        put_binary(worker.stack, worker.bucket, rid)
+        ids.append(seed_stuck(db, recording_id=rid).recording_id)
+    # Slow enough that the drain is under way when the database goes.
+    running = start_run(RFR_POLLING_INTERVAL="500ms", RFR_MAX_APPLY_RATE="10", RFR_PACING="off")
+    wait_for(lambda: bool(running.events("batch claimed")), 15, "a claimed batch", running)
+    worker.stack.stop_service("postgres")
+    try:
+        wait_for(lambda: bool(running.events("cycle failed")), 15, "a failed cycle", running)
+    finally:
+        worker.stack.start_service("postgres")
+    wait_for(lambda: all(recording(db, rid)["status"] == "Available" for rid in ids), 60,
+             "every recording reconciled after the restart", running)
+    [released] = running.events("claims released after an outage")
+    assert released["released"] >= 1, released
+    attempts = db.all("select attempts, count(*) from messenger.recording_finalize_attempts "
+                      "where recording_id = any(%s) group by 1", (ids,))
+    assert attempts == [(1, 40)], attempts
+    assert running.stop() < 5 and running.proc.returncode == 0
+
+
 def test_run_with_recordings_disabled_idles_and_says_so(
     worker: Worker, db: Db, start_run: Callable[..., Running]
 ) -> None:
