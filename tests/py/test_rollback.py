@@ -299,7 +299,7 @@ def test_the_services_callbacks_never_fail_while_the_upgrade_migrates(install: I
     assert events == service.rounds, "a completed recording without its event"
 
 
-def test_rollback_with_the_targets_sql_never_fails_a_service_call(install: Install) -> None:
+def test_rollback_with_the_targets_sql_keeps_the_services_calls_working(install: Install) -> None:
     """With --target-sql (the previous release's own SQL tree), rollback creates that release's
     functions in its one transaction: the service's calls find them from its commit on, and the
     previous release's worker runs on the database without its migrate. A call in flight at
