@@ -166,11 +166,12 @@ def plan(conn: psycopg.Connection[Any], sql_dir: Path, target: Release,
     for identity, file in conn.execute(query("rollback_product_functions")):
         if file not in target.functions or file in changed:
             result.drop.append(str(identity))
-    result.forget = sorted(changed & set(recorded))
     if target_sql is not None:
         result.create = _target_functions(target_sql, target, sorted(changed & set(
             target.functions)), problems)
-    if kept := sorted(set(BOOKKEEPING) & set(result.forget)):
+    # A file created here gets the target's record instead.
+    result.forget = sorted(changed & set(recorded) - {file for file, _ in result.create})
+    if kept := sorted(set(BOOKKEEPING) & changed & set(recorded)):
         problems.append(f"{', '.join(kept)} changed since {target.version}: the drift check's "
                         "own functions cannot be dropped, so this rollback cannot reach it")
     if problems:

@@ -28,6 +28,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -275,6 +276,21 @@ class ServiceCallbacks(threading.Thread):
                 self.rounds += 1
 
 
+@contextmanager
+def service_calling(db: Db) -> Iterator[ServiceCallbacks]:
+    """The service calling throughout the block (three rounds done before it begins), stopped
+    after it."""
+    service = ServiceCallbacks(db)
+    service.start()
+    try:
+        while service.rounds < 3:
+            time.sleep(0.05)
+        yield service
+    finally:
+        service.stop.set()
+        service.join(timeout=30)
+
+
 def test_the_services_callbacks_never_fail_while_the_upgrade_migrates(install: Install) -> None:
     """The service keeps calling the product's callbacks while this release's migrate upgrades
     a database of the previous release: no call may fail (a function dropped by a migration and
@@ -282,17 +298,10 @@ def test_the_services_callbacks_never_fail_while_the_upgrade_migrates(install: I
     at = install
     at.run(at.old, "migrate", "--create-service-tables", login="owner")
     at.db.set_server_topic(at.worker.topic)
-    service = ServiceCallbacks(at.db)
-    service.start()
-    try:
-        while service.rounds < 3:
-            time.sleep(0.05)
+    with service_calling(at.db) as service:
         before = service.rounds
         at.run(at.new, "migrate", login="owner")
         during = service.rounds - before
-    finally:
-        service.stop.set()
-        service.join(timeout=30)
     assert service.failures == [], service.failures[:5]
     assert during >= 3, f"only {during} rounds of callbacks while migrate ran"
     events = at.db.one("select count(*) from recording_finalize.outbox")[0]
@@ -312,20 +321,13 @@ def test_rollback_with_the_targets_sql_keeps_the_services_calls_working(install:
     at.stuck(2)
     at.run(at.new, "migrate", login="owner")
     assert at.cycle(at.new)["reconciled"] == 2
-    service = ServiceCallbacks(at.db)
-    service.start()
-    try:
-        while service.rounds < 3:
-            time.sleep(0.05)
+    with service_calling(at.db) as service:
         before = service.rounds
         done = at.run(at.new, "rollback", "--to", PREVIOUS, "--yes", "--target-sql",
                       str(_installed_sql(at.old.parents[1])), login="owner")
         # The previous release's worker at once, its migrate not run.
         assert at.cycle(at.old)["error"] is None
         during = service.rounds - before
-    finally:
-        service.stop.set()
-        service.join(timeout=30)
     assert len(service.failures) <= 1, service.failures[:5]
     assert all(f.startswith("42883") for f in service.failures), service.failures
     assert during >= 3, f"only {during} rounds of callbacks while rollback ran"

@@ -29,31 +29,28 @@ set republish_window = '1 day', republish_held_since = now();
 insert into claimed select * from tests.claim(1);
 select is((select count(*) from claimed where action = 'closed'), 2::bigint, 'held: closed too');
 
--- A service_events of pending events only, republish discovery neither off nor held.
+-- Trusted (the reference port, nothing off or held): the next one gets its event.
 update recording_finalize.discovery_sweep set republish_held_since = null;
-select tests.use_pending_only_service_events();
-insert into claimed select * from tests.claim(1);
-select is((select count(*) from claimed where action = 'closed'), 3::bigint,
-    'pending events only: closed too');
-select is((select count(*) from recording_finalize.outbox), 0::bigint, 'no event of ours');
-select is(
-    (select count(*) from messenger.recording_finalize_attempts
-        where status = 'Done' and recording_id in (select recording_id from claimed)),
-    3::bigint, 'their rows Done');
-
--- Trusted again (a port that keeps delivered events): the last one gets its event.
-create or replace view recording_finalize_adapter.service_events as
-select
-    r.id as recording_id,
-    o.created_at as enqueued_at,
-    o.published_at
-from messenger.call_recordings as r
-inner join messenger.integration_outbox as o on o.dedupe_key = r.id::text;
 insert into claimed select * from tests.claim(1);
 select is((select action from claimed where recording_id not in (
         select recording_id from claimed where action = 'closed')), 'republished',
     'trusted: republished');
 select is((select count(*) from recording_finalize.outbox), 1::bigint, 'its one event');
+
+-- A service_events of pending events only, republish discovery neither off nor held.
+select tests.use_pending_only_service_events();
+insert into claimed select * from tests.claim(1);
+select is((select count(*) from claimed where action = 'closed'), 3::bigint,
+    'pending events only: closed too');
+select is(
+    (select count(*) from recording_finalize.outbox
+        where recording_id in (select recording_id from claimed where action = 'closed')),
+    0::bigint, 'no event of ours for the closed ones');
+select is(
+    (select count(*) from messenger.recording_finalize_attempts
+        where status = 'Done'
+            and recording_id in (select recording_id from claimed where action = 'closed')),
+    3::bigint, 'their rows Done');
 
 select * from finish();
 rollback;
