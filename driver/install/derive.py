@@ -546,9 +546,8 @@ def recordings_view(conn: psycopg.Connection[Any]) -> RecordingsView | str | Non
     if row is None:
         return None
     definition, schemas, names = str(row[0]), list(row[1]), list(row[2])
-    if len(names) != 1:
-        return (f"the view {adapter.SCHEMA}.recordings reads {len(names)} relations, not one "
-                "table")
+    if not names:
+        return f"the view {adapter.SCHEMA}.recordings reads no table"
     # The select list ends at the first FROM outside parentheses (EXTRACT(epoch FROM x) is in).
     select = next((m for m in re.finditer(r"\s+FROM\s+", definition)
                    if _depth(definition, m.start()) == 0), None)
@@ -556,13 +555,23 @@ def recordings_view(conn: psycopg.Connection[Any]) -> RecordingsView | str | Non
     items = [item for item in _split_top(definition[head.end():select.start()]) if item.strip()
              ] if select and head else []
     rest = definition[select.end():].rstrip().rstrip(";") if select else ""
-    table = f"{_ident(schemas[0])}.{_ident(names[0])}"
-    source = re.match(rf"(?:ONLY\s+)?{re.escape(table)}(?:\s+(?:AS\s+)?({_IDENT}))?(?![\w.])",
-                      rest)
+    # The one table of its FROM. Other relations it depends on may be read only in a scalar
+    # sub-select (docs/install.md allows one in the select list: the session's uuid read from
+    # the sessions table); a column computed so is never an index's expression (``on`` says
+    # None). A join, or a FROM that names none of them first, is not a view of one table.
+    found = [(schema, name, match) for schema, name in zip(schemas, names, strict=True)
+             if (match := re.match(rf"(?:ONLY\s+)?{re.escape(f'{_ident(schema)}.{_ident(name)}')}"
+                                   rf"(?:\s+(?:AS\s+)?({_IDENT}))?(?![\w.])", rest))]
+    joined = any(_depth(rest, m.start()) == 0 for m in re.finditer(r"\bJOIN\b", rest))
+    if len(names) != 1 and (len(found) != 1 or joined):
+        return (f"the view {adapter.SCHEMA}.recordings reads {len(names)} relations, not one "
+                "table")
+    schema, name, source = found[0] if found else (schemas[0], names[0], None)
+    table = f"{_ident(schema)}.{_ident(name)}"
     if not items or source is None or len(_split_top(rest)) != 1:
         return (f"the definition of {adapter.SCHEMA}.recordings is not a select list over "
                 f"{table} alone")
-    alias = source[1] or _ident(names[0])
+    alias = source[1] or _ident(name)
     expressions: dict[str, str] = {}
     for item in items:
         item = " ".join(item.split())
@@ -572,7 +581,7 @@ def recordings_view(conn: psycopg.Connection[Any]) -> RecordingsView | str | Non
             expressions[_unquote(named[2])] = named[1]
         elif bare is not None:
             expressions[_unquote(bare[1])] = item
-    return RecordingsView(str(schemas[0]), str(names[0]), table, alias, expressions)
+    return RecordingsView(str(schema), str(name), table, alias, expressions)
 
 
 def _depth(text: str, end: int) -> int:

@@ -189,3 +189,37 @@ def test_the_runbooks_sql_names_no_reference_table_and_runs_on_a_dbas_schema(
             cur.execute(statement.encode())
             ran += 1
     assert ran >= 2, statements
+
+
+def test_recommended_derives_through_a_scalar_sub_select_of_the_select_list(
+        stack: Stack) -> None:
+    """A recordings view of one table whose session_id comes from a scalar sub-select on the
+    sessions table (a service whose recordings reference their session by a bigint key: the
+    uuid is the session's), as docs/install.md allows: recommended is still written on the one
+    table of its FROM, never refused as a view of several relations."""
+    with efcore.build_world(stack, "unused-bucket", "unused-topic") as world:
+        world.psql(efcore.FIXTURES / "schema.sql", world.service)
+        world.psql(efcore.FIXTURES / "grants.sql", world.service,
+                   product_owner=world.owner.name)
+        # A table whose name sorts before the recordings table's: what is printed is named
+        # after the table of the FROM, never the first relation the view depends on.
+        _psql(world.url(world.service), "create table messenger.calls (id uuid primary key);\n"
+              f"grant select on messenger.calls to {world.owner.name};\n")
+        adapter = (efcore.FIXTURES / "adapter.sql").read_text(encoding="utf-8")
+        sub_select = ("coalesce((select c.id from messenger.calls as c where c.id = "
+                      "r.session_id), r.session_id) as session_id,")
+        adapter, replaced = re.subn(r"(recordings as\nselect\n    r\.id,\n"
+                                    r"    r\.session_kind::text as session_kind,\n    )"
+                                    r"r\.session_id,", rf"\g<1>{sub_select}", adapter, count=1)
+        assert replaced == 1, "the fixture's recordings view changed"
+        _psql(world.url(world.owner), adapter)
+        printed = world.cli("service-sql", "recommended", who=world.service).stdout
+        assert "relations, not one table" not in printed, printed
+        assert not re.search(r"^-- NOT DERIVED", printed, re.M), printed
+        flat = " ".join(printed.split())
+        assert ("create index concurrently if not exists recordings_available_at_idx on "
+                "messenger.recordings (available_at, id) where (CASE status WHEN 0") in flat, \
+            printed
+        assert "before update of status on messenger.recordings" in flat, printed
+        assert "calls_" not in printed, printed
+        _psql(world.url(world.service), printed)
