@@ -448,6 +448,11 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     owner only
 -- recording_finalize_internal.function_fingerprint(p_file_name text) -> owner only
 -- recording_finalize_internal.has_event(p_recording_id uuid) -> owner only
+-- recording_finalize_internal.holding_worker_incident(p_bucket_confirmed boolean, p_now timestamp
+--     with time zone) -> owner only
+-- recording_finalize_internal.incident_deferring_404(p_window_start timestamp with time zone,
+--     p_upload_grace interval, p_now timestamp with time zone, p_bucket_confirmed boolean, OUT
+--     until timestamp with time zone, OUT reason text) -> owner only
 -- recording_finalize_internal.iso_utc(p_at timestamp with time zone) -> owner only
 -- recording_finalize_internal.key_layout_evidence() -> owner only
 -- recording_finalize_internal.key_layout_unconfirmed(p_objects_found integer, p_known_missing
