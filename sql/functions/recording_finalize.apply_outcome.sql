@@ -111,6 +111,8 @@ begin
             -- trusted: otherwise the service made it Available and its event is the service's
             -- (an outbox that deletes what it delivered shows nothing of it).
             if v_rec.status = 'Available' and recording_finalize_internal.republish_trusted()
+                and coalesce(v_rec.available_at
+                    >= recording_finalize_internal.service_events_remembered_from(), true)
             then
                 perform recording_finalize_internal.enqueue_available(
                     v_rec,

@@ -15,6 +15,7 @@ as $$
 declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     v_services_own_unjudged boolean;
+    v_remembered_from timestamptz;
 begin
     if p_polling_interval is null or p_polling_interval <= interval '0'
         or p_examples is null or p_examples not between 0 and 100
@@ -31,8 +32,12 @@ begin
     -- republishing is not trusted (off: the service's outbox is transactional; held, or a
     -- service_events of pending events only: it cannot show what was delivered), a recording the
     -- product never had a finalize row for is the service's to publish: judged are only the
-    -- recordings the product worked on.
+    -- recordings the product worked on. So is one older than what service_events remembers
+    -- (an outbox that deletes delivered events after a retention period): its event may have
+    -- been sent.
     v_services_own_unjudged := not recording_finalize_internal.republish_trusted();
+    v_remembered_from := coalesce(
+        recording_finalize_internal.service_events_remembered_from(), '-infinity');
     return query
     with hits as (
         select r.id::text as id from recording_finalize_adapter.recordings as r
@@ -40,7 +45,7 @@ begin
             and not recording_finalize_internal.has_event(r.id)
             and not exists (select from messenger.recording_finalize_attempts as f
                 where f.recording_id = r.id and f.status = 'Pending')
-            and (not v_services_own_unjudged or exists (
+            and (not v_services_own_unjudged and r.available_at >= v_remembered_from or exists (
                 select from messenger.recording_finalize_attempts as f
                 where f.recording_id = r.id))
     )
@@ -102,7 +107,8 @@ comment on function recording_finalize.audit(interval, integer, interval) is
 'Read-only invariant checks, each with a count and up to p_examples (0..100) recording ids: '
 'available_without_event (Available within p_lookback, no event of the topic, no Pending row '
 'to enqueue it; while republishing is not trusted (republish_trusted), only recordings that '
-'have a finalize row), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
+'have a finalize row, and of the others only those service_events still remembers: Available '
+'since service_events_remembered_from()), orphaned_recordings (recording_finalize_internal.orphans: stuck without a '
 'finalize row; the next discovery opens one), done_not_terminal (a Done row settled within '
 'p_lookback whose recording, still in the adapter''s recordings view, is not terminal), '
 'unpublished_overdue (older than '

@@ -99,7 +99,13 @@ begin
         cross join lateral recording_finalize_internal.claim_decision(
             x.status, event.found is not null, s.id is not null, s.ended_at, f.attempts,
             f.last_outcome, v_policy.max_attempts, v_policy.sla_timeout, now(), f.last_error,
-            x.session_kind, x.session_id, v_republish
+            x.session_kind, x.session_id,
+            -- Asked only of an Available recording without an event we can see (the rare row
+            -- the answer is for), after the batch's answer: whether service_events still
+            -- remembers events as old as its.
+            x.status = 'Available' and event.found is null and v_republish
+                and coalesce(x.available_at
+                    >= recording_finalize_internal.service_events_remembered_from(), true)
         ) as d
         order by f.next_attempt_at
     loop

@@ -60,7 +60,11 @@ begin
         v_policy.max_attempts,
         v_policy.sla_timeout,
         now(),
-        p_republish => v_republish
+        -- As claim_due asks it: only of an Available recording without an event.
+        p_republish => r.status = 'Available' and not recording_finalize_internal.has_event(r.id)
+            and v_republish
+            and coalesce(r.available_at
+                >= recording_finalize_internal.service_events_remembered_from(), true)
     ) as d
     order by f.next_attempt_at;
 end

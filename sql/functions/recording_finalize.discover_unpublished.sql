@@ -38,6 +38,8 @@ declare
     v_ids uuid[];
     v_kinds text[];
     v_sessions uuid[];
+    v_available_ats timestamptz[];
+    v_remembered_from timestamptz;
     v_sampled integer;
     v_unshown integer;
     v_opened integer;
@@ -98,8 +100,9 @@ begin
         (select l.id from last as l),
         array_agg(s.id order by s.available_at, s.id),
         array_agg(s.session_kind order by s.available_at, s.id),
-        array_agg(s.session_id order by s.available_at, s.id)
-    into v_scanned, v_last_at, v_last_id, v_ids, v_kinds, v_sessions
+        array_agg(s.session_id order by s.available_at, s.id),
+        array_agg(s.available_at order by s.available_at, s.id)
+    into v_scanned, v_last_at, v_last_id, v_ids, v_kinds, v_sessions, v_available_ats
     from slice as s
     -- has_event's rule, set-based: anti-joins the planner may hash, not a lookup per recording
     -- (a service_events over an unindexed outbox would be scanned once per recording).
@@ -114,6 +117,22 @@ begin
         );
 
     if v_ids is not null then
+        -- Older than what service_events remembers (an outbox that deletes delivered events
+        -- after a retention period): such a recording's event may have been sent. Never opened;
+        -- the sweep moves past it like past a recording with its event.
+        v_remembered_from := recording_finalize_internal.service_events_remembered_from();
+        if v_remembered_from > v_available_ats[1] then
+            select array_agg(c.id order by c.at, c.id),
+                array_agg(c.session_kind order by c.at, c.id),
+                array_agg(c.session_id order by c.at, c.id)
+            into v_ids, v_kinds, v_sessions
+            from unnest(v_ids, v_kinds, v_sessions, v_available_ats)
+                as c (id, session_kind, session_id, at)
+            where c.at >= v_remembered_from;
+        end if;
+    end if;
+
+    if v_ids is not null then
         -- Look before republishing. Recordings newer than the window's end count too: the
         -- service has delivered those as well, and they show a forgetting outbox at once.
         with sample as materialized (
@@ -121,6 +140,8 @@ begin
             from recording_finalize_adapter.recordings as r
             where r.status = 'Available'
                 and r.available_at > v_lower and r.available_at <= now()
+                -- What it has forgotten is no evidence: the window's older part may be.
+                and r.available_at >= coalesce(v_remembered_from, '-infinity')
                 and not exists (
                     select from recording_finalize.outbox as o where o.recording_id = r.id)
             order by r.available_at desc

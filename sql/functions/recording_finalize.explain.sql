@@ -63,6 +63,12 @@ begin
                         when v_rec.available_at <= d.republish_not_before then 'nothing: it has '
                             'no event, and it became Available before a republish hold ended '
                             '(what a hold kept back stays as it is)'
+                        when v_rec.available_at
+                            < recording_finalize_internal.service_events_remembered_from()
+                        then 'nothing: it has no event that recording_finalize_adapter.'
+                            'service_events shows, but that view shows no event as old as it '
+                            '(the service''s outbox deletes delivered events after a while): '
+                            'its event may have been sent, so it is left as it is'
                         when v_rec.available_at > now() - v_policy.sla_timeout then 'nothing '
                             'yet: it has no event; once it has been Available for the SLA, '
                             'republish discovery opens a finalize row and enqueues it'
@@ -95,7 +101,10 @@ begin
             v_rec.status,
             v_rec.status = 'Available' and recording_finalize_internal.has_event(p_recording_id),
             v_session.id is not null, v_session.ended_at, v_row.attempts, v_row.last_outcome,
-            v_policy.max_attempts, v_policy.sla_timeout, v_at, p_republish => v_republish
+            v_policy.max_attempts, v_policy.sla_timeout, v_at,
+            p_republish => v_republish
+                and coalesce(v_rec.available_at
+                    >= recording_finalize_internal.service_events_remembered_from(), true)
         ) as d;
         v_next := jsonb_build_object(
             'action', v_claim.action,
@@ -116,7 +125,9 @@ begin
                     when 'closed' then case v_claim.detail
                         when 'RepublishOff' then 'close the row without an event: the '
                             'recording is Available, and its event is the service''s to '
-                            'publish while republishing is off or held'
+                            'publish while republishing is off or held, or while '
+                            'recording_finalize_adapter.service_events shows no event as old as '
+                            'it (an outbox that deletes delivered events after a while)'
                         else 'close the row (the recording is terminal)' end
                     when 'deferred_by_sla' then case v_claim.detail
                         when 'SessionNotEnded' then 'wait: the session has not ended'

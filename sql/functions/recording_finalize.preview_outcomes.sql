@@ -87,7 +87,10 @@ begin
             v_rec.status,
             v_rec.status = 'Available' and recording_finalize_internal.has_event(v_rec.id),
             v_session.id is not null, v_session.ended_at, v_row.attempts, v_row.last_outcome,
-            v_policy.max_attempts, v_policy.sla_timeout, now(), p_republish => v_republish
+            v_policy.max_attempts, v_policy.sla_timeout, now(),
+            p_republish => v_republish
+                and coalesce(v_rec.available_at
+                    >= recording_finalize_internal.service_events_remembered_from(), true)
         ) as d;
         claim_action := case when v_row.status is distinct from 'Pending' then 'none'
             else v_claim.action end;

@@ -5,6 +5,8 @@ begin;
 select plan(7);
 
 select tests.clean_slate();
+-- Its outbox keeps what it delivered: service_events remembers past every recording below.
+select tests.make_remembering_service() is not null as remembering \gset
 select throws_ok($$select * from recording_finalize.audit(p_polling_interval => '0')$$,
     'RF001', null, 'a zero polling interval');
 select throws_ok($$select * from recording_finalize.audit(p_polling_interval => null)$$,

@@ -1,9 +1,11 @@
 -- audit: while republish discovery is off (a transactional outbox) or held (service_events
 -- shows pending events only), an Available recording without any event that the product never
 -- had a finalize row for is the service's to publish, and not a finding; one the product
--- worked on still is. With republish discovery on, both are.
+-- worked on still is. With republish discovery on, both are - unless the service's outbox
+-- deletes delivered events after a retention period and the recording is older than what
+-- service_events still shows.
 begin;
-select plan(4);
+select plan(5);
 
 select tests.clean_slate();
 update recording_finalize.discovery_sweep
@@ -40,6 +42,17 @@ select is(
     (select found from recording_finalize.audit() where check_name = 'available_without_event'),
     2::bigint,
     'on again: both'
+);
+-- The service's outbox keeps an hour: its oldest event is 50 minutes old, the recording the
+-- service delivered (Available an hour ago) is older than that.
+select tests.make_recording('Direct', tests.make_session(), 'Available') as recent \gset
+update messenger.call_recordings set available_at = now() - interval '50 minutes'
+where id = :'recent';
+select tests.make_service_event(:'recent', now() - interval '49 minutes') is not null as ok \gset
+select is(
+    (select examples from recording_finalize.audit() where check_name = 'available_without_event'),
+    array[:'worked']::text[],
+    'on, beside an outbox that forgets after a while: only the recording the product worked on'
 );
 
 select * from finish();

@@ -4,6 +4,8 @@ begin;
 select plan(5);
 
 select tests.clean_slate();
+-- Its outbox keeps what it delivered: service_events remembers past every recording below.
+select tests.make_remembering_service() is not null as remembering \gset
 create temp table mix (name text, recording_id uuid);
 insert into mix values
     ('reconcile', tests.make_stuck()),

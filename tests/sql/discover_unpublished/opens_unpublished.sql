@@ -7,6 +7,8 @@ begin;
 select plan(9);
 
 select tests.clean_slate();
+-- Its outbox keeps what it delivered: service_events remembers past every recording below.
+select tests.make_remembering_service() is not null as remembering \gset
 update recording_finalize.discovery_sweep
 set republish_after_at = null, republish_after_id = null;
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;

@@ -6,6 +6,8 @@ begin;
 select plan(8);
 
 select tests.clean_slate();
+-- Its outbox keeps what it delivered: service_events remembers past every recording below.
+select tests.make_remembering_service() is not null as remembering \gset
 update recording_finalize.discovery_sweep
 set republish_after_at = null, republish_after_id = null;
 

@@ -86,7 +86,8 @@ select results_eq(
     $$select d -> 'outbox', (d -> 'serviceEvent' ->> 'enqueuedAt')::timestamptz,
         (d -> 'serviceEvent' ->> 'publishedAt')::timestamptz
     from doc3$$,
-    $$values ('null'::jsonb, now(), now() - interval '5 minutes')$$,
+    format($$values ('null'::jsonb, (select available_at from messenger.call_recordings
+        where id = %L), now() - interval '5 minutes')$$, :'svc'),
     'the service''s own event, enqueued and published, and none of the product''s'
 );
 select results_eq(
