@@ -117,22 +117,6 @@ begin
         );
 
     if v_ids is not null then
-        -- Older than what service_events remembers (an outbox that deletes delivered events
-        -- after a retention period): such a recording's event may have been sent. Never opened;
-        -- the sweep moves past it like past a recording with its event.
-        v_remembered_from := recording_finalize_internal.service_events_remembered_from();
-        if v_remembered_from > v_available_ats[1] then
-            select array_agg(c.id order by c.at, c.id),
-                array_agg(c.session_kind order by c.at, c.id),
-                array_agg(c.session_id order by c.at, c.id)
-            into v_ids, v_kinds, v_sessions
-            from unnest(v_ids, v_kinds, v_sessions, v_available_ats)
-                as c (id, session_kind, session_id, at)
-            where c.at >= v_remembered_from;
-        end if;
-    end if;
-
-    if v_ids is not null then
         -- Look before republishing. Recordings newer than the window's end count too: the
         -- service has delivered those as well, and they show a forgetting outbox at once.
         with sample as materialized (
@@ -140,8 +124,6 @@ begin
             from recording_finalize_adapter.recordings as r
             where r.status = 'Available'
                 and r.available_at > v_lower and r.available_at <= now()
-                -- What it has forgotten is no evidence: the window's older part may be.
-                and r.available_at >= coalesce(v_remembered_from, '-infinity')
                 and not exists (
                     select from recording_finalize.outbox as o where o.recording_id = r.id)
             order by r.available_at desc
@@ -173,6 +155,22 @@ begin
             set republish_held_since = null, republish_not_before = now(),
                 republish_after_at = null, republish_after_id = null;
             return 0;
+        end if;
+    end if;
+
+    if v_ids is not null then
+        -- The port judged, each candidate: one older than what service_events remembers (an
+        -- outbox that deletes delivered events after a retention period) may have had its event
+        -- sent. Never opened; the sweep moves past it like past a recording with its event.
+        v_remembered_from := recording_finalize_internal.service_events_remembered_from();
+        if v_remembered_from > v_available_ats[1] then
+            select array_agg(c.id order by c.at, c.id),
+                array_agg(c.session_kind order by c.at, c.id),
+                array_agg(c.session_id order by c.at, c.id)
+            into v_ids, v_kinds, v_sessions
+            from unnest(v_ids, v_kinds, v_sessions, v_available_ats)
+                as c (id, session_kind, session_id, at)
+            where c.at >= v_remembered_from;
         end if;
     end if;
 
