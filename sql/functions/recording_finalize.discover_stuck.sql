@@ -27,6 +27,8 @@ declare
     v_opened integer;
     v_last_kind text;
     v_last_id uuid;
+    v_previous_kind text;
+    v_previous_id uuid;
 begin
     if p_limit is null or p_limit not between 1 and 10000 then
         raise exception using
@@ -79,23 +81,37 @@ begin
         returning 1
     )
     select (select count(*) from slice), (select count(*) from opened), l.session_kind,
-        l.session_id
-    into v_scanned, v_opened, v_last_kind, v_last_id
+        l.session_id, p.session_kind, p.session_id
+    into v_scanned, v_opened, v_last_kind, v_last_id, v_previous_kind, v_previous_id
     from (select) as one
     left join lateral (
         select s.session_kind, s.session_id from slice as s
         order by s.session_kind desc, s.session_id desc
         limit 1
-    ) as l on true;
+    ) as l on true
+    -- The session before the slice's last one.
+    left join lateral (
+        select s.session_kind, s.session_id from slice as s
+        where (s.session_kind, s.session_id) < (l.session_kind, l.session_id)
+        order by s.session_kind desc, s.session_id desc
+        limit 1
+    ) as p on true;
 
     -- The end of the active recordings: the next call starts over. Otherwise the next call goes
-    -- on after this slice, unless p_limit cut it short: then it reads the same slice again
-    -- (the recordings opened now are no orphans any more).
+    -- on with this slice's last session, unless p_limit cut it short: then it reads the same
+    -- slice again (the recordings opened now are no orphans any more).
     if v_scanned < p_scan then
         update recording_finalize.discovery_sweep as d
         set after_session_kind = null, after_session_id = null, sweeps = d.sweeps + 1,
             updated_at = now();
     elsif v_opened < p_limit then
+        -- A full slice may end inside a session (a call recorded as audio and video has two
+        -- active recordings): the next call reads that session again from its start, so none of
+        -- its recordings is passed over. A slice of one session only goes on after it.
+        if v_previous_kind is not null then
+            v_last_kind := v_previous_kind;
+            v_last_id := v_previous_id;
+        end if;
         update recording_finalize.discovery_sweep as d
         set after_session_kind = v_last_kind, after_session_id = v_last_id, updated_at = now();
     end if;
@@ -109,7 +125,9 @@ comment on function recording_finalize.discover_stuck(integer, integer) is
 'more than the policy''s SLA ago and that have none (recording_finalize_internal.orphans), so '
 'the worker rescues an unmodified service. Returns how many it opened. Reads the next p_scan '
 '(1..100000) active recordings in ix_recording_active order after where the previous call '
-'stopped (recording_finalize.discovery_sweep), starting over at the end: a call''s cost is '
+'stopped (recording_finalize.discovery_sweep; a full slice''s last session is read again, as '
+'it may hold more active recordings than the slice took), starting over at the end: a call''s '
+'cost is '
 'bounded by p_scan whatever the number of active recordings, and every one is looked at once '
 'per sweep. Never reads the history; writes only the product''s tables. Never waits for a '
 'lifecycle call that is opening a row: the recording it holds is passed over (FOR SHARE SKIP '
