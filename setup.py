@@ -1,7 +1,8 @@
 """Bakes the commit a wheel is built from into it (``recording_finalize/BUILD_COMMIT``), so that
 an installed wheel, which has no .git, still says which build it is (``driver/buildinfo.py``):
-``RFR_BUILD_COMMIT`` when set (a pipeline that builds from a copy), else the checkout's commit,
-else the one ``git archive`` wrote into ``.git_archival.txt`` of an exported tree, else
+``RFR_BUILD_COMMIT`` when set (a pipeline that builds from a copy), else the one ``git archive``
+wrote into ``.git_archival.txt`` of an exported tree (also one unpacked inside another
+checkout), else the checkout's commit, else
 ``unknown (built outside git)``, said by the build too. And refuses to build a release version
 (X.Y.Z) whose files are not the ones CHANGELOG.md records for it: two wheels with different
 code never carry the same release version. Everything else about the package is in

@@ -108,8 +108,11 @@ def archived_commit(root: Path) -> str | None:
 
 def build_commit(root: Path, given: str | None) -> str:
     """What a build from ``root`` bakes into the wheel: ``given`` (RFR_BUILD_COMMIT), else the
-    checkout's commit, else the one an export carries, else UNKNOWN_OUTSIDE_GIT."""
-    return given or git_commit(root) or archived_commit(root) or UNKNOWN_OUTSIDE_GIT
+    one an export carries, else the checkout's commit, else UNKNOWN_OUTSIDE_GIT. The export's
+    first: ``git archive`` filled its ARCHIVAL_FILE (a checkout's holds the placeholder), and an
+    export unpacked inside another checkout would otherwise be named after that checkout's
+    HEAD."""
+    return given or archived_commit(root) or git_commit(root) or UNKNOWN_OUTSIDE_GIT
 
 
 def commit() -> str:

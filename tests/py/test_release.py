@@ -331,6 +331,32 @@ def test_a_build_from_an_export_names_its_commit_or_says_it_cannot(tmp_path: Pat
     assert "commit unknown (built outside git)" in built.stderr
 
 
+def test_an_export_unpacked_inside_another_checkout_names_its_own_commit(
+        tmp_path: Path) -> None:
+    """An export of an earlier commit (the previous release, for a rollback or a benchmark)
+    unpacked in a folder of a checkout of a later one: its wheel names the exported commit
+    (its .git_archival.txt), not the enclosing checkout's HEAD. (The 0.4.1 wheel built this
+    way inside a 0.5.0.dev0 worktree said the worktree's commit in --version and build_info.)"""
+    repo = _repo(_tree(tmp_path))
+    exported_commit = _git(repo, "rev-parse", "HEAD").strip()
+    _touch_driver(repo)
+    _git(repo, "commit", "-q", "-am", "later work")
+    later = _git(repo, "rev-parse", "HEAD").strip()
+    assert later != exported_commit
+    exported = repo / "out" / "previous"
+    (repo / ".git" / "info" / "exclude").write_text("out/\n")  # as a git-ignored scratch folder
+    archive = tmp_path / "previous.tar"
+    archive.write_bytes(subprocess.run(["git", "-C", str(repo), "archive", "--format=tar",
+                                        exported_commit], check=True,
+                                       capture_output=True).stdout)
+    with tarfile.open(archive) as tar:
+        tar.extractall(exported, filter="data")
+    built = _build_py(exported, tmp_path / "lib")
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "lib" / "recording_finalize" / "BUILD_COMMIT").read_text() == \
+        exported_commit[:12] + "\n"
+
+
 def test_an_image_of_unreleased_work_is_tagged_with_its_version_and_commit(
         tmp_path: Path) -> None:
     root = _tree(tmp_path, "9.0.0.dev0")
