@@ -36,6 +36,9 @@ BOOKKEEPING = ("recording_finalize.schema_state.sql",
 #: ``--to previous``: the release before this one (the newest record), for a manifest that does
 #: not name versions.
 PREVIOUS = "previous"
+#: Releases whose migrate asks for CREATE on the database on every run, even with nothing to
+#: create (later releases look for what they would create first, install step 6).
+MIGRATE_NEEDS_CREATE_ON_DATABASE = frozenset({"0.4.1"})
 LOCK_TIMEOUT_MS = 1000
 STATEMENT_TIMEOUT_MS = 60_000
 LOCK_TRIES = 5
@@ -278,6 +281,8 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
                 apply(conn, what)
             events, published, rows = conn.execute(query("rollback_kept")).fetchone() or (
                 0, 0, 0)
+            database, owner, may_create = conn.execute(
+                query("rollback_may_create_database")).fetchone() or ("", "", True)
         except Refused as err:
             return cliutil.fail(str(err), cliutil.EXIT_USAGE, redact=False)
         except NotReached as err:
@@ -320,6 +325,14 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
               "worker); until then no worker may run"
               + (f" ({target.version}'s migrate finds nothing left to do)" if what.create
                  else ""))
+        if not may_create and target.version in MIGRATE_NEEDS_CREATE_ON_DATABASE:
+            # Its migrate asks for CREATE on the database whatever it finds to do, and exits 1
+            # with a raw "permission denied for database" without it (install step 6 took it).
+            print(f"  {target.version}'s migrate needs CREATE on the database even with "
+                  "nothing to create, and this login has none (install step 6 took it back): "
+                  f"as the database's owner, `grant create on database {database} to {owner};` "
+                  f"for that run and `revoke create on database {database} from {owner};` "
+                  "after it; without it that migrate exits 1 (permission denied for database)")
     return cliutil.EXIT_OK
 
 

@@ -234,6 +234,12 @@ select (select count(*) from recording_finalize.outbox),
     (select count(*) from recording_finalize.outbox where published_at is not null),
     (select count(*) from messenger.recording_finalize_attempts);
 
+-- name: rollback_may_create_database
+-- Whether the login (the product's owner) holds CREATE on the database now, to say what the
+-- target release's migrate needs when it asks for it on every run (0.4.1's does).
+select pg_catalog.current_database(), current_user,
+    pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE');
+
 -- name: try_migrate_lock
 -- Held by migrate for its whole run (a session lock on its own connection; never waits).
 select pg_catalog.pg_try_advisory_lock(%s);

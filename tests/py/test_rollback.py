@@ -319,6 +319,10 @@ def test_rollback_with_the_targets_sql_keeps_the_services_calls_working(install:
     at.run(at.old, "migrate", "--create-service-tables", login="owner")
     at.db.set_server_topic(at.worker.topic)
     at.stuck(2)
+    # Install step 6: CREATE on the database taken back after the first migrate.
+    owner = at.template.owner_user
+    with at.db.connect() as conn:
+        conn.execute(f'revoke create on database "{at.db.name}" from {owner}')
     at.run(at.new, "migrate", login="owner")
     assert at.cycle(at.new)["reconciled"] == 2
     with service_calling(at.db) as service:
@@ -335,6 +339,15 @@ def test_rollback_with_the_targets_sql_keeps_the_services_calls_working(install:
     status = at.run(at.old, "status", "--json", login="operator")
     assert json.loads(status.stdout)["schema"]["matches"] is True
     # What its migrate would do is done: the previous release's migrate applies no function.
+    # But it asks for CREATE on the database on every run (install step 6 took it back): it
+    # fails without it, and rollback says so, with the grant for that run.
+    assert (f'grant create on database {at.db.name} to {owner};' in done.stdout
+            and f'revoke create on database {at.db.name} from {owner};' in done.stdout), \
+        done.stdout
+    failed = at.run(at.old, "migrate", login="owner", expect=1)
+    assert "permission denied for database" in failed.stderr, failed.stderr
+    with at.db.connect() as conn:
+        conn.execute(f'grant create on database "{at.db.name}" to {owner}')
     again = at.run(at.old, "migrate", login="owner")
     assert "function files applied: 0" in again.stdout, again.stdout
 
