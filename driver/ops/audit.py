@@ -51,6 +51,12 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
     width = max(len(label) for label in labels)
     whose = ("the worker's, reported " + cliutil.iso(worker.reported_at) if worker is not None
              else "this environment's: no worker has reported its settings")
+    # The HEADs cover the newest --failed-limit Failed recordings only: say so, or a clean
+    # audit after an incident that failed more than that would read as "no Failed recording has
+    # its binary" while the older ones were never looked at.
+    scope = (f"the newest {len(failed)} Failed recordings only (--failed-limit reached: older "
+             "ones, if any, not checked)" if len(failed) >= args.failed_limit
+             else f"every Failed recording ({len(failed)})")
     cliutil.show(args, {"clean": clean, "overdueAfterSeconds": settings.polling_interval,
                         "settingsOf": "worker" if worker is not None else "environment",
                         "checks": results, "repaired": repaired_ids}, [
@@ -59,7 +65,7 @@ def audit_command(args: argparse.Namespace, settings: Settings) -> int:
         *(f"{label.ljust(width)}  {str(r['found']).rjust(6)}  {', '.join(r['examples']) or '-'}"
           for label, r in zip(labels, results, strict=True)),
         f"unpublished_overdue: older than {settings.polling_interval:g} s; "
-        f"failed_with_binary: bucket {settings.s3_bucket!r} ({whose})",
+        f"failed_with_binary: {scope}, bucket {settings.s3_bucket!r} ({whose})",
         "clean" if clean else "findings: see above (recording-finalize explain ID)"])
     return cliutil.EXIT_OK if clean else cliutil.EXIT_FAILURE
 
