@@ -27,6 +27,12 @@ def report(
     """``storage_health`` with these facts; logs and counts what it did."""
     health = queries.storage_health(conn, bucket_answered=bucket_answered, transient=transient,
                                     checked=checked, cycle_end=cycle_end, error=error)
+    if health.action in ("opened", "closed"):
+        # The gauge of open incidents (any source) is otherwise refreshed at the end of a
+        # cycle: it would say 0 for the rest of a paced drain's cycle (minutes) while the
+        # worker's incident is open. Read again when it opens or closes one (rare).
+        metrics.storage_incidents_open.set(
+            sum(1 for i in queries.storage_incident_list(conn) if i.is_open))
     if health.action == "opened":
         metrics.storage_incidents_opened_total.inc()
         log("storage incident opened", level="warning", jobRunId=job_run_id,

@@ -38,6 +38,7 @@ from conftest import (
     seed_available_unpublished,
     seed_stuck,
 )
+from recording_finalize import incidents as worker_incidents_mod
 from recording_finalize import logs
 from recording_finalize.config import load_settings
 from recording_finalize.cycle import Context, CycleSummary, run_cycle
@@ -186,6 +187,26 @@ def test_mostly_transient_heads_open_an_incident_a_healthy_cycle_closes_it(
     assert summary.counts["deferredByIncident"] == TRANSIENT_MIN and summary.counts["failed"] == 0
     [incident] = incidents(db)
     assert incident["ended_at"] is not None and "HEADs healthy again" in incident["reason"]
+
+
+def test_the_open_incidents_gauge_moves_when_the_worker_opens_and_closes_one(
+    world: tuple[Context, FaultyStorage, Run],
+) -> None:
+    """The gauge the alert `storage incident open > 15 min` reads says so from the moment the
+    worker opens its incident, not only when the cycle ends: a paced drain's cycle lasts
+    minutes. (A trial: S3 stopped inside a 21 s drain cycle; the incident opened 2 s in, the
+    gauge said 0 for the next 17 s while `opened_total` said 1.)"""
+    ctx, _, _ = world
+    gauge = "messenger_recording_finalize_storage_incidents_open"
+    assert metric(ctx, gauge) == 0
+    with ctx.pool.connection() as conn:
+        opened = worker_incidents_mod.report(conn, ctx.metrics, "job", bucket_answered=False,
+                                             error="EndpointConnectionError")
+        assert opened.action == "opened", opened
+        assert metric(ctx, gauge) == 1
+        closed = worker_incidents_mod.report(conn, ctx.metrics, "job", bucket_answered=True)
+        assert closed.action == "closed", closed
+        assert metric(ctx, gauge) == 0
 
 
 def test_a_few_transient_heads_are_no_incident(
