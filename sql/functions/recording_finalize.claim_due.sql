@@ -96,16 +96,21 @@ begin
             where x.status = 'Available' and recording_finalize_internal.has_event(x.id)
             limit 1
         ) as event on true
+        -- Asked only of an Available recording without an event we can see (the rare row the
+        -- answer is for), while the batch may republish at all: does service_events still
+        -- remember events as old as its? Once per row: the decider reads its answer in several
+        -- places, and an argument is copied into each.
+        left join lateral (
+            select coalesce(x.available_at
+                >= recording_finalize_internal.service_events_remembered_from(), true)
+                as remembered
+            where x.status = 'Available' and event.found is null and v_republish
+            offset 0
+        ) as memory on true
         cross join lateral recording_finalize_internal.claim_decision(
             x.status, event.found is not null, s.id is not null, s.ended_at, f.attempts,
             f.last_outcome, v_policy.max_attempts, v_policy.sla_timeout, now(), f.last_error,
-            x.session_kind, x.session_id,
-            -- Asked only of an Available recording without an event we can see (the rare row
-            -- the answer is for), after the batch's answer: whether service_events still
-            -- remembers events as old as its.
-            x.status = 'Available' and event.found is null and v_republish
-                and coalesce(x.available_at
-                    >= recording_finalize_internal.service_events_remembered_from(), true)
+            x.session_kind, x.session_id, v_republish and memory.remembered is not false
         ) as d
         order by f.next_attempt_at
     loop

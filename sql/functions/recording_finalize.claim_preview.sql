@@ -50,6 +50,14 @@ begin
     left join lateral recording_finalize_internal.recording_row(f.recording_id) as r on true
     left join lateral recording_finalize_internal.session_row(r.session_kind, r.session_id) as s
         on true
+    -- As claim_due asks it: only of an Available recording without an event, once per row.
+    left join lateral (
+        select coalesce(r.available_at
+            >= recording_finalize_internal.service_events_remembered_from(), true) as remembered
+        where r.status = 'Available' and not recording_finalize_internal.has_event(r.id)
+            and v_republish
+        offset 0
+    ) as memory on true
     cross join lateral recording_finalize_internal.claim_decision(
         r.status,
         r.status = 'Available' and recording_finalize_internal.has_event(r.id),
@@ -60,11 +68,7 @@ begin
         v_policy.max_attempts,
         v_policy.sla_timeout,
         now(),
-        -- As claim_due asks it: only of an Available recording without an event.
-        p_republish => r.status = 'Available' and not recording_finalize_internal.has_event(r.id)
-            and v_republish
-            and coalesce(r.available_at
-                >= recording_finalize_internal.service_events_remembered_from(), true)
+        p_republish => v_republish and memory.remembered is not false
     ) as d
     order by f.next_attempt_at;
 end
