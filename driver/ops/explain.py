@@ -112,9 +112,10 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
     if rec:
         # An adapter's recordings view may have no version: then there is none to show.
         version = f" (version {rec['version']})" if rec.get("version") is not None else ""
-        yield (f"  status {rec['status']}{version}, {rec.get('mediaType') or '-'}, "
-               f"created {cliutil.iso(rec.get('createdAt'))}, updated "
-               f"{cliutil.iso(rec.get('updatedAt'))}")
+        # Nor, perhaps, the times a row was written: then they are left out, not shown as "-".
+        written = "".join(f", {word} {cliutil.iso(rec[key])}" for word, key in (
+            ("created", "createdAt"), ("updated", "updatedAt")) if rec.get(key))
+        yield f"  status {rec['status']}{version}, {rec.get('mediaType') or '-'}{written}"
         if rec.get("availableAt") or rec.get("failedAt"):
             yield (f"  available {cliutil.iso(rec.get('availableAt'))}, failed "
                    f"{cliutil.iso(rec.get('failedAt'))} ({rec.get('failureReason') or '-'})")

@@ -160,7 +160,10 @@ begin
                         then 'an index on available_at of the Available recordings beneath the '
                             'view, partial to status = ''Available'' (service-sql recommended)'
                         else 'a (unique) index on (session_kind, session_id) of the active '
-                            'recordings beneath the view, with the same WHERE as the view'
+                            'recordings beneath the view, with the same WHERE as the view (where '
+                            'the view computes session_id in a sub-select: an index partial to '
+                            'the active statuses, as the view writes them, on the table''s own '
+                            'session key)'
                         end;
                 end if;
                 return next;

@@ -298,3 +298,16 @@ def test_a_republish_window_of_0_turns_republish_discovery_off() -> None:
     assert load_settings(MINIMAL_ENV).republish_window == 86400
     with pytest.raises(ConfigError, match="RFR_REPUBLISH_WINDOW"):
         load_settings(MINIMAL_ENV | {"RFR_REPUBLISH_WINDOW": "-1s"})
+
+
+def test_explain_leaves_out_the_times_an_adapter_does_not_give() -> None:
+    """A DBA's recordings view may have no created/updated times: explain's text then says
+    nothing of them, rather than "created -, updated -" for every recording."""
+    from recording_finalize.ops.explain import _lines
+
+    rec = {"status": "Uploading", "mediaType": "Audio", "version": None}
+    doc = {"recordingId": "r1", "recording": rec}
+    assert next(line for line in _lines(doc) if "status" in line) == "  status Uploading, Audio"
+    rec.update(createdAt="2026-12-07T10:00:00Z", updatedAt="2026-12-07T11:00:00Z")
+    line = next(line for line in _lines(doc) if "status" in line)
+    assert "created 2026-12-07T10:00:00Z" in line and "updated 2026-12-07T11:00:00Z" in line
