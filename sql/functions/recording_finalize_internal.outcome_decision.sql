@@ -153,28 +153,63 @@ as $$
         -- evaluates them all (it cost the apply path more than the rest of the decision).
         offset 0
     ) as v
-    -- Rule 3, the storage incidents: a 404 fails the recording only if no incident that
-    -- overlaps its upload window is open or ended less than the grace ago. Each incident read
-    -- is a call of its own, made only for the verdict that needs it: joined here, its plan
-    -- would be set up for every verdict (nearly all found) and cost them more than the rest of
-    -- the decision.
+    -- The storage-incident rule for a 404: it fails the recording only if no incident that
+    -- overlaps its upload window (from p_window_start, when the recording stopped or its
+    -- session ended, to now) is open or ended less than the grace ago. Of several, the one that
+    -- defers longest decides (an open one: the grace from now, it cannot end sooner).
     left join lateral (
-        select x.until, x.reason
-        from recording_finalize_internal.incident_deferring_404(
-            p_window_start, p_upload_grace, p_now, p_bucket_confirmed) as x
+        select
+            coalesce(e.ended_at, p_now) + p_upload_grace as until,
+            case when e.ended_at is null then format(
+                'StorageIncident: %s incident %s open since %s; a 404 is not trusted while '
+                'storage is out, next check at %s', i.source, i.id,
+                recording_finalize_internal.iso_utc(i.started_at),
+                recording_finalize_internal.iso_utc(p_now + p_upload_grace))
+            else format(
+                'StorageIncident: %s incident %s ended %s, within the upload grace of %s; a 404 '
+                'is not trusted before %s', i.source, i.id,
+                recording_finalize_internal.iso_utc(e.ended_at), p_upload_grace,
+                recording_finalize_internal.iso_utc(e.ended_at + p_upload_grace))
+            end as reason
+        from recording_finalize.storage_incidents as i
+        -- When it ends, as far as this verdict is concerned: the worker's unreachable incident
+        -- at p_now when HeadBucket answered (storage_health closes it before the cycle claims).
+        cross join lateral (
+            select case when i.ended_at is null and i.source = 'worker' and p_bucket_confirmed
+                and i.kind = 'unreachable' then p_now
+                else i.ended_at end as ended_at
+            -- Once per incident, not copied into the five places below that read it.
+            offset 0
+        ) as e
         where v.outcome = 'missing'
-        -- Kept a subquery, so that the condition gates the call (not a filter after it).
-        offset 0
+            and i.started_at <= p_now
+            -- The incidents as recorded (what the indexes on ended_at serve), then as this
+            -- verdict sees them.
+            and (i.ended_at is null
+                or (i.ended_at >= coalesce(p_window_start, '-infinity')
+                    and i.ended_at + p_upload_grace > p_now))
+            and (e.ended_at is null
+                or (e.ended_at >= coalesce(p_window_start, '-infinity')
+                    and e.ended_at + p_upload_grace > p_now))
+        order by coalesce(e.ended_at, 'infinity') desc, i.id desc
+        limit 1
     ) as d on true
-    -- A transient answer while the worker's own storage incident is open says nothing about
-    -- the recording: the attempt is given back (held).
-    cross join lateral (
-        select case when v.outcome = 'transient'
-            then recording_finalize_internal.holding_worker_incident(p_bucket_confirmed, p_now)
-            end as id
-        -- Called once, not once for each of the two places below that read it.
-        offset 0
-    ) as h
+    -- A transient answer while the worker's own storage incident is open (it opened it because
+    -- the storage could not be reached) says nothing about the recording: no attempt is burned,
+    -- so an outage the worker has seen quarantines nothing, however long it lasts.
+    left join lateral (
+        select i.id
+        from recording_finalize.storage_incidents as i
+        where v.outcome = 'transient'
+            and i.source = 'worker' and i.ended_at is null
+            -- Not the unreachable incident a HeadBucket that answered closes.
+            and not (coalesce(p_bucket_confirmed, false)
+                and coalesce(i.kind = 'unreachable', false))
+            -- As for the 404 rule: an incident that starts after the moment judged is not open
+            -- at that moment.
+            and i.started_at <= p_now
+        limit 1
+    ) as h on true
     -- HeadBucket unanswered: the cycle opens the worker's incident (or keeps it open) first.
     cross join lateral (
         select coalesce(v.outcome = 'transient'

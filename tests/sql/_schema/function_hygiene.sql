@@ -120,10 +120,6 @@ select set_eq(
             || 'recording_finalize_internal.session,text,boolean)', 'v', 'invoker'),
         ('recording_finalize_internal.function_fingerprint(text)', 's', 'invoker'),
         ('recording_finalize_internal.has_event(uuid)', 's', 'invoker'),
-        ('recording_finalize_internal.holding_worker_incident(boolean,'
-            || 'timestamp with time zone)', 's', 'invoker'),
-        ('recording_finalize_internal.incident_deferring_404(timestamp with time zone,interval,'
-            || 'timestamp with time zone,boolean)', 's', 'invoker'),
         ('recording_finalize_internal.iso_utc(timestamp with time zone)', 's', 'invoker'),
         ('recording_finalize_internal.key_layout_unconfirmed(integer,integer,integer)', 'i',
             'invoker'),
