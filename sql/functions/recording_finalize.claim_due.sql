@@ -98,11 +98,12 @@ begin
         ) as event on true
         -- Asked only of an Available recording without an event we can see (the rare row the
         -- answer is for), while the batch may republish at all: does service_events still
-        -- remember events as old as its? Once per row: the decider reads its answer in several
-        -- places, and an argument is copied into each.
+        -- remember events as old as its? Once per row (the decider reads its answer in several
+        -- places, and an argument is copied into each), and the service's outbox read once per
+        -- call at most (a sub-select of no row's: evaluated when first needed, then kept).
         left join lateral (
             select coalesce(x.available_at
-                >= recording_finalize_internal.service_events_remembered_from(), true)
+                >= (select recording_finalize_internal.service_events_remembered_from()), true)
                 as remembered
             where x.status = 'Available' and event.found is null and v_republish
             offset 0

@@ -50,10 +50,12 @@ begin
     left join lateral recording_finalize_internal.recording_row(f.recording_id) as r on true
     left join lateral recording_finalize_internal.session_row(r.session_kind, r.session_id) as s
         on true
-    -- As claim_due asks it: only of an Available recording without an event, once per row.
+    -- As claim_due asks it: only of an Available recording without an event, once per row, the
+    -- service's outbox read once per call at most.
     left join lateral (
         select coalesce(r.available_at
-            >= recording_finalize_internal.service_events_remembered_from(), true) as remembered
+            >= (select recording_finalize_internal.service_events_remembered_from()), true)
+            as remembered
         where r.status = 'Available' and not recording_finalize_internal.has_event(r.id)
             and v_republish
         offset 0
