@@ -211,7 +211,9 @@ comment on function recording_finalize.discover_unpublished(interval, integer, i
 'deletes what it delivered), or whatever the counts when service_events gives published_at as '
 'the constant NULL (pending events only: service_events_pending_only), it opens nothing and '
 'records the hold (recording_finalize.republish_hold reports it); when a hold '
-'ends, the recordings it kept back are never republished by discovery. Writes only the '
+'ends, the recordings it kept back are never republished by discovery. A candidate that became '
+'Available before service_events_remembered_from() (an outbox that deletes delivered events '
+'after a retention period shows none older) is never opened either. Writes only the '
 'product''s tables. The policy: the stored one. Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.discover_unpublished(interval, integer, integer)
