@@ -22,6 +22,9 @@ declare
     v_policy recording_finalize_internal.policy := recording_finalize_internal.policy();
     -- Asked once: may an Available recording without an event we can see get one from us?
     v_republish boolean := recording_finalize_internal.republish_trusted();
+    -- Read from the service's outbox once per call at most, when an Available recording asks.
+    v_remembered_from timestamptz;
+    v_remembered_asked boolean := false;
     v_verdict jsonb;
     v_id uuid;
     v_size_bytes bigint;
@@ -81,6 +84,10 @@ begin
         select x.* into v_rec from recording_finalize_internal.recording_row(v_id) as x;
         v_session := case when v_rec.status not in ('Available', 'Failed') then
             recording_finalize_internal.session_of(v_rec.session_kind, v_rec.session_id) end;
+        if v_rec.status = 'Available' and not v_remembered_asked then
+            v_remembered_from := recording_finalize_internal.service_events_remembered_from();
+            v_remembered_asked := true;
+        end if;
         -- What the claim would do now (only a Pending row is claimed at all)...
         select d.* into v_claim
         from recording_finalize_internal.claim_decision(
@@ -89,8 +96,7 @@ begin
             v_session.id is not null, v_session.ended_at, v_row.attempts, v_row.last_outcome,
             v_policy.max_attempts, v_policy.sla_timeout, now(),
             p_republish => v_republish
-                and coalesce(v_rec.available_at
-                    >= recording_finalize_internal.service_events_remembered_from(), true)
+                and coalesce(v_rec.available_at >= v_remembered_from, true)
         ) as d;
         claim_action := case when v_row.status is distinct from 'Pending' then 'none'
             else v_claim.action end;
