@@ -18,13 +18,13 @@ select tests.make_recording('Direct', tests.make_session(), 'Available') as id
 from generate_series(1, 8);
 update messenger.call_recordings set available_at = now() - interval '5 hours'
 where id in (select id from forgotten);
--- Three Available 50 minutes ago, their events kept (published, within the hour).
+-- Three Available 50 minutes ago, their events kept (published at once, within the hour).
 create temp table kept as
 select tests.make_recording('Direct', tests.make_session(), 'Available') as id
 from generate_series(1, 3);
 update messenger.call_recordings set available_at = now() - interval '50 minutes'
 where id in (select id from kept);
-select count(tests.make_service_event(id, now() - interval '49 minutes')) as events
+select count(tests.make_service_event(id, now() - interval '50 minutes')) as events
 from kept \gset
 -- One Available 35 minutes ago whose event a crash lost (the SLA is 30 minutes).
 select tests.make_recording('Direct', tests.make_session(), 'Available') as lost \gset
