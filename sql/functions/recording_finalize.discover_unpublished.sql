@@ -116,7 +116,10 @@ begin
             where x.recording_id = s.id
         );
 
-    if v_ids is not null then
+    -- Judged when there is something to open, and at every call while held: once its cause is
+    -- gone (service_events keeps the delivered events, or the window leaves the forgotten out)
+    -- nothing may be left to open, and a hold judged only beside candidates would never end.
+    if v_ids is not null or v_sweep.republish_held_since is not null then
         -- Look before republishing. Recordings newer than the window's end count too: the
         -- service has delivered those as well, and they show a forgetting outbox at once.
         with sample as materialized (
@@ -205,7 +208,8 @@ comment on function recording_finalize.discover_unpublished(interval, integer, i
 'Returns how many it opened. p_window 0 turns it off (0..30 days, RF001). Reads the next p_scan '
 '(1..100000) Available recordings of the window in (available_at, id) order after where the '
 'previous call stopped (recording_finalize.discovery_sweep), starting over at the end of the '
-'window. Looks before it republishes: when it has candidates it reads the 200 most recently '
+'window. Looks before it republishes: when it has candidates, and at every call while held, it '
+'reads the 200 most recently '
 'Available recordings without an event of the product (their event is the service''s), and '
 'when more than 10 of them and more than 20 % are not in service_events (an outbox that '
 'deletes what it delivered), or whatever the counts when service_events gives published_at as '
