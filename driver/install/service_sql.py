@@ -200,6 +200,7 @@ def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) ->
     if state is not adapter.State.DBAS:
         return reference
     needs = derive.derive(conn, role)
+    head = _schema_grant_by_its_owner(conn, head, role, place, needs)
     lines = [
         *derive.wrap([
             f"-- GRANTs for the product's owner role {sql_ident(role)}, derived from the "
@@ -213,6 +214,57 @@ def adapter_grants(conn: psycopg.Connection[Any], role: str, lifecycle: bool) ->
                               "reference schema's tables, not this adapter's: nothing to grant "
                               "for them here.", ""])
     return "\n".join(lines).rstrip() + "\n\n" + tail
+
+
+def schema_and_table_owners(conn: psycopg.Connection[Any], needs: derive.Needs
+                            ) -> tuple[str | None, set[str]]:
+    """The owner of schema messenger (None where it does not exist) and the owners of the
+    service's tables ``needs`` reaches."""
+    row = conn.execute(query("schema_owner_and_table_owners"), {
+        "schema": contract.SCHEMA, "tables": list(needs.tables)}).fetchone()
+    schema_owner, table_owners = row or (None, [])
+    return schema_owner, set(table_owners)
+
+
+def _schema_grant_by_its_owner(conn: psycopg.Connection[Any], head: str, role: str,
+                               place: InstallPrivileges, needs: derive.Needs) -> str:
+    """``head`` with its grant on schema messenger done by that schema's owner only, where the
+    service's tables belong to another role (a service whose tables are elsewhere: the
+    database's owner created schema messenger, as the first GRANTs print). The file is run as
+    the owner of the tables; a plain GRANT on a schema it does not own would stop it there
+    (ON_ERROR_STOP), before any of the tables' GRANTs. Anyone else is told who must, as for
+    the database's."""
+    schema_owner, table_owners = schema_and_table_owners(conn, needs)
+    if schema_owner is None or table_owners <= {schema_owner}:
+        return head
+    privileges = "usage" if place.installed else "usage, create"
+    plain = f"\ngrant {privileges} on schema {contract.SCHEMA} to {sql_ident(role)};\n"
+    if plain not in head:
+        return head
+    def literal(name: str) -> str:
+        return "'" + name.replace("'", "''") + "'"
+
+    guarded = "\n".join([
+        "", *derive.wrap([
+            f"-- Schema {contract.SCHEMA} belongs to {sql_ident(schema_owner)}, the service's "
+            f"tables to {', '.join(sorted(sql_ident(o) for o in table_owners))}: only the "
+            "schema's owner can grant on it; anyone else is told who must."]),
+        "do $$",
+        "begin",
+        "    if pg_catalog.pg_has_role(current_user, (select n.nspowner from "
+        "pg_catalog.pg_namespace",
+        f"        as n where n.nspname = '{contract.SCHEMA}'), 'USAGE') then",
+        f"        execute pg_catalog.format('grant {privileges} on schema {contract.SCHEMA} to "
+        "%I',",
+        f"            {literal(role)});",
+        "    else",
+        f"        raise notice 'the owner of schema {contract.SCHEMA} (%) must run: grant "
+        f"{privileges} on schema '",
+        f"            '{contract.SCHEMA} to %', {literal(schema_owner)}, {literal(role)};",
+        "    end if;",
+        "end",
+        "$$;", ""])
+    return head.replace(plain, guarded, 1)
 
 
 def recommended(conn: psycopg.Connection[Any] | None, text: str) -> str:

@@ -15,7 +15,7 @@ from ..config import Settings
 from ..drift import query
 from . import derive
 from .migrate import OWNER_LOGIN
-from .service_sql import sql_ident
+from .service_sql import schema_and_table_owners, sql_ident
 
 LOCK_TIMEOUT = "1s"
 
@@ -59,18 +59,34 @@ def plan(conn: psycopg.Connection[Any]) -> Plan:
                 table if table in mine else None, foreign, dependents, database)
 
 
-def leftovers(role: str, database: str, needs: derive.Needs | None = None) -> list[str]:
+def leftovers(role: str, database: str, needs: derive.Needs | None = None,
+              owners: tuple[str | None, set[str]] = (None, set())) -> list[str]:
     """What uninstall does not do, as statements for whoever may run them: each takes back
     one part of what ``service-sql grants`` printed (``needs``: derived from a DBA's
-    adapter, as service-sql grants derived them; None: the reference adapter's)."""
+    adapter, as service-sql grants derived them; None: the reference adapter's). ``owners``:
+    the owner of schema messenger and of the tables ``needs`` reaches, where they are known."""
     lines = ["-- cluster-wide group roles (other databases may use them), as a role with "
              "CREATEROLE:"]
     lines += [f"drop role if exists {name};" for name in contract.GROUP_ROLES]
     role = sql_ident(role)
-    lines.append(f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA}:")
-    if needs is not None:
+    schema_owner, table_owners = owners
+    if needs is not None and schema_owner is not None and not table_owners <= {schema_owner}:
+        # Schema messenger created by the database's owner beside tables another role owns: a
+        # REVOKE by a role that is not the grantor takes back nothing, and says only a warning.
+        revokes = derive.revoke_lines(needs, role)
+        mine = f"revoke all on schema {contract.SCHEMA} from {role};"
+        lines += [f"-- the service's GRANTs to {role}, as the owner of schema {contract.SCHEMA} "
+                  f"({sql_ident(schema_owner)}):", mine,
+                  f"-- as the owner of the service's tables "
+                  f"({', '.join(sorted(sql_ident(o) for o in table_owners))}):",
+                  *(line for line in revokes if line != mine)]
+    elif needs is not None:
+        lines.append(f"-- the service's GRANTs to {role}, as the owner of schema "
+                     f"{contract.SCHEMA}:")
         lines += derive.revoke_lines(needs, role)
     else:
+        lines.append(f"-- the service's GRANTs to {role}, as the owner of schema "
+                     f"{contract.SCHEMA}:")
         lines.append(f"revoke all on schema {contract.SCHEMA} from {role};")
         lines += [f"revoke all on {contract.SCHEMA}.{name} from {role};"
                   for name in contract.TABLES]
@@ -86,6 +102,8 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         # Read before anything is dropped: the adapter goes with the product's schemas.
         needs = (derive.derive(conn, what.role)
                  if adapter.state(conn) is adapter.State.DBAS else None)
+        owners = (schema_and_table_owners(conn, needs) if needs is not None
+                  else (None, set[str]()))
         for line in what.foreign:
             print(f"left alone: {line}")
         if what.dependents:
@@ -114,7 +132,7 @@ def uninstall_command(args: argparse.Namespace, settings: Settings) -> int:
         print("would run (uninstall --yes does it, in one transaction):")
         print("\n".join(f"  {statement}" for statement in what.statements))
     print("not dropped (not the product's to drop here):")
-    print("\n".join(f"  {line}" for line in leftovers(what.role, what.database, needs)))
+    print("\n".join(f"  {line}" for line in leftovers(what.role, what.database, needs, owners)))
     return cliutil.EXIT_OK
 
 

@@ -481,6 +481,15 @@ select pg_catalog.pg_get_userbyid(d.datdba)::text,
 from pg_catalog.pg_database as d
 where d.datname = pg_catalog.current_database();
 
+-- name: schema_owner_and_table_owners
+-- The owner of the service's schema, and the owners of the tables (oids) an adapter reaches: a
+-- schema created by the database's owner beside tables another role owns is granted on by its
+-- owner only.
+select (select pg_catalog.pg_get_userbyid(n.nspowner)::text from pg_catalog.pg_namespace as n
+        where n.nspname = %(schema)s),
+    coalesce((select pg_catalog.array_agg(distinct pg_catalog.pg_get_userbyid(c.relowner)::text)
+        from pg_catalog.pg_class as c where c.oid = any(%(tables)s::oid[])), '{}');
+
 -- name: schema_state_callable
 -- Whether this login may call recording_finalize.schema_state() (migrate's record), through the
 -- catalog only: to_regprocedure refuses a login without USAGE on the function's schema.

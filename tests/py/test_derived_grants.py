@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from conftest import CLI, Db, Stack, _admin, _base_env
 from recording_finalize.install import derive
-from test_foreign_schema import FIXTURES, World, build_world, ef
+from test_foreign_schema import FIXTURES, Login, World, build_world, ef
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -319,3 +319,46 @@ def test_without_schema_messenger_the_grants_create_it_first_and_migrate_passes(
         assert world.all("select pg_get_userbyid(c.relowner) from pg_class as c "
                          "where c.oid = 'messenger.recording_finalize_attempts'::regclass") \
             == [(owner,)]
+
+
+def test_schema_messenger_of_the_databases_owner_beside_tables_another_role_owns(
+        stack: Stack) -> None:
+    """A .NET service: the database belongs to its DBA, the tables (in schema public) to the
+    role that runs its migrations. Schema messenger, created by the database's owner as the
+    first GRANTs print, is not the tables' owner's: the derived GRANTs, run as printed by the
+    tables' owner, must not stop at the schema's grant (before any of the tables'), and
+    uninstall's revoke lines name who takes back which."""
+    def in_public(text: str) -> str:
+        return (text.replace("messenger.", "public.").replace("'messenger'", "'public'")
+                .replace("SCHEMA messenger;", "SCHEMA public;"))
+
+    with build_world(stack, "unused-bucket", "unused-topic") as world:
+        tables = Login(f"efcore_tables_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex)
+        with _admin(stack) as conn:
+            conn.execute(f"create role {tables.name} login password '{tables.password}'")
+        try:
+            with _admin(stack, world.name) as conn:
+                conn.execute(f"grant create on schema public to {tables.name}")
+            _psql(world.url(tables),
+                  in_public((FIXTURES / "schema.sql").read_text(encoding="utf-8")))
+            owner = world.owner.name
+            first = world.cli("service-sql", "grants", "--to", owner, who=world.service).stdout
+            _psql(world.url(world.service), first)
+            _psql(world.url(world.owner),
+                  in_public((FIXTURES / "adapter.sql").read_text(encoding="utf-8")))
+            printed = world.cli("service-sql", "grants", "--to", owner, who=tables).stdout
+            assert all(len(line) <= 100 for line in printed.splitlines()), printed
+            ran = _psql(world.url(tables), printed)
+            said = " ".join(ran.stderr.split())
+            assert (f"the owner of schema messenger ({world.service.name}) must run: grant "
+                    f"usage, create on schema messenger to {owner}") in said, said
+            world.cli("migrate", who=world.owner)
+            listed = world.cli("uninstall", who=world.owner).stdout
+            flat = " ".join(listed.split())
+            assert (f"as the owner of schema messenger ({world.service.name}): revoke all on "
+                    f"schema messenger from {owner}; -- as the owner of the service's tables "
+                    f"({tables.name}): ") in flat, listed
+        finally:
+            with _admin(stack) as conn:
+                conn.execute(f'drop database if exists "{world.name}" with (force)')
+                conn.execute(f"drop role if exists {tables.name}")
