@@ -126,7 +126,8 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
         yield ("  not in the adapter's recordings view (a finalize row without its "
                "recording)")
     if ses.get("found") is False:
-        yield f"session    {ses.get('kind')} {ses.get('id')}: no such session"
+        # A DBA's recordings view may take the kind from the session: gone with it, NULL.
+        yield f"session    {ses.get('kind') or 'kind unknown,'} {ses.get('id')}: no such session"
     else:
         yield (f"session    {ses.get('kind')} {ses.get('id')}, ended "
                f"{cliutil.iso(ses.get('endedAt'))}, SLA due {cliutil.iso(ses.get('slaDueAt'))}")

@@ -36,7 +36,11 @@ begin
     end if;
     v_kind := coalesce(v_rec.session_kind, v_row.session_kind);
     v_session_id := coalesce(v_rec.session_id, v_row.session_id);
-    v_session := recording_finalize_internal.session_of(v_kind, v_session_id);
+    -- A kind the adapter cannot give (its recordings view takes it from the session, which is
+    -- gone) names no session: explain says so rather than fail on the lookup.
+    if v_kind in ('Direct', 'Conference') then
+        v_session := recording_finalize_internal.session_of(v_kind, v_session_id);
+    end if;
 
     -- What happens next, decided as the worker will decide it (claim_decision) at the moment
     -- the row is due.
@@ -86,6 +90,11 @@ begin
                     'nothing: the recording is %s and has no finalize row', v_rec.status)
                 when v_orphan then 'on the next cycle: the worker discovers it (its session '
                     'ended past the SLA and it has no finalize row) and opens one, due now'
+                when v_session.id is null then format('nothing: recording_finalize_adapter.'
+                    'sessions shows no session of it (kind %s, id %s), so discovery never finds '
+                    'it stuck and opens no finalize row: a person must look (its session '
+                    'restored, or the recording finalized through the service)',
+                    coalesce(v_kind, 'unknown'), coalesce(v_session_id::text, 'unknown'))
                 else 'nothing yet: a finalize row is opened when the recording stops or its '
                     'session ends, or by discovery once the session ended past the SLA'
             end);

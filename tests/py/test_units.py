@@ -311,3 +311,14 @@ def test_explain_leaves_out_the_times_an_adapter_does_not_give() -> None:
     rec.update(createdAt="2026-12-07T10:00:00Z", updatedAt="2026-12-07T11:00:00Z")
     line = next(line for line in _lines(doc) if "status" in line)
     assert "created 2026-12-07T10:00:00Z" in line and "updated 2026-12-07T11:00:00Z" in line
+
+
+def test_explain_says_of_a_session_of_no_kind_that_its_kind_is_unknown() -> None:
+    """A DBA's recordings view may take the session's kind from the session: once a retention
+    job purged the session, the kind is NULL, and explain's text says so rather than "None"."""
+    from recording_finalize.ops.explain import _lines
+
+    doc = {"recordingId": "r1", "recording": {"status": "Uploading", "mediaType": "Video"},
+           "session": {"kind": None, "id": "s1", "found": False}}
+    line = next(line for line in _lines(doc) if line.startswith("session"))
+    assert line == "session    kind unknown, s1: no such session", line
