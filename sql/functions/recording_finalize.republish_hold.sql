@@ -1,5 +1,5 @@
 -- Whether republish discovery is held because service_events does not show what the service
--- delivered, and the two ways out, for the worker's gauges, status and explain.
+-- delivered, and the ways out, for the worker's gauges, status and explain.
 
 create or replace function recording_finalize.republish_hold()
 returns table (
@@ -42,11 +42,16 @@ as $$
             'is republished for them',
             d.republish_unshown, d.republish_sampled)
         end,
+        -- A port that keeps the delivered events for a retention period only (a cleanup job)
+        -- is right, and held when the window reaches past what it keeps: the third way out.
         case when d.republish_held_since is not null then
             'either map service_events onto something that keeps the service''s delivered '
             'events too (docs/install.md, "service_events"), or, when the service enqueues its '
             'event in the transaction that makes a recording Available (a transactional '
-            'outbox), set RFR_REPUBLISH_WINDOW=0 to turn republish discovery off'
+            'outbox), set RFR_REPUBLISH_WINDOW=0 to turn republish discovery off; when '
+            'service_events keeps the delivered events for a retention period shorter than '
+            'the SLA plus RFR_REPUBLISH_WINDOW (a cleanup job), set RFR_REPUBLISH_WINDOW below '
+            'the retention minus the SLA'
         end
     from recording_finalize.discovery_sweep as d
 $$;
@@ -56,7 +61,7 @@ comment on function recording_finalize.republish_hold() is
 'republish discovery off; NULL: never called), its last judgement (when, how many recently '
 'Available recordings without the product''s event it read, how many of them service_events '
 'did not show) and, while held, the '
-'problem and the two ways out as text. One row. Read-only. Worker and operator API (SECURITY '
+'problem and the ways out as text. One row. Read-only. Worker and operator API (SECURITY '
 'DEFINER).';
 
 revoke all on function recording_finalize.republish_hold() from public;
