@@ -59,6 +59,26 @@ begin
         (array_agg(o.recording_id::text order by o.recording_id))[1:p_examples]
     from recording_finalize_internal.orphans(v_policy.sla_timeout) as o;
 
+    -- Stuck with no session to judge it by: not terminal, no finalize row, and a session the
+    -- adapter's sessions view does not show (purged by the service's retention, or never
+    -- written). Discovery finds a stuck recording through its session's end, so it never finds
+    -- this one: nothing moves it and no event is sent until a person looks. Only once it has
+    -- been quiet for the SLA: a service may write a session just after its first recording.
+    return query
+    with hits as (
+        select r.id::text as id from recording_finalize_adapter.recordings as r
+        where r.status = any('{Pending,Recording,Uploading}'::text[])
+            and coalesce(r.ended_at, r.started_at, '-infinity')
+                <= now() - v_policy.sla_timeout
+            and not exists (select from recording_finalize_adapter.sessions as s
+                where s.kind = r.session_kind and s.id = r.session_id)
+            and not exists (select from messenger.recording_finalize_attempts as f
+                where f.recording_id = r.id)
+    )
+    select 'recordings_without_session', null::text, count(*),
+        (array_agg(h.id order by h.id))[1:p_examples]
+    from hits as h;
+
     -- A Done row closes a recording that reached a terminal state; anything else is a lie. A
     -- recording that left the view since (the service soft-deleted or deleted it after it was
     -- finalized) is not the product's to judge any more: not a finding.
@@ -105,17 +125,17 @@ $$;
 
 comment on function recording_finalize.audit(interval, integer, interval) is
 'Read-only invariant checks, each with a count and up to p_examples (0..100) recording ids: '
-'available_without_event (Available within p_lookback, no event of the topic, no Pending row '
-'to enqueue it; only recordings that have a finalize row while republishing is not trusted '
+'available_without_event (Available within p_lookback, no event of the topic, no Pending row to '
+'enqueue it; only recordings that have a finalize row while republishing is not trusted '
 '(republish_trusted), and of an older time than service_events remembers '
-'(service_events_remembered_from)), orphaned_recordings '
-'(recording_finalize_internal.orphans: stuck without a finalize row; the next discovery opens '
-'one), done_not_terminal (a Done row settled within '
-'p_lookback whose recording, still in the adapter''s recordings view, is not terminal), '
-'unpublished_overdue (older than '
-'p_polling_interval), quarantined (one line per reason). RF001 for bad arguments. Reads the '
-'service''s tables: available_without_event scans the recordings of the lookback. The policy: '
-'the stored one (recording_finalize.policy). Operator API (SECURITY DEFINER).';
+'(service_events_remembered_from)), orphaned_recordings (recording_finalize_internal.orphans: '
+'stuck without a finalize row; the next discovery opens one), recordings_without_session (not '
+'terminal, no finalize row, quiet for the SLA, and no session in the adapter''s sessions view: '
+'discovery never finds them), done_not_terminal (a Done row settled within p_lookback whose '
+'recording, still in the adapter''s recordings view, is not terminal), unpublished_overdue '
+'(older than p_polling_interval), quarantined (one line per reason). RF001 for bad arguments. '
+'Reads the service''s tables: available_without_event scans the recordings of the lookback. The '
+'policy: the stored one (recording_finalize.policy). Operator API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.audit(interval, integer, interval) from public;
 grant execute on function recording_finalize.audit(interval, integer, interval)

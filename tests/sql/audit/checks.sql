@@ -10,6 +10,7 @@ select results_eq(
     $$select check_name, reason, found, examples from recording_finalize.audit()$$,
     $$values ('available_without_event', null::text, 0::bigint, null::text[]),
         ('orphaned_recordings', null, 0, null),
+        ('recordings_without_session', null, 0, null),
         ('done_not_terminal', null, 0, null),
         ('unpublished_overdue', null, 0, null),
         ('quarantined', null, 0, array[]::text[])$$,
