@@ -5,6 +5,7 @@ worker will do next: ``recording_finalize.explain()``'s document, plus the HEAD 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
@@ -65,13 +66,16 @@ def _add_s3(conn: Connection, doc: dict[str, Any], recording_id: UUID, settings:
              if worker is not None else "this environment (no worker has reported its "
              "settings yet)"}
     session = doc.get("session") or {}
-    if not session.get("kind") or not session.get("id"):
+    # A key made of the recording's id alone is looked at whatever became of its session (a
+    # person deciding about a recording whose session is gone wants to know if its binary is).
+    if (not session.get("kind") or not session.get("id")) and re.search(
+            r"\{session_(?:id|kind)\}", settings.s3_key_template):
         doc["s3"] = {"outcome": None, "present": None,
                      "error": "no session to build the key from"} | whose
         return
     heads = s3.head_rows(settings, [{"recording_id": recording_id,
-                                     "session_kind": str(session["kind"]),
-                                     "session_id": UUID(str(session["id"]))}])
+                                     "session_kind": str(session.get("kind") or ""),
+                                     "session_id": session.get("id") and UUID(str(session["id"]))}])
     confirmed = heads.bucket_confirmed if heads.config_error is None else None
     doc["s3"] = ({"key": heads.keys[0], "bucket": settings.s3_bucket, "bucketConfirmed": confirmed}
                  | s3.verdict_dict(heads.verdicts[0], heads.config_error) | whose)

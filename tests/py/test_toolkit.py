@@ -135,6 +135,51 @@ def test_explain_tells_a_backing_off_recording_and_what_happens_next(
     assert bad.returncode == 2 and "RECORDING_ID" in bad.stderr
 
 
+# An adapter whose recordings take their session's kind from the session itself (the kind lives
+# only there): once the service's retention purges the session, the kind is NULL.
+_KIND_FROM_THE_SESSION = """
+create or replace view recording_finalize_adapter.recordings as
+select r.id,
+    coalesce(
+        (select 'Direct'::text from messenger.call_sessions as s where s.id = r.session_id),
+        (select 'Conference'::text from messenger.conference_sessions as s
+            where s.id = r.session_id)) as session_kind,
+    r.session_id, r.status::text as status, r.file_id::text as file_id, r.size_bytes,
+    r.duration_seconds, r.format::text as format, r.failure_reason::text as failure_reason,
+    r.media_type::text as media_type, r.trigger::text as trigger, r.started_at, r.ended_at,
+    r.available_at
+from messenger.call_recordings as r
+"""
+
+
+def test_explain_looks_at_the_binary_of_a_recording_whose_session_is_gone(
+    worker: Worker, operator: Worker, db: Db
+) -> None:
+    """A person deciding about such a recording (audit: recordings_without_session) wants to
+    know whether its binary is there; a key made of the recording's id alone needs no session.
+    """
+    # Stuck with no finalize row, then its session purged: nothing but the view tells its kind.
+    lost = _plant_orphan(db)
+    put_binary(worker.stack, worker.bucket, lost, size=555)
+    with db.connect() as conn:
+        conn.execute(_KIND_FROM_THE_SESSION)
+        conn.execute("delete from messenger.call_sessions where id = (select session_id from "
+                     "messenger.call_recordings where id = %s)", (lost,))
+    audit = _json(operator.cli("audit", "--json"))
+    checks = {c["check"]: c for c in audit["checks"]}
+    assert checks["recordings_without_session"]["examples"] == [str(lost)], checks
+
+    doc = _json(operator.cli("explain", str(lost), "--json"))
+    assert doc["session"]["kind"] is None, doc["session"]
+    assert doc["s3"]["present"] is True and doc["s3"]["sizeBytes"] == 555, doc["s3"]
+    assert doc["s3"]["key"] == f"recordings/{lost}"
+    # A key that names the session's kind cannot be built without it: said, not guessed.
+    doc = _json(operator.cli("explain", str(lost), "--json",
+                             RFR_S3_KEY_TEMPLATE="{session_kind}/{recording_id}"))
+    assert doc["s3"]["present"] is None, doc["s3"]
+    assert doc["s3"]["error"] == "no session to build the key from"
+
+
 def test_audit_finds_a_planted_orphan_and_is_clean_after_repair_and_one_cycle(
     worker: Worker, operator: Worker, db: Db
 ) -> None:
