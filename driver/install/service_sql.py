@@ -416,12 +416,41 @@ def _derived_index(conn: psycopg.Connection[Any], view: derive.RecordingsView) -
         "uses a partial index only where the query's condition (discovery's status = "
         "'Available', through the view) matches its predicate, so a predicate on the column's "
         "stored value would never be used."]
+    refused = _index_refused(conn, view.table, columns, where)
+    if refused is not None:
+        return [f"-- NOT DERIVED: PostgreSQL refuses the index {columns} {where} on "
+                f"{view.table}: {refused}. The view computes available_at, id or status with a "
+                "function that is not IMMUTABLE; a PostgreSQL enum's ::text is one (only "
+                "STABLE: its labels can be renamed): map such a status with a CASE of the "
+                "enum's labels (case r.status when 'available' then 'Available' ... end), whose "
+                "comparisons are IMMUTABLE, then run `service-sql recommended` again."]
     row = conn.execute(query("recordings_tables"), (view.schema, view.name)).fetchone()
     if row is not None and row[1]:
         return [*lines, _partitioned_index(name, "available_at_idx", view.table, columns, where,
                                            list(row[2]))]
     return [*lines, f"create index concurrently if not exists {name}\non {view.table} "
             f"{columns}\n{where};"]
+
+
+def _index_refused(conn: psycopg.Connection[Any], table: str, columns: str, where: str
+                   ) -> str | None:
+    """Why PostgreSQL refuses the index ``columns`` ``where`` on ``table``: a function of its
+    expressions or predicate that is not IMMUTABLE (a view's ``status::text`` of an enum), which
+    only creating it tells. Tried on an empty temporary copy of the table, in a transaction
+    that is rolled back, so the service's table is neither locked nor read; None when it is
+    taken, or when this login may not make the copy (the index is then printed untried)."""
+    try:
+        with conn.transaction(force_rollback=True):
+            conn.execute(f"create temporary table rfr_index_probe (like {table}) "
+                         "on commit drop".encode())
+            try:
+                with conn.transaction():
+                    conn.execute(f"create index on rfr_index_probe {columns} {where}".encode())
+            except psycopg.errors.InvalidObjectDefinition as error:
+                return str(error.diag.message_primary or error)
+    except psycopg.Error:
+        return None
+    return None
 
 
 def _derived_guard(_conn: psycopg.Connection[Any], view: derive.RecordingsView) -> list[str]:
