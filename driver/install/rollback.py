@@ -39,6 +39,10 @@ PREVIOUS = "previous"
 #: Releases whose migrate asks for CREATE on the database on every run, even with nothing to
 #: create (later releases look for what they would create first, install step 6).
 MIGRATE_NEEDS_CREATE_ON_DATABASE = frozenset({"0.4.1"})
+#: The migration that brought the republish hold and, with it, the time from which
+#: service_events remembers (service_events_remembered_from): a release before it republishes
+#: every Available recording of its window that service_events does not show.
+REPUBLISH_HOLD_MIGRATION = "0004_republish_hold"
 LOCK_TIMEOUT_MS = 1000
 STATEMENT_TIMEOUT_MS = 60_000
 LOCK_TRIES = 5
@@ -320,6 +324,18 @@ def rollback_command(args: argparse.Namespace, settings: Settings) -> int:
               "same statements")
     print(f"  kept: the product's outbox ({events} events, {published} of them published, "
           f"marks kept) and {rows} finalize rows")
+    if REPUBLISH_HOLD_MIGRATION in undone:
+        # The marks keep the product's own events from going out twice, not the service's: an
+        # outbox that deletes what it delivered (or keeps it for a retention) shows the older
+        # release Available recordings without an event, and it neither holds nor stops at
+        # what service_events forgot.
+        print(f"  caution: {target.version} never holds republishing and does not know how far "
+              "service_events remembers: every recording its window reaches that service_events "
+              "does not show gets an event, a second one where the service's outbox forgot what "
+              "it delivered. Where it keeps it for a retention (CAP's day), run that release's "
+              "worker with RFR_REPUBLISH_WINDOW below the retention minus the SLA; where it "
+              "shows pending events only (published_at the constant NULL), no window of that "
+              "release avoids it (it refuses 0)")
     if args.yes:
         print(f"next: deploy recording-finalize {target.version} (its migrate first, then the "
               "worker); until then no worker may run"

@@ -374,6 +374,20 @@ def test_rollback_refuses_what_it_cannot_reach(install: Install) -> None:
     at.run(at.new, "rollback", "--to", PREVIOUS, "--yes", login="owner")
 
 
+def test_the_plan_cautions_that_the_previous_release_never_holds(install: Install) -> None:
+    """The outbox's published marks keep the product's own events from going out twice, not the
+    service's: the release before the republish hold republishes every Available recording of
+    its window that service_events does not show, and an outbox that forgot what it delivered
+    (CAP keeps a day) then gets a second event for each. The plan says so before --yes."""
+    at = install
+    at.run(at.new, "migrate", "--create-service-tables", login="owner")
+    planned = at.run(at.new, "rollback", "--to", PREVIOUS, login="owner")
+    said = " ".join(planned.stdout.split())
+    assert (f"caution: {PREVIOUS} never holds republishing and does not know how far "
+            "service_events remembers") in said, planned.stdout
+    assert "RFR_REPUBLISH_WINDOW below the retention minus the SLA" in said, planned.stdout
+
+
 def test_the_old_fallback_sends_everything_again(install: Install) -> None:
     """The documented fallback before rollback existed: uninstall, then the older migrate. The
     product's outbox goes with its published marks, and the older release republishes every
