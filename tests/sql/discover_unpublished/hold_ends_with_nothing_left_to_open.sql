@@ -8,15 +8,11 @@ select plan(5);
 
 select tests.clean_slate();
 select tests.make_remembering_service() is not null as remembering \gset
-update recording_finalize.discovery_sweep
-set republish_after_at = null, republish_after_id = null, republish_held_since = null,
-    republish_not_before = null, republish_window = null;
+select tests.restart_republish_sweep();
 
 -- Thirty recordings the service made Available an hour ago and whose events its outbox
 -- delivered and deleted: service_events shows none of them.
-create temp table delivered as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 30);
+create temp table delivered as select tests.make_available(30) as id;
 
 select is(recording_finalize.discover_unpublished('1 day', 100), 0,
     'nothing opened for 30 of 30 recordings service_events does not show');

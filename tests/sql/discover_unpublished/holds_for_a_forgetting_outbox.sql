@@ -9,16 +9,12 @@ select plan(11);
 select tests.clean_slate();
 -- Its outbox keeps what it delivered: service_events remembers past every recording below.
 select tests.make_remembering_service() is not null as remembering \gset
-update recording_finalize.discovery_sweep
-set republish_after_at = null, republish_after_id = null, republish_held_since = null,
-    republish_not_before = null, republish_window = null;
+select tests.restart_republish_sweep();
 create role rfr_pgtap_worker_login login in role recording_finalize_worker;
 
 -- Thirty recordings the service made Available an hour ago and whose events its outbox
 -- delivered and deleted: service_events shows none of them.
-create temp table delivered as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 30);
+create temp table delivered as select tests.make_available(30) as id;
 
 set local role rfr_pgtap_worker_login;
 select is(recording_finalize.discover_unpublished('1 day', 100), 0,

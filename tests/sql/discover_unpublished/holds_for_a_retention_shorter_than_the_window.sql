@@ -8,22 +8,12 @@ begin;
 select plan(5);
 
 select tests.clean_slate();
-update recording_finalize.discovery_sweep
-set republish_after_at = null, republish_after_id = null, republish_held_since = null,
-    republish_not_before = null, republish_window = null;
+select tests.restart_republish_sweep();
 
 -- Twenty the service made Available ten hours ago: delivered, then deleted by its retention.
-create temp table forgotten as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 20);
-update messenger.call_recordings set available_at = now() - interval '10 hours'
-where id in (select id from forgotten);
+create temp table forgotten as select tests.make_available(20, '10 hours') as id;
 -- Five Available two hours ago, their events delivered at once and kept.
-create temp table kept as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 5);
-update messenger.call_recordings set available_at = now() - interval '2 hours'
-where id in (select id from kept);
+create temp table kept as select tests.make_available(5, '2 hours') as id;
 select count(tests.make_service_event(id, now() - interval '2 hours')) as events
 from kept \gset
 

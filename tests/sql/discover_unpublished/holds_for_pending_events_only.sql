@@ -6,9 +6,7 @@ begin;
 select plan(4);
 
 select tests.clean_slate();
-update recording_finalize.discovery_sweep
-set republish_after_at = null, republish_after_id = null, republish_held_since = null,
-    republish_not_before = null, republish_window = null;
+select tests.restart_republish_sweep();
 select tests.use_pending_only_service_events();
 
 -- Three recordings the service made Available and delivered: under the counts' threshold.

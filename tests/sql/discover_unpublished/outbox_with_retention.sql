@@ -8,22 +8,12 @@ begin;
 select plan(6);
 
 select tests.clean_slate();
-update recording_finalize.discovery_sweep
-set republish_after_at = null, republish_after_id = null, republish_held_since = null,
-    republish_not_before = null, republish_window = null;
+select tests.restart_republish_sweep();
 
 -- Eight the service made Available five hours ago: delivered, then deleted by its retention.
-create temp table forgotten as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 8);
-update messenger.call_recordings set available_at = now() - interval '5 hours'
-where id in (select id from forgotten);
+create temp table forgotten as select tests.make_available(8, '5 hours') as id;
 -- Three Available 50 minutes ago, their events kept (published at once, within the hour).
-create temp table kept as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 3);
-update messenger.call_recordings set available_at = now() - interval '50 minutes'
-where id in (select id from kept);
+create temp table kept as select tests.make_available(3, '50 minutes') as id;
 select count(tests.make_service_event(id, now() - interval '50 minutes')) as events
 from kept \gset
 -- One Available 35 minutes ago whose event a crash lost (the SLA is 30 minutes).

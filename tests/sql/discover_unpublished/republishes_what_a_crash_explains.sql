@@ -8,14 +8,10 @@ select plan(5);
 select tests.clean_slate();
 -- Its outbox keeps what it delivered: service_events remembers past every recording below.
 select tests.make_remembering_service() is not null as remembering \gset
-update recording_finalize.discovery_sweep
-set republish_after_at = null, republish_after_id = null, republish_held_since = null,
-    republish_not_before = null, republish_window = null;
+select tests.restart_republish_sweep();
 
 -- Ten lost of ten: a crash in a quiet service.
-create temp table lost as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 10);
+create temp table lost as select tests.make_available(10) as id;
 select is(recording_finalize.discover_unpublished('1 day', 100), 10,
     'ten without an event of ten sampled: all ten opened');
 select is((select held from recording_finalize.republish_hold()), false, 'not held');

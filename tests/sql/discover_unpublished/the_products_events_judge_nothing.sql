@@ -6,14 +6,10 @@ begin;
 select plan(4);
 
 select tests.clean_slate();
-update recording_finalize.discovery_sweep
-set republish_after_at = null, republish_after_id = null, republish_held_since = null,
-    republish_not_before = null, republish_window = null;
+select tests.restart_republish_sweep();
 
 -- Thirty recordings whose events the service's outbox delivered and deleted: held.
-create temp table delivered as
-select tests.make_recording('Direct', tests.make_session(), 'Available') as id
-from generate_series(1, 30);
+create temp table delivered as select tests.make_available(30) as id;
 select is(recording_finalize.discover_unpublished('1 day', 100), 0,
     '30 of 30 without an event: held');
 
