@@ -471,6 +471,7 @@ CREATE UNIQUE INDEX ux_rfa_recording ON messenger.recording_finalize_attempts US
 --     p_session_id uuid, p_due_at timestamp with time zone) -> owner only
 -- recording_finalize_internal.service_events_pending_only() -> owner only
 -- recording_finalize_internal.service_events_remembered_from() -> owner only
+-- recording_finalize_internal.service_events_show_delivered() -> owner only
 -- recording_finalize_internal.session_of(p_session_kind text, p_session_id uuid, p_for_share
 --     boolean) -> owner only
 -- recording_finalize_internal.session_row(p_session_kind text, p_session_id uuid) -> owner only

@@ -143,9 +143,14 @@ begin
         set republish_window = p_window, republish_judged_at = now(),
             republish_sampled = v_sampled, republish_unshown = v_unshown, updated_at = now();
         -- A service_events of pending events only cannot show a delivered event at all: held
-        -- whatever the counts (a quiet service's first few would pass them).
+        -- whatever the counts (a quiet service's first few would pass them). So is one that
+        -- shows no delivered event now while none of the recent recordings has its event: an
+        -- outbox that keeps what it delivered for a retention period a quiet spell outlasted
+        -- (CAP keeps a day; a weekend is longer) has forgotten them all, however few they are.
         if recording_finalize_internal.service_events_pending_only()
             or (v_unshown > c_unshown_min and v_unshown > c_unshown_share * v_sampled)
+            or (v_unshown > 0 and v_unshown = v_sampled
+                and not recording_finalize_internal.service_events_show_delivered())
         then
             -- Held: nothing is opened and the position stays, so the next call judges again.
             update recording_finalize.discovery_sweep
@@ -203,22 +208,23 @@ $$;
 comment on function recording_finalize.discover_unpublished(interval, integer, integer) is
 'Once per cycle, the republish phase for a service that never opens a finalize row: opens a '
 'finalize row, due now, for up to p_limit (1..10000) recordings that became Available between '
-'SLA + p_window and SLA ago, with no event of the service (the adapter''s service_events) nor '
-'of the product, and no finalize row; the next claim enqueues the event and closes the row. '
-'Returns how many it opened. p_window 0 turns it off (0..30 days, RF001). Reads the next p_scan '
+'SLA + p_window and SLA ago, with no event of the service (the adapter''s service_events) nor of '
+'the product, and no finalize row; the next claim enqueues the event and closes the row. Returns '
+'how many it opened. p_window 0 turns it off (0..30 days, RF001). Reads the next p_scan '
 '(1..100000) Available recordings of the window in (available_at, id) order after where the '
 'previous call stopped (recording_finalize.discovery_sweep), starting over at the end of the '
 'window. Looks before it republishes: when it has candidates, and at every call while held, it '
-'reads the 200 most recently '
-'Available recordings without an event of the product (their event is the service''s), and '
-'when more than 10 of them and more than 20 % are not in service_events (an outbox that '
-'deletes what it delivered), or whatever the counts when service_events gives published_at as '
-'the constant NULL (pending events only: service_events_pending_only), it opens nothing and '
-'records the hold (recording_finalize.republish_hold reports it); when a hold '
-'ends, the recordings it kept back are never republished by discovery. A candidate that became '
-'Available before service_events_remembered_from() (an outbox that deletes delivered events '
-'after a retention period shows none older) is never opened either. Writes only the '
-'product''s tables. The policy: the stored one. Worker API (SECURITY DEFINER).';
+'reads the 200 most recently Available recordings without an event of the product (their event '
+'is the service''s), and when more than 10 of them and more than 20 % are not in service_events '
+'(an outbox that deletes what it delivered), or whatever the counts when service_events gives '
+'published_at as the constant NULL (pending events only: service_events_pending_only), or when '
+'none of them is there and service_events shows no delivered event at all (a retention a quiet '
+'spell outlasted: service_events_show_delivered), it opens nothing and records the hold '
+'(recording_finalize.republish_hold reports it); when a hold ends, the recordings it kept back '
+'are never republished by discovery. A candidate that became Available before '
+'service_events_remembered_from() (an outbox that deletes delivered events after a retention '
+'period shows none older) is never opened either. Writes only the product''s tables. The policy: '
+'the stored one. Worker API (SECURITY DEFINER).';
 
 revoke all on function recording_finalize.discover_unpublished(interval, integer, integer)
 from public;

@@ -33,6 +33,16 @@ as $$
             'never enqueued (%s of the %s most recently Available recordings whose event is the '
             'service''s have none there). Nothing is republished for them',
             d.republish_unshown, d.republish_sampled)
+        when d.republish_held_since is not null
+            and d.republish_unshown = d.republish_sampled
+            and not recording_finalize_internal.service_events_show_delivered()
+        then format(
+            'republish discovery is held: none of the %s most recently Available recordings '
+            'whose event is the service''s has it in recording_finalize_adapter.service_events, '
+            'which shows no delivered event at all: an outbox that keeps what it delivered for '
+            'a retention period the last quiet spell outlasted (or one that deletes it) has '
+            'forgotten them. Nothing is republished for them',
+            d.republish_sampled)
         when d.republish_held_since is not null then format(
             'republish discovery is held: %s of the %s most recently Available recordings '
             'have no event, neither in recording_finalize_adapter.service_events nor the '

@@ -143,6 +143,7 @@ select set_eq(
         ('recording_finalize_internal.session_of(text,uuid,boolean)', 'v', 'invoker'),
         ('recording_finalize_internal.service_events_pending_only()', 's', 'invoker'),
         ('recording_finalize_internal.service_events_remembered_from()', 's', 'invoker'),
+        ('recording_finalize_internal.service_events_show_delivered()', 's', 'invoker'),
         ('recording_finalize_internal.session_row(text,uuid)', 's', 'invoker'),
         ('recording_finalize_internal.still_claimed(uuid[],uuid[])', 'v', 'invoker'),
         ('recording_finalize_internal.topic(text,text)', 's', 'invoker'),

@@ -19,6 +19,8 @@ select tests.make_stuck(p_attempts => 2, p_next_attempt_at => now() + interval '
 select tests.make_recording('Direct', tests.make_session(), 'Uploading') as ingest_rec \gset
 select tests.make_recording('Direct', tests.make_session(), 'Recording') as orphan_rec \gset
 select tests.make_recording('Direct', tests.make_session(), 'Available') as unpublished_rec \gset
+-- Its service's outbox keeps what it delivered: the recording above is a crash it explains.
+select tests.make_remembering_service() is not null as remembering \gset
 select tests.make_session('Conference', null) as live \gset
 select gen_random_uuid() as started_rec \gset
 

@@ -7,6 +7,8 @@ select plan(4);
 select tests.clean_slate();
 update recording_finalize.discovery_sweep
 set republish_after_at = null, republish_after_id = null;
+-- A service whose outbox keeps what it delivered: the recordings below are crashes it explains.
+select tests.make_remembering_service() is not null as remembering \gset
 
 create function pg_temp.available(p_ago interval) returns uuid language plpgsql as $f$
 declare
