@@ -44,9 +44,10 @@ SQL
     echo "postgresql://rfr_schema_owner:${pw}@${PGHOST}:${PGPORT}/$1"
 }
 
+PGTAP_JOBS=2
 run_sql() {
     echo "== pgTAP: tests/sql"
-    local db=rfr_pgtap owner_url
+    local db=rfr_pgtap owner_url i
     owner_url="$(schema_owner_url "$db")"
     psql -q -v ON_ERROR_STOP=1 -d postgres -c "drop database if exists $db" \
         -c "create database $db owner rfr_schema_owner"
@@ -54,15 +55,22 @@ run_sql() {
     # (the pgTAP suite proves the SQL semantics; tests/py/test_visitor.py installs into a
     # service schema created by another role). The extensions come from the superuser.
     DATABASE_URL="$owner_url" .venv/bin/recording-finalize migrate --create-service-tables >/dev/null
-    # dblink authenticates from the server side: the concurrency tests need the password.
-    psql -q -v ON_ERROR_STOP=1 -d postgres -c "alter database $db set rfr_tests.conninfo = \
-'host=$PGHOST port=$PGPORT user=$PGUSER password=$PGPASSWORD dbname=$db'"
     psql -q -v ON_ERROR_STOP=1 -d "$db" \
         -c "create extension if not exists pgtap" \
         -c "create extension if not exists dblink" \
         -c "create extension if not exists plpgsql_check" \
         -f tests/sql/fixtures/fixtures.psql >/dev/null
-    pg_prove --ext .sql --recurse -d "$db" tests/sql || failed+=(pgtap)
+    # The files run $PGTAP_JOBS at a time, each on a copy of its own (scripts/pgtap_psql.sh).
+    for ((i = 1; i <= PGTAP_JOBS; i++)); do
+        # dblink authenticates from the server side: the concurrency tests need the password.
+        psql -q -v ON_ERROR_STOP=1 -d postgres -c "drop database if exists ${db}_$i" \
+            -c "create database ${db}_$i template $db owner rfr_schema_owner" \
+            -c "alter database ${db}_$i set rfr_tests.conninfo = \
+'host=$PGHOST port=$PGPORT user=$PGUSER password=$PGPASSWORD dbname=${db}_$i'"
+    done
+    RFR_PGTAP_DB=$db RFR_PGTAP_JOBS=$PGTAP_JOBS RFR_PGTAP_LOCKS="$STACK_DIR" \
+        pg_prove -j "$PGTAP_JOBS" --psql-bin scripts/pgtap_psql.sh --ext .sql --recurse tests/sql \
+        || failed+=(pgtap)
 }
 
 run_py() {
