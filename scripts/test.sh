@@ -20,9 +20,17 @@ if [ "$what" = alerts ]; then
     exit 0
 fi
 
-# A stack left behind by an interrupted run is stopped first; ours is stopped on any exit.
-[ -f "$STACK_DIR/state.json" ] && "$PY" tools/stack.py down --dir "$STACK_DIR" >/dev/null 2>&1 || true
-trap '"$PY" tools/stack.py down --dir "$STACK_DIR" >/dev/null 2>&1 || true' EXIT INT TERM
+# Stacks left behind by an interrupted run are stopped first (the pytest workers' too); ours
+# are stopped on any exit.
+stacks_down() {
+    local d
+    for d in "$STACK_DIR" "$STACK_DIR"-gw*; do
+        [ -f "$d/state.json" ] && "$PY" tools/stack.py down --dir "$d" >/dev/null 2>&1
+    done
+    true
+}
+stacks_down
+trap stacks_down EXIT INT TERM
 echo "== starting the local stack (PostgreSQL 15, SeaweedFS, Tansu)"
 "$PY" tools/stack.py up --dir "$STACK_DIR"
 # shellcheck disable=SC1091
@@ -76,7 +84,11 @@ run_sql() {
 run_py() {
     echo "== pytest: tests/py"
     local rc=0
-    RFR_STACK_DIR="$STACK_DIR" .venv/bin/python -m pytest ${PYTEST_ARGS:-} || rc=$?
+    # Two workers (pytest-xdist), each on a stack of its own ($STACK_DIR-gw0, -gw1: the
+    # conftest's stack fixture); a test file stays on one worker (its module fixtures are set
+    # up once). PYTEST_ARGS='-n 0' runs in one process, on $STACK_DIR.
+    RFR_STACK_DIR="$STACK_DIR" .venv/bin/python -m pytest -n 2 --dist loadfile ${PYTEST_ARGS:-} \
+        || rc=$?
     # Exit 5 means no test ran: that is a failure here, never a pass.
     [ "$rc" -eq 0 ] || failed+=(pytest)
 }

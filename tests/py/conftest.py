@@ -2,7 +2,8 @@
 
 - ``stack``: the local stack of ``tools/stack.py``. With ``RFR_STACK_DIR`` set (``make test``)
   the running stack there is used and left running; otherwise one is started in a temp dir for
-  this session and stopped at the end.
+  this session and stopped at the end. Under pytest-xdist each worker starts one of its own
+  (in ``RFR_STACK_DIR-gwN`` if set).
 - ``template_db``: a database owned by a non-superuser schema owner (LOGIN CREATEROLE, as in
   production) and migrated once, as that owner, through the real ``recording-finalize migrate
   --create-service-tables`` (a new database: the reference service tables first);
@@ -99,7 +100,11 @@ class Stack:
 @pytest.fixture(scope="session")
 def stack() -> Iterator[Stack]:
     given = os.environ.get("RFR_STACK_DIR")
-    if given:
+    # gw0, gw1, ... under pytest-xdist (pytest -n). Its workers never share a stack: tests stop
+    # servers (a Tansu restart forgets every topic), and adaptive pacing slows a drain while any
+    # other login of the server is at work, in whatever database.
+    xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if given and not xdist_worker:
         # Started once for the whole run by the Makefile; `up` returns it as it is if it runs.
         # A shared stack may be missing a service for a moment, stopped by another session's
         # test (a broker or storage outage): `up` would tear the whole stack down and start a
@@ -113,12 +118,15 @@ def stack() -> Iterator[Stack]:
         state = stack_tool.up(stack_dir, verbose=False)
         yield Stack(Path(state["dir"]), dict(state["env"]))
         return
-    tmp = Path(tempfile.mkdtemp(prefix="rfr-pytest-stack-"))
+    # A stack of this session's own, stopped at its end. A worker's is kept beside the given
+    # stack, where scripts/test.sh and make stack-down find it should the session be killed.
+    own = (Path(f"{stack_tool.resolve_dir(given)}-{xdist_worker}") if given
+           else Path(tempfile.mkdtemp(prefix="rfr-pytest-stack-")))
     try:
-        state = stack_tool.up(tmp, verbose=False)
+        state = stack_tool.up(own, verbose=False)
         yield Stack(Path(state["dir"]), dict(state["env"]))
     finally:
-        stack_tool.down(tmp, verbose=False)
+        stack_tool.down(own, verbose=False)
 
 
 def _admin(stack: Stack, dbname: str = "postgres") -> psycopg.Connection[Any]:
