@@ -340,8 +340,8 @@ def _seed(world: World, ledger: dict[uuid.UUID, Any]) -> Seeded:
         history = [available(72 * hour, emit=True, fmt="Webm", seconds=30) for _ in range(2)]
         deleted = stuck("Direct", "Uploading")
         ef.soft_delete_recording(conn, deleted)
-        # The service's relay published its history (and maybe the fresh one) before.
-        for row in ef.relay_once(conn, batch_size=2):
+        # The service's relay published its history (and maybe the fresh one) when it happened.
+        for row in ef.relay_once(conn, batch_size=2, as_it_happened=True):
             ledger[row.id] = row
     # The deleted one's binary is there: it must still be left. The Available recordings were
     # uploaded (that is how the service made them Available): the worker's known uploads are
